@@ -1,0 +1,5 @@
+import sys
+
+from fuzzdce.cli import main
+
+sys.exit(main())

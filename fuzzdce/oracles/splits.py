@@ -1,0 +1,30 @@
+"""No thunderfx split caused by an exception.
+
+The thunderfx splitter tries each FX node under Thunder and, when that raises, silently hands the
+node to another backend. A split for an op Thunder does not support is expected and not reported
+here (the campaign counts those separately); a split because Thunder *raised* is a finding.
+"""
+
+from __future__ import annotations
+
+from fuzzdce.execution import Outcome
+
+EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
+
+
+def is_exception_split(reason) -> bool:
+    return getattr(reason.reason_type, "name", "") in EXCEPTION_SPLITS
+
+
+def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+    from fuzzdce.oracles import Violation
+
+    if reference.error is not None:
+        return []
+    violations = []
+    for reason in outcome.split_reasons:
+        if is_exception_split(reason):
+            message = f"{reason.reason_type.name}: {reason.info} -- exception: {reason.exception}"
+            key = f"{reason.reason_type.name}: {reason.exception}"
+            violations.append(Violation("splits", outcome.path, message, reason.reason_type.name, key=key))
+    return violations

@@ -1,0 +1,316 @@
+"""DCE placements: context managers that patch Thunder while active and restore it exactly.
+
+A placement is a zero-argument callable returning a context manager. The built-in ones are
+registered in ``PLACEMENTS``; any ``package.module:attr`` naming such a callable is a placement too,
+which is how a user fuzzes a patch of their own.
+
+Every patch goes through :func:`patch_everywhere`, which records each (owner, attribute, original)
+it replaced so that tests can prove the originals are back once the context exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ContextManager
+
+PlacementFactory = Callable[[], ContextManager[Any]]
+
+
+class UsageError(ValueError):
+    """Bad user input (unknown placement, bad option value): reported in one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class PatchRecord:
+    owner: Any
+    attribute: str
+    original: Any
+
+
+# Every patch applied by patch_everywhere, in order; tests read it to check restoration.
+PATCH_LOG: list[PatchRecord] = []
+
+
+@contextlib.contextmanager
+def patch_everywhere(owner: Any, attribute: str, replacement: Any) -> Iterator[Any]:
+    """Replace ``owner.attribute`` and every alias of it in loaded ``thunder`` modules.
+
+    Modules that did ``from thunder.x import f`` hold their own reference to ``f``; patching only
+    the defining module would miss them. Yields the original object.
+    """
+    original = inspect.getattr_static(owner, attribute)
+    targets = [(owner, attribute)]
+    if not inspect.isclass(owner):
+        for name, module in list(sys.modules.items()):
+            if module is owner or not (name == "thunder" or name.startswith("thunder.")):
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    targets.append((module, attr))
+    with contextlib.ExitStack() as stack:
+        for target, attr in targets:
+            PATCH_LOG.append(PatchRecord(target, attr, original))
+            stack.enter_context(_set_attribute(target, attr, replacement))
+        yield original
+
+
+@contextlib.contextmanager
+def _set_attribute(owner: Any, attribute: str, value: Any) -> Iterator[None]:
+    saved = inspect.getattr_static(owner, attribute)
+    setattr(owner, attribute, value)
+    try:
+        yield
+    finally:
+        setattr(owner, attribute, saved)
+
+
+# --- DCE of a bound symbol's subsymbols -----------------------------------------------------------
+
+
+def dce_subsymbols(bsym):
+    """Return ``bsym`` with its subsymbols dead-code-eliminated against its own output.
+
+    Uses Thunder's ``transform_common.dce`` (looked up at call time, so placements that patch it are
+    honoured) on a scratch trace ending in a return of the bound symbol's output.
+    """
+    from thunder.core import prims, transform_common
+    from thunder.core.trace import TraceCtx
+
+    if not bsym.subsymbols:
+        return bsym
+    scratch = TraceCtx()
+    scratch.bound_symbols = [*bsym.subsymbols, prims.python_return.bind(bsym.output, output=None)]
+    kept = transform_common.dce(scratch).bound_symbols
+    assert kept and kept[-1].sym.id is prims.PrimIDs.RETURN, "dce must keep the return it was given"
+    return bsym.from_bsym(subsymbols=kept[:-1])
+
+
+# --- built-in placements -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stock() -> Iterator[None]:
+    """Thunder as installed, unpatched."""
+    yield
+
+
+@contextlib.contextmanager
+def rdnp() -> Iterator[None]:
+    """DCE of each kept bound symbol's subsymbols inside ``remove_duplicate_number_proxies``.
+
+    ``dce`` calls ``remove_duplicate_number_proxies`` itself, so the subsymbol DCE recurses.
+    """
+    from thunder.core import transform_common
+
+    if native_reason("rdnp"):
+        yield
+        return
+    original = transform_common.remove_duplicate_number_proxies
+
+    def remove_duplicate_number_proxies_with_dce(bsyms):
+        return [dce_subsymbols(bsym) for bsym in original(bsyms)]
+
+    with patch_everywhere(transform_common, "remove_duplicate_number_proxies", remove_duplicate_number_proxies_with_dce):
+        yield
+
+
+@contextlib.contextmanager
+def symcall() -> Iterator[None]:
+    """DCE of each new bound symbol's subsymbols inside ``Symbol.__call__``, before anyone sees it."""
+    from thunder.core.symbol import Symbol
+    from thunder.core.trace import get_tracectx
+
+    if native_reason("symcall"):
+        yield
+        return
+    original_call = Symbol.__call__
+
+    def call_with_dce(self, *args, **kwargs):
+        trace = get_tracectx()
+        scope = trace.peek_scope() if trace is not None else None
+        before = len(scope) if scope is not None else None
+        result = original_call(self, *args, **kwargs)
+        # The original appended exactly one bound symbol to the scope: DCE it in place, so the
+        # effect is that of running DCE just before the append.
+        if scope is not None and len(scope) == before + 1:
+            scope[-1] = dce_subsymbols(scope[-1])
+        return result
+
+    with patch_everywhere(Symbol, "__call__", call_with_dce):
+        yield
+
+
+def try_execute_thunder_symbol_in_one_trace(thunder_symbol, node, thunder_options):
+    """Thunder 0.2.6's ``try_execute_thunder_symbol`` with the fix merged alongside symcall.
+
+    The original makes the node's input proxies in one trace and runs the symbol in a fresh one, so
+    names generated while running can equal input names. Here the trace that runs the symbol knows
+    every input name before it generates any.
+    """
+    import thunder
+    from thunder.common import CompileData, CompileStats
+    from thunder.core.compile_data import compile_data_and_stats
+    from thunder.core.proxies import Proxy
+    from thunder.core.pytree import tree_flatten
+    from thunder.core.trace import TraceCtx
+    from thunder.core.transforms import value_and_grad
+    from thunder.dynamo import utils as dynamo_utils
+
+    import torch
+
+    cd = CompileData(fn=lambda x: x, disable_preprocessing=True)
+    cs = CompileStats()
+
+    def requires_grad(arg_node):
+        value = getattr(arg_node, "meta", {}).get("example_value") if isinstance(arg_node, torch.fx.Node) else None
+        return any(isinstance(x, torch.Tensor) and x.requires_grad for x in tree_flatten(value)[0])
+
+    flat_node_args, _ = tree_flatten((node.args, node.kwargs))
+    with_grad = any(map(requires_grad, flat_node_args)) and not thunder_options.get("disable_torch_autograd", False)
+
+    @compile_data_and_stats(cd, cs)
+    @thunder._with_cache_info_ctx
+    def run():
+        cache_info = thunder._get_cache_info()
+        cache_info["default_dtype"] = torch.get_default_dtype()
+        cache_info["default_device"] = torch.get_default_device()
+        try:
+            proxy_args, proxy_kwargs = dynamo_utils.get_proxy_inputs_from_node(node)
+        except Exception as e:
+            return False, dynamo_utils.SplitReason(
+                dynamo_utils.SplitReasonType.EXCEPTION_PROXY_THUNDER_OP,
+                f"Failed while creating proxy for node with name: {node.name} and target: {node.target}, see exception field",
+                exception=str(e),
+            )
+        trace = TraceCtx()
+        for p in tree_flatten((proxy_args, proxy_kwargs))[0]:
+            if isinstance(p, Proxy) and not trace.has_name(p.name):
+                trace.add_name(p.name)
+        function_to_run = value_and_grad(thunder_symbol) if with_grad else thunder_symbol
+        with thunder.core.trace.tracectx(trace):
+            try:
+                function_to_run(*proxy_args, **proxy_kwargs)
+            except Exception as e:
+                return False, dynamo_utils.SplitReason(
+                    dynamo_utils.SplitReasonType.EXCEPTION_META_THUNDER_OP,
+                    f"Failed while running meta for node with name: {node.name} and target: {node.target}, see exception field",
+                    exception=str(e),
+                )
+        return True, None
+
+    return run()
+
+
+@contextlib.contextmanager
+def symcall_fixed() -> Iterator[None]:
+    """``symcall`` plus the splitter fix: input proxies and the symbol share one trace's names."""
+    from thunder.dynamo import utils as dynamo_utils
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(symcall())
+        if not native_reason("symcall-fixed"):
+            stack.enter_context(
+                patch_everywhere(dynamo_utils, "try_execute_thunder_symbol", try_execute_thunder_symbol_in_one_trace)
+            )
+        yield
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A named placement: ``factory()`` returns the context manager that applies it."""
+
+    name: str
+    factory: PlacementFactory = field(repr=False)
+    description: str = ""
+
+    @property
+    def is_stock(self) -> bool:
+        return self.factory is stock
+
+    def __call__(self) -> ContextManager[Any]:
+        return self.factory()
+
+
+PLACEMENTS: dict[str, Placement] = {
+    p.name: p
+    for p in (
+        Placement("stock", stock, "Thunder as installed"),
+        Placement("rdnp", rdnp, "subsymbol DCE inside transform_common.remove_duplicate_number_proxies"),
+        Placement("symcall", symcall, "subsymbol DCE inside Symbol.__call__"),
+        Placement("symcall-fixed", symcall_fixed, "symcall plus the thunderfx splitter fix"),
+    )
+}
+DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
+
+
+def _calls(function, pattern: str) -> list[str]:
+    """Names of the functions ``function``'s own code calls that contain ``pattern`` (not comments)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if pattern in name:
+                names.append(name)
+    return names
+
+
+def native_reason(name: str) -> str | None:
+    """Why the installed Thunder already does placement ``name`` natively, or None if it does not.
+
+    Newer Thunder has ``transform_common.dce_bsyms`` and calls it from ``Symbol.__call__``; applying
+    the patch on top would run the DCE twice.
+    """
+    from thunder.core import transform_common
+    from thunder.core.symbol import Symbol
+
+    if name == "symcall" and _calls(Symbol.__call__, "dce"):
+        return "Symbol.__call__ of the installed Thunder already runs DCE on subsymbols"
+    if name == "rdnp" and _calls(transform_common.remove_duplicate_number_proxies, "dce"):
+        return "remove_duplicate_number_proxies of the installed Thunder already runs DCE on subsymbols"
+    if name == "symcall-fixed":
+        from thunder.dynamo import utils as dynamo_utils
+
+        body = inspect.getsource(dynamo_utils.try_execute_thunder_symbol)
+        proxies_at = body.find("get_proxy_inputs_from_node(")
+        trace_at = body.find("tracectx(")
+        if 0 <= trace_at < proxies_at:
+            return "try_execute_thunder_symbol of the installed Thunder already makes proxies in the trace it runs"
+    return None
+
+
+def resolve(name: str) -> Placement:
+    """Look up a built-in placement or import ``package.module:attr``.
+
+    Raises UsageError naming the valid choices when the name is neither.
+    """
+    if name in PLACEMENTS:
+        return PLACEMENTS[name]
+    if ":" not in name:
+        choices = ", ".join(PLACEMENTS)
+        raise UsageError(f"unknown placement {name!r}: choose one of {choices}, or give package.module:attr")
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # an import error of any kind is the user's to fix
+        raise UsageError(f"placement {name!r}: cannot import {module_name!r} ({type(e).__name__}: {e})") from None
+    factory = module
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise UsageError(f"placement {name!r}: module {module_name!r} has no attribute {attr!r}")
+    if not callable(factory):
+        raise UsageError(f"placement {name!r}: {attr!r} is not callable; it must return a context manager")
+    return Placement(name, factory, (inspect.getdoc(factory) or "").split("\n")[0])

@@ -1,0 +1,185 @@
+"""Straight-line torch programs: a flat, printable IR that renders to Python source.
+
+Values are numbered: inputs are ``v0 .. v{n-1}``, then each step defines the next ``n_out`` values.
+The rendered source is the single source of truth: fuzzdce executes exactly the text it prints.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "bool": torch.bool,
+}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to value ``v{index}`` of the program."""
+
+    index: int
+
+    def __repr__(self) -> str:
+        return f"v{self.index}"
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A Python expression inserted verbatim (``torch.float32``, a slice, ...)."""
+
+    source: str
+
+    def __repr__(self) -> str:
+        return self.source
+
+
+@dataclass(frozen=True)
+class TensorInput:
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    # Non-contiguous inputs are made by transposing a contiguous tensor of the reversed shape.
+    transposed: bool = False
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return DTYPES[self.dtype]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation: ``outs = template.format(*args, **kwargs)``."""
+
+    op: str  # catalog name, used for coverage counts and readable reprs
+    template: str  # e.g. "torch.add({0}, {1}, alpha={alpha})"
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    n_out: int = 1
+
+    def expression(self) -> str:
+        return self.template.format(*map(_source, self.args), **{k: _source(v) for k, v in self.kwargs})
+
+    def refs(self) -> list[int]:
+        return [a.index for a in (*self.args, *(v for _, v in self.kwargs)) if isinstance(a, Ref)]
+
+
+def _source(value: Any) -> str:
+    if isinstance(value, (Ref, Literal)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != float("inf") else f"float({str(value)!r})"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(map(_source, value))
+        if isinstance(value, tuple):
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return f"[{inner}]"
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Program:
+    inputs: tuple[TensorInput, ...]
+    steps: tuple[Step, ...]
+    outputs: tuple[int, ...]
+    seed: int = 0
+    name: str = field(default="program", compare=False)
+
+    @property
+    def n_values(self) -> int:
+        return len(self.inputs) + sum(s.n_out for s in self.steps)
+
+    @property
+    def n_ops(self) -> int:
+        return len(self.steps)
+
+    @property
+    def ops(self) -> list[str]:
+        return [s.op for s in self.steps]
+
+    def live_steps(self) -> set[int]:
+        """Indices of steps whose results reach an output (the rest is dead code)."""
+        producer = {}
+        index = len(self.inputs)
+        for i, step in enumerate(self.steps):
+            for _ in range(step.n_out):
+                producer[index] = i
+                index += 1
+        live, todo = set(), list(self.outputs)
+        while todo:
+            value = todo.pop()
+            if value in producer and producer[value] not in live:
+                live.add(producer[value])
+                todo.extend(self.steps[producer[value]].refs())
+        return live
+
+    def source(self) -> str:
+        """The program as a Python function definition."""
+        params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
+        lines = [f"def {self.name}({params}):"]
+        index = len(self.inputs)
+        live = self.live_steps()
+        for i, step in enumerate(self.steps):
+            outs = ", ".join(f"v{j}" for j in range(index, index + step.n_out))
+            if step.n_out > 1:
+                outs += ","
+            comment = "" if i in live else "  # dead"
+            lines.append(f"    {outs} = {step.expression()}{comment}")
+            index += step.n_out
+        lines.append(f"    return {_source(tuple(Ref(i) for i in self.outputs))}")
+        return "\n".join(lines) + "\n"
+
+    def inputs_source(self) -> str:
+        """A ``make_inputs(requires_grad=False)`` function building this program's (seeded) inputs."""
+        lines = [
+            "def make_inputs(requires_grad=False):",
+            f"    g = torch.Generator().manual_seed({self.seed})",
+            "    return [",
+        ]
+        for spec in self.inputs:
+            lines.append(f"        {_input_expression(spec)},")
+        lines.append("    ]")
+        return "\n".join(lines) + "\n"
+
+    def function(self):
+        """Compile the rendered source into a function (registered with linecache for tracebacks)."""
+        source = self.source()
+        filename = f"<fuzzdce-{abs(hash(source)):x}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace: dict[str, Any] = {"torch": torch}
+        exec(compile(source, filename, "exec"), namespace)
+        return namespace[self.name]
+
+    def make_inputs(self, *, requires_grad: bool = False) -> list[torch.Tensor]:
+        namespace: dict[str, Any] = {"torch": torch}
+        exec(self.inputs_source(), namespace)
+        return namespace["make_inputs"](requires_grad)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"v{i}: {s.dtype}{list(s.shape)}" for i, s in enumerate(self.inputs))
+        return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
+
+
+def _input_expression(spec: TensorInput) -> str:
+    shape = tuple(reversed(spec.shape)) if spec.transposed else spec.shape
+    dtype = f"torch.{spec.dtype}"
+    if spec.dtype == "bool":
+        expr = f"torch.randint(0, 2, {shape!r}, generator=g).bool()"
+    elif spec.dtype.startswith("int"):
+        expr = f"torch.randint(-5, 6, {shape!r}, generator=g, dtype={dtype})"
+    else:
+        expr = f"torch.randn({shape!r}, generator=g, dtype={dtype})"
+    if spec.transposed and len(shape) > 1:
+        expr += ".mT" if len(shape) == 2 else f".permute({tuple(reversed(range(len(shape))))!r})"
+    if spec.dtype.startswith(("float", "bfloat")):  # only floating tensors can require grad
+        expr = f"{expr}.detach()" if spec.transposed else expr
+        expr += ".requires_grad_(requires_grad)"
+    return expr

@@ -1,0 +1,84 @@
+import inspect
+import textwrap
+
+import pytest
+
+from fuzzdce import placements
+from fuzzdce.placements import PATCH_LOG, PLACEMENTS, UsageError, resolve
+
+
+@pytest.mark.parametrize("name", list(PLACEMENTS))
+def test_every_patched_attribute_is_the_original_after_exit(name):
+    start = len(PATCH_LOG)
+    with resolve(name)():
+        applied = PATCH_LOG[start:]
+        for record in applied:
+            assert inspect.getattr_static(record.owner, record.attribute) is not record.original
+    if name != "stock":
+        assert applied, f"{name} patched nothing"
+    for record in applied:
+        assert inspect.getattr_static(record.owner, record.attribute) is record.original
+
+
+@pytest.mark.parametrize("name", list(PLACEMENTS))
+def test_restored_even_when_the_body_raises(name):
+    start = len(PATCH_LOG)
+    with pytest.raises(RuntimeError), resolve(name)():
+        raise RuntimeError("boom")
+    for record in PATCH_LOG[start:]:
+        assert inspect.getattr_static(record.owner, record.attribute) is record.original
+
+
+def test_rdnp_patches_every_alias_of_the_function():
+    from thunder.core import transform_common
+
+    original = transform_common.remove_duplicate_number_proxies
+    with resolve("rdnp")():
+        assert transform_common.remove_duplicate_number_proxies is not original
+    assert transform_common.remove_duplicate_number_proxies is original
+
+
+def test_stock_thunder_0_2_6_has_neither_placement_natively():
+    assert placements.native_reason("rdnp") is None
+    assert placements.native_reason("symcall") is None
+    assert placements.native_reason("symcall-fixed") is None
+
+
+def test_unknown_placement_names_the_choices():
+    with pytest.raises(UsageError, match="stock, rdnp, symcall, symcall-fixed"):
+        resolve("symcal")
+
+
+def test_unimportable_module_is_a_usage_error():
+    with pytest.raises(UsageError, match="cannot import"):
+        resolve("no_such_module_xyz:patch")
+
+
+def test_missing_attribute_is_a_usage_error():
+    with pytest.raises(UsageError, match="no attribute"):
+        resolve("fuzzdce.placements:no_such_thing")
+
+
+def test_user_placement_from_a_module_on_the_path(tmp_path, monkeypatch):
+    (tmp_path / "my_patch.py").write_text(
+        textwrap.dedent(
+            '''
+            import contextlib
+            ENTERED = []
+
+            @contextlib.contextmanager
+            def mine():
+                """My DCE experiment."""
+                ENTERED.append(True)
+                yield
+            '''
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    placement = resolve("my_patch:mine")
+    assert placement.name == "my_patch:mine" and placement.description == "My DCE experiment."
+    with placement():
+        pass
+    import my_patch
+
+    assert my_patch.ENTERED == [True]
