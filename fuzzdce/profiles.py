@@ -1,0 +1,81 @@
+"""Fuzz profiles: Hypothesis settings profiles shared by pytest and ``fuzzdce run``.
+
+- ``ci``: a few dozen programs, derandomized, no example database: minutes, repeatable.
+- ``dev``: the local default: a hundred programs, random, with the local example database.
+- ``nightly``: thousands of programs for hours, random, with a persistent example database.
+
+Hypothesis loads its *own* ``ci`` profile when the ``CI`` environment variable is set, which turns
+the database off and derandomizes. Registering ours under the same name replaces it, and
+``nightly`` states ``derandomize=False`` and its database explicitly, so a nightly run keeps both
+however it is started.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from fuzzdce.placements import UsageError
+
+PROFILE_ENV = "HYPOTHESIS_PROFILE"
+DATABASE_ENV = "FUZZDCE_DATABASE"
+DEFAULT_DATABASE_DIR = os.path.join(".hypothesis", "examples")
+
+# Compiles take a fraction of a second and programs vary in size: timing checks only add noise.
+_COMMON = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=True,
+)
+
+PROFILE_EXAMPLES = {"ci": 30, "dev": 100, "nightly": 5000}
+
+
+def database_from(spec: str | None) -> ExampleDatabase | None:
+    """An example database from ``redis://HOST:PORT[/DB]``, a directory path, or "none"."""
+    if spec is None:
+        spec = os.environ.get(DATABASE_ENV, DEFAULT_DATABASE_DIR)
+    if spec.lower() == "none":
+        return None
+    if spec.startswith("redis://"):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError:
+            raise UsageError(f"database {spec!r} needs the redis package: pip install 'fuzzdce[redis]'") from None
+        return RedisExampleDatabase(redis.Redis.from_url(spec), key_prefix=b"fuzzdce:")
+    return DirectoryBasedExampleDatabase(spec)
+
+
+def register_profiles(database: str | None = None) -> None:
+    """(Re)register the three profiles; ``database`` overrides where dev and nightly keep examples."""
+    settings.register_profile(
+        "ci", max_examples=PROFILE_EXAMPLES["ci"], derandomize=True, database=None, **_COMMON
+    )
+    settings.register_profile(
+        "dev", max_examples=PROFILE_EXAMPLES["dev"], derandomize=False, database=database_from(database), **_COMMON
+    )
+    settings.register_profile(
+        "nightly",
+        max_examples=PROFILE_EXAMPLES["nightly"],
+        derandomize=False,
+        database=database_from(database),
+        **_COMMON,
+    )
+
+
+def default_profile() -> str:
+    """``HYPOTHESIS_PROFILE`` if set, else ``ci`` under CI, else ``dev``."""
+    return os.environ.get(PROFILE_ENV) or ("ci" if os.environ.get("CI") else "dev")
+
+
+def load(name: str | None = None, database: str | None = None) -> settings:
+    """Register and load profile ``name`` (default: ``default_profile()``); UsageError if unknown."""
+    name = name or default_profile()
+    if name not in PROFILE_EXAMPLES:
+        raise UsageError(f"unknown fuzz profile {name!r}: choose one of {', '.join(PROFILE_EXAMPLES)}")
+    register_profiles(database)
+    settings.load_profile(name)
+    return settings.get_profile(name)

@@ -1,0 +1,48 @@
+"""fuzzdce inside a pytest run.
+
+In a test module of your own::
+
+    from fuzzdce.testing import fuzz_test
+
+    test_my_dce = fuzz_test(placements=["stock", "my_patch:my_dce"])
+
+The test runs as many programs as the loaded fuzz profile says (``--fuzz-profile ci|dev|nightly``),
+fails with the shrunk program when a placement breaks something stock Thunder does not, and
+records what it saw like ``fuzzdce run`` does.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from hypothesis import given
+
+from fuzzdce.execution import DEFAULT_PATHS
+from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.program import Program
+from fuzzdce.strategies import programs
+
+
+def fuzz_test(placements: Sequence[str] = DEFAULT_PLACEMENTS, paths: Sequence[str] = DEFAULT_PATHS):
+    """A pytest test function fuzzing ``placements`` on ``paths`` under the loaded Hypothesis profile."""
+    from fuzzdce.campaign import Campaign, failure_type
+    from fuzzdce.findings import signature
+
+    resolved = [resolve(name) for name in placements]  # bad names fail at collection, clearly
+
+    def test_fuzzdce() -> None:
+        campaign = Campaign(resolved, paths=paths, log=lambda line: print(line, file=sys.stderr))
+
+        @given(programs())
+        def fuzz(program: Program) -> None:
+            to_shrink = campaign.observe(program)
+            if to_shrink:
+                raise failure_type(signature(to_shrink[0]))(str(to_shrink[0])) from None
+
+        try:
+            fuzz()
+        finally:
+            campaign.triage()
+
+    return test_fuzzdce

@@ -1,0 +1,45 @@
+"""A hung, crashing or memory-hungry job becomes a JobFailure and the worker carries on."""
+
+import pytest
+
+from fuzzdce.workers import JobFailure, Worker
+from worker_jobs import run
+
+
+@pytest.fixture
+def worker():
+    with Worker(run, memory_limit_mb=8192) as w:
+        yield w
+
+
+def test_results_come_back_and_the_child_is_reused(worker):
+    assert worker.submit(("echo", [1, 2]), timeout=30) == [1, 2]
+    first = worker.submit(("pid", None), timeout=30)
+    assert worker.submit(("pid", None), timeout=30) == first
+
+
+def test_a_hung_job_times_out_and_the_next_job_runs(worker):
+    worker.submit(("echo", 0), timeout=30)  # child started
+    failure = worker.submit(("sleep", 60), timeout=1)
+    assert failure == JobFailure("timeout", "no result within 1 s")
+    assert worker.submit(("echo", "after"), timeout=30) == "after"
+
+
+@pytest.mark.parametrize("kind, signal_name", [("segfault", "SIGSEGV"), ("abort", "SIGABRT")])
+def test_a_crashing_job_is_reported_with_its_signal(worker, kind, signal_name):
+    failure = worker.submit((kind, None), timeout=30)
+    assert isinstance(failure, JobFailure) and failure.kind == "crash"
+    assert signal_name in failure.message
+    assert worker.submit(("echo", 1), timeout=30) == 1
+    assert worker.restarts == 1
+
+
+def test_memory_is_bounded(worker):
+    failure = worker.submit(("allocate", 16 << 10), timeout=30)  # 16 GB > 8 GB limit
+    assert isinstance(failure, JobFailure) and "memory" in failure.message.lower()
+    assert worker.submit(("allocate", 64), timeout=30) == 64 << 20
+
+
+def test_an_exception_in_the_job_is_a_crash_with_its_traceback(worker):
+    failure = worker.submit(("raise", "boom"), timeout=30)
+    assert failure.kind == "crash" and "RuntimeError: boom" in failure.message
