@@ -84,3 +84,14 @@ def test_replay_of_one_finding_exits_0_once_fixed(jit_outputs, capsys):
 def test_replay_usage_errors_exit_2(argv, capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("fuzzdce: error:")
+
+
+def test_oracle_without_a_written_out_check_falls_back_to_fuzzdce(jit_outputs, monkeypatch, tmp_path):
+    from fuzzdce import repro
+
+    folder, finding = jit_outputs
+    monkeypatch.delitem(repro.CHECK_SOURCE, "outputs")
+    (tmp_path / "repro.py").write_text(repro.script(finding))
+    script = runpy.run_path(str(tmp_path / "repro.py"), run_name="reproducer")
+    assert "fuzzdce.repro import reproduce" in (tmp_path / "repro.py").read_text()
+    assert script["main"]([]) == 1 and script["main"](["--placement", "stock"]) == 0
