@@ -1,34 +1,37 @@
 """A fuzzing campaign: Hypothesis drives programs through every placement and path.
 
 Each example runs once in eager, once per path under stock Thunder, and once per path under each
-other chosen placement; every oracle reads those results. Every violation observed, during
+other chosen placement; every oracle reads those results, and ``classify`` triages each violation
+on the spot (which placements show it, stock among them or not). Every finding observed, during
 generation and shrinking alike, goes into the ``FindingStore``, which keeps the smallest program
-per signature. Hypothesis is told about a violation (by raising) only when it is placement-induced
-(stock does not show the same signature on the same program), so its shrinking is spent on what
-the placements broke; when stock is the only placement, Thunder's own failures are the target and
-every violation is raised.
+per signature, and into the findings folder as soon as it appears. Hypothesis is told about a
+finding (by raising) only when it is placement-induced, so its shrinking is spent on what the
+placements broke; when stock is the only placement, Thunder's own failures are the target and
+every finding is raised.
 
 Each signature raises its own exception class, so Hypothesis treats distinct findings as distinct
-bugs and shrinks each separately.
+bugs and shrinks each separately. At the end, each finding's smallest program is replayed to
+confirm it shows the same finding again (``confirmed``).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
 from fuzzdce.execution import DEFAULT_PATHS
-from fuzzdce.findings import Finding, FindingStore, signature, short_id
-from fuzzdce.oracles import ORACLES, Violation
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id
 from fuzzdce.placements import Placement
 from fuzzdce.program import Program
+from fuzzdce.store import FindingsFolder
 from fuzzdce.strategies import programs
 
 
@@ -50,9 +53,17 @@ def failure_type(sig: str) -> type[FindingFailure]:
 class Stats:
     programs: int = 0
     invalid: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # spent evaluating programs
+    wall_seconds: float = 0.0  # the whole campaign, triage included
     ops: Counter = field(default_factory=Counter)
     unsupported_splits: int = 0
+    # (placement, path, oracle) -> violations observed, every program counted.
+    occurrences: Counter = field(default_factory=Counter)
+
+
+def triage(evaluations: Mapping[str, Evaluation]):
+    """Violation signature -> (verdict, placements, violation) for one program's evaluations."""
+    return classify({name: evaluation.violations for name, evaluation in evaluations.items()})
 
 
 class Campaign:
@@ -67,6 +78,8 @@ class Campaign:
         seed: int | None = None,
         timeout: float | None = 60.0,
         time_budget: float | None = None,
+        findings_dir: str | os.PathLike | None = None,
+        known: Mapping[str, str] | None = None,
         log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
         progress_every: float = 10.0,
     ) -> None:
@@ -79,16 +92,34 @@ class Campaign:
         self.log = log
         self.progress_every = progress_every
         self.names = [p.name for p in self.placements]
-        self.stock_only = self.names == ["stock"]
-        self.store = FindingStore()
+        self.stock_only = all(p.is_stock for p in self.placements)
+        self.store = FindingStore(known)
+        self.folder = FindingsFolder(findings_dir) if findings_dir is not None else None
         self.stats = Stats()
         self._deadline: float | None = None
+        self._started = time.monotonic()
 
     # --- evaluation with triage ----------------------------------------------------------------
 
-    def observe(self, program: Program) -> list:
-        """Evaluate under every placement, record every violation, return those to shrink."""
+    def observe(self, program: Program) -> list[Finding]:
+        """Evaluate under every placement, record every finding, return those to shrink."""
         evaluations = evaluate_all(program, self.placements, paths=self.paths, timeout=self.timeout)
+        self.count(program, evaluations)
+        to_shrink, preferred = [], []
+        for verdict, placements, violation in triage(evaluations).values():
+            finding, change = self.store.add(verdict, placements, violation, program)
+            if change == "new":
+                known = f" (known: {finding.known_reason})" if finding.known_reason else ""
+                self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(placements)}{known}: {str(violation).splitlines()[0][:300]}")
+            self.save(finding, change, evaluations)
+            if self.stock_only or verdict == PLACEMENT_INDUCED:
+                to_shrink.append(finding)
+                if change != "seen":
+                    preferred.append(finding)
+        # Raise the finding this program is the smallest of, when there is one: that steers shrinking.
+        return preferred + [f for f in to_shrink if f not in preferred]
+
+    def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
         stock = evaluations["stock"]
         self.stats.programs += 1
         self.stats.invalid += stock.invalid
@@ -96,18 +127,24 @@ class Campaign:
         self.stats.unsupported_splits += sum(
             1 for o in stock.outcomes.values() for r in o.split_reasons if not r.reason_type.name.startswith("EXCEPTION")
         )
-        baseline = {signature(v) for v in stock.violations}
-        to_shrink = []
         for name, evaluation in evaluations.items():
-            if name == "stock" and not self.stock_only and "stock" not in self.names:
-                continue
-            for v in evaluation.violations:
-                finding, is_new = self.store.add(v, program, name)
-                if is_new:
-                    self.log(f"[{name}] new finding {finding.id}: {str(v).splitlines()[0][:300]}")
-                if self.stock_only or (name != "stock" and signature(v) not in baseline):
-                    to_shrink.append(v)
-        return to_shrink
+            self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
+
+    def save(self, finding: Finding, change: str, evaluations: Mapping[str, Evaluation]) -> None:
+        """Write the finding to the folder: all of it when its program changed, else its count."""
+        if self.folder is None:
+            return
+        if change == "seen":
+            self.folder.write_record(finding)
+            return
+        path = finding.violation.path
+        shown = list(finding.placements) + (["stock"] if finding.verdict == PLACEMENT_INDUCED else [])
+        traces = {
+            name: evaluations[name].outcomes[path].traces
+            for name in shown
+            if name in evaluations and path in evaluations[name].outcomes
+        }
+        self.folder.write(finding, traces)
 
     # --- the Hypothesis run --------------------------------------------------------------------
 
@@ -135,8 +172,9 @@ class Campaign:
             if time.monotonic() - last_progress[0] > self.progress_every:
                 last_progress[0] = time.monotonic()
                 self.log(self.progress_line())
+                self.write_summary()
             if to_shrink:
-                raise failure_type(signature(to_shrink[0]))(str(to_shrink[0])) from None
+                raise failure_type(to_shrink[0].signature)(str(to_shrink[0].violation)) from None
 
         return fuzz
 
@@ -145,43 +183,51 @@ class Campaign:
         rate = s.seconds / max(s.programs, 1)
         return f"{s.programs} programs ({s.invalid} invalid), {len(self.store)} findings so far, {rate:.2f} s/program"
 
+    def write_summary(self) -> None:
+        if self.folder is not None:
+            from fuzzdce.report import summary
+
+            self.stats.wall_seconds = time.monotonic() - self._started
+            self.folder.write_summary(summary(self))
+
     def run(self) -> FindingStore:
-        start = time.monotonic()
+        self._started = start = time.monotonic()
         if self.time_budget:
             self._deadline = start + self.time_budget
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
             f"{self.max_examples} programs; seed {self.seed} (rerun with --seed {self.seed})"
         )
+        if self.folder is not None:
+            self.folder.clear()
+            self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
             self.hypothesis_test()()
         except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the store
             if not _only_findings(failure):
                 raise
         self.log(self.progress_line() + " -- done")
-        self.triage()
-        self.log(f"fuzzdce: finished in {time.monotonic() - start:.0f} s")
+        self.confirm()
+        self.stats.wall_seconds = time.monotonic() - start
+        self.write_summary()
+        self.log(f"fuzzdce: finished in {self.stats.wall_seconds:.0f} s")
         return self.store
 
-    # --- triage --------------------------------------------------------------------------------
+    # --- confirmation --------------------------------------------------------------------------
 
-    def triage(self) -> None:
-        """Replay each finding's smallest program under stock and every placement to name its owners."""
+    def confirm(self) -> None:
+        """Replay each finding's smallest program: does it show the same finding (verdict, placements)?"""
         for finding in self.store:
             evaluations = evaluate_all(
                 finding.program, self.placements, paths=[finding.violation.path], timeout=self.timeout
             )
-            finding.placements = [
-                name
-                for name, evaluation in evaluations.items()
-                if any(signature(v) == finding.signature for v in evaluation.violations)
-            ]
-            if "stock" in finding.placements:
-                finding.verdict = "baseline"
-            elif finding.placements:
-                finding.verdict = "placement-induced"
-            else:
-                finding.verdict = "flaky"  # did not reproduce on its smallest program
+            triaged = triage(evaluations).get(finding.violation_signature)
+            finding.confirmed = triaged is not None and triaged[:2] == (finding.verdict, finding.placements)
+            if not finding.confirmed:
+                now = f"{triaged[0]} under {', '.join(triaged[1])}" if triaged else "not at all"
+                self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
+            if self.folder is not None:
+                self.folder.write_record(finding)
 
 
 def _only_findings(failure: BaseException) -> bool:
@@ -190,4 +236,4 @@ def _only_findings(failure: BaseException) -> bool:
     return isinstance(failure, FindingFailure)
 
 
-__all__ = ["Campaign", "Evaluation", "Finding", "evaluate", "evaluate_all"]
+__all__ = ["BASELINE", "PLACEMENT_INDUCED", "Campaign", "Evaluation", "Finding", "evaluate", "evaluate_all", "triage"]

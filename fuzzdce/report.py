@@ -1,60 +1,138 @@
-"""Human-readable results: the per placement x oracle table, each finding, and its reproducer."""
+"""The campaign's results: ``summary`` (what summary.json holds) and ``render`` (what is printed).
+
+Findings are grouped by verdict; placement-induced ones not suppressed by the known-findings
+file come first, with their reproducer printed in full, since they are what a run is for.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from typing import Any
 
-from fuzzdce.findings import Finding
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding
 from fuzzdce.oracles import ORACLES
+from fuzzdce.repro import script, versions
 
 
-def repro_placement(finding: Finding) -> str:
-    """Stock for a baseline finding; otherwise the first placement it occurs under."""
-    if finding.verdict == "baseline" or not finding.placements:
-        return "stock"
-    return finding.placements[0]
-
-
-def reproducer(finding: Finding) -> str:
-    """A standalone script: exits 1 and prints the failure while the bug is present, 0 once fixed."""
+def finding_entry(finding: Finding, folder=None) -> dict[str, Any]:
+    """One finding in summary.json (paste it into a known-findings file with a reason to suppress it)."""
     v = finding.violation
-    placement = repro_placement(finding)
-    program = finding.program
-    return (
-        f"# fuzzdce finding {finding.id}: {v.oracle} on {v.path} under {placement}\n"
-        "import torch\n\n"
-        f"{program.source()}\n"
-        f"{program.inputs_source()}\n"
-        'if __name__ == "__main__":\n'
-        "    from fuzzdce.repro import reproduce\n\n"
-        f"    raise SystemExit(reproduce(program, make_inputs, path={v.path!r}, placement={placement!r}, oracle={v.oracle!r}))\n"
-    )
+    return {
+        "id": finding.id,
+        "signature": finding.signature,
+        "placements": list(finding.placements),
+        "path": v.path,
+        "oracle": v.oracle,
+        "message": v.message,
+        "count": finding.count,
+        "n_ops": finding.program.n_ops,
+        "known": finding.known_reason,
+        "confirmed": finding.confirmed,
+        "folder": str(folder.folder(finding)) if folder is not None else None,
+    }
 
 
-def table(findings: Iterable[Finding], placements: list[str]) -> str:
-    """Counts of distinct findings per placement (rows) and oracle (columns)."""
-    findings = list(findings)
+def distinct_counts(findings) -> Counter:
+    """(placement, path, oracle) -> distinct findings shown under that placement."""
+    counts = Counter()
+    for f in findings:
+        counts.update((p, f.violation.path, f.violation.oracle) for p in f.placements)
+    return counts
+
+
+def summary(campaign) -> dict[str, Any]:
+    """Everything a campaign measured, as JSON-ready data."""
+    s, store = campaign.stats, campaign.store
+    names = ["stock", *(n for n in campaign.names if n != "stock")]
+    distinct = distinct_counts(store)
+    return {
+        "seed": campaign.seed,
+        "placements": names,
+        "paths": campaign.paths,
+        "programs": s.programs,
+        "invalid_programs": s.invalid,
+        "evaluation_seconds": round(s.seconds, 3),
+        "wall_seconds": round(s.wall_seconds, 3),
+        "seconds_per_program": round(s.seconds / max(s.programs, 1), 4),
+        "programs_per_minute": round(60 * s.programs / max(s.wall_seconds, 1e-9), 2),
+        "unsupported_splits": s.unsupported_splits,
+        "counts": [
+            {
+                "placement": p,
+                "path": path,
+                "oracle": o,
+                "findings": distinct[(p, path, o)],
+                "occurrences": s.occurrences[(p, path, o)],
+            }
+            for p in names
+            for path in campaign.paths
+            for o in ORACLES
+        ],
+        "findings": {
+            verdict: [finding_entry(f, campaign.folder) for f in store.by_verdict(verdict)]
+            for verdict in (PLACEMENT_INDUCED, BASELINE)
+        },
+        "new_placement_induced": sum(f.reportable for f in store),
+        "op_counts": dict(s.ops.most_common()),
+        "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
+        "versions": versions(),
+    }
+
+
+def table(data: dict[str, Any]) -> str:
+    """Distinct findings (and occurrences) per placement x path (rows) and oracle (columns)."""
     oracles = list(ORACLES)
-    width = max(len(p) for p in placements) + 2
-    lines = ["placement".ljust(width) + "".join(o.rjust(10) for o in oracles)]
-    for p in placements:
-        counts = [sum(1 for f in findings if p in f.placements and f.violation.oracle == o) for o in oracles]
-        lines.append(p.ljust(width) + "".join(str(c).rjust(10) for c in counts))
+    rows = {}
+    for c in data["counts"]:
+        rows.setdefault(f"{c['placement']} / {c['path']}", {})[c["oracle"]] = f"{c['findings']} ({c['occurrences']})"
+    width = max([len("placement / path"), *map(len, rows)]) + 2
+    lines = ["placement / path".ljust(width) + "".join(o.rjust(14) for o in oracles)]
+    for row, cells in rows.items():
+        lines.append(row.ljust(width) + "".join(cells.get(o, "0 (0)").rjust(14) for o in oracles))
     return "\n".join(lines)
 
 
-def render(findings: Iterable[Finding], placements: list[str]) -> str:
-    findings = list(findings)
-    out = ["", "== fuzzdce results: distinct findings per placement and oracle ==", table(findings, placements), ""]
-    if not findings:
-        out.append("no findings")
-    for f in sorted(findings, key=lambda f: (f.verdict != "placement-induced", f.violation.path, f.violation.oracle)):
-        v = f.violation
-        out += [
-            f"--- finding {f.id} [{f.verdict}] under {', '.join(f.placements) or '(did not reproduce)'} ---",
-            f"oracle: {v.oracle}   path: {v.path}   occurrences: {f.count}   ops: {f.program.n_ops}",
-            f"message: {v.message}",
-            "",
-            reproducer(f),
-        ]
+def finding_lines(f: Finding, folder=None) -> list[str]:
+    v = f.violation
+    known = f"   known: {f.known_reason}" if f.known_reason else ""
+    confirmed = "" if f.confirmed is not False else "   (did not reproduce the same on replay)"
+    lines = [
+        f"--- {f.id} [{f.verdict}] under {', '.join(f.placements)}{known}{confirmed}",
+        f"    {v.oracle} on {v.path}, {f.count} occurrences, smallest program {f.program.n_ops} ops",
+        f"    {v.message[:300]}",
+    ]
+    if folder is not None:
+        lines.append(f"    {folder.folder(f)}")
+    return lines
+
+
+def render(campaign) -> str:
+    """The printed report."""
+    data = summary(campaign)
+    store = campaign.store
+    out = [
+        "",
+        f"== fuzzdce: {data['programs']} programs ({data['invalid_programs']} invalid) in {data['wall_seconds']:.0f} s, "
+        f"{data['seconds_per_program']:.2f} s/program, {data['programs_per_minute']:.1f} programs/min; seed {data['seed']} ==",
+        "",
+        "distinct findings (occurrences) per placement x path and oracle:",
+        table(data),
+        "",
+    ]
+    groups = [
+        ("placement-induced, new", [f for f in store if f.reportable]),
+        ("placement-induced, known", [f for f in store if f.verdict == PLACEMENT_INDUCED and not f.reportable]),
+        ("baseline (stock Thunder fails the same way)", store.by_verdict(BASELINE)),
+    ]
+    for title, findings in groups:
+        out.append(f"== {title}: {len(findings)} ==")
+        for f in findings:
+            out += finding_lines(f, campaign.folder)
+        out.append("")
+    for f in groups[0][1]:
+        out += [f"== reproducer of {f.id} ==", script(f)]
+    ops = ", ".join(f"{op} {n}" for op, n in data["op_counts"].items())
+    out += [f"op coverage ({len(data['op_counts'])} ops): {ops}"]
+    if data["findings_dir"]:
+        out.append(f"findings folder: {data['findings_dir']} (summary.json, one folder per finding; fuzzdce replay DIR reruns them)")
     return "\n".join(out)

@@ -1,5 +1,7 @@
 """End to end: the fuzzer, not a hand-written program, finds what symcall breaks in thunderfx."""
 
+import json
+
 import pytest
 
 from fuzzdce.campaign import Campaign
@@ -17,7 +19,7 @@ def symcall_campaign():
 def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
     induced = [f for f in symcall_campaign if f.verdict == "placement-induced" and f.violation.oracle == "splits"]
     assert induced, [f.signature for f in symcall_campaign]
-    assert all(f.placements == ["symcall"] for f in induced)
+    assert all(f.placements == ("symcall",) for f in induced)
     assert min(f.program.n_ops for f in induced) <= 2
 
 
@@ -31,7 +33,7 @@ def test_reproducer_of_a_finding_runs_and_fails(symcall_campaign, tmp_path):
     import subprocess
     import sys
 
-    from fuzzdce.report import reproducer
+    from fuzzdce.repro import script as reproducer
 
     finding = next(f for f in symcall_campaign if f.verdict == "placement-induced")
     script = tmp_path / "repro.py"
@@ -39,6 +41,52 @@ def test_reproducer_of_a_finding_runs_and_fails(symcall_campaign, tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL" in result.stdout
+
+
+def test_every_finding_is_confirmed_on_replay_and_reproduces_with_the_same_verdict(symcall_campaign):
+    assert all(f.confirmed for f in symcall_campaign), [(f.id, f.signature) for f in symcall_campaign if not f.confirmed]
+
+
+@pytest.fixture(scope="module")
+def planted_run(tmp_path_factory):
+    """``fuzzdce run`` with a fault that breaks every program: its exit code, findings folder, summary."""
+    folder = tmp_path_factory.mktemp("run") / "findings"
+    argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit"]
+    argv += ["--max-examples", "3", "--seed", "5", "--findings", str(folder)]
+    return argv, main(argv), folder, json.loads((folder / "summary.json").read_text())
+
+
+def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(planted_run):
+    argv, code, folder, summary = planted_run
+    assert code == 1
+    induced = summary["findings"]["placement-induced"]
+    assert induced and all(f["placements"] == ["planted:colliding_names"] for f in induced)
+    assert summary["programs"] >= 3 and sum(summary["op_counts"].values()) > 0
+    assert {(c["placement"], c["path"]) for c in summary["counts"]} == {("stock", "jit"), ("planted:colliding_names", "jit")}
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(f["id"] for fs in summary["findings"].values() for f in fs)
+
+
+def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path, capsys):
+    argv, _, folder, summary = planted_run
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps([dict(f, reason="filed upstream") for f in summary["findings"]["placement-induced"]]))
+    assert main(argv + ["--known", str(known)]) == 0
+    assert "placement-induced, new: 0" in capsys.readouterr().out
+
+
+def test_run_clears_only_its_own_earlier_output(planted_run, tmp_path):
+    argv, _, folder, _ = planted_run
+    (folder / "notes.txt").write_text("mine")
+    (folder / "stale").mkdir()
+    (folder / "stale" / "finding.json").write_text("{}")
+    main(argv + ["--max-examples", "1"])
+    assert (folder / "notes.txt").read_text() == "mine" and not (folder / "stale").exists()
+
+
+def test_bad_known_file_exits_2(capsys):
+    assert main(["run", "--known", "/no/such/known.json"]) == 2
+    err = capsys.readouterr().err
+    assert "known-findings file" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize(

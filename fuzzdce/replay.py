@@ -1,0 +1,79 @@
+"""``fuzzdce replay``: rerun saved findings under placements and say which still fail.
+
+A finding still fails under a placement when that placement's run of its reproducer program shows
+the same violation signature (path, oracle, exception type, normalised message, frame) again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzzdce.campaign import triage
+from fuzzdce.evaluate import evaluate_all
+from fuzzdce.placements import DEFAULT_PLACEMENTS, Placement, UsageError, resolve
+from fuzzdce.repro import load_script
+from fuzzdce.store import FINDING_FILE, REPRO_FILE
+
+
+@dataclass
+class Replay:
+    """One finding replayed: under which placements it still shows."""
+
+    folder: Path
+    record: dict
+    failing: list[str] = field(default_factory=list)
+    passing: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "name (why)" for placements that could not be applied
+    invalid: bool = False  # eager itself rejects the program now
+
+    @property
+    def still_fails(self) -> bool:
+        return bool(self.failing)
+
+    def line(self) -> str:
+        r = self.record
+        head = f"{r['id']} [{r['verdict']}, was under {', '.join(r['placements'])}] {r['oracle']} on {r['path']}: "
+        if self.invalid:
+            status = "eager now rejects the program; nothing to reproduce"
+        elif self.failing:
+            status = f"STILL FAILS under {', '.join(self.failing)}"
+            if self.passing:
+                status += f"; passes under {', '.join(self.passing)}"
+        else:
+            status = f"fixed: passes under {', '.join(self.passing)}"
+        if self.skipped:
+            status += f"; not run: {', '.join(self.skipped)}"
+        return head + status
+
+
+def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple[list[Placement], list[str]]:
+    """The chosen placements, or every built-in plus those the finding was seen under."""
+    if chosen:
+        return list(chosen), []
+    placements, skipped = [resolve(name) for name in DEFAULT_PLACEMENTS], []
+    for name in record["placements"]:
+        if name not in DEFAULT_PLACEMENTS:
+            try:
+                placements.append(resolve(name))
+            except UsageError as e:  # a user placement not importable here: say so, replay the rest
+                skipped.append(f"{name} ({e})")
+    return placements, skipped
+
+
+def replay_finding(folder: Path, chosen: Sequence[Placement] | None = None, *, timeout: float | None = 60.0) -> Replay:
+    """Rerun the finding saved in ``folder`` under each placement on its path."""
+    record = json.loads((folder / FINDING_FILE).read_text())
+    placements, skipped = replay_placements(record, chosen)
+    result = Replay(folder, record, skipped=skipped)
+    program = load_script(folder / REPRO_FILE)
+    evaluations = evaluate_all(program, placements, paths=[record["path"]], timeout=timeout)
+    result.invalid = evaluations["stock"].invalid
+    showing = triage(evaluations).get(record["violation_signature"])
+    failing = set(showing[1]) if showing else set()
+    names = ["stock", *(p.name for p in placements if not p.is_stock)]
+    result.failing = [n for n in names if n in failing]
+    result.passing = [n for n in names if n not in failing]
+    return result

@@ -1,0 +1,149 @@
+"""Triage, deduplication and the findings folder, on synthetic violations and one planted fault."""
+
+import json
+import os
+
+import pytest
+
+from fuzzdce.campaign import Campaign
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify, normalise, signature
+from fuzzdce.oracles import Violation
+from fuzzdce.placements import UsageError, resolve
+from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.store import FindingsFolder, load_known, write_atomically
+
+ADD_THEN_COS = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))), Step("cos", "torch.cos({0})", (Ref(2),))),
+    (3,),
+    seed=1,
+)
+ONE_OP = Program((TensorInput((3,)),), (Step("add", "torch.add({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
+
+
+def key_error(name, path="jit", frame="thunder/core/transform_common.py:dce"):
+    return Violation("raises", path, f"KeyError: '{name}'", "KeyError", frame)
+
+
+def mismatch(path="jit"):
+    return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
+
+
+def test_proxy_names_numbers_and_addresses_are_normalised():
+    assert signature(key_error("t1")) == signature(key_error("t8"))
+    assert normalise("<function f at 0x7f30d2a8d440> got 1.5e-3, nan") == "<function f at <addr>> got <num>, <num>"
+
+
+@pytest.mark.parametrize(
+    "other",
+    [key_error("t1", frame="thunder/core/symbol.py:__call__"), key_error("t1", path="thunderfx"), mismatch()],
+    ids=["frame", "path", "oracle"],
+)
+def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
+    assert signature(other) != signature(key_error("t1"))
+
+
+def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
+    triaged = classify({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
+    verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
+    assert verdicts == {"raises": (BASELINE, ("stock", "symcall")), "outputs": (PLACEMENT_INDUCED, ("symcall",))}
+
+
+def test_store_counts_occurrences_and_keeps_the_smallest_program():
+    store = FindingStore()
+    first, change = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t9"), ADD_THEN_COS)
+    again, change_again = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t1"), ONE_OP)
+    assert (change, change_again) == ("new", "smaller") and first is again
+    assert len(store) == 1 and first.count == 2 and first.program is ONE_OP
+    other, _ = store.add(PLACEMENT_INDUCED, ("symcall", "rdnp"), key_error("t1"), ONE_OP)
+    assert other is not first, "placements are part of the signature"
+
+
+def test_known_findings_are_suppressed_by_id_or_full_signature():
+    probe = FindingStore()
+    by_sig, _ = probe.add(PLACEMENT_INDUCED, ("symcall",), key_error("t1"), ONE_OP)
+    by_id, _ = probe.add(PLACEMENT_INDUCED, ("rdnp",), key_error("t1"), ONE_OP)
+    store = FindingStore({by_sig.signature: "filed as #1", by_id.id: "filed as #2"})
+    a, _ = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t4"), ONE_OP)
+    b, _ = store.add(PLACEMENT_INDUCED, ("rdnp",), key_error("t4"), ONE_OP)
+    c, _ = store.add(PLACEMENT_INDUCED, ("symcall",), mismatch(), ONE_OP)
+    assert (a.known_reason, b.known_reason, c.known_reason) == ("filed as #1", "filed as #2", None)
+    assert [f.reportable for f in (a, b, c)] == [False, False, True]
+
+
+def test_atomic_write_keeps_the_old_file_when_the_move_fails(tmp_path, monkeypatch):
+    target = tmp_path / "finding.json"
+    write_atomically(target, "old")
+
+    def crash(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        write_atomically(target, "new")
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["finding.json"]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read"),
+        ("{not json", "not JSON"),
+        ('[{"signature": "abc"}]', "needs a string 'signature' and a string 'reason'"),
+        ('{"abc": " "}', "empty reason"),
+    ],
+)
+def test_bad_known_file_is_a_usage_error(tmp_path, content, message):
+    path = tmp_path / "known.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        load_known(path)
+
+
+def test_known_file_forms(tmp_path):
+    (tmp_path / "list.json").write_text('[{"signature": "abc", "reason": "filed", "count": 3}]')
+    (tmp_path / "map.json").write_text('{"abc": "filed"}')
+    assert load_known(tmp_path / "list.json") == load_known(tmp_path / "map.json") == {"abc": "filed"}
+
+
+@pytest.fixture(scope="module")
+def planted_observation(tmp_path_factory):
+    """One program observed under stock and a planted fault (add computes sub), findings on disk."""
+    folder = tmp_path_factory.mktemp("findings")
+    placements = [resolve("stock"), resolve("planted:add_computes_sub")]
+    campaign = Campaign(placements, paths=["jit"], findings_dir=folder, log=lambda line: None)
+    to_shrink = campaign.observe(ADD_THEN_COS)
+    return campaign, to_shrink, folder
+
+
+def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_observation):
+    campaign, to_shrink, folder = planted_observation
+    (finding,) = list(campaign.store)
+    assert to_shrink == [finding]
+    assert (finding.verdict, finding.placements, finding.violation.oracle) == (
+        PLACEMENT_INDUCED,
+        ("planted:add_computes_sub",),
+        "outputs",
+    )
+    record = json.loads((folder / finding.id / "finding.json").read_text())
+    for key in ("verdict", "placements", "path", "oracle", "signature", "message", "n_ops", "count"):
+        assert record[key] not in (None, ""), key
+    assert record["versions"]["torch"] and record["versions"]["thunder"]
+    assert (folder / finding.id / "repro.py").is_file()
+    traces = {p.parent.name for p in (folder / finding.id / "traces").glob("*/*.txt")}
+    assert traces == {"planted-add_computes_sub", "stock"}, "the placement's traces and stock's for comparison"
+    assert "torch.sub" in "".join(p.read_text() for p in (folder / finding.id / "traces").glob("planted*/*.txt"))
+
+
+def test_stock_alone_finds_nothing_in_the_same_program(tmp_path):
+    campaign = Campaign([resolve("stock")], paths=["jit"], findings_dir=tmp_path, log=lambda line: None)
+    assert campaign.observe(ADD_THEN_COS) == [] and len(campaign.store) == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_second_occurrence_only_updates_the_count(planted_observation):
+    campaign, _, folder = planted_observation
+    (finding,) = list(campaign.store)
+    campaign.observe(ADD_THEN_COS)
+    assert json.loads((folder / finding.id / "finding.json").read_text())["count"] == finding.count == 2

@@ -1,0 +1,97 @@
+"""Reproducers and ``fuzzdce replay``: fail while the planted bug is applied, pass once it is not."""
+
+import os
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+from fuzzdce.campaign import Campaign
+from fuzzdce.cli import main
+from fuzzdce.placements import resolve
+from fuzzdce.program import Program, Ref, Step, TensorInput
+
+TESTS = os.path.dirname(__file__)
+ROOT = os.path.dirname(TESTS)
+PROGRAM = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (
+        Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),
+        Step("exp", "torch.exp({0})", (Ref(0),)),  # dead
+        Step("cos", "torch.cos({0})", (Ref(2),)),
+    ),
+    (4,),
+    seed=1,
+)
+
+
+def saved_findings(folder, placement, path):
+    """Observe PROGRAM under stock and ``placement`` on ``path``; the findings go to ``folder``."""
+    campaign = Campaign([resolve("stock"), resolve(placement)], paths=[path], findings_dir=folder, log=lambda line: None)
+    campaign.observe(PROGRAM)
+    return {f.violation.oracle: f for f in campaign.store if f.verdict == "placement-induced"}
+
+
+@pytest.fixture(scope="module")
+def jit_outputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("jit")
+    return folder, saved_findings(folder, "planted:add_computes_sub", "jit")["outputs"]
+
+
+@pytest.mark.parametrize(
+    "placement, path, oracle",
+    [
+        ("planted:add_computes_sub", "jit", "outputs"),
+        ("planted:colliding_names", "jit", "names"),
+        ("planted:failing_splitter", "thunderfx", "splits"),
+    ],
+)
+def test_reproducer_fails_under_the_placement_and_passes_under_stock(tmp_path, placement, path, oracle, capsys):
+    finding = saved_findings(tmp_path, placement, path)[oracle]
+    script = runpy.run_path(str(tmp_path / finding.id / "repro.py"), run_name="reproducer")
+    assert script["PLACEMENT"] == placement and script["PATH"] == path and script["ORACLE"] == oracle
+    assert script["main"]([]) == 1
+    assert "FAIL" in capsys.readouterr().out
+    assert script["main"](["--placement", "stock"]) == 0, "stock stands for the bug being fixed"
+    assert "ok:" in capsys.readouterr().out
+
+
+def test_reproducer_runs_standalone(jit_outputs):
+    folder, finding = jit_outputs
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, TESTS]))
+    run = subprocess.run([sys.executable, "repro.py"], cwd=folder / finding.id, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "FAIL outputs: output[0]" in run.stdout
+
+
+def test_replay_says_which_placements_still_fail(jit_outputs, capsys):
+    folder, finding = jit_outputs
+    assert main(["replay", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert f"{finding.id} [placement-induced" in out
+    assert "STILL FAILS under planted:add_computes_sub; passes under stock, rdnp, symcall, symcall-fixed" in out
+    assert "1 of 1 findings still fail" in out
+
+
+def test_replay_of_one_finding_exits_0_once_fixed(jit_outputs, capsys):
+    folder, finding = jit_outputs
+    assert main(["replay", str(folder / finding.id), "--placement", "stock"]) == 0
+    assert "fixed: passes under stock" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["replay", "/no/such/folder"], ["replay", ".", "--placement", "nope"]])
+def test_replay_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("fuzzdce: error:")
+
+
+def test_oracle_without_a_written_out_check_falls_back_to_fuzzdce(jit_outputs, monkeypatch, tmp_path):
+    from fuzzdce import repro
+
+    folder, finding = jit_outputs
+    monkeypatch.delitem(repro.CHECK_SOURCE, "outputs")
+    (tmp_path / "repro.py").write_text(repro.script(finding))
+    script = runpy.run_path(str(tmp_path / "repro.py"), run_name="reproducer")
+    assert "fuzzdce.repro import reproduce" in (tmp_path / "repro.py").read_text()
+    assert script["main"]([]) == 1 and script["main"](["--placement", "stock"]) == 0
