@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis.database import ExampleDatabase
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
 from fuzzdce.execution import DEFAULT_PATHS
@@ -60,6 +61,15 @@ class Stats:
     # (placement, path, oracle) -> violations observed, every program counted.
     occurrences: Counter = field(default_factory=Counter)
 
+    def merge(self, other: Stats) -> None:
+        """Add another lane's counts (wall time is the merged campaign's own)."""
+        self.programs += other.programs
+        self.invalid += other.invalid
+        self.seconds += other.seconds
+        self.ops.update(other.ops)
+        self.unsupported_splits += other.unsupported_splits
+        self.occurrences.update(other.occurrences)
+
 
 def triage(evaluations: Mapping[str, Evaluation]):
     """Violation signature -> (verdict, placements, violation) for one program's evaluations."""
@@ -82,7 +92,15 @@ class Campaign:
         known: Mapping[str, str] | None = None,
         log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
         progress_every: float = 10.0,
+        profile: settings | None = None,
+        database: ExampleDatabase | None = None,
+        sandbox: bool = False,
+        memory_limit_mb: int | None = None,
+        clear_findings: bool = True,
     ) -> None:
+        """``profile`` is the Hypothesis settings to start from (a fuzz profile); ``database`` the
+        example database (shared by lanes and machines; None: none); ``sandbox`` runs Thunder's
+        work in a child process with ``timeout`` and ``memory_limit_mb`` enforced per job."""
         self.placements = list(placements)
         self.paths = list(paths)
         self.max_examples = max_examples
@@ -96,6 +114,17 @@ class Campaign:
         self.store = FindingStore(known)
         self.folder = FindingsFolder(findings_dir) if findings_dir is not None else None
         self.stats = Stats()
+        self.profile = profile if profile is not None else settings()
+        self.database = database
+        self.clear_findings = clear_findings
+        self.interrupted = False
+        if sandbox:
+            from fuzzdce.sandbox import SandboxedEvaluator
+            from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+
+            self.evaluator = SandboxedEvaluator(memory_limit_mb=memory_limit_mb or DEFAULT_MEMORY_LIMIT_MB)
+        else:
+            self.evaluator = evaluate_all
         self._deadline: float | None = None
         self._started = time.monotonic()
 
@@ -103,7 +132,7 @@ class Campaign:
 
     def observe(self, program: Program) -> list[Finding]:
         """Evaluate under every placement, record every finding, return those to shrink."""
-        evaluations = evaluate_all(program, self.placements, paths=self.paths, timeout=self.timeout)
+        evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.timeout)
         self.count(program, evaluations)
         to_shrink, preferred = [], []
         for verdict, placements, violation in triage(evaluations).values():
@@ -152,13 +181,13 @@ class Campaign:
         last_progress = [time.monotonic()]
 
         @settings(
+            self.profile,
             max_examples=self.max_examples,
-            database=None,
+            database=self.database,
             deadline=None,
             derandomize=False,
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=True,
-            phases=(Phase.generate, Phase.target, Phase.shrink),
             print_blob=False,
         )
         @seed(self.seed)
@@ -199,26 +228,56 @@ class Campaign:
             f"{self.max_examples} programs; seed {self.seed} (rerun with --seed {self.seed})"
         )
         if self.folder is not None:
-            self.folder.clear()
+            if self.clear_findings:
+                self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
-            self.hypothesis_test()()
-        except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the store
-            if not _only_findings(failure):
-                raise
-        self.log(self.progress_line() + " -- done")
-        self.confirm()
-        self.stats.wall_seconds = time.monotonic() - start
-        self.write_summary()
+            try:
+                self.hypothesis_test()()
+            except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the store
+                if not _only_findings(failure):
+                    raise
+            self.log(self.progress_line() + " -- done")
+            self.confirm()
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM: every finding is already on disk; record where we stopped.
+            self.interrupted = True
+            self.log(self.progress_line() + " -- interrupted")
+        finally:
+            self.close()
+            self.stats.wall_seconds = time.monotonic() - start
+            self.write_summary()
         self.log(f"fuzzdce: finished in {self.stats.wall_seconds:.0f} s")
         return self.store
+
+    def finish_merged(self) -> None:
+        """After parallel lanes merged into this campaign: confirm, rewrite findings and the summary."""
+        try:
+            if not self.interrupted:
+                self.confirm()
+            if self.folder is not None:
+                for finding in self.store:
+                    self.folder.rewrite(finding)
+        except KeyboardInterrupt:
+            self.interrupted = True
+        finally:
+            self.close()
+            self.stats.wall_seconds = time.monotonic() - self._started
+            self.write_summary()
+        self.log(f"fuzzdce: {self.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
+
+    def close(self) -> None:
+        """Stop the sandbox child, if any."""
+        close = getattr(self.evaluator, "close", None)
+        if close is not None:
+            close()
 
     # --- confirmation --------------------------------------------------------------------------
 
     def confirm(self) -> None:
         """Replay each finding's smallest program: does it show the same finding (verdict, placements)?"""
         for finding in self.store:
-            evaluations = evaluate_all(
+            evaluations = self.evaluator(
                 finding.program, self.placements, paths=[finding.violation.path], timeout=self.timeout
             )
             triaged = triage(evaluations).get(finding.violation_signature)

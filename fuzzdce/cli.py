@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import random
+import signal
 import sys
 
 from fuzzdce.execution import DEFAULT_PATHS, PATHS
+from fuzzdce.profiles import PROFILE_EXAMPLES
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, UsageError, resolve
 from fuzzdce.store import DEFAULT_FINDINGS_DIR
 
@@ -47,7 +52,35 @@ def parser() -> argparse.ArgumentParser:
         choices=list(PATHS),
         help=f"compile path (repeatable; default: {', '.join(DEFAULT_PATHS)})",
     )
-    run.add_argument("--max-examples", type=positive_int, default=60, help="programs per placement (default: 60)")
+    run.add_argument(
+        "--max-examples",
+        type=positive_int,
+        help="programs to generate, per lane (default: the fuzz profile's: ci 30, dev 60, nightly 5000)",
+    )
+    run.add_argument(
+        "--profile",
+        choices=list(PROFILE_EXAMPLES),
+        help="fuzz profile (Hypothesis settings; default: $HYPOTHESIS_PROFILE, else ci under $CI, else dev)",
+    )
+    run.add_argument(
+        "--database",
+        metavar="SPEC",
+        help="example database shared by lanes and machines: a directory, redis://HOST:PORT, or none "
+        "(default: the profile's: .hypothesis/examples, none for ci)",
+    )
+    run.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="parallel lanes, each with its own sandboxed worker (default: all cores)",
+    )
+    run.add_argument(
+        "--memory-limit",
+        type=positive_int,
+        default=DEFAULT_MEMORY_LIMIT_MB,
+        metavar="MB",
+        help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
+    )
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
     run.add_argument("--time-budget", type=positive_int, help="stop generating after this many seconds")
@@ -105,24 +138,38 @@ def run_main(args) -> int:
     """``fuzzdce run``: 1 when any placement-induced finding is not in the known file, else 0."""
     from fuzzdce.store import load_known
 
-    placements = [resolve(name) for name in (args.placement or DEFAULT_PLACEMENTS)]
-    known = load_known(args.known) if args.known else {}
-    from fuzzdce.campaign import Campaign
+    from fuzzdce import profiles
+    from fuzzdce.lanes import LanePlan, raise_keyboard_interrupt, run_lanes
     from fuzzdce.report import render
 
-    campaign = Campaign(
-        placements,
-        paths=args.path or DEFAULT_PATHS,
-        max_examples=args.max_examples,
-        seed=args.seed,
+    placements = [resolve(name) for name in (args.placement or DEFAULT_PLACEMENTS)]
+    known = load_known(args.known) if args.known else {}
+    profile_name = args.profile or profiles.default_profile()
+    profiles.load(profile_name, args.database)  # validates the profile and the database spec now
+    plan = LanePlan(
+        placements=[p.name for p in placements],
+        paths=list(args.path or DEFAULT_PATHS),
+        max_examples=args.max_examples or profiles.PROFILE_EXAMPLES[profile_name],
+        seed=random.randrange(2**32) if args.seed is None else args.seed,
         timeout=args.timeout,
         time_budget=args.time_budget,
         findings_dir=args.findings,
         known=known,
+        profile=profile_name,
+        database=args.database,
+        memory_limit_mb=args.memory_limit,
     )
-    store = campaign.run()
+    # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
+    signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+    if args.jobs == 1:
+        campaign = plan.campaign(0, log=lambda line: print(line, file=sys.stderr, flush=True), clear_findings=True)
+        campaign.run()
+    else:
+        campaign = run_lanes(plan, args.jobs)
     print(render(campaign))
-    return 1 if any(f.reportable for f in store) else 0
+    if campaign.interrupted:
+        print("fuzzdce: interrupted; the findings above are complete up to that point", file=sys.stderr)
+    return 1 if any(f.reportable for f in campaign.store) else 0
 
 
 def replay_main(args) -> int:

@@ -134,6 +134,17 @@ class FindingStore:
         finding.count += 1
         return finding, change
 
+    def merge(self, other: FindingStore) -> None:
+        """Fold in another store (another lane's): counts add up, the smaller program wins."""
+        for sig, theirs in other.findings.items():
+            mine = self.findings.get(sig)
+            if mine is None:
+                self.findings[sig] = theirs
+                continue
+            mine.count += theirs.count
+            if size(theirs.program) < size(mine.program):
+                mine.program, mine.violation = theirs.program, theirs.violation
+
     def by_verdict(self, verdict: str) -> list[Finding]:
         return [f for f in self if f.verdict == verdict]
 

@@ -1,7 +1,7 @@
 """Fuzz profiles: Hypothesis settings profiles shared by pytest and ``fuzzdce run``.
 
 - ``ci``: a few dozen programs, derandomized, no example database: minutes, repeatable.
-- ``dev``: the local default: a hundred programs, random, with the local example database.
+- ``dev``: the local default: sixty programs, random, with the local example database.
 - ``nightly``: thousands of programs for hours, random, with a persistent example database.
 
 Hypothesis loads its *own* ``ci`` profile when the ``CI`` environment variable is set, which turns
@@ -30,7 +30,7 @@ _COMMON = dict(
     print_blob=True,
 )
 
-PROFILE_EXAMPLES = {"ci": 30, "dev": 100, "nightly": 5000}
+PROFILE_EXAMPLES = {"ci": 30, "dev": 60, "nightly": 5000}
 
 
 def database_from(spec: str | None) -> ExampleDatabase | None:

@@ -113,6 +113,11 @@ class FindingsFolder:
                 write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", text)
         self.write_record(finding)  # last: a finding.json means the folder is complete
 
+    def rewrite(self, finding: Finding) -> None:
+        """Reproducer and record only, keeping the traces on disk (merging lanes has none at hand)."""
+        write_atomically(self.folder(finding) / REPRO_FILE, script(finding))
+        self.write_record(finding)
+
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         write_atomically(self.root / SUMMARY_FILE, json.dumps(summary, indent=2, default=str) + "\n")
 
