@@ -88,6 +88,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     skipped: str = ""  # non-empty when the whole path cannot run on this machine
     seconds: float = 0.0
+    # The program run, so that an oracle handed no baseline (a reproducer) can compute stock's.
+    program: Any = field(default=None, repr=False, compare=False)
 
     @property
     def outputs(self) -> list[Any] | None:
@@ -135,6 +137,17 @@ def _raise_timeout(signum, frame):
     raise CompileTimeout("compile path ran past its time limit")
 
 
+def timed_out(e: BaseException | None) -> CompileTimeout | None:
+    """The CompileTimeout behind ``e``, if any: Dynamo re-raises it wrapped in its own errors."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, CompileTimeout):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 # --- calls -----------------------------------------------------------------------------------------
 
 
@@ -179,9 +192,9 @@ def make_call(
             call.grads = backward(outputs, inputs)
         call.stage = ""
         call.inputs_after = _detach(inputs)
-    except CompileTimeout:
-        raise
     except Exception as e:
+        if timed_out(e):
+            raise timed_out(e) from None  # ends the path: the time limit is spent
         call.error = ErrorInfo.from_exception(e)
         outcome.error = outcome.error or call.error
     return call
@@ -381,12 +394,12 @@ def run_path(path: str, program, placement, *, timeout: float | None = 60.0) -> 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``.
     """
     runner = run_eager if path == "eager" else PATHS[path]
-    outcome = Outcome(path, placement.name)
+    outcome = Outcome(path, placement.name, program=program)
     start = time.perf_counter()
     try:
         with time_limit(timeout), placement():
             runner(program, outcome)
     except Exception as e:
-        outcome.error = ErrorInfo.from_exception(e)
+        outcome.error = ErrorInfo.from_exception(timed_out(e) or e)
     outcome.seconds = time.perf_counter() - start
     return outcome

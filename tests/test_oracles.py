@@ -127,6 +127,7 @@ def test_split_set_ignores_node_numbering_and_reports_both_directions():
     other = Outcome("thunderfx", "p", split_reasons=[_Reason("UNSUPPORTED_NODE", "node cos_1")])
     reference = _outcome("eager", plain=None)
     assert split_set.check(same, reference, stock) == []
+    same.placement = "stock"
     assert split_set.check(same, reference, None) == []  # stock itself has nothing to compare with
     messages = [v.message.split(":")[0] for v in split_set.check(other, reference, stock)]
     assert messages == ["split appears", "split disappears"]
@@ -137,3 +138,12 @@ def test_every_oracle_is_registered_under_the_name_it_reports():
 
     for name, check in ORACLES.items():
         assert f'"{name}"' in inspect.getsource(inspect.getmodule(check)), name
+
+
+def test_split_set_without_a_baseline_runs_stock_itself():
+    """What a reproducer script does: it hands the oracle no baseline."""
+    from fuzzdce.execution import run_path
+
+    reference = run_path("eager", PROGRAM, resolve("stock"))
+    outcome = run_path("thunderfx", PROGRAM, resolve("planted:exp_unsupported_in_splitter"))
+    assert [v.oracle for v in split_set.check(outcome, reference, None)] == ["split-set"]

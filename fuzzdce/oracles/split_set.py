@@ -2,7 +2,8 @@
 
 A split that appears or disappears is a behaviour change of the placement even when no exception
 caused it. Node names and counters are normalised away (``findings.normalise``), so identical
-splits of differently numbered graphs compare equal. Silent for stock itself (no baseline).
+splits of differently numbered graphs compare equal. Silent for stock itself. Handed no baseline
+for another placement (a reproducer script), it runs stock on the same path itself.
 """
 
 from __future__ import annotations
@@ -18,9 +19,21 @@ def split_key(reason) -> str:
     return f"{why}: {normalise(str(reason.info))} -- exception: {normalise(str(reason.exception))}"
 
 
+def stock_outcome(outcome: Outcome) -> Outcome | None:
+    """Stock Thunder's outcome on ``outcome``'s program and path; None for stock itself."""
+    from fuzzdce.execution import run_path
+    from fuzzdce.placements import PLACEMENTS
+
+    if outcome.placement == "stock" or outcome.program is None or not outcome.path.startswith("thunderfx"):
+        return None  # only thunderfx paths split
+    return run_path(outcome.path, outcome.program, PLACEMENTS["stock"])
+
+
 def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
     from fuzzdce.oracles import Violation
 
+    if baseline is None:
+        baseline = stock_outcome(outcome)
     if baseline is None or reference.error is not None or outcome.skipped or baseline.skipped:
         return []
     mine, stock = set(map(split_key, outcome.split_reasons)), set(map(split_key, baseline.split_reasons))
