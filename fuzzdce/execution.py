@@ -207,8 +207,8 @@ def resized_program(program) -> tuple[Any | None, str]:
     distinct, and broadcasting size-1 dimensions stay 1); a candidate counts only if eager runs it.
     """
     specs = getattr(program, "inputs", None)
-    if not specs or not dataclasses.is_dataclass(program):
-        return None, "the program gives no input shapes to change"
+    if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple) or not all(hasattr(s, "shape") for s in specs):
+        return None, "the program gives no input shapes to change (a plain function, as in a reproducer)"
     sizes = sorted({d for spec in specs for d in spec.shape if d > 1})
     if not sizes:
         return None, "every input dimension is 1 or absent: other shapes would change broadcasting"

@@ -107,3 +107,11 @@ def test_run_path_never_raises(path):
 def test_a_path_past_its_time_limit_is_an_error_not_a_hang():
     outcome = run_path("thunderfx", PROGRAM, resolve("stock"), timeout=0.01)
     assert outcome.error is not None and outcome.error.type == "CompileTimeout"
+
+
+def test_a_plain_function_program_gets_no_resized_call():
+    from fuzzdce.repro import ScriptProgram
+
+    script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
+    reference = run_path("eager", script, resolve("stock"))
+    assert reference.error is None and "resized" not in reference.calls

@@ -1,7 +1,8 @@
 """The set of thunderfx splits, where and why, under a placement equals stock's on the same program.
 
 A split that appears or disappears is a behaviour change of the placement even when no exception
-caused it. Node names and counters are normalised away (``findings.normalise``), so identical
+caused it. Exception splits are left to the ``splits`` oracle, which reports each already: counting
+them here too would double every such finding (and Hypothesis's shrinking work). Node names and counters are normalised away (``findings.normalise``), so identical
 splits of differently numbered graphs compare equal. Silent for stock itself. Handed no baseline
 for another placement (a reproducer script), it runs stock on the same path itself.
 """
@@ -36,7 +37,12 @@ def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None)
         baseline = stock_outcome(outcome)
     if baseline is None or reference.error is not None or outcome.skipped or baseline.skipped:
         return []
-    mine, stock = set(map(split_key, outcome.split_reasons)), set(map(split_key, baseline.split_reasons))
+    from fuzzdce.oracles.splits import is_exception_split
+
+    def keys(reasons) -> set[str]:
+        return {split_key(r) for r in reasons if not is_exception_split(r)}
+
+    mine, stock = keys(outcome.split_reasons), keys(baseline.split_reasons)
     violations = [Violation("split-set", outcome.path, f"split appears: {k}", "SplitAppears") for k in sorted(mine - stock)]
     violations += [Violation("split-set", outcome.path, f"split disappears: {k}", "SplitDisappears") for k in sorted(stock - mine)]
     return violations
