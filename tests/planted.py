@@ -68,3 +68,84 @@ def failing_splitter():
 
     with patch_everywhere(dynamo_utils, "try_execute_thunder_symbol", try_execute):
         yield
+
+
+@contextlib.contextmanager
+def cos_grad_flipped():
+    """The grad rule of ``prims.cos`` forgets the minus sign: forward right, backward wrong."""
+    from unittest import mock
+
+    from thunder.core import prims
+    from thunder.core import transforms
+    from thunder.core.langctxs import Languages, langctx
+
+    def flipped(a):
+        forward = prims.cos(a)
+        transforms.put_grad(a, transforms.get_grad(forward) * prims.sin(a))
+        return forward
+
+    with mock.patch.dict(transforms._grad_fn_map, {prims.PrimIDs.COS: langctx(Languages.TORCH)(flipped)}):
+        yield
+
+
+@contextlib.contextmanager
+def inplace_made_functional():
+    """After every DCE, each top-level in-place op (``mul_``) is rebound to its out-of-place twin (``mul``).
+
+    Results stay right; the inputs the program mutated are left untouched.
+    """
+    import thunder.torch as ltorch
+    from thunder.core import transform_common
+
+    original_dce = transform_common.dce
+
+    def twin(bsym):
+        name = bsym.sym.name
+        functional = getattr(ltorch, name[:-1], None) if name.endswith("_") else None
+        return bsym if functional is None else bsym.from_bsym(sym=functional, subsymbols=())
+
+    def dce_then_functionalize(trace, *args, **kwargs):
+        result = original_dce(trace, *args, **kwargs)
+        result.bound_symbols = [twin(bsym) for bsym in result.bound_symbols]
+        return result
+
+    with patch_everywhere(transform_common, "dce", dce_then_functionalize):
+        yield
+
+
+@contextlib.contextmanager
+def exp_unsupported_in_splitter():
+    """thunderfx's splitter reports ``torch.exp`` nodes as missing op support: a split appears, no exception."""
+    import torch
+    from thunder.dynamo import utils as dynamo_utils
+
+    original = dynamo_utils.is_node_supported_by_thunder
+
+    def is_supported(node, thunder_options):
+        if node.op == "call_function" and node.target is torch.exp:
+            reason = dynamo_utils.SplitReason(dynamo_utils.SplitReasonType.MISSING_OP_SUPPORT, f"planted: {node.name}")
+            return False, reason
+        return original(node, thunder_options)
+
+    with patch_everywhere(dynamo_utils, "is_node_supported_by_thunder", is_supported):
+        yield
+
+
+@contextlib.contextmanager
+def lazy_dce():
+    """DCE keeps the first dead bound symbol whose inputs are still defined: DCE is no longer a fixed point."""
+    from thunder.core import transform_common
+
+    original_dce = transform_common.dce
+
+    def dce_keeping_one(trace, *args, **kwargs):
+        result = original_dce(trace, *args, **kwargs)
+        defined = {o.name for b in result.bound_symbols for o in b.flat_proxy_outs}
+        dead = [b for b in trace.bound_symbols if b.flat_proxy_outs and not any(o.name in defined for o in b.flat_proxy_outs)]
+        revived = next((b for b in dead if all(a.name in defined for a in b.flat_proxy_args)), None)
+        if revived is not None:  # just before the return, where everything it reads is defined
+            result.bound_symbols = [*result.bound_symbols[:-1], revived, result.bound_symbols[-1]]
+        return result
+
+    with patch_everywhere(transform_common, "dce", dce_keeping_one):
+        yield

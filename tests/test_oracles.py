@@ -3,8 +3,10 @@
 import pytest
 
 from fuzzdce.evaluate import evaluate
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.execution import DEFAULT_PATHS, Call, ErrorInfo, Outcome
+from fuzzdce.oracles import ORACLES, raises, split_set
 from fuzzdce.placements import resolve
+from fuzzdce.program import Program, Ref, Step, TensorInput
 
 PROGRAM = Program(
     (TensorInput((2, 3)), TensorInput((3,))),
@@ -14,6 +16,14 @@ PROGRAM = Program(
         Step("cos", "torch.cos({0})", (Ref(2),)),
     ),
     (4,),
+    seed=1,
+)
+
+# v0 is multiplied in place; the result read afterwards does not depend on it.
+MUTATING = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (Step("mul_", "{0}.mul_({1})", (Ref(0), Ref(1))), Step("cos", "torch.cos({0})", (Ref(1),))),
+    (3,),
     seed=1,
 )
 
@@ -27,22 +37,42 @@ def oracles_hit(evaluation, path=None):
     return {v.oracle for v in evaluation.violations if path is None or v.path == path}
 
 
-def test_stock_is_silent(on_stock):
+def test_stock_is_silent_on_every_default_path(on_stock):
     assert on_stock.violations == []
-    assert set(on_stock.outcomes) == {"jit", "thunderfx"}
+    assert set(on_stock.outcomes) == set(DEFAULT_PATHS)
+
+
+def test_stock_is_silent_on_a_program_mutating_its_input():
+    assert evaluate(MUTATING, resolve("stock"), paths=["jit", "jit-symbolic"]).violations == []
 
 
 @pytest.mark.parametrize(
-    "placement, path, oracle",
+    "placement, program, path, oracle",
     [
-        ("planted:colliding_names", "jit", "names"),
-        ("planted:add_computes_sub", "jit", "outputs"),
-        ("planted:failing_splitter", "thunderfx", "splits"),
+        ("planted:colliding_names", PROGRAM, "jit", "names"),
+        ("planted:add_computes_sub", PROGRAM, "jit", "outputs"),
+        ("planted:failing_splitter", PROGRAM, "thunderfx", "splits"),
+        ("planted:exp_unsupported_in_splitter", PROGRAM, "thunderfx", "split-set"),
+        ("planted:cos_grad_flipped", PROGRAM, "jit-grad", "grads"),
+        ("planted:cos_grad_flipped", PROGRAM, "thunderfx", "grads"),
+        ("planted:inplace_made_functional", MUTATING, "jit", "mutations"),
+        ("planted:lazy_dce", PROGRAM, "jit", "idempotent"),
     ],
 )
-def test_planted_fault_is_caught(placement, path, oracle):
-    evaluation = evaluate(PROGRAM, resolve(placement), paths=[path])
+def test_planted_fault_is_caught(placement, program, path, oracle):
+    baseline = evaluate(program, resolve("stock"), paths=[path])
+    evaluation = evaluate(program, resolve(placement), paths=[path], baseline=baseline)
     assert oracle in oracles_hit(evaluation, path), evaluation.violations
+    assert oracle not in oracles_hit(baseline), baseline.violations
+
+
+@pytest.mark.parametrize("placement", ["planted:exp_unsupported_in_splitter", "planted:lazy_dce", "planted:cos_grad_flipped"])
+def test_planted_fault_is_caught_by_its_oracle_only(placement):
+    """A split without an exception is no exception split; a fixed-point failure is no malformed trace."""
+    path = "thunderfx" if "splitter" in placement else "jit-grad"
+    baseline = evaluate(PROGRAM, resolve("stock"), paths=[path])
+    hit = oracles_hit(evaluate(PROGRAM, resolve(placement), paths=[path], baseline=baseline))
+    assert len(hit) == 1, hit
 
 
 def test_raises_oracle_reports_thunder_raising():
@@ -54,3 +84,65 @@ def test_eager_failure_makes_the_program_invalid_not_a_finding():
     bad = Program((TensorInput((2, 3)), TensorInput((4,))), (Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),), (2,))
     evaluation = evaluate(bad, resolve("symcall"))
     assert evaluation.invalid and evaluation.violations == [] and evaluation.outcomes == {}
+
+
+def test_in_place_on_a_leaf_is_invalid_for_the_grad_call_only():
+    """Eager rejects mul_ on a leaf that requires grad: Thunder's grad call is then not judged."""
+    evaluation = evaluate(MUTATING, resolve("stock"), paths=["jit-grad"])
+    assert not evaluation.invalid
+    assert evaluation.reference.calls["grad"].error is not None
+    assert "raises" not in oracles_hit(evaluation)
+
+
+# --- oracles on hand-made outcomes (no Thunder) ---------------------------------------------------
+
+
+def _error(message="boom"):
+    return ErrorInfo("RuntimeError", message, "", "")
+
+
+def _outcome(path="jit", **calls):
+    outcome = Outcome(path, "p")
+    for label, error in calls.items():
+        outcome.calls[label] = Call(label, error=error)
+    return outcome
+
+
+def test_raises_compares_call_by_call():
+    reference = _outcome("eager", plain=None, grad=_error("leaf"))
+    assert raises.check(_outcome(plain=None, grad=_error()), reference) == []
+    assert [v.message for v in raises.check(_outcome(plain=_error(), grad=None), reference)] == ["RuntimeError (): boom"]
+
+
+class _Reason:
+    def __init__(self, kind, info, exception=None):
+        self.reason_type = type("Kind", (), {"name": kind})()
+        self.info, self.exception = info, exception
+
+
+def test_split_set_ignores_node_numbering_and_reports_both_directions():
+    stock = Outcome("thunderfx", "stock", split_reasons=[_Reason("MISSING_OP_SUPPORT", "node sin_1 at 0x7f00")])
+    same = Outcome("thunderfx", "p", split_reasons=[_Reason("MISSING_OP_SUPPORT", "node sin_7 at 0x7fff")])
+    other = Outcome("thunderfx", "p", split_reasons=[_Reason("UNSUPPORTED_NODE", "node cos_1")])
+    reference = _outcome("eager", plain=None)
+    assert split_set.check(same, reference, stock) == []
+    same.placement = "stock"
+    assert split_set.check(same, reference, None) == []  # stock itself has nothing to compare with
+    messages = [v.message.split(":")[0] for v in split_set.check(other, reference, stock)]
+    assert messages == ["split appears", "split disappears"]
+
+
+def test_every_oracle_is_registered_under_the_name_it_reports():
+    import inspect
+
+    for name, check in ORACLES.items():
+        assert f'"{name}"' in inspect.getsource(inspect.getmodule(check)), name
+
+
+def test_split_set_without_a_baseline_runs_stock_itself():
+    """What a reproducer script does: it hands the oracle no baseline."""
+    from fuzzdce.execution import run_path
+
+    reference = run_path("eager", PROGRAM, resolve("stock"))
+    outcome = run_path("thunderfx", PROGRAM, resolve("planted:exp_unsupported_in_splitter"))
+    assert [v.oracle for v in split_set.check(outcome, reference, None)] == ["split-set"]

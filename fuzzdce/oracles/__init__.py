@@ -38,13 +38,17 @@ class Violation:
 
 Check = Callable[[Outcome, Outcome, Outcome | None], list[Violation]]
 
-from fuzzdce.oracles import names, outputs, raises, splits  # noqa: E402
+from fuzzdce.oracles import dce_idempotent, grads, mutations, names, outputs, raises, split_set, splits  # noqa: E402
 
 ORACLES: dict[str, Check] = {
     "raises": raises.check,
     "outputs": outputs.check,
+    "grads": grads.check,
+    "mutations": mutations.check,
     "splits": splits.check,
+    "split-set": split_set.check,
     "names": names.check,
+    "idempotent": dce_idempotent.check,
 }
 
 __all__ = ["ORACLES", "Check", "Violation"]

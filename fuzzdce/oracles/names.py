@@ -2,8 +2,11 @@
 
 Thunder's own ``thunder.dev_utils.check_trace`` does most of it (every argument defined before
 use, a name bound to one proxy, the same at each level of subsymbols); this adds what it lets
-through: a top-level name defined by two bound symbols, and a bound symbol whose output is named
-like one of its inputs while being a different proxy.
+through, at every level of subsymbols:
+- a name defined by two bound symbols of the same level;
+- a bound symbol whose output is named like one of its inputs while being a different proxy;
+- a bound symbol with subsymbols whose output none of them produces and that is not one of its
+  inputs passed through.
 """
 
 from __future__ import annotations
@@ -11,27 +14,61 @@ from __future__ import annotations
 from fuzzdce.execution import Outcome
 
 
-def extra_problems(trace) -> list[str]:
-    problems = []
-    defined: dict[str, object] = {}
-    for bsym in trace.bound_symbols:
-        problems += _same_name_as_input(bsym)
+def _defined_twice(bsyms, where: str, *, same_number_allowed: bool = False) -> list[str]:
+    """Names defined by two bound symbols of ``bsyms``.
+
+    With ``same_number_allowed``, one number proxy defined again by another bound symbol is let
+    through: under symbolic values each shape query re-defines the same ``i0``, and Thunder removes
+    those duplicates only at top level (``remove_duplicate_number_proxies``).
+    """
+    from thunder.core.proxies import NumberProxy
+
+    problems, defined = [], {}
+    for bsym in bsyms:
         for out in bsym.flat_proxy_outs:
-            if out.name in defined and defined[out.name] is not bsym:
-                problems.append(f"name {out.name} defined twice at top level (by {bsym.sym.name})")
+            first = defined.get(out.name)
+            if same_number_allowed and isinstance(out, NumberProxy) and first is not None and any(o is out for o in first.flat_proxy_outs):
+                continue
+            if first is not None and first is not bsym:
+                problems.append(f"name {out.name} defined twice {where} (by {defined[out.name].sym.name} and {bsym.sym.name})")
             defined.setdefault(out.name, bsym)
     return problems
 
 
 def _same_name_as_input(bsym) -> list[str]:
     inputs = {p.name: p for p in bsym.flat_proxy_args}
-    problems = [
+    return [
         f"{bsym.sym.name} outputs {out.name}, the name of a different input proxy"
         for out in bsym.flat_proxy_outs
         if out.name in inputs and inputs[out.name] is not out
     ]
+
+
+def _not_produced(bsym) -> list[str]:
+    if not bsym.subsymbols:
+        return []
+    available = {p.name for p in bsym.flat_proxy_args}
     for sub in bsym.subsymbols:
-        problems += _same_name_as_input(sub)
+        available.update(o.name for o in sub.flat_proxy_outs)
+    return [
+        f"{bsym.sym.name} outputs {out.name}, which none of its subsymbols produces and it does not take"
+        for out in bsym.flat_proxy_outs
+        if out.name not in available
+    ]
+
+
+def _nested_problems(bsym) -> list[str]:
+    problems = _same_name_as_input(bsym) + _not_produced(bsym)
+    problems += _defined_twice(bsym.subsymbols, f"in the subsymbols of {bsym.sym.name}", same_number_allowed=True)
+    for sub in bsym.subsymbols:
+        problems += _nested_problems(sub)
+    return problems
+
+
+def extra_problems(trace) -> list[str]:
+    problems = _defined_twice(trace.bound_symbols, "at top level")
+    for bsym in trace.bound_symbols:
+        problems += _nested_problems(bsym)
     return problems
 
 
@@ -41,7 +78,9 @@ def trace_problems(trace) -> list[str]:
     problems = []
     try:
         check_trace(trace)
-    except Exception as e:  # check_trace asserts; anything it raises is a malformed trace
+    except NotImplementedError:
+        pass  # its re-execution step meets an executor's fusion symbol, which has no meta function
+    except Exception as e:  # check_trace asserts; anything else it raises is a malformed trace too
         first_line = (str(e).strip().splitlines() or [""])[0]
         problems.append(f"check_trace: {type(e).__name__}: {first_line}")
     return problems + extra_problems(trace)

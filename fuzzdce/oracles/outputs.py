@@ -37,10 +37,28 @@ def compare(actual, expected, what: str = "output") -> str | None:
     return None
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: str, what: str) -> list:
+    """One violation per call whose ``attribute`` differs from eager's call with the same label.
+
+    Shared by the outputs, grads and mutations oracles; silent where either side has no value.
+    """
     from fuzzdce.oracles import Violation
 
-    if reference.error is not None or outcome.error is not None:
+    if reference.error is not None:
         return []
-    reason = compare(outcome.outputs, reference.outputs)
-    return [Violation("outputs", outcome.path, reason, "Mismatch")] if reason else []
+    violations = []
+    for label, call in outcome.calls.items():
+        expected = reference.calls.get(label)
+        actual_value = getattr(call, attribute)
+        expected_value = getattr(expected, attribute, None) if expected is not None else None
+        if actual_value is None or expected_value is None:
+            continue
+        prefix = what if label == "plain" else f"{label} call {what}"
+        reason = compare(actual_value, expected_value, prefix)
+        if reason:
+            violations.append(Violation(oracle, outcome.path, reason, "Mismatch"))
+    return violations
+
+
+def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+    return compare_calls(outcome, reference, "outputs", "outputs", "output")

@@ -1,4 +1,9 @@
-"""Exceptions agree: Thunder must not raise where eager did not."""
+"""Exceptions agree: Thunder must not raise where eager did not.
+
+Compared call by call: where eager's call with the same label raised too (say, an in-place op on
+a leaf that requires grad), that call is invalid, not a finding. An exception outside any call
+(building the compiled function) is one whenever eager ran the program.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,17 @@ from fuzzdce.execution import Outcome
 def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
     from fuzzdce.oracles import Violation
 
-    if reference.error is not None or outcome.error is None:
+    if reference.error is not None:
         return []
-    e = outcome.error
-    return [Violation("raises", outcome.path, f"{e.type}: {e.message}", e.type, e.frame)]
+    violations = []
+    for label, call in outcome.calls.items():
+        expected = reference.calls.get(label)
+        if call.error is None or expected is None or expected.error is not None:
+            continue
+        e = call.error
+        where = f"{label} call, {call.stage}" if label != "plain" else call.stage
+        violations.append(Violation("raises", outcome.path, f"{e.type} ({where}): {e.message}", e.type, e.frame))
+    if outcome.error is not None and not any(c.error is outcome.error for c in outcome.calls.values()):
+        e = outcome.error
+        violations.append(Violation("raises", outcome.path, f"{e.type}: {e.message}", e.type, e.frame))
+    return violations

@@ -1,0 +1,61 @@
+"""DCE is idempotent: on a trace whose provenance says DCE produced it, DCE again removes nothing.
+
+The judge is stock Thunder's ``transform_common.dce`` (oracles run after the placement's patches
+are gone), run on a structural copy: Thunder's DCE edits kept bound symbols' subsymbols in place.
+"""
+
+from __future__ import annotations
+
+from fuzzdce.execution import Outcome
+
+DCE_PROVENANCE = "Dead Code Elimination"
+
+
+def produced_by_dce(trace) -> bool:
+    return DCE_PROVENANCE in str(trace.get_provenance() or "")
+
+
+def structural_copy(bsym):
+    """``bsym`` with every level of subsymbols copied, so edits to the copy leave the original alone."""
+    return bsym.from_bsym(subsymbols=[structural_copy(s) for s in bsym.subsymbols])
+
+
+def shape(bsyms, depth: int = 0) -> list[str]:
+    """One line per bound symbol at every level: what it is and what it defines."""
+    lines = []
+    for bsym in bsyms:
+        outs = ",".join(o.name for o in bsym.flat_proxy_outs)
+        lines.append(f"{'  ' * depth}{outs} = {bsym.sym.name}")
+        lines += shape(bsym.subsymbols, depth + 1)
+    return lines
+
+
+def removed_by_dce_again(trace) -> list[str]:
+    """Lines of ``shape`` that a second DCE removes (empty when DCE is a fixed point here)."""
+    from collections import Counter
+
+    from thunder.core.trace import from_trace
+    from thunder.core.transform_common import dce
+
+    copy = from_trace(trace)
+    copy.bound_symbols = [structural_copy(b) for b in trace.bound_symbols]
+    before, after = Counter(shape(trace.bound_symbols)), Counter(shape(dce(copy).bound_symbols))
+    return sorted((before - after).elements())
+
+
+def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+    from fuzzdce.oracles import Violation
+
+    violations = []
+    for label, trace in outcome.traces:
+        if not produced_by_dce(trace):
+            continue
+        try:
+            removed = removed_by_dce_again(trace)
+        except Exception as e:  # a trace DCE cannot even walk is malformed; the names oracle says why
+            removed = [f"dce raised {type(e).__name__}: {e}"]
+        if removed:
+            listed = "; ".join(line.strip() for line in removed[:3])
+            message = f"{label}: DCE again removes {len(removed)} bound symbol(s): {listed}"
+            violations.append(Violation("idempotent", outcome.path, message, "DceNotIdempotent", key=f"removes {listed}"))
+    return violations

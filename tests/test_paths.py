@@ -1,0 +1,117 @@
+"""Compile paths: each records the calls, traces and splits its oracles need, and never raises."""
+
+import contextlib
+
+import pytest
+import torch
+
+from fuzzdce.execution import DEFAULT_PATHS, PATHS, nvfuser_unavailable, resized_program, run_path
+from fuzzdce.placements import Placement, resolve
+from fuzzdce.program import Program, Ref, Step, TensorInput
+
+PROGRAM = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (
+        Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),
+        Step("exp", "torch.exp({0})", (Ref(0),)),  # dead
+        Step("cos", "torch.cos({0})", (Ref(2),)),
+    ),
+    (4,),
+    seed=1,
+)
+
+
+def program_on(*shapes, template="torch.mul({0}, {1})"):
+    inputs = tuple(TensorInput(s) for s in shapes)
+    return Program(inputs, (Step("op", template, tuple(Ref(i) for i in range(len(inputs)))),), (len(inputs),), seed=2)
+
+
+def test_every_path_is_selectable_and_defaults_are_supported_here():
+    assert set(DEFAULT_PATHS) <= set(PATHS)
+    assert {"jit", "jit-grad", "jit-symbolic", "jit-torchcompile", "thunderfx", "thunderfx-dynamic"} <= set(DEFAULT_PATHS)
+    assert ("jit-nvfuser" in DEFAULT_PATHS) == (nvfuser_unavailable() == "")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the skip taken without CUDA")
+def test_nvfuser_without_cuda_is_a_clean_skip():
+    outcome = run_path("jit-nvfuser", PROGRAM, resolve("stock"))
+    assert "CUDA" in outcome.skipped and outcome.error is None and outcome.calls == {}
+
+
+def test_eager_reference_makes_every_labelled_call():
+    reference = run_path("eager", PROGRAM, resolve("stock"))
+    assert set(reference.calls) == {"plain", "grad", "resized"}
+    assert reference.calls["grad"].grads is not None and reference.calls["plain"].grads is None
+    assert reference.calls["resized"].outputs[0].shape != reference.calls["plain"].outputs[0].shape
+
+
+@pytest.mark.parametrize("path", ["jit-grad", "jit-torchcompile", "thunderfx", "thunderfx-dynamic"])
+def test_grad_paths_backpropagate_like_eager(path):
+    reference = run_path("eager", PROGRAM, resolve("stock"))
+    call = run_path(path, PROGRAM, resolve("stock")).calls["grad"]
+    assert call.error is None
+    assert call.output_requires_grad == reference.calls["grad"].output_requires_grad == [True]
+    for mine, eager in zip(call.grads, reference.calls["grad"].grads, strict=True):
+        torch.testing.assert_close(mine, eager)
+
+
+def test_symbolic_values_path_calls_again_on_other_shapes():
+    outcome = run_path("jit-symbolic", PROGRAM, resolve("stock"))
+    assert list(outcome.calls) == ["plain", "resized"] and outcome.error is None
+    assert outcome.calls["resized"].outputs[0].shape == (3, 4)
+
+
+def test_symbolic_values_path_says_why_it_skips_the_second_call():
+    outcome = run_path("jit-symbolic", program_on((1,), (1, 1)), resolve("stock"))
+    assert list(outcome.calls) == ["plain"]
+    assert any("second call skipped" in note for note in outcome.notes)
+
+
+def test_resized_shapes_keep_equal_sizes_equal_and_ones_one():
+    resized, _ = resized_program(program_on((2, 1, 3), (3,), (2, 3, 3)))
+    assert [spec.shape for spec in resized.inputs] == [(3, 1, 4), (4,), (3, 4, 4)]
+
+
+def test_resized_shapes_must_run_in_eager():
+    fixed_shape = program_on((2, 3), template="torch.reshape({0}, (3, 2))")
+    resized, why = resized_program(fixed_shape)
+    assert resized is None and "eager rejects" in why
+
+
+def test_thunder_traces_carry_provenance_forward_and_backward():
+    outcome = run_path("thunderfx-dynamic", PROGRAM, resolve("stock"))
+    labels = [label for label, _ in outcome.traces]
+    assert any("forward" in label for label in labels) and any("backward" in label for label in labels)
+    assert any("Dead Code Elimination" in str(t.get_provenance()) for _, t in outcome.traces)
+
+
+def test_in_place_mutation_of_an_input_is_recorded():
+    mutating = program_on((2, 3), (3,), template="{0}.mul_({1})")
+    before = mutating.make_inputs()[0]
+    after = run_path("jit", mutating, resolve("stock")).calls["plain"].inputs_after[0]
+    assert not torch.equal(before, after)
+
+
+@contextlib.contextmanager
+def _raising_placement():
+    raise RuntimeError("placement failed to apply")
+    yield
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_run_path_never_raises(path):
+    outcome = run_path(path, PROGRAM, Placement("broken", _raising_placement))
+    assert outcome.error is not None and "placement failed" in outcome.error.message
+
+
+def test_a_path_past_its_time_limit_is_an_error_not_a_hang():
+    outcome = run_path("thunderfx", PROGRAM, resolve("stock"), timeout=0.01)
+    assert outcome.error is not None and outcome.error.type == "CompileTimeout"
+
+
+def test_a_plain_function_program_gets_no_resized_call():
+    from fuzzdce.repro import ScriptProgram
+
+    script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
+    reference = run_path("eager", script, resolve("stock"))
+    assert reference.error is None and "resized" not in reference.calls
