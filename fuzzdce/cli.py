@@ -50,7 +50,33 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
     run.add_argument("--time-budget", type=positive_int, help="stop generating after this many seconds")
+    ops = commands.add_parser("ops", help="list the op catalog and how often the last campaign exercised each op")
+    ops.add_argument(
+        "--findings",
+        default="fuzzdce-findings",
+        metavar="DIR",
+        help="findings directory of the campaign whose op counts to show (reads DIR/summary.json; default: ./fuzzdce-findings)",
+    )
     return top
+
+
+def list_ops(findings: str) -> int:
+    """``fuzzdce ops``: one line per catalog entry (op, family, dtypes, Thunder support, campaign count)."""
+    import json
+    from pathlib import Path
+
+    from fuzzdce.strategies import CATALOG, thunder_support
+
+    summary = Path(findings) / "summary.json"
+    counts = json.loads(summary.read_text()).get("op_counts", {}) if summary.is_file() else None
+    print(f"{'op':<24} {'family':<11} {'thunder':<9} {'count':>6}  dtypes")
+    for spec in CATALOG:
+        count = "-" if counts is None else str(counts.get(spec.name, 0))
+        print(f"{spec.name:<24} {spec.family:<11} {thunder_support(spec):<9} {count:>6}  {','.join(spec.dtypes)}")
+    native = {s.torch_name for s in CATALOG if thunder_support(s) == "native"}
+    where = f"counts from {summary}" if counts is not None else f"no campaign results in {summary} (run `fuzzdce run` first)"
+    print(f"{len(CATALOG)} entries, {len(native)} distinct torch ops with native Thunder symbols; {where}")
+    return 0
 
 
 def quiet_library_warnings() -> None:
@@ -65,6 +91,8 @@ def quiet_library_warnings() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     quiet_library_warnings()
+    if args.command == "ops":
+        return list_ops(args.findings)
     try:
         placements = [resolve(name) for name in (args.placement or DEFAULT_PLACEMENTS)]
     except UsageError as e:

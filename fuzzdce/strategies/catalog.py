@@ -141,13 +141,14 @@ class Operand:
     relation: Relation = any_value
     domain: str = "real"
     written: bool = False  # the op writes it in place
+    same_dtype: bool = False  # must have the first operand's dtype (matmul, linear, conv: no promotion)
 
     def accepts(self, spec_dtypes: tuple[str, ...], first: Meta | None, candidate: Meta) -> bool:
         return (
             candidate.dtype in (self.dtypes or spec_dtypes)
             and self.domain in SATISFIES[candidate.domain]
             and (candidate.writable or not self.written)
-            and (first is None or self.relation(first, candidate))
+            and (first is None or (self.relation(first, candidate) and (not self.same_dtype or candidate.dtype == first.dtype)))
         )
 
 
@@ -242,14 +243,21 @@ def const(strategy: st.SearchStrategy) -> Callable[..., st.SearchStrategy]:
     return lambda *metas: strategy
 
 
-def tensor_literal(values: list) -> str:
-    return f"torch.tensor({values!r})"
+def source(text: str):
+    """Python source substituted verbatim into a template (a plain str would be quoted)."""
+    from fuzzdce.program import Literal
+
+    return Literal(text)
 
 
-def in_range_indices(size: int, max_len: int = 4) -> st.SearchStrategy[str]:
+def tensor_literal(values: list):
+    return source(f"torch.tensor({values!r})")
+
+
+def in_range_indices(size: int, max_len: int = 4) -> st.SearchStrategy:
     """A literal int64 index tensor with values in [0, size), as source."""
     if size == 0:
-        return st.just("torch.tensor([], dtype=torch.int64)")
+        return st.just(source("torch.tensor([], dtype=torch.int64)"))
     return st.lists(st.integers(0, size - 1), min_size=1, max_size=max_len).map(tensor_literal)
 
 

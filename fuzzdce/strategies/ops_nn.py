@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import hypothesis.strategies as st
 
 from fuzzdce.strategies.catalog import (
@@ -20,6 +22,7 @@ from fuzzdce.strategies.catalog import (
     normalized_shape_of,
     params,
     same_shape,
+    source,
 )
 
 F = "torch.nn.functional"
@@ -48,16 +51,16 @@ def normalized_shape(x: Meta) -> st.SearchStrategy[dict]:
 def class_targets(x: Meta) -> st.SearchStrategy[dict]:
     """Class indices for logits (N, C, ...) or (C,): one per sample, each in [0, C)."""
     if x.ndim == 0:
-        return st.just({"target": "torch.tensor(0)"})
+        return st.just({"target": source("torch.tensor(0)")})
     c = x.shape[1] if x.ndim >= 2 else x.shape[0]
     n = x.shape[0] if x.ndim >= 2 else None
     rest = x.shape[2:]
-    count = (n or 1) * (1 if not rest else __import__("math").prod(rest))
+    count = (n or 1) * math.prod(rest)
     if c == 0:
-        return st.just({"target": "torch.zeros(1, dtype=torch.int64)"})
+        return st.just({"target": source("torch.zeros(1, dtype=torch.int64)")})
     shape = ((n,) if n is not None else ()) + tuple(rest)
     return st.lists(st.integers(0, c - 1), min_size=count, max_size=count).map(
-        lambda v: {"target": f"torch.tensor({v!r}).reshape({shape!r})"}
+        lambda v: {"target": source(f"torch.tensor({v!r}).reshape({shape!r})")}
     )
 
 
@@ -74,17 +77,17 @@ OPS: tuple[OpSpec, ...] = (
     nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax"),
     nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields="prob"),
     nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape),
-    nn("layer_norm_affine", f"{F}.layer_norm({{0}}, {{1}}.shape, {{1}}, {{2}})", FLOATS, (Operand(), Operand(relation=normalized_shape_of), Operand(relation=normalized_shape_of)), torch_op=f"{F}.layer_norm"),
+    nn("layer_norm_affine", f"{F}.layer_norm({{0}}, {{1}}.shape, {{1}}, {{2}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=normalized_shape_of), Operand(same_dtype=True, relation=normalized_shape_of)), torch_op=f"{F}.layer_norm"),
     nn("rms_norm", f"{F}.rms_norm({{0}}, {{shape}})", FLOATS, p=normalized_shape),
     nn("group_norm", f"{F}.group_norm({{0}}, {{groups}})", FLOATS, p=channels_groups),
     nn("batch_norm_eval", f"{F}.batch_norm({{0}}, torch.zeros({{0}}.shape[1]), torch.ones({{0}}.shape[1]), training=False)", ("float32",), torch_op=f"{F}.batch_norm"),
     nn("instance_norm", f"{F}.instance_norm({{0}})", FLOATS),
     nn("local_response_norm", f"{F}.local_response_norm({{0}}, 2)", FLOATS),
     nn("normalize", f"{F}.normalize({{0}}, dim={{dim}})", p=params(dim=dim)),
-    nn("linear", f"{F}.linear({{0}}, {{1}})", ALL_FLOATS, (Operand(), Operand(relation=linear_weight))),
-    nn("linear_bias", f"{F}.linear({{0}}, {{1}}, {{1}}[:, 0])", FLOATS, (Operand(), Operand(relation=linear_weight)), torch_op=f"{F}.linear"),
-    nn("conv1d", f"{F}.conv1d({{0}}, {{1}}, stride={{stride}}, padding={{padding}})", FLOATS, (Operand(), Operand(relation=conv_weight)), p=params(stride=const(st.integers(1, 2)), padding=const(st.integers(0, 1)))),
-    nn("conv2d", f"{F}.conv2d({{0}}, {{1}}, padding={{padding}})", FLOATS, (Operand(), Operand(relation=conv_weight)), p=params(padding=const(st.integers(0, 1)))),
+    nn("linear", f"{F}.linear({{0}}, {{1}})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=linear_weight))),
+    nn("linear_bias", f"{F}.linear({{0}}, {{1}}, {{1}}[:, 0])", FLOATS, (Operand(), Operand(same_dtype=True, relation=linear_weight)), torch_op=f"{F}.linear"),
+    nn("conv1d", f"{F}.conv1d({{0}}, {{1}}, stride={{stride}}, padding={{padding}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=conv_weight)), p=params(stride=const(st.integers(1, 2)), padding=const(st.integers(0, 1)))),
+    nn("conv2d", f"{F}.conv2d({{0}}, {{1}}, padding={{padding}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=conv_weight)), p=params(padding=const(st.integers(0, 1)))),
     nn("embedding", f"{F}.embedding({{indices}}, {{0}})", ALL_FLOATS, (Operand(),), p=embedding_indices),
     nn("one_hot", f"{F}.one_hot({{0}}.long().clamp(0, 2), 3)", INTS),
     nn("avg_pool1d", f"{F}.avg_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
@@ -96,7 +99,7 @@ OPS: tuple[OpSpec, ...] = (
     nn("dropout_p0", f"{F}.dropout({{0}}, p=0.0)", torch_op=f"{F}.dropout"),
     nn("dropout_eval", f"{F}.dropout({{0}}, p=0.5, training=False)", torch_op=f"{F}.dropout"),
     nn("glu", f"{F}.glu({{0}}, {{dim}})", FLOATS, p=params(dim=dim)),
-    nn("sdpa", f"{F}.scaled_dot_product_attention({{0}}, {{1}}, {{1}})", FLOATS, (Operand(), Operand(relation=lambda q, k: q.ndim >= 2 and q.ndim == k.ndim and q.shape[-1] == k.shape[-1] and q.shape[:-2] == k.shape[:-2])), torch_op=f"{F}.scaled_dot_product_attention"),
+    nn("sdpa", f"{F}.scaled_dot_product_attention({{0}}, {{1}}, {{1}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda q, k: q.ndim >= 2 and q.ndim == k.ndim and q.shape[-1] == k.shape[-1] and q.shape[:-2] == k.shape[:-2])), torch_op=f"{F}.scaled_dot_product_attention"),
     loss("mse_loss", f"{F}.mse_loss({{0}}, {{1}}, reduction={{reduction}})", ALL_FLOATS),
     loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
     loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})"),

@@ -24,6 +24,7 @@ from fuzzdce.strategies.catalog import (
     dim,
     divides_numel,
     in_range_indices,
+    source,
     last_dims_match,
     matmul_fits,
     new_dim,
@@ -101,30 +102,30 @@ def basic_index(x: Meta) -> st.SearchStrategy[str]:
         return st.one_of(options)
 
     if x.ndim == 0:
-        return st.sampled_from(["None", "...", "..., None"])
+        return st.sampled_from(["None", "...", "..., None"]).map(source)
     count = st.integers(1, x.ndim)
     return count.flatmap(lambda k: st.tuples(*(one(n) for n in x.shape[:k]), st.booleans())).map(
-        lambda parts: ", ".join(parts[:-1]) + (", ..." if parts[-1] else "")
+        lambda parts: source(", ".join(parts[:-1]) + (", ..." if parts[-1] else ""))
     )
 
 
 def advanced_index(x: Meta) -> st.SearchStrategy[str]:
     """An index with an int64 tensor of in-range positions on one dim (``x[:, torch.tensor([2, 0])]``)."""
     if x.ndim == 0:
-        return st.just("torch.tensor([0])[:0]")  # never valid on a 0-dim tensor; torch rejects the step
-    return nonempty_dim(x).flatmap(lambda d: in_range_indices(x.shape[d]).map(lambda t: ":, " * d + t))
+        return st.just(source("torch.tensor([0])"))  # never valid on a 0-dim tensor; torch rejects the step
+    return nonempty_dim(x).flatmap(lambda d: in_range_indices(x.shape[d]).map(lambda t: source(":, " * d + t.source)))
 
 
 def gather_args(x: Meta) -> st.SearchStrategy[dict]:
     """dim and an in-range index tensor no larger than ``x`` (gather's shape rule)."""
     if x.ndim == 0 or 0 in x.shape:
-        return st.just({"dim": 0, "index": "torch.zeros_like(" + "{0}" + ", dtype=torch.int64)"})
+        return st.just({"dim": 0, "index": source("torch.zeros((), dtype=torch.int64)")})
 
     def literal(d: int) -> st.SearchStrategy[dict]:
         shape = st.tuples(*(st.integers(1, n) for n in x.shape))
         return shape.flatmap(
             lambda s: st.lists(st.integers(0, x.shape[d] - 1), min_size=math.prod(s), max_size=math.prod(s)).map(
-                lambda vals: {"dim": d, "index": f"torch.tensor({vals!r}).reshape({s!r})"}
+                lambda vals: {"dim": d, "index": source(f"torch.tensor({vals!r}).reshape({s!r})")}
             )
         )
 
@@ -137,17 +138,17 @@ def split_args(x: Meta) -> st.SearchStrategy[dict]:
 
 def index_list_for(x: Meta, d_key: str = "dim") -> st.SearchStrategy[dict]:
     if x.ndim == 0:
-        return st.just({d_key: 0, "index": "torch.tensor([0])"})
+        return st.just({d_key: 0, "index": source("torch.tensor([0])")})
     return nonempty_dim(x).flatmap(lambda d: in_range_indices(x.shape[d]).map(lambda t: {d_key: d, "index": t}))
 
 
 def distinct_index_for(x: Meta) -> st.SearchStrategy[dict]:
     """index_copy needs an index without repeats (else the result depends on write order)."""
     if x.ndim == 0:
-        return st.just({"dim": 0, "index": "torch.tensor([0])"})
+        return st.just({"dim": 0, "index": source("torch.tensor([0])")})
     return nonempty_dim(x).flatmap(
         lambda d: st.lists(st.integers(0, x.shape[d] - 1), min_size=1, max_size=x.shape[d], unique=True).map(
-            lambda v: {"dim": d, "index": f"torch.tensor({v!r})", "n": len(v)}
+            lambda v: {"dim": d, "index": source(f"torch.tensor({v!r})")}
         )
     )
 
@@ -167,7 +168,7 @@ def unflatten_args(x: Meta) -> st.SearchStrategy[dict]:
 
 
 WRITE = Operand(written=True)
-DT = const(st.sampled_from(["torch.float32", "torch.float64", "torch.int64", "torch.bool", "torch.bfloat16", "torch.float16", "torch.int32"]))
+DT = const(st.sampled_from(["torch.float32", "torch.float64", "torch.int64", "torch.bool", "torch.bfloat16", "torch.float16", "torch.int32"]).map(source))
 
 OPS: tuple[OpSpec, ...] = (
     # reductions (dims, keepdim, correction, dtype)
@@ -254,15 +255,15 @@ OPS: tuple[OpSpec, ...] = (
     OpSpec("tensor_split", "join", "torch.tensor_split({0}, {n}, dim={dim})", ALL, params=params(n=const(st.integers(1, 3)), dim=dim), view=True, yields="same"),
     OpSpec("unbind", "join", "torch.unbind({0}, dim={dim})", ALL, params=params(dim=dim), view=True, yields="same"),
     # matmul family
-    OpSpec("matmul", "matmul", "torch.matmul({0}, {1})", ALL_FLOATS, (Operand(), Operand(relation=matmul_fits))),
-    OpSpec("matmul_nt", "matmul", "{0} @ {1}.mT", ALL_FLOATS, (Operand(), Operand(relation=last_dims_match)), torch_op=""),
-    OpSpec("mm", "matmul", "torch.mm({0}, {1}.mT)", ALL_FLOATS, (Operand(), Operand(relation=lambda a, b: a.ndim == b.ndim == 2 and last_dims_match(a, b)))),
-    OpSpec("bmm", "matmul", "torch.bmm({0}, {1}.mT)", ALL_FLOATS, (Operand(), Operand(relation=lambda a, b: a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0] and last_dims_match(a, b)))),
-    OpSpec("mv", "matmul", "torch.mv({0}, {1})", ALL_FLOATS, (Operand(), Operand(relation=lambda a, b: a.ndim == 2 and b.shape == a.shape[1:]))),
+    OpSpec("matmul", "matmul", "torch.matmul({0}, {1})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=matmul_fits))),
+    OpSpec("matmul_nt", "matmul", "{0} @ {1}.mT", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=last_dims_match)), torch_op=""),
+    OpSpec("mm", "matmul", "torch.mm({0}, {1}.mT)", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: a.ndim == b.ndim == 2 and last_dims_match(a, b)))),
+    OpSpec("bmm", "matmul", "torch.bmm({0}, {1}.mT)", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0] and last_dims_match(a, b)))),
+    OpSpec("mv", "matmul", "torch.mv({0}, {1})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: a.ndim == 2 and b.shape == a.shape[1:]))),
     OpSpec("outer", "matmul", "torch.outer({0}.flatten(), {1}.flatten())", ALL_FLOATS, (Operand(), Operand())),
-    OpSpec("einsum", "matmul", "torch.einsum('...i,...i->...', {0}, {1})", ALL_FLOATS, (Operand(), Operand(relation=lambda a, b: last_dims_match(a, b) and broadcastable(Meta(a.shape[:-1], a.dtype), Meta(b.shape[:-1], b.dtype))))),
-    OpSpec("addmm", "matmul", "torch.addmm({0}, {1}, {2}.mT, beta={beta})", ALL_FLOATS, (Operand(), Operand(relation=lambda a, b: b.ndim == 2), Operand(relation=lambda a, c: c.ndim == 2)), params=params(beta=const(st.sampled_from([1.0, 0.5])))),
-    OpSpec("baddbmm", "matmul", "torch.baddbmm({0}, {1}, {2}.mT)", FLOATS, (Operand(), Operand(relation=lambda a, b: b.ndim == 3), Operand(relation=lambda a, c: c.ndim == 3))),
+    OpSpec("einsum", "matmul", "torch.einsum('...i,...i->...', {0}, {1})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: last_dims_match(a, b) and broadcastable(Meta(a.shape[:-1], a.dtype), Meta(b.shape[:-1], b.dtype))))),
+    OpSpec("addmm", "matmul", "torch.addmm({0}, {1}, {2}.mT, beta={beta})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: b.ndim == 2), Operand(same_dtype=True, relation=lambda a, c: c.ndim == 2)), params=params(beta=const(st.sampled_from([1.0, 0.5])))),
+    OpSpec("baddbmm", "matmul", "torch.baddbmm({0}, {1}, {2}.mT)", FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda a, b: b.ndim == 3), Operand(same_dtype=True, relation=lambda a, c: c.ndim == 3))),
     # type conversions
     OpSpec("to_dtype", "convert", "{0}.to({dtype})", ALL, params=params(dtype=DT), torch_op="torch.Tensor.to"),
     OpSpec("type_as", "convert", "{0}.type_as({1})", ALL, (Operand(), Operand(ALL))),

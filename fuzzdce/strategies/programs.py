@@ -57,13 +57,22 @@ def tensor_inputs(draw, *, max_inputs: int = 3, dtypes: tuple[str, ...] = INPUT_
     return tuple(
         TensorInput(
             tuple(shape),
-            draw(st.sampled_from(dtypes)),
+            dtype := draw(st.sampled_from(dtypes)),
             transposed=len(shape) > 1 and draw(rarely()),
-            domain=draw(st.sampled_from(INPUT_DOMAINS)),
+            domain=integral_domain(dtype, draw(st.sampled_from(INPUT_DOMAINS))),
             strided=len(shape) > 0 and draw(rarely()),
         )
         for shape in shapes
     )
+
+
+def integral_domain(dtype: str, domain: str) -> str:
+    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive."""
+    if dtype == "bool":
+        return "real"
+    if dtype.startswith("int") and domain != "real":
+        return "positive"
+    return domain
 
 
 def meta_of(value, domain: str = "real", writable: bool = False) -> Meta | None:
