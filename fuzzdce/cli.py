@@ -98,6 +98,7 @@ def parser() -> argparse.ArgumentParser:
         "matching findings are reported as known and do not make the run exit 1",
     )
     add_replay_parser(commands)
+    add_ops_parser(commands)
     return top
 
 
@@ -113,6 +114,35 @@ def add_replay_parser(commands) -> None:
     replay.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
 
 
+def add_ops_parser(commands) -> None:
+    ops = commands.add_parser("ops", help="list the op catalog and how often the last campaign exercised each op")
+    ops.add_argument(
+        "--findings",
+        default=DEFAULT_FINDINGS_DIR,
+        metavar="DIR",
+        help="findings directory of the campaign whose op counts to show (reads DIR/summary.json; default: ./fuzzdce-findings)",
+    )
+
+
+def list_ops(findings: str) -> int:
+    """``fuzzdce ops``: one line per catalog entry (op, family, dtypes, Thunder support, campaign count)."""
+    import json
+    from pathlib import Path
+
+    from fuzzdce.strategies import CATALOG, thunder_support
+
+    summary = Path(findings) / "summary.json"
+    counts = json.loads(summary.read_text()).get("op_counts", {}) if summary.is_file() else None
+    print(f"{'op':<24} {'family':<11} {'thunder':<9} {'count':>6}  dtypes")
+    for spec in CATALOG:
+        count = "-" if counts is None else str(counts.get(spec.name, 0))
+        print(f"{spec.name:<24} {spec.family:<11} {thunder_support(spec):<9} {count:>6}  {','.join(spec.dtypes)}")
+    native = {s.torch_name for s in CATALOG if thunder_support(s) == "native"}
+    where = f"counts from {summary}" if counts is not None else f"no campaign results in {summary} (run `fuzzdce run` first)"
+    print(f"{len(CATALOG)} entries, {len(native)} distinct torch ops with native Thunder symbols; {where}")
+    return 0
+
+
 def quiet_library_warnings() -> None:
     """Programs trigger torch and Thunder warnings by the thousand; they are not findings."""
     import logging
@@ -125,6 +155,8 @@ def quiet_library_warnings() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     quiet_library_warnings()
+    if args.command == "ops":
+        return list_ops(args.findings)
     try:
         if args.command == "replay":
             return replay_main(args)

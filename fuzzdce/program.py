@@ -47,8 +47,13 @@ class Literal:
 class TensorInput:
     shape: tuple[int, ...]
     dtype: str = "float32"
-    # Non-contiguous inputs are made by transposing a contiguous tensor of the reversed shape.
+    # Non-contiguous inputs are made by transposing a contiguous tensor of the reversed shape
+    # (``transposed``) or by taking every other element of a last dim twice as long (``strided``).
     transposed: bool = False
+    # The values drawn: "real" (normal), "positive" (in [0.5, 1.5)), "unit" (in (-0.9, 0.9)),
+    # "prob" (in (0.05, 0.95)), so ops with a restricted domain (log, asin) see meaningful values.
+    domain: str = "real"
+    strided: bool = False
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -64,9 +69,24 @@ class Step:
     args: tuple[Any, ...] = ()
     kwargs: tuple[tuple[str, Any], ...] = ()
     n_out: int = 1
+    # Unpack the result as a tuple even when n_out == 1 (``v3, = torch.split(...)``).
+    unpack: bool = False
 
-    def expression(self) -> str:
-        return self.template.format(*map(_source, self.args), **{k: _source(v) for k, v in self.kwargs})
+    def expression(self, out: str = "_") -> str:
+        return self.template.format(*map(_source, self.args), **{k: _source(v) for k, v in self.kwargs}, out=out)
+
+    def line(self, first_out: int) -> str:
+        """The statement defining this step's values, the first being ``v{first_out}``.
+
+        A template mentioning ``{out}`` is a statement itself (``{0}[...] = {1}; {out} = {0}``,
+        how ``setitem`` is written); any other is an expression assigned to the outputs.
+        """
+        outs = ", ".join(f"v{j}" for j in range(first_out, first_out + self.n_out))
+        if self.n_out > 1 or self.unpack:
+            outs += ","
+        if "{out}" in self.template:
+            return self.expression(out=outs)
+        return f"{outs} = {self.expression()}"
 
     def refs(self) -> list[int]:
         return [a.index for a in (*self.args, *(v for _, v in self.kwargs)) if isinstance(a, Ref)]
@@ -128,11 +148,8 @@ class Program:
         index = len(self.inputs)
         live = self.live_steps()
         for i, step in enumerate(self.steps):
-            outs = ", ".join(f"v{j}" for j in range(index, index + step.n_out))
-            if step.n_out > 1:
-                outs += ","
             comment = "" if i in live else "  # dead"
-            lines.append(f"    {outs} = {step.expression()}{comment}")
+            lines.append(f"    {step.line(index)}{comment}")
             index += step.n_out
         lines.append(f"    return {_source(tuple(Ref(i) for i in self.outputs))}")
         return "\n".join(lines) + "\n"
@@ -168,18 +185,36 @@ class Program:
         return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
 
 
+# How each domain's values are drawn: (floating expression, integer low, integer high).
+DOMAINS = {
+    "real": ("torch.randn({shape}, generator=g, dtype={dtype})", -5, 6),
+    "positive": ("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6),
+    "unit": ("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2),
+    "prob": ("torch.rand({shape}, generator=g, dtype={dtype}) * 0.9 + 0.05", 0, 2),
+}
+
+
 def _input_expression(spec: TensorInput) -> str:
     shape = tuple(reversed(spec.shape)) if spec.transposed else spec.shape
+    if spec.strided and shape:
+        shape = (*shape[:-1], 2 * shape[-1])
     dtype = f"torch.{spec.dtype}"
+    floating, low, high = DOMAINS[spec.domain]
     if spec.dtype == "bool":
         expr = f"torch.randint(0, 2, {shape!r}, generator=g).bool()"
     elif spec.dtype.startswith("int"):
-        expr = f"torch.randint(-5, 6, {shape!r}, generator=g, dtype={dtype})"
+        expr = f"torch.randint({low}, {high}, {shape!r}, generator=g, dtype={dtype})"
     else:
-        expr = f"torch.randn({shape!r}, generator=g, dtype={dtype})"
+        expr = floating.format(shape=repr(shape), dtype=dtype)
+    view = ""
     if spec.transposed and len(shape) > 1:
-        expr += ".mT" if len(shape) == 2 else f".permute({tuple(reversed(range(len(shape))))!r})"
+        view += ".mT" if len(shape) == 2 else f".permute({tuple(reversed(range(len(shape))))!r})"
+    if spec.strided and shape:
+        view += "[..., ::2]"
+    if view:
+        expr = f"({expr}){view}" if " " in expr else expr + view
     if spec.dtype.startswith(("float", "bfloat")):  # only floating tensors can require grad
-        expr = f"{expr}.detach()" if spec.transposed else expr
+        # detach(): a view (or a sum) is not a leaf, and only leaves may be made to require grad.
+        expr = f"({expr}).detach()" if (view or " " in expr) else expr
         expr += ".requires_grad_(requires_grad)"
     return expr

@@ -1,37 +1,72 @@
-"""The op catalog: one entry per torch operation, data rather than control flow.
+"""The op catalog's vocabulary: what a live value is, what an op needs of its operands, one entry per op.
 
 Each ``OpSpec`` states, next to its source template, the rule that makes it valid:
-- ``dtypes``: dtypes its first tensor operand may have;
-- ``operands``: how many tensor operands, and which live values each may be (``Any``, or
-  ``Broadcastable`` with the first, or ``SameShape``);
+- ``dtypes``: dtypes its first operand may have;
+- ``operands``: one ``Operand`` per value it reads: allowed dtypes, value domain (``positive`` for
+  ``log``), relation to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is
+  written in place;
 - ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
-  substituted into the template (dims in range, scalars, flags).
-Output shapes and dtypes are not written by hand: the program strategy runs each drawn step on
-``meta`` tensors, so torch itself is the shape rule, and a step torch rejects is simply not added.
+  substituted into the template (dims in range, scalars, flags, literal index lists).
+Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
+step on ``meta`` tensors (or small CPU tensors when an op has no meta kernel), so torch itself is the
+shape rule, and a step torch rejects is simply not added.
+
+The entries themselves live in ``ops_*.py`` modules by family; ``CATALOG`` joins them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import hypothesis.strategies as st
 
 FLOATS = ("float32", "float64")
+HALF = ("bfloat16", "float16")
+ALL_FLOATS = FLOATS + HALF
 INTS = ("int32", "int64")
 BOOL = ("bool",)
+NUMERIC = ALL_FLOATS + INTS
+ALL = NUMERIC + BOOL
+NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``)
+
+# Value domains, so that ops with a restricted domain see meaningful values. A value's domain says
+# what it is known to satisfy; ``prob`` (0 < x < 1) satisfies both ``positive`` and ``unit``.
+SATISFIES = {
+    "real": {"real"},
+    "positive": {"real", "positive"},
+    "unit": {"real", "unit"},
+    "prob": {"real", "positive", "unit", "prob"},
+}
 
 
 @dataclass(frozen=True)
 class Meta:
-    """Shape and dtype of a live value (``dtype`` is a key of ``program.DTYPES``)."""
+    """What the generator knows of a live value: shape, dtype, domain, and whether it may be mutated."""
 
     shape: tuple[int, ...]
-    dtype: str
+    dtype: str  # a key of ``program.DTYPES``, or "pyint" for a Python int
+    domain: str = "real"
+    # Owns its storage (computed by a non-view op, never viewed since): in-place ops may write it
+    # without touching an input that requires grad or aliasing another live value.
+    writable: bool = False
+    value: int | None = None  # a Python number's value
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def is_number(self) -> bool:
+        return self.dtype == "pyint"
+
+
+# --- operand relations: (first operand, candidate) -> bool -------------------------------------------
 
 
 def any_value(first: Meta, candidate: Meta) -> bool:
@@ -40,18 +75,81 @@ def any_value(first: Meta, candidate: Meta) -> bool:
 
 def broadcastable(first: Meta, candidate: Meta) -> bool:
     """Shapes that broadcast together (numpy's rule, which torch shares)."""
-    for a, b in zip(reversed(first.shape), reversed(candidate.shape)):
-        if a != b and a != 1 and b != 1:
-            return False
-    return True
+    return all(a == b or a == 1 or b == 1 for a, b in zip(reversed(first.shape), reversed(candidate.shape)))
+
+
+def broadcasts_to_first(first: Meta, candidate: Meta) -> bool:
+    """``candidate`` broadcasts to ``first``'s shape exactly (in-place ops, ``expand_as``)."""
+    return candidate.ndim <= first.ndim and all(
+        b == a or b == 1 for a, b in zip(reversed(first.shape), reversed(candidate.shape))
+    )
 
 
 def same_shape(first: Meta, candidate: Meta) -> bool:
     return first.shape == candidate.shape
 
 
-OperandRule = Callable[[Meta, Meta], bool]
+def same_numel(first: Meta, candidate: Meta) -> bool:
+    return first.numel == candidate.numel
+
+
+def last_dims_match(first: Meta, candidate: Meta) -> bool:
+    """``first @ candidate.mT`` is valid: both at least 1-D and the last dims agree."""
+    return first.ndim >= 1 and candidate.ndim >= 1 and first.shape[-1] == candidate.shape[-1]
+
+
+def matmul_fits(first: Meta, candidate: Meta) -> bool:
+    """``first @ candidate``: the contraction dims agree (torch checks batch broadcasting)."""
+    if first.ndim == 0 or candidate.ndim == 0:
+        return False
+    k = candidate.shape[0] if candidate.ndim == 1 else candidate.shape[-2]
+    return first.shape[-1] == k
+
+
+def linear_weight(first: Meta, candidate: Meta) -> bool:
+    return first.ndim >= 1 and candidate.ndim == 2 and candidate.shape[1] == first.shape[-1]
+
+
+def conv_weight(first: Meta, candidate: Meta) -> bool:
+    """A conv weight (O, C, k...) for a batched input (N, C, L...): channels agree, kernel fits."""
+    return (
+        candidate.ndim == first.ndim >= 3
+        and candidate.shape[0] >= 1
+        and candidate.shape[1] == first.shape[1] >= 1
+        and all(1 <= k <= n for k, n in zip(candidate.shape[2:], first.shape[2:]))
+    )
+
+
+def divides_numel(first: Meta, candidate: Meta) -> bool:
+    return candidate.value is not None and candidate.value > 0 and first.numel % candidate.value == 0
+
+
+def normalized_shape_of(first: Meta, candidate: Meta) -> bool:
+    """``candidate`` is a layer_norm weight for ``first``: a 1-D tensor of its last dim's size."""
+    return first.ndim >= 1 and candidate.shape == first.shape[-1:]
+
+
+Relation = Callable[[Meta, Meta], bool]
 ParamsRule = Callable[..., st.SearchStrategy[dict]]
+
+
+@dataclass(frozen=True)
+class Operand:
+    """What one operand may be: dtypes (None: the op's), domain, relation to the first, mutability."""
+
+    dtypes: tuple[str, ...] | None = None
+    relation: Relation = any_value
+    domain: str = "real"
+    written: bool = False  # the op writes it in place
+    same_dtype: bool = False  # must have the first operand's dtype (matmul, linear, conv: no promotion)
+
+    def accepts(self, spec_dtypes: tuple[str, ...], first: Meta | None, candidate: Meta) -> bool:
+        return (
+            candidate.dtype in (self.dtypes or spec_dtypes)
+            and self.domain in SATISFIES[candidate.domain]
+            and (candidate.writable or not self.written)
+            and (first is None or (self.relation(first, candidate) and (not self.same_dtype or candidate.dtype == first.dtype)))
+        )
 
 
 def no_params(*metas: Meta) -> st.SearchStrategy[dict]:
@@ -64,12 +162,56 @@ class OpSpec:
     family: str
     template: str
     dtypes: tuple[str, ...] = FLOATS
-    operands: tuple[OperandRule, ...] = (any_value,)
+    operands: tuple[Operand, ...] = (Operand(),)
     params: ParamsRule = field(default=no_params, repr=False)
-    n_out: int = 1
+    # The torch callable this entry exercises, as a dotted path ("torch.Tensor.add_"); derived
+    # from the template when it starts with one. None for Python-level ops (``n * m``).
+    torch_op: str | None = None
+    # Domain of the result: "real", a domain name, or "same" (the first operand's).
+    yields: str = "real"
+    view: bool = False  # the result may alias the first operand
+
+    @property
+    def torch_name(self) -> str | None:
+        """The dotted torch callable this entry exercises."""
+        if self.torch_op is not None:
+            return self.torch_op or None
+        head = self.template.split("(", 1)[0]
+        if head.startswith("torch.") and head.replace(".", "").replace("_", "").isalnum():
+            return head
+        if head.startswith("{0}.") and head[4:].replace("_", "").isalnum():
+            return "torch.Tensor." + head[4:]
+        return None
 
 
-# --- parameter rules ---------------------------------------------------------------------------
+def resolve_torch_op(dotted: str):
+    """The torch object a dotted path names (``torch.Tensor.add_`` -> the method)."""
+    import torch
+
+    parts = dotted.split(".")
+    obj = torch
+    for part in parts[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def thunder_support(spec: OpSpec) -> str:
+    """How Thunder 0.2.6 handles ``spec``'s torch op: "native" (a Thunder symbol that decomposes),
+    "fallback" (auto-registered: runs torch as an opaque symbol), "unmapped", or "python"."""
+    import itertools
+
+    from thunder.torch import _torch_to_thunder_function_map
+    from thunder.torch.default_torch_ops import torch_auto_registered_ops
+
+    if spec.torch_name is None:
+        return "python"
+    fn = resolve_torch_op(spec.torch_name)
+    if fn not in _torch_to_thunder_function_map:
+        return "unmapped"
+    return "fallback" if fn in set(itertools.chain(*torch_auto_registered_ops.values())) else "native"
+
+
+# --- parameter rules shared by the op modules -------------------------------------------------------
 
 
 def small_floats() -> st.SearchStrategy[float]:
@@ -83,105 +225,52 @@ def dim(x: Meta) -> st.SearchStrategy[int]:
     return st.integers(-n, n - 1)
 
 
-def with_dim(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dim": dim(x)})
+def new_dim(x: Meta) -> st.SearchStrategy[int]:
+    return st.integers(-x.ndim - 1, x.ndim)
 
 
-def with_dim_keepdim(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dim": dim(x), "keepdim": st.booleans()})
+def params(**strategies: Callable[..., st.SearchStrategy]) -> ParamsRule:
+    """A params rule from per-keyword functions of the first operand's meta: ``params(dim=dim)``."""
+
+    def rule(first: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
+        return st.fixed_dictionaries({k: f(first) for k, f in strategies.items()})
+
+    return rule
 
 
-def with_alpha(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"alpha": small_floats()})
+def const(strategy: st.SearchStrategy) -> Callable[..., st.SearchStrategy]:
+    """A keyword strategy that does not depend on the operands."""
+    return lambda *metas: strategy
 
 
-def with_scalar(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"scalar": small_floats()})
+def source(text: str):
+    """Python source substituted verbatim into a template (a plain str would be quoted)."""
+    from fuzzdce.program import Literal
+
+    return Literal(text)
 
 
-def with_two_dims(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dim0": dim(x), "dim1": dim(x)})
+def tensor_literal(values: list):
+    return source(f"torch.tensor({values!r})")
 
 
-def with_permutation(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dims": st.permutations(range(x.ndim)).map(tuple)})
+def in_range_indices(size: int, max_len: int = 4) -> st.SearchStrategy:
+    """A literal int64 index tensor with values in [0, size), as source."""
+    if size == 0:
+        return st.just(source("torch.tensor([], dtype=torch.int64)"))
+    return st.lists(st.integers(0, size - 1), min_size=1, max_size=max_len).map(tensor_literal)
 
 
-def with_new_dim(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dim": st.integers(-x.ndim - 1, x.ndim)})
+# --- the catalog ---------------------------------------------------------------------------------------
 
 
-def with_correction(x: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({"dim": dim(x), "correction": st.sampled_from([0, 1])})
+def _load() -> tuple[OpSpec, ...]:
+    from fuzzdce.strategies import ops_elementwise, ops_nn, ops_structure
+
+    return ops_elementwise.OPS + ops_structure.OPS + ops_nn.OPS
 
 
-# --- the catalog ---------------------------------------------------------------------------------
-
-
-def unary(name: str, template: str | None = None, dtypes=FLOATS) -> OpSpec:
-    return OpSpec(name, "unary", template or f"torch.{name}({{0}})", dtypes)
-
-
-def binary(name: str, template: str | None = None, dtypes=FLOATS, params: ParamsRule = no_params) -> OpSpec:
-    return OpSpec(name, "binary", template or f"torch.{name}({{0}}, {{1}})", dtypes, (any_value, broadcastable), params)
-
-
-def reduction(name: str, template: str, params: ParamsRule = with_dim_keepdim, dtypes=FLOATS) -> OpSpec:
-    return OpSpec(name, "reduction", template, dtypes, (any_value,), params)
-
-
-def shape_op(name: str, template: str, params: ParamsRule = no_params, dtypes=FLOATS) -> OpSpec:
-    return OpSpec(name, "shape", template, dtypes, (any_value,), params)
-
-
-CATALOG: tuple[OpSpec, ...] = (
-    # elementwise unary
-    unary("neg"),
-    unary("abs"),
-    unary("exp"),
-    unary("log"),
-    unary("sin"),
-    unary("cos"),
-    unary("tanh"),
-    unary("sigmoid"),
-    unary("relu"),
-    unary("sqrt"),
-    unary("rsqrt"),
-    unary("reciprocal"),
-    unary("floor"),
-    unary("square"),
-    # elementwise binary, broadcasting
-    binary("add"),
-    binary("add_alpha", "torch.add({0}, {1}, alpha={alpha})", params=with_alpha),
-    binary("sub"),
-    binary("sub_alpha", "torch.sub({0}, {1}, alpha={alpha})", params=with_alpha),
-    binary("mul"),
-    binary("div"),
-    binary("maximum"),
-    binary("minimum"),
-    binary("atan2"),
-    binary("operator_add", "{0} + {1}"),
-    binary("operator_mul", "{0} * {1}"),
-    # with a Python scalar operand
-    OpSpec("add_scalar", "scalar", "torch.add({0}, {scalar})", params=with_scalar),
-    OpSpec("mul_scalar", "scalar", "torch.mul({0}, {scalar})", params=with_scalar),
-    OpSpec("rsub_scalar", "scalar", "{scalar} - {0}", params=with_scalar),
-    OpSpec("pow_scalar", "scalar", "torch.pow({0}, 2)"),
-    # reductions
-    reduction("sum", "torch.sum({0}, dim={dim}, keepdim={keepdim})"),
-    reduction("mean", "torch.mean({0}, dim={dim}, keepdim={keepdim})"),
-    reduction("amax", "torch.amax({0}, dim={dim}, keepdim={keepdim})"),
-    reduction("sum_all", "torch.sum({0})", params=no_params),
-    reduction("var", "torch.var({0}, dim={dim}, correction={correction})", params=with_correction),
-    reduction("softmax", "torch.softmax({0}, dim={dim})", params=with_dim),
-    # shape ops
-    shape_op("reshape_flat", "torch.reshape({0}, (-1,))"),
-    shape_op("transpose", "torch.transpose({0}, {dim0}, {dim1})", with_two_dims),
-    shape_op("permute", "torch.permute({0}, {dims})", with_permutation),
-    shape_op("unsqueeze", "torch.unsqueeze({0}, {dim})", with_new_dim),
-    shape_op("squeeze", "torch.squeeze({0})"),
-    shape_op("flatten", "torch.flatten({0})"),
-)
-
+CATALOG: tuple[OpSpec, ...] = _load()
 BY_NAME: dict[str, OpSpec] = {spec.name: spec for spec in CATALOG}
 assert len(BY_NAME) == len(CATALOG), "catalog names must be unique"
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(spec.family for spec in CATALOG))

@@ -4,19 +4,30 @@ Shrinking is the design constraint. Every choice that refers to something whose 
 while shrinking (live values, candidates) is drawn from a fixed range and taken modulo the count,
 so deleting an op or an input leaves the other choices meaningful; the length of the program is
 a "continue?" draw before each op, which Hypothesis deletes cheaply.
+
+Validity by construction: each drawn step is run on ``meta`` tensors (on small CPU tensors when the
+op has no meta kernel) before it is added; a step torch rejects is dropped, not the program, so
+rejections cost neither examples nor shrinking.
 """
 
 from __future__ import annotations
+
+import dataclasses
+
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import torch
 
 from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput
-from fuzzdce.strategies.catalog import CATALOG, FLOATS, Meta, OpSpec
+from fuzzdce.strategies.catalog import CATALOG, SATISFIES, Meta, OpSpec
 
 # Large enough that "index modulo count" is close to uniform for any count we create.
 INDEX_RANGE = 255
+# Input dtypes, first the one everything shrinks to; the low-precision ones come last.
+INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bfloat16")
+INPUT_DOMAINS = ("real", "positive", "unit", "prob")
+MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
 
 
 def index_choice() -> st.SearchStrategy[int]:
@@ -29,79 +40,162 @@ def keep_going(p_stop_in_4: int = 1) -> st.SearchStrategy[bool]:
     return st.integers(0, 3).map(lambda k: k >= p_stop_in_4)
 
 
+def rarely(k: int = 4) -> st.SearchStrategy[bool]:
+    """True one time in ``k``; shrinks to False."""
+    return st.integers(0, k - 1).map(lambda i: i == k - 1)
+
+
 @st.composite
-def tensor_inputs(draw, *, max_inputs: int = 3, dtypes: tuple[str, ...] = FLOATS, max_side: int = 4):
-    """1..max_inputs input tensor specs with mutually broadcastable shapes (0-3 dims)."""
+def tensor_inputs(draw, *, max_inputs: int = 3, dtypes: tuple[str, ...] = INPUT_DTYPES, max_side: int = 4, max_dims: int = 4):
+    """1..max_inputs input tensor specs with mutually broadcastable shapes (0-4 dims, sides 0-4),
+    dtypes, value domains and layouts (transposed or strided views) drawn per input."""
     n = draw(st.integers(1, max_inputs))
+    min_side = 0 if draw(rarely()) else 1  # size-0 dims in one program in four
     shapes = draw(
-        hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=3, min_side=1, max_side=max_side)
+        hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
     ).input_shapes
-    return tuple(TensorInput(tuple(shape), draw(st.sampled_from(dtypes))) for shape in shapes)
+    first_dtype = draw(st.sampled_from(dtypes))
+    # Half the later inputs share the first's dtype: matmul, linear, conv need equal dtypes.
+    return tuple(
+        TensorInput(
+            tuple(shape),
+            dtype := first_dtype if k == 0 or not draw(rarely(2)) else draw(st.sampled_from(dtypes)),
+            transposed=len(shape) > 1 and draw(rarely()),
+            domain=integral_domain(dtype, draw(st.sampled_from(INPUT_DOMAINS))),
+            strided=len(shape) > 0 and draw(rarely()),
+        )
+        for k, shape in enumerate(shapes)
+    )
 
 
-def meta_of(value) -> Meta | None:
+def integral_domain(dtype: str, domain: str) -> str:
+    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive."""
+    if dtype == "bool":
+        return "real"
+    if dtype.startswith("int") and domain != "real":
+        return "positive"
+    return domain
+
+
+def meta_of(value, domain: str = "real", writable: bool = False) -> Meta | None:
+    """The Meta of a step's result: a tensor of a known dtype or a Python int; None otherwise."""
     if isinstance(value, torch.Tensor):
         dtype = next((k for k, v in DTYPES.items() if v == value.dtype), None)
-        return None if dtype is None else Meta(tuple(value.shape), dtype)
+        return None if dtype is None else Meta(tuple(value.shape), dtype, domain, writable)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Meta((), "pyint", "positive" if value > 0 else "real", value=value)
     return None
 
 
-def infer_metas(step: Step, metas: list[Meta | None]) -> list[Meta | None] | None:
-    """Run ``step`` on meta tensors: its output metas, or None when torch rejects it."""
-    env = {"torch": torch}
-    for i, meta in enumerate(metas):
-        if meta is not None:
-            env[f"v{i}"] = torch.empty(meta.shape, dtype=DTYPES[meta.dtype], device="meta")
-    try:
-        result = eval(step.expression(), env)  # noqa: S307 - our own generated source
-    except Exception:
-        return None
-    results = tuple(result) if step.n_out > 1 else (result,)
-    if len(results) != step.n_out:
-        return None
-    return [meta_of(r) for r in results]
+def _materialize(meta: Meta, device: str):
+    if meta.is_number:
+        return meta.value
+    if device == "meta":
+        return torch.empty(meta.shape, dtype=DTYPES[meta.dtype], device="meta")
+    return torch.ones(meta.shape, dtype=DTYPES[meta.dtype])  # ones: inside every domain but "unit"'s edge
+
+
+def run_step(step: Step, metas: list[Meta | None], device: str) -> tuple:
+    """Execute ``step``'s line on stand-ins for the live values; its results as a tuple."""
+    env: dict = {"torch": torch}
+    for i in set(step.refs()):
+        env[f"v{i}"] = _materialize(metas[i], device)
+    first = len(metas)
+    exec(step.line(first), env)  # noqa: S102 - our own generated source
+    return tuple(env[f"v{j}"] for j in range(first, first + step.n_out))
+
+
+def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
+    """``step`` with its tuple arity filled in and its results, or None when torch rejects it.
+
+    Meta tensors first (no data, no compute); small CPU tensors when the op has no meta kernel.
+    """
+    probe = dataclasses.replace(step, n_out=1, unpack=False)
+    for device in ("meta", "cpu"):
+        try:
+            (result,) = run_step(probe, metas, device)
+            if isinstance(result, (tuple, list)):  # tuples, named tuples, torch.Size, split's lists
+                if not 1 <= len(result) <= MAX_TUPLE:
+                    return None
+                full = dataclasses.replace(step, n_out=len(result), unpack=True)
+                return full, tuple(run_step(full, metas, device))
+            return step, (result,)
+        except Exception:
+            # No meta kernel, or a literal CPU tensor in the template (an index list) that meta
+            # tensors cannot meet: real tensors decide. Rejected there too: the step is dropped.
+            continue
+    return None
+
+
+def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Meta | None]:
+    """Metas of a step's results: domain from the spec's ``yields``, writable unless a view."""
+    domain = operands[0].domain if spec.yields == "same" else spec.yields
+    writes = any(o.written for o in spec.operands)
+    fresh = not spec.view and not writes  # an in-place result aliases its target: not fresh
+    return [meta_of(r, domain if not isinstance(r, torch.Tensor) or r.is_floating_point() else "real", fresh) for r in results]
 
 
 @st.composite
 def steps_for(draw, spec: OpSpec, metas: list[Meta | None]):
     """Draw one application of ``spec`` to live values, or None if no live value fits it."""
-    firsts = [i for i, m in enumerate(metas) if m is not None and m.dtype in spec.dtypes]
+    first_rule = spec.operands[0]
+    firsts = [i for i, m in enumerate(metas) if m is not None and first_rule.accepts(spec.dtypes, m, m)]
     if not firsts:
         return None
     # Count back from the newest value, so shrinking the index makes ops use the latest result.
     first = firsts[-1 - draw(index_choice()) % len(firsts)]
     chosen = [first]
     for rule in spec.operands[1:]:
-        fits = [i for i, m in enumerate(metas) if m is not None and m.dtype in spec.dtypes and rule(metas[first], m)]
+        fits = [i for i, m in enumerate(metas) if m is not None and rule.accepts(spec.dtypes, metas[first], m)]
+        if not fits:
+            return None
         chosen.append(fits[-1 - draw(index_choice()) % len(fits)])
     params = draw(spec.params(*(metas[i] for i in chosen)))
-    return Step(spec.name, spec.template, tuple(Ref(i) for i in chosen), tuple(sorted(params.items())), spec.n_out)
+    return Step(spec.name, spec.template, tuple(Ref(i) for i in chosen), tuple(sorted(params.items())))
+
+
+def by_family(catalog: tuple[OpSpec, ...]) -> dict[str, tuple[OpSpec, ...]]:
+    families: dict[str, list[OpSpec]] = {}
+    for spec in catalog:
+        families.setdefault(spec.family, []).append(spec)
+    return {k: tuple(v) for k, v in families.items()}
+
+
+def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
+    """A family, then an op in it: families are equally likely whatever their size."""
+    families = by_family(catalog)
+    return st.sampled_from(list(families)).flatmap(lambda f: st.sampled_from(families[f]))
 
 
 @st.composite
 def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, max_outputs: int = 3, **input_options):
     """Straight-line torch programs over 1-3 inputs, with dead code and one or more outputs.
 
-    Steps that torch rejects on meta tensors are dropped rather than rejected, so every drawn
-    program is valid in eager (shape-wise) and no example is discarded.
+    Steps that torch rejects are dropped rather than rejected, so every drawn program is valid in
+    eager (shape- and dtype-wise) and no example is discarded.
     """
     inputs = draw(tensor_inputs(**input_options))
-    metas: list[Meta | None] = [Meta(i.shape, i.dtype) for i in inputs]
+    metas: list[Meta | None] = [Meta(i.shape, i.dtype, i.domain) for i in inputs]
     steps: list[Step] = []
-    # The first op needs no "continue?" draw: a program without ops compiles nothing.
+    choose_op = op_choice(catalog)
+    # Until one step is added there is no "continue?" draw (a program without ops compiles
+    # nothing); after a few rejected attempts the program may stay empty.
     attempts = 0
-    while len(steps) < max_ops and (attempts == 0 or draw(keep_going())):
+    while len(steps) < max_ops and ((not steps and attempts < 4) or draw(keep_going())):
         attempts += 1
-        spec = draw(st.sampled_from(catalog))
+        spec = draw(choose_op)
         step = draw(steps_for(spec, metas))
-        if step is None:
+        inferred = None if step is None else infer(step, metas)
+        if inferred is None:
             continue
-        out_metas = infer_metas(step, metas)
-        if out_metas is None:
-            continue
+        step, results = inferred
+        operand_metas = [metas[i] for i in step.refs()]
+        if spec.view:  # a value that has been viewed must not be written: the view would change too
+            for i in step.refs():
+                metas[i] = dataclasses.replace(metas[i], writable=False)
         steps.append(step)
-        metas.extend(out_metas)
-    tensors = [i for i, m in enumerate(metas) if m is not None]
+        metas.extend(result_metas(spec, operand_metas, results))
+    tensors = [i for i, m in enumerate(metas) if m is not None and not m.is_number]
     outputs = [tensors[-1 - draw(index_choice()) % len(tensors)]]
     while len(outputs) < max_outputs and draw(keep_going(p_stop_in_4=2)):
         candidate = tensors[-1 - draw(index_choice()) % len(tensors)]
@@ -109,3 +203,5 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
             outputs.append(candidate)
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(inputs), tuple(steps), tuple(outputs), seed)
+
+

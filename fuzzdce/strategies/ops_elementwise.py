@@ -1,0 +1,180 @@
+"""Elementwise ops: unary, activations, binary (tensors, Python scalars, operators), comparisons,
+logical and bitwise ops, and ternary ops (where, clamp, lerp, addcmul)."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+
+from fuzzdce.strategies.catalog import (
+    ALL,
+    ALL_FLOATS,
+    BOOL,
+    FLOATS,
+    INTS,
+    NUMBER,
+    NUMERIC,
+    Operand,
+    OpSpec,
+    broadcastable,
+    const,
+    params,
+    small_floats,
+)
+
+F = "torch.nn.functional"
+
+
+def unary(name: str, dtypes=ALL_FLOATS, needs: str = "real", yields: str = "real", template: str | None = None, **kw) -> OpSpec:
+    return OpSpec(name, "unary", template or f"torch.{name}({{0}})", dtypes, (Operand(domain=needs),), yields=yields, **kw)
+
+
+def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = "real") -> OpSpec:
+    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, params=p or (lambda *m: st.just({})), yields=yields)
+
+
+def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "real", p=None, **kw) -> OpSpec:
+    """Broadcasting binary op; the second operand may have another dtype (type promotion)."""
+    operands = (Operand(), Operand(relation=broadcastable, domain=divisor))
+    return OpSpec(name, kw.pop("family", "binary"), template or f"torch.{name}({{0}}, {{1}})", dtypes, operands, params=p or (lambda *m: st.just({})), **kw)
+
+
+def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) -> OpSpec:
+    return OpSpec(name, "scalar", template, dtypes, params=params(scalar=const(small_floats() if scalar is None else scalar)), **kw)
+
+
+ROUNDING = st.sampled_from([None, "trunc", "floor"])
+
+OPS: tuple[OpSpec, ...] = (
+    # elementwise unary, with the domain each needs
+    unary("abs", NUMERIC),
+    unary("neg", NUMERIC),
+    unary("exp", yields="positive"),
+    unary("exp2", yields="positive"),
+    unary("expm1"),
+    unary("log", needs="positive"),
+    unary("log2", needs="positive"),
+    unary("log10", needs="positive"),
+    unary("log1p", needs="positive"),
+    unary("sqrt", needs="positive", yields="positive"),
+    unary("rsqrt", needs="positive", yields="positive"),
+    unary("reciprocal", needs="positive", yields="positive"),
+    unary("sin"),
+    unary("cos"),
+    unary("tan", needs="unit"),
+    unary("asin", needs="unit"),
+    unary("acos", needs="unit"),
+    unary("atan"),
+    unary("sinh"),
+    unary("cosh", yields="positive"),
+    unary("tanh", yields="unit"),
+    unary("asinh"),
+    unary("atanh", needs="unit"),
+    unary("sigmoid", yields="prob"),
+    unary("erf", yields="unit"),
+    unary("erfc", yields="positive"),
+    unary("erfinv", needs="unit"),
+    unary("lgamma", needs="positive"),
+    unary("digamma", needs="positive"),
+    unary("floor", NUMERIC, yields="same"),
+    unary("ceil", NUMERIC, yields="same"),
+    unary("round", NUMERIC),
+    unary("trunc", NUMERIC),
+    unary("frac"),
+    unary("sign", NUMERIC),
+    unary("signbit", NUMERIC),
+    unary("square", NUMERIC),
+    unary("relu", NUMERIC),
+    unary("isfinite", ALL),
+    unary("isnan", ALL),
+    unary("isinf", ALL),
+    unary("logical_not", ALL),
+    unary("bitwise_not", INTS + BOOL),
+    unary("nan_to_num"),
+    unary("logit", needs="prob"),
+    unary("clone", ALL, yields="same"),
+    # activations (torch.nn.functional)
+    activation("gelu", p=params(approximate=const(st.sampled_from(["none", "tanh"]))), extra=", approximate={approximate}"),
+    activation("silu"),
+    activation("relu6"),
+    activation("hardswish"),
+    activation("hardsigmoid"),
+    activation("hardtanh"),
+    activation("leaky_relu", ", negative_slope={slope}", p=params(slope=const(st.sampled_from([0.01, 0.2])))),
+    activation("elu"),
+    activation("celu"),
+    activation("selu"),
+    activation("mish"),
+    activation("softplus", ", beta={beta}", p=params(beta=const(st.sampled_from([1.0, 2.0])))),
+    activation("softsign", yields="unit"),
+    activation("tanhshrink"),
+    activation("logsigmoid"),
+    activation("softshrink"),
+    activation("hardshrink"),
+    activation("threshold", ", {threshold}, {value}", p=params(threshold=const(small_floats()), value=const(small_floats()))),
+    # binary, broadcasting, with type promotion between the operands' dtypes
+    binary("add"),
+    binary("add_alpha", template="torch.add({0}, {1}, alpha={alpha})", p=params(alpha=const(small_floats())), dtypes=ALL_FLOATS),
+    binary("sub"),
+    binary("sub_alpha", template="torch.sub({0}, {1}, alpha={alpha})", p=params(alpha=const(small_floats())), dtypes=ALL_FLOATS),
+    binary("mul", ALL),
+    binary("div", ALL_FLOATS),
+    binary("div_rounding", NUMERIC, template="torch.div({0}, {1}, rounding_mode={mode})", divisor="positive", p=params(mode=const(ROUNDING))),
+    binary("true_divide", ALL_FLOATS),
+    binary("floor_divide", NUMERIC, divisor="positive"),
+    binary("remainder", NUMERIC, divisor="positive"),
+    binary("fmod", NUMERIC, divisor="positive"),
+    binary("pow", ALL_FLOATS, template="torch.pow({0}, {1})", divisor="real"),
+    binary("maximum", NUMERIC),
+    binary("minimum", NUMERIC),
+    binary("atan2", ALL_FLOATS),
+    binary("copysign", ALL_FLOATS),
+    binary("nextafter", FLOATS),
+    binary("ldexp", FLOATS, template="torch.ldexp({0}, {1}.to(torch.int64).clamp(-4, 4))", torch_op="torch.ldexp"),
+    binary("operator_add", ALL, template="{0} + {1}", torch_op=""),
+    binary("operator_mul", ALL, template="{0} * {1}", torch_op=""),
+    binary("operator_sub", NUMERIC, template="{0} - {1}", torch_op=""),
+    binary("operator_truediv", ALL_FLOATS, template="{0} / {1}", torch_op=""),
+    binary("operator_floordiv", INTS, template="{0} // {1}", divisor="positive", torch_op=""),
+    binary("operator_pow", FLOATS, template="{0} ** {1}", torch_op=""),
+    # comparisons and logical / bitwise ops
+    binary("eq", ALL, family="compare"),
+    binary("ne", ALL, family="compare"),
+    binary("lt", NUMERIC, family="compare"),
+    binary("le", NUMERIC, family="compare"),
+    binary("gt", NUMERIC, family="compare"),
+    binary("ge", NUMERIC, family="compare"),
+    binary("operator_lt", NUMERIC, template="{0} < {1}", family="compare", torch_op=""),
+    binary("operator_eq", ALL, template="{0} == {1}", family="compare", torch_op="torch.Tensor.__eq__"),
+    binary("logical_and", ALL, family="logical"),
+    binary("logical_or", ALL, family="logical"),
+    binary("logical_xor", ALL, family="logical"),
+    binary("bitwise_and", INTS + BOOL, family="logical"),
+    binary("bitwise_or", INTS + BOOL, family="logical"),
+    binary("bitwise_xor", INTS + BOOL, family="logical"),
+    # with a Python scalar operand
+    with_scalar("add_scalar", "torch.add({0}, {scalar})", torch_op="torch.add"),
+    with_scalar("mul_scalar", "torch.mul({0}, {scalar})", NUMERIC, scalar=st.sampled_from([2, -1, 3]), torch_op="torch.mul"),
+    with_scalar("rsub", "torch.rsub({0}, {scalar})"),
+    with_scalar("rsub_operator", "{scalar} - {0}", torch_op=""),
+    with_scalar("pow_scalar", "torch.pow({0}, {scalar})", scalar=st.sampled_from([2, 3, 0.5, -1]), torch_op="torch.pow"),
+    with_scalar("float_power", "torch.float_power({0}, {scalar})", FLOATS, scalar=st.sampled_from([2, 3])),
+    with_scalar("div_scalar_int", "torch.div({0}, {scalar}, rounding_mode='floor')", INTS, scalar=st.sampled_from([2, 3, -2]), torch_op="torch.div"),
+    with_scalar("eq_scalar", "torch.eq({0}, {scalar})", NUMERIC, scalar=st.sampled_from([0, 1]), torch_op="torch.eq"),
+    with_scalar("gt_scalar", "{0} > {scalar}", NUMERIC, scalar=st.sampled_from([0, 0.5]), torch_op=""),
+    # with a Python int from the program (x.shape[i], numel()) as the scalar
+    OpSpec("mul_number", "number", "{0} * {1}", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op=""),
+    OpSpec("add_number", "number", "torch.add({0}, {1})", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op="torch.add"),
+    # ternary
+    OpSpec("where", "ternary", "torch.where({0}, {1}, {2})", BOOL, (Operand(), Operand(NUMERIC, broadcastable), Operand(NUMERIC, broadcastable))),
+    OpSpec("where_scalar", "ternary", "torch.where({0} > 0, {0}, {scalar})", ALL_FLOATS, params=params(scalar=const(small_floats())), torch_op="torch.where"),
+    OpSpec("clamp", "ternary", "torch.clamp({0}, min={lo}, max={hi})", NUMERIC, params=params(lo=const(st.sampled_from([-1, 0, None])), hi=const(st.sampled_from([1, 2])))),
+    OpSpec("clamp_tensor", "ternary", "torch.clamp({0}, {1}, {2})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), torch_op="torch.clamp"),
+    OpSpec("clamp_min", "ternary", "torch.clamp_min({0}, {lo})", NUMERIC, params=params(lo=const(st.sampled_from([-1, 0])))),
+    OpSpec("clip", "ternary", "torch.clip({0}, {lo}, {hi})", NUMERIC, params=params(lo=const(st.sampled_from([-2, 0])), hi=const(st.sampled_from([1, 3])))),
+    OpSpec("lerp", "ternary", "torch.lerp({0}, {1}, {w})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable)), params=params(w=const(st.sampled_from([0.25, 0.5, 1.5])))),
+    OpSpec("lerp_tensor", "ternary", "torch.lerp({0}, {1}, {2})", FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), torch_op="torch.lerp"),
+    OpSpec("addcmul", "ternary", "torch.addcmul({0}, {1}, {2}, value={v})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), params=params(v=const(small_floats()))),
+    OpSpec("addcdiv", "ternary", "torch.addcdiv({0}, {1}, {2}, value={v})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable, domain="positive")), params=params(v=const(small_floats()))),
+    OpSpec("masked_fill", "ternary", "torch.masked_fill({0}, {1}, {v})", ALL_FLOATS, (Operand(), Operand(BOOL, broadcastable)), params=params(v=const(small_floats()))),
+    OpSpec("isclose", "ternary", "torch.isclose({0}, {1})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable)), torch_op="torch.isclose"),
+)
