@@ -168,6 +168,20 @@ def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
 
 
 @st.composite
+def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None], ask_to_continue: bool):
+    """One iteration of the op loop: the "continue?" draw, the op, its operands and parameters.
+
+    Drawn as one strategy so that all of an op's choices form one span: the shrinker deletes an op
+    from the middle of a program by deleting its span, and the ops after it slide into place.
+    Returns None to stop, else ``(spec, step or None)``.
+    """
+    if ask_to_continue and not draw(keep_going()):
+        return None
+    spec = draw(choose_op)
+    return spec, draw(steps_for(spec, metas))
+
+
+@st.composite
 def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, max_outputs: int = 3, **input_options):
     """Straight-line torch programs over 1-3 inputs, with dead code and one or more outputs.
 
@@ -181,10 +195,12 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
     # Until one step is added there is no "continue?" draw (a program without ops compiles
     # nothing); after a few rejected attempts the program may stay empty.
     attempts = 0
-    while len(steps) < max_ops and ((not steps and attempts < 4) or draw(keep_going())):
+    while len(steps) < max_ops:
+        block = draw(op_block(choose_op, metas, ask_to_continue=bool(steps) or attempts >= 4))
+        if block is None:
+            break
         attempts += 1
-        spec = draw(choose_op)
-        step = draw(steps_for(spec, metas))
+        spec, step = block
         inferred = None if step is None else infer(step, metas)
         if inferred is None:
             continue
