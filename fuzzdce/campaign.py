@@ -250,8 +250,9 @@ class Campaign:
         self.log(f"fuzzdce: finished in {self.stats.wall_seconds:.0f} s")
         return self.store
 
-    def finish_merged(self) -> None:
-        """After parallel lanes merged into this campaign: confirm, rewrite findings and the summary."""
+    def finish(self) -> None:
+        """After a Hypothesis run driven from outside (parallel lanes merged into this campaign, or
+        a pytest fuzz test): confirm the findings, rewrite them and the summary, stop the sandbox."""
         try:
             if not self.interrupted:
                 self.confirm()

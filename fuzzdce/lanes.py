@@ -108,5 +108,5 @@ def run_lanes(plan: LanePlan, jobs: int, *, log=None) -> Campaign:
         merged.interrupted |= interrupted
     if len(collected) < jobs:
         merged.log(f"fuzzdce: {jobs - len(collected)} lane(s) ended without reporting; their findings are on disk")
-    merged.finish_merged()
+    merged.finish()
     return merged

@@ -195,9 +195,10 @@ DOMAINS = {
 
 
 def _input_expression(spec: TensorInput) -> str:
-    shape = tuple(reversed(spec.shape)) if spec.transposed else spec.shape
-    if spec.strided and shape:
-        shape = (*shape[:-1], 2 * shape[-1])
+    # Strided: the final last dim is drawn twice as long and every other element kept.
+    # Transposed: the base is made in reversed dim order and permuted back.
+    final = (*spec.shape[:-1], 2 * spec.shape[-1]) if spec.strided and spec.shape else spec.shape
+    shape = tuple(reversed(final)) if spec.transposed else final
     dtype = f"torch.{spec.dtype}"
     floating, low, high = DOMAINS[spec.domain]
     if spec.dtype == "bool":

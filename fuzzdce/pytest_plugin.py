@@ -27,14 +27,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"example database: a directory, redis://HOST:PORT, or none (default: ${profiles.DATABASE_ENV} "
         f"or {profiles.DEFAULT_DATABASE_DIR})",
     )
+    group.addoption(
+        "--fuzz-findings",
+        default=None,
+        metavar="DIR",
+        help="where fuzz tests write their findings, as fuzzdce run does (default: ./fuzzdce-findings)",
+    )
 
 
 @pytest.hookimpl(trylast=True)  # after Hypothesis's own plugin, so our profile is the one in force
 def pytest_configure(config: pytest.Config) -> None:
+    from fuzzdce import testing
+
     try:
         profiles.load(config.getoption("fuzz_profile"), config.getoption("fuzz_database"))
     except UsageError as e:
         raise pytest.UsageError(str(e)) from None
+    if config.getoption("fuzz_findings"):
+        testing.findings_dir = config.getoption("fuzz_findings")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

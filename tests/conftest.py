@@ -14,3 +14,5 @@ def stock():
     from fuzzdce.placements import resolve
 
     return resolve("stock")
+
+pytest_plugins = ["pytester"]

@@ -7,7 +7,7 @@ from fuzzdce.strategies import BY_NAME, CATALOG, programs, thunder_support
 
 # Ops some entries need before them: a Python int from a shape, a computed (writable) tensor, a mask.
 ENABLERS = (BY_NAME["shape_i"], BY_NAME["clone"], BY_NAME["gt_scalar"])
-SEARCH = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SEARCH = settings(max_examples=3000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("spec", CATALOG, ids=lambda s: s.name)

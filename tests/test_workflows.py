@@ -1,5 +1,6 @@
 """The nightly workflow is linted with actionlint, and its fuzz command parses with fuzzdce's own CLI."""
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -34,7 +35,8 @@ def fuzz_arguments(workflow: Path) -> list[str]:
 
     steps = yaml.safe_load(workflow.read_text())["jobs"]["fuzz"]["steps"]
     command = next(s["run"] for s in steps if "./dev fuzz" in s.get("run", ""))
-    words = shlex.split(command)
+    # Shell variables stand for numbers or paths the job supplies; any positive integer will do here.
+    words = shlex.split(re.sub(r"\$\{?[A-Z_]+\}?", "1", command))
     return words[words.index("fuzz") + 1 :]
 
 

@@ -1,0 +1,172 @@
+"""Campaign benchmark: throughput with 1 and N lanes, harness overhead, time to first finding.
+
+Prints, from one run on this machine:
+- programs per second with 1 lane and with N lanes (each lane a process with a sandboxed worker);
+- fuzzdce's per-program cost over the cost of bare Thunder compiles and runs of the same programs
+  on the same paths and placements (the harness overhead), in-process and sandboxed;
+- seconds from start to the first placement-induced finding under symcall.
+
+Usage: python benchmarks/campaign.py [--programs 20] [--lane-seconds 90] [--jobs N] [--paths jit thunderfx]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+
+def sample_programs(n: int, seed: int = 0):
+    """``n`` programs drawn by the campaign's own strategy, deterministically."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    from fuzzdce.strategies import programs
+
+    drawn = []
+
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @hypothesis_seed(seed)
+    @given(programs())
+    def collect(program):
+        drawn.append(program)
+
+    collect()
+    return drawn[:n]
+
+
+def bare_cost(program, placement, paths) -> float:
+    """Seconds for plain Thunder compiles and runs: what any harness has to pay."""
+    import thunder
+    import torch
+    from thunder.dynamo import thunderfx
+
+    start = time.perf_counter()
+    fn = program.function()
+    program.function()(*program.make_inputs())  # eager, once
+    with placement():
+        for path in paths:
+            try:
+                if path == "jit":
+                    thunder.jit(fn)(*program.make_inputs())
+                elif path == "thunderfx":
+                    torch._dynamo.reset()
+                    thunderfx(fn)(*program.make_inputs(requires_grad=True))
+                    torch._dynamo.reset()
+            except Exception:
+                pass
+    return time.perf_counter() - start
+
+
+def overhead(programs, placements, paths) -> tuple[float, float, float]:
+    """(bare s/program, fuzzdce in-process s/program, fuzzdce sandboxed s/program)."""
+    from fuzzdce.evaluate import evaluate_all
+    from fuzzdce.sandbox import SandboxedEvaluator
+
+    bare = fuzz = 0.0
+    for program in programs:
+        bare += sum(bare_cost(program, p, paths) for p in placements)
+        start = time.perf_counter()
+        evaluate_all(program, placements, paths=paths, timeout=60)
+        fuzz += time.perf_counter() - start
+    sandbox = SandboxedEvaluator()
+    sandbox(programs[0], placements, paths=paths, timeout=60)  # start the child outside the timing
+    start = time.perf_counter()
+    for program in programs:
+        sandbox(program, placements, paths=paths, timeout=60)
+    sandboxed = time.perf_counter() - start
+    sandbox.close()
+    n = len(programs)
+    return bare / n, fuzz / n, sandboxed / n
+
+
+def throughput(jobs: int, seconds: int, paths) -> float:
+    """Programs per second of a campaign (stock + symcall) run with ``jobs`` lanes for ``seconds``."""
+    from fuzzdce.lanes import LanePlan, run_lanes
+
+    with tempfile.TemporaryDirectory() as folder:
+        plan = LanePlan(
+            placements=["stock", "symcall"],
+            paths=list(paths),
+            max_examples=100_000,
+            seed=1,
+            timeout=60,
+            time_budget=seconds,
+            findings_dir=folder,
+            profile="dev",
+            database="none",
+        )
+        start = time.perf_counter()
+        if jobs == 1:
+            campaign = plan.campaign(0, log=lambda line: None, clear_findings=True)
+            campaign.run()
+        else:
+            campaign = run_lanes(plan, jobs, log=lambda line: None)
+        return campaign.stats.programs / (time.perf_counter() - start)
+
+
+def time_to_first_finding(paths, limit: int = 600) -> float | None:
+    """Seconds from start until the first placement-induced finding under symcall is logged."""
+    from fuzzdce.campaign import Campaign
+    from fuzzdce.placements import resolve
+
+    start = time.perf_counter()
+    found: list[float] = []
+
+    def log(line: str) -> None:
+        if "[placement-induced] new finding" in line and not found:
+            found.append(time.perf_counter() - start)
+            campaign._deadline = 0  # stop: the figure is measured
+
+    with tempfile.TemporaryDirectory() as folder:
+        campaign = Campaign(
+            [resolve("stock"), resolve("symcall")],
+            paths=paths,
+            max_examples=10_000,
+            seed=7,
+            time_budget=limit,
+            findings_dir=folder,
+            sandbox=True,
+            log=log,
+        )
+        campaign.confirm = lambda: None
+        campaign.run()
+    return found[0] if found else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", type=int, default=20)
+    parser.add_argument("--lane-seconds", type=int, default=90)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"])
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    from fuzzdce.cli import quiet_library_warnings
+    from fuzzdce.placements import resolve
+
+    quiet_library_warnings()
+    print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}; placements stock, symcall", flush=True)
+
+    programs = sample_programs(args.programs)
+    bare, fuzz, sandboxed = overhead(programs, [resolve("stock"), resolve("symcall")], args.paths)
+    print(f"bare Thunder compile+run:  {bare:.3f} s/program ({len(programs)} programs)")
+    print(f"fuzzdce, in-process:       {fuzz:.3f} s/program  overhead ratio {fuzz / bare:.2f}")
+    print(f"fuzzdce, sandboxed worker: {sandboxed:.3f} s/program  overhead ratio {sandboxed / bare:.2f}", flush=True)
+
+    one = throughput(1, args.lane_seconds, args.paths)
+    print(f"throughput, 1 lane:   {one:.2f} programs/s", flush=True)
+    if args.jobs > 1:
+        many = throughput(args.jobs, args.lane_seconds, args.paths)
+        print(f"throughput, {args.jobs} lanes:  {many:.2f} programs/s  (x{many / one:.2f})", flush=True)
+
+    first = time_to_first_finding(args.paths)
+    shown = f"{first:.1f} s" if first is not None else "none within the limit"
+    print(f"time to first placement-induced finding under symcall: {shown}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

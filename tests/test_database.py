@@ -1,0 +1,70 @@
+"""Campaigns share failures through an example database: a real redis-server on loopback."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed (./dev test and .ci/run install it where they can)")
+    with socket.socket() as s:  # a free loopback port
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                process.kill()
+                pytest.fail("redis-server did not start")
+            time.sleep(0.1)
+    yield f"redis://127.0.0.1:{port}/0"
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def fuzz(findings: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "fuzzdce", "run", "--jobs", "1", "--findings", str(findings), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+
+
+def induced(findings: Path) -> set[str]:
+    records = [json.loads(p.read_text()) for p in findings.glob("*/finding.json")]
+    return {r["violation_signature"] for r in records if r["verdict"] == "placement-induced"}
+
+
+def test_a_second_worker_replays_the_first_workers_failure(redis_url, tmp_path):
+    common = ["--placement", "stock", "--placement", "planted:add_computes_sub", "--path", "jit", "--database", redis_url]
+    first = fuzz(tmp_path / "first", *common, "--seed", "11", "--max-examples", "40")
+    assert first.returncode == 1, first.stderr[-3000:]
+    found = induced(tmp_path / "first")
+    assert found
+
+    import redis
+
+    assert redis.Redis.from_url(redis_url).keys("fuzzdce:*"), "the first worker saved nothing"
+
+    # One generated program: the second worker finds the failure because it replays the database.
+    second = fuzz(tmp_path / "second", *common, "--seed", "12", "--max-examples", "1")
+    assert second.returncode == 1, second.stderr[-3000:]
+    assert found & induced(tmp_path / "second")

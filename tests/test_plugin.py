@@ -1,0 +1,70 @@
+"""Fuzz profiles and the pytest plugin: a fuzz test inside someone else's pytest run."""
+
+import json
+
+import pytest
+from hypothesis import settings
+
+from fuzzdce import profiles
+from fuzzdce.placements import UsageError
+
+
+@pytest.fixture(autouse=True)
+def restore_profile():
+    before = settings.get_current_profile_name()
+    yield
+    settings.load_profile(before)
+
+
+def test_nightly_keeps_randomness_and_database_even_under_ci(monkeypatch, tmp_path):
+    monkeypatch.setenv("CI", "true")
+    loaded = profiles.load("nightly", str(tmp_path / "db"))
+    assert loaded.derandomize is False
+    assert loaded.database is not None
+    assert loaded.max_examples >= 1000 and loaded.deadline is None and loaded.print_blob
+
+
+def test_ci_is_deterministic_and_small(monkeypatch):
+    monkeypatch.delenv("HYPOTHESIS_PROFILE", raising=False)
+    monkeypatch.setenv("CI", "true")
+    assert profiles.default_profile() == "ci"
+    loaded = profiles.load()
+    assert loaded.derandomize and loaded.database is None and loaded.max_examples <= 50
+
+
+def test_environment_variable_selects_the_profile(monkeypatch):
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "nightly")
+    assert profiles.default_profile() == "nightly"
+
+
+def test_unknown_profile_names_the_choices():
+    with pytest.raises(UsageError, match="choose one of ci, dev, nightly"):
+        profiles.load("weekly")
+
+
+def test_bad_profile_on_the_command_line_is_a_usage_error(pytester):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest_subprocess("--fuzz-profile", "weekly", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown fuzz profile 'weekly'*ci, dev, nightly*"])
+
+
+def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp_path):
+    findings = tmp_path / "findings"
+    pytester.makepyfile(
+        test_dce="""
+        from fuzzdce.testing import fuzz_test
+
+        test_symcall = fuzz_test(placements=["stock", "symcall"], paths=["thunderfx"])
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--fuzz-profile", "ci", "--fuzz-findings", str(findings), "-p", "no:cacheprovider", timeout=900
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*fuzzdce: profile ci*", "*def program(*"])
+    records = [json.loads(p.read_text()) for p in findings.glob("*/finding.json")]
+    induced = [r for r in records if r["verdict"] == "placement-induced"]
+    assert induced and all(r["placements"] == ["symcall"] for r in induced)
+    assert min(r["n_ops"] for r in induced) <= 2
+    assert (findings / "summary.json").is_file()
