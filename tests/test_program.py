@@ -6,7 +6,7 @@ from fuzzdce.strategies import CATALOG, programs
 
 FAST = settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 # find() stops at the first example that satisfies; the budget only bounds the search for one.
-SEARCH = settings(FAST, max_examples=2000)
+SEARCH = settings(FAST, max_examples=10000)
 
 
 def test_source_renders_dead_code_and_outputs():

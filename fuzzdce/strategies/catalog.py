@@ -219,14 +219,23 @@ def small_floats() -> st.SearchStrategy[float]:
     return st.sampled_from([1.0, 2.0, 0.5, -1.0, -2.5, 3.0])
 
 
+def one_of_range(low: int, high: int) -> st.SearchStrategy[int]:
+    """An integer in [low, high], drawn from a fixed range and folded in (shrinks towards ``low``).
+
+    The bounds of a parameter depend on its operand's shape, which changes when the shrinker
+    deletes an earlier op; a draw whose bounds never change keeps the choices after it aligned.
+    """
+    return st.integers(0, 255).map(lambda k: low + k % (high - low + 1))
+
+
 def dim(x: Meta) -> st.SearchStrategy[int]:
-    """A valid dimension index of ``x`` (0-dim tensors accept -1 and 0)."""
+    """A valid dimension index of ``x`` (0-dim tensors accept -1 and 0), 0 when shrunk."""
     n = max(x.ndim, 1)
-    return st.integers(-n, n - 1)
+    return one_of_range(0, 2 * n - 1).map(lambda k: k if k < n else k - 2 * n)
 
 
 def new_dim(x: Meta) -> st.SearchStrategy[int]:
-    return st.integers(-x.ndim - 1, x.ndim)
+    return one_of_range(-x.ndim - 1, x.ndim)
 
 
 def params(**strategies: Callable[..., st.SearchStrategy]) -> ParamsRule:

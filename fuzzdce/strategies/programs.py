@@ -17,6 +17,7 @@ import dataclasses
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
+from hypothesis.errors import InvalidArgument
 import torch
 
 from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput
@@ -150,7 +151,12 @@ def steps_for(draw, spec: OpSpec, metas: list[Meta | None]):
         if not fits:
             return None
         chosen.append(fits[-1 - draw(index_choice()) % len(fits)])
-    params = draw(spec.params(*(metas[i] for i in chosen)))
+    try:
+        params = draw(spec.params(*(metas[i] for i in chosen)))
+    except InvalidArgument:
+        # A parameter rule with no valid value for these operands (say, an index into a size-0
+        # dim): the step is dropped like any other torch would reject.
+        return None
     return Step(spec.name, spec.template, tuple(Ref(i) for i in chosen), tuple(sorted(params.items())))
 
 
@@ -162,9 +168,15 @@ def by_family(catalog: tuple[OpSpec, ...]) -> dict[str, tuple[OpSpec, ...]]:
 
 
 def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
-    """A family, then an op in it: families are equally likely whatever their size."""
-    families = by_family(catalog)
-    return st.sampled_from(list(families)).flatmap(lambda f: st.sampled_from(families[f]))
+    """A family, then an op in it: families are equally likely whatever their size.
+
+    Both draws have fixed bounds (the op index is folded into its family), so changing the
+    family while shrinking never misaligns the draws that follow.
+    """
+    families = list(by_family(catalog).values())
+    return st.tuples(st.integers(0, len(families) - 1), index_choice()).map(
+        lambda fk: families[fk[0]][fk[1] % len(families[fk[0]])]
+    )
 
 
 @st.composite
@@ -173,9 +185,11 @@ def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None
 
     Drawn as one strategy so that all of an op's choices form one span: the shrinker deletes an op
     from the middle of a program by deleting its span, and the ops after it slide into place.
+    Every block makes the same draws (the first block's "continue?" is drawn and ignored), so
+    deleting any block, the first included, leaves the others aligned.
     Returns None to stop, else ``(spec, step or None)``.
     """
-    if ask_to_continue and not draw(keep_going()):
+    if not draw(keep_going()) and ask_to_continue:
         return None
     spec = draw(choose_op)
     return spec, draw(steps_for(spec, metas))
