@@ -29,7 +29,7 @@ from hypothesis.database import ExampleDatabase
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
 from fuzzdce.execution import DEFAULT_PATHS
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id, size
 from fuzzdce.placements import Placement
 from fuzzdce.program import Program
 from fuzzdce.store import FindingsFolder
@@ -193,8 +193,8 @@ class Campaign:
         @seed(self.seed)
         @given(programs())
         def fuzz(program: Program) -> None:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                return  # out of time: let Hypothesis finish quickly
+            if self.out_of_time(program):
+                return  # passing quickly lets Hypothesis finish
             start = time.perf_counter()
             to_shrink = self.observe(program)
             self.stats.seconds += time.perf_counter() - start
@@ -206,6 +206,20 @@ class Campaign:
                 raise failure_type(to_shrink[0].signature)(str(to_shrink[0].violation)) from None
 
         return fuzz
+
+    def out_of_time(self, program: Program) -> bool:
+        """Past the time budget nothing new is generated, but for a grace period (half the budget)
+        programs smaller than a finding's smallest one still run: those are shrink steps, and an
+        unshrunk reproducer is worth little."""
+        now = time.monotonic()
+        if self._deadline is None or now <= self._deadline:
+            return False
+        if now > self._deadline + 0.5 * (self.time_budget or 0):
+            return True
+        smaller = size(program)
+        return not any(
+            (self.stock_only or f.verdict == PLACEMENT_INDUCED) and smaller < size(f.program) for f in self.store
+        )
 
     def progress_line(self) -> str:
         s = self.stats

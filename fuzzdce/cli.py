@@ -83,7 +83,13 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
-    run.add_argument("--time-budget", type=positive_int, help="stop generating after this many seconds")
+    run.add_argument(
+        "--time-budget",
+        type=positive_int,
+        metavar="S",
+        help="stop generating after S seconds; shrinking what was found may take half as long again "
+        "(default: the profile's: ci 300, dev 600, nightly none)",
+    )
     run.add_argument(
         "--findings",
         metavar="DIR",
@@ -184,7 +190,7 @@ def run_main(args) -> int:
         max_examples=args.max_examples or profiles.PROFILE_EXAMPLES[profile_name],
         seed=random.randrange(2**32) if args.seed is None else args.seed,
         timeout=args.timeout,
-        time_budget=args.time_budget,
+        time_budget=args.time_budget or profiles.PROFILE_TIME_BUDGET[profile_name],
         findings_dir=args.findings,
         known=known,
         profile=profile_name,

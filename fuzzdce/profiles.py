@@ -31,6 +31,8 @@ _COMMON = dict(
 )
 
 PROFILE_EXAMPLES = {"ci": 30, "dev": 60, "nightly": 5000}
+# fuzzdce run's default --time-budget per profile, in seconds (None: examples alone bound it).
+PROFILE_TIME_BUDGET = {"ci": 300, "dev": 600, "nightly": None}
 
 
 def database_from(spec: str | None) -> ExampleDatabase | None:

@@ -118,11 +118,13 @@ OPS: tuple[OpSpec, ...] = (
     binary("sub_alpha", template="torch.sub({0}, {1}, alpha={alpha})", p=params(alpha=const(small_floats())), dtypes=ALL_FLOATS),
     binary("mul", ALL),
     binary("div", ALL_FLOATS),
-    binary("div_rounding", NUMERIC, template="torch.div({0}, {1}, rounding_mode={mode})", divisor="positive", p=params(mode=const(ROUNDING))),
+    # Integer division by zero kills the process (SIGFPE) in some CPU kernels: integer divisors
+    # are clamped away from zero in the program itself, which keeps eager and Thunder comparable.
+    binary("div_rounding", NUMERIC, template="torch.div({0}, {1}.clamp(min=1), rounding_mode={mode})", divisor="positive", p=params(mode=const(ROUNDING))),
     binary("true_divide", ALL_FLOATS),
-    binary("floor_divide", NUMERIC, divisor="positive"),
-    binary("remainder", NUMERIC, divisor="positive"),
-    binary("fmod", NUMERIC, divisor="positive"),
+    binary("floor_divide", NUMERIC, template="torch.floor_divide({0}, {1}.clamp(min=1))", divisor="positive"),
+    binary("remainder", NUMERIC, template="torch.remainder({0}, {1}.clamp(min=1))", divisor="positive"),
+    binary("fmod", NUMERIC, template="torch.fmod({0}, {1}.clamp(min=1))", divisor="positive"),
     binary("pow", ALL_FLOATS, template="torch.pow({0}, {1})", divisor="real"),
     binary("maximum", NUMERIC),
     binary("minimum", NUMERIC),
@@ -134,7 +136,7 @@ OPS: tuple[OpSpec, ...] = (
     binary("operator_mul", ALL, template="{0} * {1}", torch_op=""),
     binary("operator_sub", NUMERIC, template="{0} - {1}", torch_op=""),
     binary("operator_truediv", ALL_FLOATS, template="{0} / {1}", torch_op=""),
-    binary("operator_floordiv", INTS, template="{0} // {1}", divisor="positive", torch_op=""),
+    binary("operator_floordiv", INTS, template="{0} // {1}.clamp(min=1)", divisor="positive", torch_op=""),
     binary("operator_pow", FLOATS, template="{0} ** {1}", torch_op=""),
     # comparisons and logical / bitwise ops
     binary("eq", ALL, family="compare"),
