@@ -29,7 +29,7 @@ from hypothesis.database import ExampleDatabase
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
 from fuzzdce.execution import DEFAULT_PATHS
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id, size
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id, signature, size
 from fuzzdce.placements import Placement
 from fuzzdce.program import Program
 from fuzzdce.store import FindingsFolder
@@ -118,6 +118,7 @@ class Campaign:
         self.database = database
         self.clear_findings = clear_findings
         self.interrupted = False
+        self.full_evaluations = 0  # programs evaluated under every placement and path
         if sandbox:
             from fuzzdce.sandbox import SandboxedEvaluator
             from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
@@ -132,8 +133,43 @@ class Campaign:
 
     def observe(self, program: Program) -> list[Finding]:
         """Evaluate under every placement, record every finding, return those to shrink."""
+        shrink_step = self.reproduce_smaller(program)
+        if shrink_step is not None:
+            # Past max_examples Hypothesis only shrinks: a shrink step that did not reproduce its
+            # finding is not worth every placement's and path's compiles.
+            if shrink_step or self.full_evaluations >= self.max_examples:
+                return shrink_step
         evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.timeout)
+        self.full_evaluations += 1
         self.count(program, evaluations)
+        return self.record(program, evaluations)
+
+    def reproduce_smaller(self, program: Program) -> list[Finding] | None:
+        """Check a program smaller than a finding's smallest one for that finding first, alone.
+
+        Such a program is most likely one of Hypothesis's shrink steps; evaluating only the
+        finding's own path under its own placements (and stock) makes a shrink step cost one
+        path's compiles instead of every placement's and path's. When it does not reproduce,
+        the caller evaluates everything as usual. None when no finding's program is larger.
+        """
+        tried = False
+        for finding in list(self.store):
+            if not (self.stock_only or finding.verdict == PLACEMENT_INDUCED) or size(program) >= size(finding.program):
+                continue
+            tried = True
+            showing = [p for p in self.placements if p.name in finding.placements and not p.is_stock]
+            evaluations = self.evaluator(program, showing, paths=[finding.violation.path], timeout=self.timeout)
+            if any(
+                (verdict, placements) == (finding.verdict, finding.placements) and signature(v) == finding.violation_signature
+                for verdict, placements, v in triage(evaluations).values()
+            ):
+                self.count(program, evaluations)
+                found = self.record(program, evaluations)
+                return sorted(found, key=lambda f: f is not finding)
+        return [] if tried else None
+
+    def record(self, program: Program, evaluations: Mapping[str, Evaluation]) -> list[Finding]:
+        """Add every finding of ``evaluations`` to the store and folder; return those to shrink."""
         to_shrink, preferred = [], []
         for verdict, placements, violation in triage(evaluations).values():
             finding, change = self.store.add(verdict, placements, violation, program)
