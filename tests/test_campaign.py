@@ -52,7 +52,7 @@ def planted_run(tmp_path_factory):
     """``fuzzdce run`` with a fault that breaks every program: its exit code, findings folder, summary."""
     folder = tmp_path_factory.mktemp("run") / "findings"
     argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit"]
-    argv += ["--max-examples", "3", "--seed", "5", "--findings", str(folder)]
+    argv += ["--max-examples", "3", "--seed", "5", "--jobs", "1", "--findings", str(folder)]
     return argv, main(argv), folder, json.loads((folder / "summary.json").read_text())
 
 

@@ -99,7 +99,6 @@ OPS: tuple[OpSpec, ...] = (
     nn("dropout_p0", f"{F}.dropout({{0}}, p=0.0)", torch_op=f"{F}.dropout"),
     nn("dropout_eval", f"{F}.dropout({{0}}, p=0.5, training=False)", torch_op=f"{F}.dropout"),
     nn("glu", f"{F}.glu({{0}}, {{dim}})", FLOATS, p=params(dim=dim)),
-    nn("sdpa", f"{F}.scaled_dot_product_attention({{0}}, {{1}}, {{1}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=lambda q, k: q.ndim >= 2 and q.ndim == k.ndim and q.shape[-1] == k.shape[-1] and q.shape[:-2] == k.shape[:-2])), torch_op=f"{F}.scaled_dot_product_attention"),
     loss("mse_loss", f"{F}.mse_loss({{0}}, {{1}}, reduction={{reduction}})", ALL_FLOATS),
     loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
     loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})"),

@@ -112,7 +112,9 @@ def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
     Meta tensors first (no data, no compute); small CPU tensors when the op has no meta kernel.
     """
     probe = dataclasses.replace(step, n_out=1, unpack=False)
-    for device in ("meta", "cpu"):
+    # Literal index tensors are data: meta kernels do not check them against bounds.
+    devices = ("cpu",) if "torch.tensor(" in probe.expression() else ("meta", "cpu")
+    for device in devices:
         try:
             (result,) = run_step(probe, metas, device)
             if isinstance(result, (tuple, list)):  # tuples, named tuples, torch.Size, split's lists
