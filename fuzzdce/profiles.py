@@ -53,13 +53,11 @@ def database_from(spec: str | None) -> ExampleDatabase | None:
 
 def register_profiles(database: str | None = None) -> None:
     """(Re)register the three profiles; ``database`` overrides where dev and nightly keep examples."""
-    # ci keeps no examples unless a database is named explicitly (as a shared campaign does).
+    # ci keeps no examples and derandomizes, unless a database is named explicitly (a shared
+    # campaign): Hypothesis allows a database only without derandomize.
+    ci_database = database_from(database) if database else None
     settings.register_profile(
-        "ci",
-        max_examples=PROFILE_EXAMPLES["ci"],
-        derandomize=True,
-        database=database_from(database) if database else None,
-        **_COMMON,
+        "ci", max_examples=PROFILE_EXAMPLES["ci"], derandomize=ci_database is None, database=ci_database, **_COMMON
     )
     settings.register_profile(
         "dev", max_examples=PROFILE_EXAMPLES["dev"], derandomize=False, database=database_from(database), **_COMMON
