@@ -18,24 +18,7 @@ import tempfile
 import time
 import warnings
 
-
-def sample_programs(n: int, seed: int = 0):
-    """``n`` programs drawn by the campaign's own strategy, deterministically."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    from fuzzdce.strategies import programs
-
-    drawn = []
-
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @hypothesis_seed(seed)
-    @given(programs())
-    def collect(program):
-        drawn.append(program)
-
-    collect()
-    return drawn[:n]
+from paths import draw_programs  # the same programs benchmarks/paths.py draws
 
 
 def bare_cost(program, placement, paths) -> float:
@@ -151,7 +134,7 @@ def main() -> None:
     quiet_library_warnings()
     print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}; placements stock, symcall", flush=True)
 
-    programs = sample_programs(args.programs)
+    programs = draw_programs(args.programs, seed=0)
     bare, fuzz, sandboxed = overhead(programs, [resolve("stock"), resolve("symcall")], args.paths)
     print(f"bare Thunder compile+run:  {bare:.3f} s/program ({len(programs)} programs)")
     print(f"fuzzdce, in-process:       {fuzz:.3f} s/program  overhead ratio {fuzz / bare:.2f}")

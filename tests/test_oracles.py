@@ -7,17 +7,9 @@ from fuzzdce.execution import DEFAULT_PATHS, Call, ErrorInfo, Outcome
 from fuzzdce.oracles import ORACLES, raises, split_set
 from fuzzdce.placements import resolve
 from fuzzdce.program import Program, Ref, Step, TensorInput
+from sample_programs import DEAD_CODE_PROGRAM
 
-PROGRAM = Program(
-    (TensorInput((2, 3)), TensorInput((3,))),
-    (
-        Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),
-        Step("exp", "torch.exp({0})", (Ref(0),)),  # dead
-        Step("cos", "torch.cos({0})", (Ref(2),)),
-    ),
-    (4,),
-    seed=1,
-)
+PROGRAM = DEAD_CODE_PROGRAM
 
 # v0 is multiplied in place; the result read afterwards does not depend on it.
 MUTATING = Program(

@@ -8,17 +8,9 @@ import torch
 from fuzzdce.execution import DEFAULT_PATHS, PATHS, nvfuser_unavailable, resized_program, run_path
 from fuzzdce.placements import Placement, resolve
 from fuzzdce.program import Program, Ref, Step, TensorInput
+from sample_programs import DEAD_CODE_PROGRAM
 
-PROGRAM = Program(
-    (TensorInput((2, 3)), TensorInput((3,))),
-    (
-        Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),
-        Step("exp", "torch.exp({0})", (Ref(0),)),  # dead
-        Step("cos", "torch.cos({0})", (Ref(2),)),
-    ),
-    (4,),
-    seed=1,
-)
+PROGRAM = DEAD_CODE_PROGRAM
 
 
 def program_on(*shapes, template="torch.mul({0}, {1})"):

@@ -10,20 +10,11 @@ import pytest
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
 from fuzzdce.placements import resolve
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from sample_programs import DEAD_CODE_PROGRAM
 
 TESTS = os.path.dirname(__file__)
 ROOT = os.path.dirname(TESTS)
-PROGRAM = Program(
-    (TensorInput((2, 3)), TensorInput((3,))),
-    (
-        Step("add", "torch.add({0}, {1})", (Ref(0), Ref(1))),
-        Step("exp", "torch.exp({0})", (Ref(0),)),  # dead
-        Step("cos", "torch.cos({0})", (Ref(2),)),
-    ),
-    (4,),
-    seed=1,
-)
+PROGRAM = DEAD_CODE_PROGRAM
 
 
 def saved_findings(folder, placement, path):
