@@ -22,14 +22,23 @@ from paths import draw_programs  # the same programs benchmarks/paths.py draws
 
 
 def bare_cost(program, placement, paths) -> float:
-    """Seconds for plain Thunder compiles and runs: what any harness has to pay."""
+    """Seconds for the Thunder work fuzzdce's paths do, done plainly: what any harness must pay.
+
+    One eager call, then per path a compile and the same calls fuzzdce makes: ``jit`` forward;
+    ``thunderfx`` forward and backward on inputs that require grad, with Inductor replaced by
+    the same eager fallback fuzzdce uses. No oracles, no trace recording, no sandbox.
+    """
+    from unittest import mock
+
     import thunder
     import torch
     from thunder.dynamo import thunderfx
 
+    from fuzzdce.execution import _eager_fallback
+
     start = time.perf_counter()
     fn = program.function()
-    program.function()(*program.make_inputs())  # eager, once
+    fn(*program.make_inputs())
     with placement():
         for path in paths:
             try:
@@ -37,7 +46,14 @@ def bare_cost(program, placement, paths) -> float:
                     thunder.jit(fn)(*program.make_inputs())
                 elif path == "thunderfx":
                     torch._dynamo.reset()
-                    thunderfx(fn)(*program.make_inputs(requires_grad=True))
+                    inputs = program.make_inputs(requires_grad=True)
+                    with mock.patch("torch._inductor.compile", _eager_fallback):
+                        result = thunderfx(fn)(*inputs)
+                        outputs = [o for o in (result if isinstance(result, (tuple, list)) else [result])
+                                   if isinstance(o, torch.Tensor) and o.requires_grad]
+                        leaves = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+                        if outputs and leaves:
+                            torch.autograd.grad([o.sum() for o in outputs], leaves, allow_unused=True)
                     torch._dynamo.reset()
             except Exception:
                 pass
@@ -125,7 +141,7 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=20)
     parser.add_argument("--lane-seconds", type=int, default=90)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"])
+    parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"], choices=["jit", "thunderfx"])
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     from fuzzdce.cli import quiet_library_warnings

@@ -134,11 +134,13 @@ class Campaign:
     def observe(self, program: Program) -> list[Finding]:
         """Evaluate under every placement, record every finding, return those to shrink."""
         shrink_step = self.reproduce_smaller(program)
-        if shrink_step is not None:
-            # Past max_examples Hypothesis only shrinks: a shrink step that did not reproduce its
-            # finding is not worth every placement's and path's compiles.
-            if shrink_step or self.full_evaluations >= self.max_examples:
-                return shrink_step
+        if shrink_step:
+            return shrink_step
+        if self.full_evaluations >= self.max_examples:
+            # Past max_examples Hypothesis only shrinks. A candidate that is not smaller than a
+            # finding's program (by ``size``), or is smaller but does not reproduce it, cannot
+            # improve any reproducer: not worth every placement's and path's compiles.
+            return []
         evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.timeout)
         self.full_evaluations += 1
         self.count(program, evaluations)
@@ -149,29 +151,35 @@ class Campaign:
 
         Such a program is most likely one of Hypothesis's shrink steps; evaluating only the
         finding's own path under its own placements (and stock) makes a shrink step cost one
-        path's compiles instead of every placement's and path's. When it does not reproduce,
-        the caller evaluates everything as usual. None when no finding's program is larger.
+        path's compiles instead of every placement's and path's. Findings sharing placements and
+        path share that evaluation. Returns the findings reproduced ([] if none), or None when
+        no finding's program is larger.
         """
-        tried = False
-        for finding in list(self.store):
-            if not (self.stock_only or finding.verdict == PLACEMENT_INDUCED) or size(program) >= size(finding.program):
-                continue
-            tried = True
-            showing = [p for p in self.placements if p.name in finding.placements and not p.is_stock]
-            evaluations = self.evaluator(program, showing, paths=[finding.violation.path], timeout=self.timeout)
-            if any(
-                (verdict, placements) == (finding.verdict, finding.placements) and signature(v) == finding.violation_signature
-                for verdict, placements, v in triage(evaluations).values()
-            ):
+        groups: dict[tuple[tuple[str, ...], str], list[Finding]] = {}
+        for finding in self.store:
+            if (self.stock_only or finding.verdict == PLACEMENT_INDUCED) and size(program) < size(finding.program):
+                groups.setdefault((finding.placements, finding.violation.path), []).append(finding)
+        if not groups:
+            return None
+        for (names, path), findings in groups.items():
+            showing = [p for p in self.placements if p.name in names and not p.is_stock]
+            evaluations = self.evaluator(program, showing, paths=[path], timeout=self.timeout)
+            triaged = triage(evaluations)
+            reproduced = [f for f in findings if triaged.get(f.violation_signature, ())[:2] == (f.verdict, f.placements)]
+            if reproduced:
                 self.count(program, evaluations)
-                found = self.record(program, evaluations)
-                return sorted(found, key=lambda f: f is not finding)
-        return [] if tried else None
+                # Only these findings: under a subset of placements, any other signature's triage
+                # (which placements show it) would be wrong.
+                return [found for f in reproduced for found in self.record(program, evaluations, only=f.violation_signature)]
+        return []
 
-    def record(self, program: Program, evaluations: Mapping[str, Evaluation]) -> list[Finding]:
-        """Add every finding of ``evaluations`` to the store and folder; return those to shrink."""
+    def record(self, program: Program, evaluations: Mapping[str, Evaluation], only: str | None = None) -> list[Finding]:
+        """Add every finding of ``evaluations`` (or only the one with violation signature ``only``)
+        to the store and folder; return those to shrink."""
         to_shrink, preferred = [], []
-        for verdict, placements, violation in triage(evaluations).values():
+        for sig, (verdict, placements, violation) in triage(evaluations).items():
+            if only is not None and sig != only:
+                continue
             finding, change = self.store.add(verdict, placements, violation, program)
             if change == "new":
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""

@@ -10,47 +10,67 @@ from fuzzdce.placements import patch_everywhere
 
 
 @contextlib.contextmanager
-def colliding_names():
-    """After every DCE, the last computation's output is renamed to one of its inputs' names."""
+def _after_dce(edit):
+    """Thunder's ``dce``, then ``edit(trace, result)`` changing the result in place: the shape of most faults here."""
     from thunder.core import transform_common
-    from thunder.core.trace import TraceCtx, tracectx
 
     original_dce = transform_common.dce
 
-    def dce_then_collide(trace, *args, **kwargs):
+    def dce_then_edit(trace, *args, **kwargs):
         result = original_dce(trace, *args, **kwargs)
-        for i in reversed(range(len(result.bound_symbols))):
-            bsym = result.bound_symbols[i]
-            if bsym.flat_proxy_args and len(bsym.flat_proxy_outs) == 1:
-                victim = bsym.flat_proxy_args[0]
-                with tracectx(TraceCtx()):
-                    clash = bsym.flat_proxy_outs[0].replace_name(victim.name)
-                result.bound_symbols[i] = bsym.from_bsym(output=clash)
-                break
+        edit(trace, result)
         return result
 
-    with patch_everywhere(transform_common, "dce", dce_then_collide):
+    with patch_everywhere(transform_common, "dce", dce_then_edit):
         yield
 
 
-@contextlib.contextmanager
+def _collide_last_output(trace, result) -> None:
+    from thunder.core.trace import TraceCtx, tracectx
+
+    for i in reversed(range(len(result.bound_symbols))):
+        bsym = result.bound_symbols[i]
+        if bsym.flat_proxy_args and len(bsym.flat_proxy_outs) == 1:
+            victim = bsym.flat_proxy_args[0]
+            with tracectx(TraceCtx()):
+                clash = bsym.flat_proxy_outs[0].replace_name(victim.name)
+            result.bound_symbols[i] = bsym.from_bsym(output=clash)
+            return
+
+
+def colliding_names():
+    """After every DCE, the last computation's output is renamed to one of its inputs' names."""
+    return _after_dce(_collide_last_output)
+
+
+def colliding_names_in_long_traces(min_computations: int = 4):
+    """``colliding_names``, only in traces of at least ``min_computations`` torch-level ops.
+
+    A fault that the simplest programs (Hypothesis's first draws) never trigger: finding it
+    again at once, in a run of one program, shows an example database replaying it.
+    """
+
+    def torch_ops(trace) -> int:
+        return sum(1 for b in trace.bound_symbols if getattr(b.sym.module, "__name__", "") == "thunder.torch")
+
+    def collide_if_long(trace, result) -> None:
+        if torch_ops(result) >= min_computations:
+            _collide_last_output(trace, result)
+
+    return _after_dce(collide_if_long)
+
+
 def add_computes_sub():
     """After every DCE, each top-level ``ltorch.add`` is rebound to ``ltorch.sub``: values change."""
     import thunder.torch as ltorch
-    from thunder.core import transform_common
 
-    original_dce = transform_common.dce
-
-    def dce_then_subtract(trace, *args, **kwargs):
-        result = original_dce(trace, *args, **kwargs)
+    def subtract(trace, result) -> None:
         result.bound_symbols = [
             bsym.from_bsym(sym=ltorch.sub, subsymbols=()) if bsym.sym is ltorch.add else bsym
             for bsym in result.bound_symbols
         ]
-        return result
 
-    with patch_everywhere(transform_common, "dce", dce_then_subtract):
-        yield
+    return _after_dce(subtract)
 
 
 @contextlib.contextmanager
@@ -88,29 +108,22 @@ def cos_grad_flipped():
         yield
 
 
-@contextlib.contextmanager
 def inplace_made_functional():
     """After every DCE, each top-level in-place op (``mul_``) is rebound to its out-of-place twin (``mul``).
 
     Results stay right; the inputs the program mutated are left untouched.
     """
     import thunder.torch as ltorch
-    from thunder.core import transform_common
-
-    original_dce = transform_common.dce
 
     def twin(bsym):
         name = bsym.sym.name
         functional = getattr(ltorch, name[:-1], None) if name.endswith("_") else None
         return bsym if functional is None else bsym.from_bsym(sym=functional, subsymbols=())
 
-    def dce_then_functionalize(trace, *args, **kwargs):
-        result = original_dce(trace, *args, **kwargs)
+    def functionalize(trace, result) -> None:
         result.bound_symbols = [twin(bsym) for bsym in result.bound_symbols]
-        return result
 
-    with patch_everywhere(transform_common, "dce", dce_then_functionalize):
-        yield
+    return _after_dce(functionalize)
 
 
 @contextlib.contextmanager
@@ -131,21 +144,14 @@ def exp_unsupported_in_splitter():
         yield
 
 
-@contextlib.contextmanager
 def lazy_dce():
     """DCE keeps the first dead bound symbol whose inputs are still defined: DCE is no longer a fixed point."""
-    from thunder.core import transform_common
 
-    original_dce = transform_common.dce
-
-    def dce_keeping_one(trace, *args, **kwargs):
-        result = original_dce(trace, *args, **kwargs)
+    def keep_one(trace, result) -> None:
         defined = {o.name for b in result.bound_symbols for o in b.flat_proxy_outs}
         dead = [b for b in trace.bound_symbols if b.flat_proxy_outs and not any(o.name in defined for o in b.flat_proxy_outs)]
         revived = next((b for b in dead if all(a.name in defined for a in b.flat_proxy_args)), None)
         if revived is not None:  # just before the return, where everything it reads is defined
             result.bound_symbols = [*result.bound_symbols[:-1], revived, result.bound_symbols[-1]]
-        return result
 
-    with patch_everywhere(transform_common, "dce", dce_keeping_one):
-        yield
+    return _after_dce(keep_one)

@@ -147,3 +147,32 @@ def test_a_second_occurrence_only_updates_the_count(planted_observation):
     (finding,) = list(campaign.store)
     campaign.observe(ADD_THEN_COS)
     assert json.loads((folder / finding.id / "finding.json").read_text())["count"] == finding.count == 2
+
+
+def test_a_shrink_step_records_only_its_own_finding():
+    """A shrink step runs under the finding's placements only: triage of any other violation
+    there would name too few placements (a baseline finding "under stock, symcall" that every
+    placement shows), so only the finding being shrunk may be recorded from it."""
+    from fuzzdce.evaluate import Evaluation
+    from fuzzdce.execution import Outcome
+
+    induced, everywhere = key_error("t1", path="thunderfx"), mismatch(path="thunderfx")
+    showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
+
+    def evaluator(program, placements, *, paths, timeout):
+        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+        return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
+
+    campaign = Campaign([resolve(n) for n in ("stock", "rdnp", "symcall")], paths=["thunderfx"], log=lambda line: None)
+    campaign.evaluator = evaluator
+    campaign.observe(ADD_THEN_COS)
+    assert {(f.verdict, f.placements) for f in campaign.store} == {
+        (PLACEMENT_INDUCED, ("symcall",)),
+        (BASELINE, ("stock", "rdnp", "symcall")),
+    }
+    assert campaign.observe(ONE_OP)  # smaller: a shrink step, evaluated under stock and symcall only
+    assert {(f.verdict, f.placements) for f in campaign.store} == {
+        (PLACEMENT_INDUCED, ("symcall",)),
+        (BASELINE, ("stock", "rdnp", "symcall")),
+    }
+    assert next(f for f in campaign.store if f.verdict == PLACEMENT_INDUCED).program is ONE_OP
