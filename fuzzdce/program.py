@@ -194,11 +194,33 @@ DOMAINS = {
 }
 
 
-def _input_expression(spec: TensorInput) -> str:
-    # Strided: the final last dim is drawn twice as long and every other element kept.
-    # Transposed: the base is made in reversed dim order and permuted back.
+def _layout(spec: TensorInput) -> tuple[tuple[int, ...], str]:
+    """The shape an input is drawn in, and the view (source) that gives it its layout.
+
+    Strided: the final last dim is drawn twice as long and every other element kept.
+    Transposed: the base is made in reversed dim order and permuted back.
+    """
     final = (*spec.shape[:-1], 2 * spec.shape[-1]) if spec.strided and spec.shape else spec.shape
     shape = tuple(reversed(final)) if spec.transposed else final
+    view = ""
+    if spec.transposed and len(shape) > 1:
+        view += ".mT" if len(shape) == 2 else f".permute({tuple(reversed(range(len(shape))))!r})"
+    if spec.strided and shape:
+        view += "[..., ::2]"
+    return shape, view
+
+
+def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
+    """The strides of the input ``make_inputs`` makes, when it is not contiguous."""
+    shape, view = _layout(spec)
+    if not view:
+        return None
+    tensor = eval(f"torch.empty({shape!r}, device='meta'){view}", {"torch": torch})  # noqa: S307 - our own source
+    return None if tensor.is_contiguous() else tuple(tensor.stride())
+
+
+def _input_expression(spec: TensorInput) -> str:
+    shape, view = _layout(spec)
     dtype = f"torch.{spec.dtype}"
     floating, low, high = DOMAINS[spec.domain]
     if spec.dtype == "bool":
@@ -207,11 +229,6 @@ def _input_expression(spec: TensorInput) -> str:
         expr = f"torch.randint({low}, {high}, {shape!r}, generator=g, dtype={dtype})"
     else:
         expr = floating.format(shape=repr(shape), dtype=dtype)
-    view = ""
-    if spec.transposed and len(shape) > 1:
-        view += ".mT" if len(shape) == 2 else f".permute({tuple(reversed(range(len(shape))))!r})"
-    if spec.strided and shape:
-        view += "[..., ::2]"
     if view:
         expr = f"({expr}){view}" if " " in expr else expr + view
     if spec.dtype.startswith(("float", "bfloat")):  # only floating tensors can require grad

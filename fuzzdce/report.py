@@ -12,24 +12,19 @@ from typing import Any
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding
 from fuzzdce.oracles import ORACLES
 from fuzzdce.repro import script, versions
+from fuzzdce.store import finding_record
+
+
+SUMMARY_FIELDS = ("id", "signature", "placements", "path", "oracle", "message", "count", "n_ops", "known", "confirmed")
 
 
 def finding_entry(finding: Finding, folder=None) -> dict[str, Any]:
-    """One finding in summary.json (paste it into a known-findings file with a reason to suppress it)."""
-    v = finding.violation
-    return {
-        "id": finding.id,
-        "signature": finding.signature,
-        "placements": list(finding.placements),
-        "path": v.path,
-        "oracle": v.oracle,
-        "message": v.message,
-        "count": finding.count,
-        "n_ops": finding.program.n_ops,
-        "known": finding.known_reason,
-        "confirmed": finding.confirmed,
-        "folder": str(folder.folder(finding)) if folder is not None else None,
-    }
+    """One finding in summary.json (paste it into a known-findings file with a reason to suppress it):
+    the fields of its finding.json that identify it, and where its folder is."""
+    record = finding_record(finding)
+    entry = {key: record[key] for key in SUMMARY_FIELDS}
+    entry["folder"] = str(folder.folder(finding)) if folder is not None else None
+    return entry
 
 
 def distinct_counts(findings) -> Counter:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzdce.evaluate import Evaluation, evaluate
-from fuzzdce.execution import Outcome, run_path
+from fuzzdce.execution import Call, Outcome, run_path
 from fuzzdce.oracles import Violation
 from fuzzdce.placements import PLACEMENTS, Placement, resolve
 from fuzzdce.program import Program
@@ -41,16 +41,17 @@ _cache: dict[str, Any] = {"program": None, "reference": None, "stock": {}}
 
 
 def portable(evaluation: Evaluation) -> Evaluation:
-    """The evaluation with traces as text: Thunder's trace objects do not cross processes."""
-    outcomes = {
-        path: dataclasses.replace(outcome, traces=[(label, str(trace)) for label, trace in outcome.traces])
-        for path, outcome in evaluation.outcomes.items()
-    }
+    """The evaluation as the parent needs it (see ``_portable_outcome``)."""
+    outcomes = {path: _portable_outcome(outcome) for path, outcome in evaluation.outcomes.items()}
     return dataclasses.replace(evaluation, outcomes=outcomes, reference=_portable_outcome(evaluation.reference))
 
 
 def _portable_outcome(outcome: Outcome) -> Outcome:
-    return dataclasses.replace(outcome, traces=[(label, str(trace)) for label, trace in outcome.traces])
+    """Traces as text (Thunder's trace objects do not cross processes) and calls without their
+    tensors: the oracles already ran here; the parent only triages and writes findings."""
+    calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
+    traces = [(label, str(trace)) for label, trace in outcome.traces]
+    return dataclasses.replace(outcome, calls=calls, traces=traces)
 
 
 def run_job(job: Job) -> Outcome | Evaluation:

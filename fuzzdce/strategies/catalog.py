@@ -17,10 +17,13 @@ The entries themselves live in ``ops_*.py`` modules by family; ``CATALOG`` joins
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import hypothesis.strategies as st
+
+T = TypeVar("T")
 
 FLOATS = ("float32", "float64")
 HALF = ("bfloat16", "float16")
@@ -52,6 +55,9 @@ class Meta:
     # without touching an input that requires grad or aliasing another live value.
     writable: bool = False
     value: int | None = None  # a Python number's value
+    # The tensor's strides when not contiguous (a transposed or strided input, a view, an expand):
+    # validation must meet the layout eager will see, or ``view`` on a transposed value slips through.
+    strides: tuple[int, ...] | None = None
 
     @property
     def ndim(self) -> int:
@@ -228,6 +234,27 @@ def one_of_range(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(0, 255).map(lambda k: low + k % (high - low + 1))
 
 
+def choose(options: Sequence[T]) -> st.SearchStrategy[T]:
+    """``st.sampled_from(options)`` for options that depend on a shape: a fixed-range draw, folded."""
+    options = list(options)
+    if not options:
+        raise ValueError("choose() needs at least one option")
+    return one_of_range(0, len(options) - 1).map(options.__getitem__)
+
+
+def permutation_of(n: int) -> st.SearchStrategy[tuple[int, ...]]:
+    """A permutation of ``range(n)`` from one fixed-range draw (its Lehmer code); the identity when shrunk."""
+
+    def decode(code: int) -> tuple[int, ...]:
+        rest, order = list(range(n)), []
+        for k in range(n, 0, -1):
+            code, i = divmod(code, k)
+            order.append(rest.pop(i))
+        return tuple(order)
+
+    return st.integers(0, 2**16 - 1).map(lambda code: decode(code % math.factorial(n)))
+
+
 def dim(x: Meta) -> st.SearchStrategy[int]:
     """A valid dimension index of ``x`` (0-dim tensors accept -1 and 0), 0 when shrunk."""
     n = max(x.ndim, 1)
@@ -267,7 +294,7 @@ def in_range_indices(size: int, max_len: int = 4) -> st.SearchStrategy:
     """A literal int64 index tensor with values in [0, size), as source."""
     if size == 0:
         return st.just(source("torch.tensor([], dtype=torch.int64)"))
-    return st.lists(st.integers(0, size - 1), min_size=1, max_size=max_len).map(tensor_literal)
+    return st.lists(one_of_range(0, size - 1), min_size=1, max_size=max_len).map(tensor_literal)
 
 
 # --- the catalog ---------------------------------------------------------------------------------------

@@ -14,12 +14,14 @@ from fuzzdce.strategies.catalog import (
     Meta,
     Operand,
     OpSpec,
+    choose,
     conv_weight,
     const,
     dim,
     in_range_indices,
     linear_weight,
     normalized_shape_of,
+    one_of_range,
     params,
     same_shape,
     source,
@@ -41,11 +43,11 @@ def loss(name: str, template: str, dtypes=FLOATS, second: Operand | None = None,
 def channels_groups(x: Meta) -> st.SearchStrategy[dict]:
     """A group count dividing the channel dim (dim 1) of a batched input."""
     c = x.shape[1] if x.ndim >= 2 else 1
-    return st.sampled_from([g for g in range(1, max(c, 1) + 1) if c % g == 0] or [1]).map(lambda g: {"groups": g})
+    return choose([g for g in range(1, max(c, 1) + 1) if c % g == 0] or [1]).map(lambda g: {"groups": g})
 
 
 def normalized_shape(x: Meta) -> st.SearchStrategy[dict]:
-    return st.integers(1, max(x.ndim, 1)).map(lambda k: {"shape": x.shape[-k:] if x.ndim else ()})
+    return one_of_range(1, max(x.ndim, 1)).map(lambda k: {"shape": x.shape[-k:] if x.ndim else ()})
 
 
 def class_targets(x: Meta) -> st.SearchStrategy[dict]:
@@ -59,7 +61,7 @@ def class_targets(x: Meta) -> st.SearchStrategy[dict]:
     if c == 0:
         return st.just({"target": source("torch.zeros(1, dtype=torch.int64)")})
     shape = ((n,) if n is not None else ()) + tuple(rest)
-    return st.lists(st.integers(0, c - 1), min_size=count, max_size=count).map(
+    return st.lists(one_of_range(0, c - 1), min_size=count, max_size=count).map(
         lambda v: {"target": source(f"torch.tensor({v!r}).reshape({shape!r})")}
     )
 

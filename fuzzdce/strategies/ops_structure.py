@@ -20,6 +20,7 @@ from fuzzdce.strategies.catalog import (
     OpSpec,
     broadcastable,
     broadcasts_to_first,
+    choose,
     const,
     dim,
     divides_numel,
@@ -28,7 +29,9 @@ from fuzzdce.strategies.catalog import (
     last_dims_match,
     matmul_fits,
     new_dim,
+    one_of_range,
     params,
+    permutation_of,
     same_shape,
     small_floats,
 )
@@ -48,8 +51,7 @@ def shape_op(name: str, template: str, p=None, dtypes=ALL, view: bool = True, yi
 
 def nonempty_dim(x: Meta) -> st.SearchStrategy[int]:
     """A dim of size >= 1 (or any dim when there is none: torch then rejects the step)."""
-    dims = [d for d, n in enumerate(x.shape) if n >= 1] or [0]
-    return st.sampled_from(dims)
+    return choose([d for d, n in enumerate(x.shape) if n >= 1] or [0])
 
 
 def two_dims(x: Meta) -> st.SearchStrategy[tuple[int, int]]:
@@ -57,7 +59,7 @@ def two_dims(x: Meta) -> st.SearchStrategy[tuple[int, int]]:
 
 
 def permutation(x: Meta) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.permutations(range(x.ndim)).map(tuple)
+    return permutation_of(x.ndim)
 
 
 def reshape_target(x: Meta) -> st.SearchStrategy[tuple[int, ...]]:
@@ -66,7 +68,7 @@ def reshape_target(x: Meta) -> st.SearchStrategy[tuple[int, ...]]:
     if x.numel:
         shapes += [(f, x.numel // f) for f in range(1, x.numel + 1) if x.numel % f == 0][:4]
         shapes += [(-1, x.shape[-1])] if x.ndim and x.shape[-1] else []
-    return st.sampled_from(shapes)
+    return choose(shapes)
 
 
 def expand_target(x: Meta) -> st.SearchStrategy[tuple[int, ...]]:
@@ -80,8 +82,8 @@ def narrow_args(x: Meta) -> st.SearchStrategy[dict]:
     if x.ndim == 0:
         return st.just({"dim": 0, "start": 0, "length": 1})
     return dim(x).flatmap(
-        lambda d: st.integers(0, x.shape[d]).flatmap(
-            lambda s: st.fixed_dictionaries({"dim": st.just(d), "start": st.just(s), "length": st.integers(0, x.shape[d] - s)})
+        lambda d: one_of_range(0, x.shape[d]).flatmap(
+            lambda s: st.fixed_dictionaries({"dim": st.just(d), "start": st.just(s), "length": one_of_range(0, x.shape[d] - s)})
         )
     )
 
@@ -91,19 +93,19 @@ def basic_index(x: Meta) -> st.SearchStrategy[str]:
 
     def one(n: int) -> st.SearchStrategy[str]:
         options = [
-            st.tuples(st.integers(-n - 1, n + 1), st.integers(-n - 1, n + 1), st.sampled_from([None, 1, 2])).map(
+            st.tuples(one_of_range(-n - 1, n + 1), one_of_range(-n - 1, n + 1), st.sampled_from([None, 1, 2])).map(
                 lambda t: f"{'' if t[0] is None else t[0]}:{t[1]}" + (f":{t[2]}" if t[2] else "")
             ),
             st.just(":"),
             st.just("None"),
         ]
         if n:
-            options.insert(0, st.integers(-n, n - 1).map(str))
+            options.insert(0, one_of_range(-n, n - 1).map(str))
         return st.one_of(options)
 
     if x.ndim == 0:
         return st.sampled_from(["None", "...", "..., None"]).map(source)
-    count = st.integers(1, x.ndim)
+    count = one_of_range(1, x.ndim)
     return count.flatmap(lambda k: st.tuples(*(one(n) for n in x.shape[:k]), st.booleans())).map(
         lambda parts: source(", ".join(parts[:-1]) + (", ..." if parts[-1] else ""))
     )
@@ -122,9 +124,9 @@ def gather_args(x: Meta) -> st.SearchStrategy[dict]:
         return st.just({"dim": 0, "index": source("torch.zeros((), dtype=torch.int64)")})
 
     def literal(d: int) -> st.SearchStrategy[dict]:
-        shape = st.tuples(*(st.integers(1, n) for n in x.shape))
+        shape = st.tuples(*(one_of_range(1, n) for n in x.shape))
         return shape.flatmap(
-            lambda s: st.lists(st.integers(0, x.shape[d] - 1), min_size=math.prod(s), max_size=math.prod(s)).map(
+            lambda s: st.lists(one_of_range(0, x.shape[d] - 1), min_size=math.prod(s), max_size=math.prod(s)).map(
                 lambda vals: {"dim": d, "index": source(f"torch.tensor({vals!r}).reshape({s!r})")}
             )
         )
@@ -147,7 +149,7 @@ def distinct_index_for(x: Meta) -> st.SearchStrategy[dict]:
     if x.ndim == 0:
         return st.just({"dim": 0, "index": source("torch.tensor([0])")})
     return nonempty_dim(x).flatmap(
-        lambda d: st.lists(st.integers(0, x.shape[d] - 1), min_size=1, max_size=x.shape[d], unique=True).map(
+        lambda d: st.lists(one_of_range(0, x.shape[d] - 1), min_size=1, max_size=x.shape[d], unique=True).map(
             lambda v: {"dim": d, "index": source(f"torch.tensor({v!r})")}
         )
     )
@@ -157,7 +159,7 @@ def topk_args(x: Meta) -> st.SearchStrategy[dict]:
     if x.ndim == 0:
         return st.just({"k": 1, "dim": 0, "largest": True})
     return dim(x).flatmap(
-        lambda d: st.fixed_dictionaries({"k": st.integers(0, x.shape[d]), "dim": st.just(d), "largest": st.booleans()})
+        lambda d: st.fixed_dictionaries({"k": one_of_range(0, x.shape[d]), "dim": st.just(d), "largest": st.booleans()})
     )
 
 
@@ -224,14 +226,14 @@ OPS: tuple[OpSpec, ...] = (
     shape_op("movedim", "torch.movedim({0}, {src}, {dst})", params(src=dim, dst=dim)),
     shape_op("narrow", "torch.narrow({0}, {dim}, {start}, {length})", narrow_args),
     shape_op("diagonal", "torch.diagonal({0}, {offset})", params(offset=const(st.sampled_from([0, 1, -1])))),
-    shape_op("select", "torch.select({0}, {dim}, {index})", lambda x: nonempty_dim(x).flatmap(lambda d: st.integers(0, max(x.shape[d] - 1, 0) if x.ndim else 0).map(lambda i: {"dim": d, "index": i}))),
+    shape_op("select", "torch.select({0}, {dim}, {index})", lambda x: nonempty_dim(x).flatmap(lambda d: one_of_range(0, max(x.shape[d] - 1, 0) if x.ndim else 0).map(lambda i: {"dim": d, "index": i}))),
     shape_op("unfold", "{0}.unfold({dim}, {size}, {step})", params(dim=dim, size=const(st.integers(1, 2)), step=const(st.integers(1, 2)))),
     shape_op("ravel", "torch.ravel({0})"),
     shape_op("atleast_2d", "torch.atleast_2d({0})"),
     shape_op("contiguous", "{0}.contiguous()", view=False),
     shape_op("flip", "torch.flip({0}, ({dim},))", params(dim=dim), view=False),
     shape_op("roll", "torch.roll({0}, {shift}, {dim})", params(shift=const(st.integers(-3, 3)), dim=dim), view=False),
-    shape_op("repeat", "{0}.repeat({reps})", lambda x: st.tuples(*(st.integers(1, 2) for _ in range(x.ndim))).map(lambda r: {"reps": (2,) + r}), view=False),
+    shape_op("repeat", "{0}.repeat({reps})", lambda x: st.tuples(*(one_of_range(1, 2) for _ in range(x.ndim))).map(lambda r: {"reps": (2,) + r}), view=False),
     shape_op("tile", "torch.tile({0}, ({n},))", params(n=const(st.integers(1, 3))), view=False),
     shape_op("repeat_interleave", "torch.repeat_interleave({0}, {n}, dim={dim})", params(n=const(st.integers(1, 3)), dim=dim), view=False),
     shape_op("tril", "torch.tril({0}, {k})", params(k=const(st.integers(-1, 1))), view=False),

@@ -20,7 +20,7 @@ import hypothesis.strategies as st
 from hypothesis.errors import InvalidArgument
 import torch
 
-from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput
+from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput, input_strides
 from fuzzdce.strategies.catalog import CATALOG, SATISFIES, Meta, OpSpec
 
 # Large enough that "index modulo count" is close to uniform for any count we create.
@@ -82,18 +82,29 @@ def meta_of(value, domain: str = "real", writable: bool = False) -> Meta | None:
     """The Meta of a step's result: a tensor of a known dtype or a Python int; None otherwise."""
     if isinstance(value, torch.Tensor):
         dtype = next((k for k, v in DTYPES.items() if v == value.dtype), None)
-        return None if dtype is None else Meta(tuple(value.shape), dtype, domain, writable)
+        strides = None if value.is_contiguous() else tuple(value.stride())
+        return None if dtype is None else Meta(tuple(value.shape), dtype, domain, writable, strides=strides)
     if isinstance(value, int) and not isinstance(value, bool):
         return Meta((), "pyint", "positive" if value > 0 else "real", value=value)
     return None
 
 
 def _materialize(meta: Meta, device: str):
+    """A stand-in for a live value with its shape, dtype and layout: ones (inside every domain but
+    "unit"'s edge) on CPU, no data on the meta device."""
     if meta.is_number:
         return meta.value
-    if device == "meta":
-        return torch.empty(meta.shape, dtype=DTYPES[meta.dtype], device="meta")
-    return torch.ones(meta.shape, dtype=DTYPES[meta.dtype])  # ones: inside every domain but "unit"'s edge
+    dtype = DTYPES[meta.dtype]
+    if meta.strides is None:
+        return torch.ones(meta.shape, dtype=dtype, device=device)
+    # A view of a buffer just large enough, as eager's value is a view of its base.
+    extent = 1 + sum((n - 1) * s for n, s in zip(meta.shape, meta.strides)) if meta.numel else 0
+    return torch.ones(extent, dtype=dtype, device=device).as_strided(meta.shape, meta.strides)
+
+
+def input_meta(spec: TensorInput) -> Meta:
+    """The Meta of a program input, its layout included."""
+    return Meta(spec.shape, spec.dtype, spec.domain, strides=input_strides(spec))
 
 
 def run_step(step: Step, metas: list[Meta | None], device: str) -> tuple:
@@ -205,7 +216,7 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
     eager (shape- and dtype-wise) and no example is discarded.
     """
     inputs = draw(tensor_inputs(**input_options))
-    metas: list[Meta | None] = [Meta(i.shape, i.dtype, i.domain) for i in inputs]
+    metas: list[Meta | None] = [input_meta(i) for i in inputs]
     steps: list[Step] = []
     choose_op = op_choice(catalog)
     # Until one step is added there is no "continue?" draw (a program without ops compiles
