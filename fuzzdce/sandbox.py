@@ -40,22 +40,32 @@ class Job:
 _cache: dict[str, Any] = {"program": None, "reference": None, "stock": {}}
 
 
-def portable(evaluation: Evaluation) -> Evaluation:
+def portable(evaluation: Evaluation, *, with_traces: bool = True) -> Evaluation:
     """The evaluation as the parent needs it (see ``_portable_outcome``)."""
-    outcomes = {path: _portable_outcome(outcome) for path, outcome in evaluation.outcomes.items()}
+    outcomes = {path: _portable_outcome(o, with_traces=with_traces) for path, o in evaluation.outcomes.items()}
     return dataclasses.replace(evaluation, outcomes=outcomes, reference=_portable_outcome(evaluation.reference))
 
 
-def _portable_outcome(outcome: Outcome) -> Outcome:
-    """Traces as text (Thunder's trace objects do not cross processes) and calls without their
-    tensors: the oracles already ran here; the parent only triages and writes findings."""
+def _portable_outcome(outcome: Outcome, *, with_traces: bool = True) -> Outcome:
+    """Calls without their tensors (the oracles already ran here; the parent only triages and
+    writes findings) and traces as text, or none: Thunder's trace objects do not cross processes,
+    and printing them is worth it only for a finding's folder."""
     calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
-    traces = [(label, str(trace)) for label, trace in outcome.traces]
+    traces = [(label, str(trace)) for label, trace in outcome.traces] if with_traces else []
     return dataclasses.replace(outcome, calls=calls, traces=traces)
 
 
-def run_job(job: Job) -> Outcome | Evaluation:
-    """Child entry point: eager's Outcome for the eager job, else one path's portable Evaluation."""
+@dataclass
+class PathResult:
+    """One job's evaluation; when it has violations, stock's traces on the same path come along
+    (a placement-induced finding's folder shows both)."""
+
+    evaluation: Evaluation
+    stock_traces: list[tuple[str, str]] | None = None
+
+
+def run_job(job: Job) -> Outcome | PathResult:
+    """Child entry point: eager's Outcome for the eager job, else one path's PathResult."""
     from fuzzdce.cli import quiet_library_warnings
 
     quiet_library_warnings()
@@ -72,11 +82,14 @@ def run_job(job: Job) -> Outcome | Evaluation:
         _cache["stock"][job.path] = stock
     placement = resolve(job.placement)
     if placement.is_stock:
-        return portable(stock)
+        return PathResult(portable(stock, with_traces=bool(stock.violations)))
     evaluation = evaluate(
         job.program, placement, paths=[job.path], timeout=job.timeout, reference=reference, baseline=stock
     )
-    return portable(evaluation)
+    if not evaluation.violations:
+        return PathResult(portable(evaluation, with_traces=False))
+    stock_traces = [(label, str(trace)) for label, trace in stock.outcomes[job.path].traces]
+    return PathResult(portable(evaluation), stock_traces)
 
 
 # --- parent side -------------------------------------------------------------------------------
@@ -117,8 +130,11 @@ class SandboxedEvaluator:
                     evaluation.outcomes[path] = Outcome(path, name)
                     evaluation.violations.append(failure_violation(result, path))
                 else:
-                    evaluation.outcomes.update(result.outcomes)
-                    evaluation.violations += result.violations
+                    evaluation.outcomes.update(result.evaluation.outcomes)
+                    evaluation.violations += result.evaluation.violations
+                    stock_outcome = results["stock"].outcomes.get(path)
+                    if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
+                        stock_outcome.traces = result.stock_traces
         return results
 
     def close(self) -> None:

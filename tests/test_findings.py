@@ -107,13 +107,17 @@ def test_known_file_forms(tmp_path):
     assert load_known(tmp_path / "list.json") == load_known(tmp_path / "map.json") == {"abc": "filed"}
 
 
-@pytest.fixture(scope="module")
-def planted_observation(tmp_path_factory):
-    """One program observed under stock and a planted fault (add computes sub), findings on disk."""
+@pytest.fixture(scope="module", params=[False, True], ids=["in-process", "sandboxed"])
+def planted_observation(request, tmp_path_factory):
+    """One program observed under stock and a planted fault (add computes sub), findings on disk;
+    in-process, and in a sandboxed worker (which sends traces back only when a finding needs them)."""
     folder = tmp_path_factory.mktemp("findings")
     placements = [resolve("stock"), resolve("planted:add_computes_sub")]
-    campaign = Campaign(placements, paths=["jit"], findings_dir=folder, log=lambda line: None)
-    to_shrink = campaign.observe(ADD_THEN_COS)
+    campaign = Campaign(placements, paths=["jit"], findings_dir=folder, sandbox=request.param, log=lambda line: None)
+    try:
+        to_shrink = campaign.observe(ADD_THEN_COS)
+    finally:
+        campaign.close()
     return campaign, to_shrink, folder
 
 
