@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import ExampleDatabase
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
@@ -119,6 +119,7 @@ class Campaign:
         self.clear_findings = clear_findings
         self.interrupted = False
         self.full_evaluations = 0  # programs evaluated under every placement and path
+        self.found_this_round: set[str] = set()  # signatures of the findings the current round found
         if sandbox:
             from fuzzdce.sandbox import SandboxedEvaluator
             from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
@@ -176,7 +177,7 @@ class Campaign:
     def record(self, program: Program, evaluations: Mapping[str, Evaluation], only: str | None = None) -> list[Finding]:
         """Add every finding of ``evaluations`` (or only the one with violation signature ``only``)
         to the store and folder; return those to shrink."""
-        to_shrink, preferred = [], []
+        to_shrink = []
         for sig, (verdict, placements, violation) in triage(evaluations).items():
             if only is not None and sig != only:
                 continue
@@ -185,12 +186,17 @@ class Campaign:
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
                 self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(placements)}{known}: {str(violation).splitlines()[0][:300]}")
             self.save(finding, change, evaluations)
-            if self.stock_only or verdict == PLACEMENT_INDUCED:
-                to_shrink.append(finding)
-                if change != "seen":
-                    preferred.append(finding)
-        # Raise the finding this program is the smallest of, when there is one: that steers shrinking.
-        return preferred + [f for f in to_shrink if f not in preferred]
+            if change == "new":
+                self.found_this_round.add(finding.signature)
+            if (self.stock_only or verdict == PLACEMENT_INDUCED) and (
+                change != "seen" or finding.signature in self.found_this_round
+            ):
+                to_shrink.append((change == "seen", finding))
+        # A finding fails the test when this program is new or smaller for it, or when this round
+        # found it (Hypothesis's shrinker may pass through programs no smaller by ``size``); one
+        # from an earlier round does not, so it cannot end a later round's generation. The
+        # finding this program is new or smaller for comes first: that steers shrinking.
+        return [finding for _, finding in sorted(to_shrink, key=lambda pair: pair[0])]
 
     def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
         stock = evaluations["stock"]
@@ -221,12 +227,16 @@ class Campaign:
 
     # --- the Hypothesis run --------------------------------------------------------------------
 
-    def hypothesis_test(self):
+    def hypothesis_test(self, round_number: int = 0):
+        """The Hypothesis test of one round: the programs left to run, a seed of its own, and
+        (after the first round) no replay of the database, whose failures the first round saw."""
         last_progress = [time.monotonic()]
+        phases = self.profile.phases if round_number == 0 else tuple(p for p in self.profile.phases if p is not Phase.reuse)
 
         @settings(
             self.profile,
-            max_examples=self.max_examples,
+            max_examples=max(self.max_examples - self.full_evaluations, 1),
+            phases=phases,
             database=self.database,
             deadline=None,
             derandomize=False,
@@ -234,7 +244,7 @@ class Campaign:
             report_multiple_bugs=True,
             print_blob=False,
         )
-        @seed(self.seed)
+        @seed(self.round_seed(round_number))
         @given(programs())
         def fuzz(program: Program) -> None:
             if self.out_of_time(program):
@@ -290,11 +300,7 @@ class Campaign:
                 self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
-            try:
-                self.hypothesis_test()()
-            except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the store
-                if not _only_findings(failure):
-                    raise
+            self.run_rounds()
             self.log(self.progress_line() + " -- done")
             self.confirm()
         except KeyboardInterrupt:
@@ -307,6 +313,34 @@ class Campaign:
             self.write_summary()
         self.log(f"fuzzdce: finished in {self.stats.wall_seconds:.0f} s")
         return self.store
+
+    def round_seed(self, round_number: int) -> int | None:
+        """The campaign's seed for the first round; for later ones a seed derived from it (lanes
+        have consecutive seeds, so "seed + round" would repeat another lane's programs)."""
+        if self.seed is None or round_number == 0:
+            return self.seed
+        return random.Random(f"{self.seed}/{round_number}").getrandbits(32)
+
+    def run_rounds(self) -> None:
+        """Hypothesis stops generating about ten seconds after a run's first failure, to shrink it.
+        A campaign goes on in rounds, each a Hypothesis run with a seed of its own, in which findings
+        already seen fail no more (unless on a smaller program), until the programs or the time
+        are spent or a round finds nothing new."""
+        round_number = 0
+        while True:
+            before, found = self.full_evaluations, False
+            self.found_this_round = set()
+            try:
+                self.hypothesis_test(round_number)()
+            except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the store
+                if not _only_findings(failure):
+                    raise
+                found = True
+            round_number += 1
+            past_deadline = self._deadline is not None and time.monotonic() > self._deadline
+            if not found or self.full_evaluations == before or self.full_evaluations >= self.max_examples or past_deadline:
+                return
+            self.log(f"{self.progress_line()} -- round {round_number + 1}")
 
     def finish(self) -> None:
         """After a Hypothesis run driven from outside (parallel lanes merged into this campaign, or
