@@ -180,3 +180,43 @@ def test_a_shrink_step_records_only_its_own_finding():
         (BASELINE, ("stock", "rdnp", "symcall")),
     }
     assert next(f for f in campaign.store if f.verdict == PLACEMENT_INDUCED).program is ONE_OP
+
+
+def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
+    """Hypothesis ends a run soon after its first failure (ten seconds later, by its clock). A
+    campaign then starts another round, with a seed of its own, until its programs are spent."""
+    from fuzzdce.campaign import failure_type
+
+    campaign = Campaign([resolve("stock"), resolve("symcall")], paths=["jit"], max_examples=10, seed=3, log=lambda line: None)
+    campaign.confirm = lambda: None
+    seeds = []
+
+    def hypothesis_run_ending_at_a_failure(round_number=0):
+        def run():
+            seeds.append(campaign.round_seed(round_number))
+            campaign.full_evaluations += 4
+            raise failure_type("a signature")("found")
+
+        return run
+
+    campaign.hypothesis_test = hypothesis_run_ending_at_a_failure
+    campaign.run()
+    assert campaign.full_evaluations >= 10 and len(seeds) == 3
+    assert seeds[0] == 3 and len(set(seeds)) == 3
+
+
+def test_a_round_that_finds_nothing_new_ends_the_campaign():
+    campaign = Campaign([resolve("stock")], paths=["jit"], max_examples=10, seed=3, log=lambda line: None)
+    campaign.confirm = lambda: None
+    rounds = []
+
+    def quiet_run(round_number=0):
+        def run():
+            rounds.append(round_number)
+            campaign.full_evaluations += 4
+
+        return run
+
+    campaign.hypothesis_test = quiet_run
+    campaign.run()
+    assert rounds == [0]
