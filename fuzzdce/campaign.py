@@ -29,7 +29,7 @@ from hypothesis.database import ExampleDatabase
 
 from fuzzdce.evaluate import Evaluation, evaluate, evaluate_all
 from fuzzdce.execution import DEFAULT_PATHS
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id, signature, size
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding, FindingStore, classify, short_id, size
 from fuzzdce.placements import Placement
 from fuzzdce.program import Program
 from fuzzdce.store import FindingsFolder
@@ -157,9 +157,8 @@ class Campaign:
         no finding's program is larger.
         """
         groups: dict[tuple[tuple[str, ...], str], list[Finding]] = {}
-        for finding in self.store:
-            if (self.stock_only or finding.verdict == PLACEMENT_INDUCED) and size(program) < size(finding.program):
-                groups.setdefault((finding.placements, finding.violation.path), []).append(finding)
+        for finding in self.larger_than(program):
+            groups.setdefault((finding.placements, finding.violation.path), []).append(finding)
         if not groups:
             return None
         for (names, path), findings in groups.items():
@@ -173,6 +172,15 @@ class Campaign:
                 # (which placements show it) would be wrong.
                 return [found for f in reproduced for found in self.record(program, evaluations, only=f.violation_signature)]
         return []
+
+    def shrinks(self, verdict: str) -> bool:
+        """Are findings of this verdict shrunk? Placement-induced ones; every one when only stock runs."""
+        return self.stock_only or verdict == PLACEMENT_INDUCED
+
+    def larger_than(self, program: Program) -> list[Finding]:
+        """The findings to shrink whose smallest program is larger than ``program``."""
+        smaller = size(program)
+        return [f for f in self.store if self.shrinks(f.verdict) and smaller < size(f.program)]
 
     def record(self, program: Program, evaluations: Mapping[str, Evaluation], only: str | None = None) -> list[Finding]:
         """Add every finding of ``evaluations`` (or only the one with violation signature ``only``)
@@ -188,9 +196,7 @@ class Campaign:
             self.save(finding, change, evaluations)
             if change == "new":
                 self.found_this_round.add(finding.signature)
-            if (self.stock_only or verdict == PLACEMENT_INDUCED) and (
-                change != "seen" or finding.signature in self.found_this_round
-            ):
+            if self.shrinks(verdict) and (change != "seen" or finding.signature in self.found_this_round):
                 to_shrink.append((change == "seen", finding))
         # A finding fails the test when this program is new or smaller for it, or when this round
         # found it (Hypothesis's shrinker may pass through programs no smaller by ``size``); one
@@ -270,10 +276,7 @@ class Campaign:
             return False
         if now > self._deadline + 0.5 * (self.time_budget or 0):
             return True
-        smaller = size(program)
-        return not any(
-            (self.stock_only or f.verdict == PLACEMENT_INDUCED) and smaller < size(f.program) for f in self.store
-        )
+        return not self.larger_than(program)
 
     def progress_line(self) -> str:
         s = self.stats

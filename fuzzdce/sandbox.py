@@ -51,8 +51,12 @@ def _portable_outcome(outcome: Outcome, *, with_traces: bool = True) -> Outcome:
     writes findings) and traces as text, or none: Thunder's trace objects do not cross processes,
     and printing them is worth it only for a finding's folder."""
     calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
-    traces = [(label, str(trace)) for label, trace in outcome.traces] if with_traces else []
-    return dataclasses.replace(outcome, calls=calls, traces=traces)
+    return dataclasses.replace(outcome, calls=calls, traces=trace_text(outcome) if with_traces else [])
+
+
+def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
+    """The outcome's traces as (label, printed trace)."""
+    return [(label, str(trace)) for label, trace in outcome.traces]
 
 
 @dataclass
@@ -88,8 +92,7 @@ def run_job(job: Job) -> Outcome | PathResult:
     )
     if not evaluation.violations:
         return PathResult(portable(evaluation, with_traces=False))
-    stock_traces = [(label, str(trace)) for label, trace in stock.outcomes[job.path].traces]
-    return PathResult(portable(evaluation), stock_traces)
+    return PathResult(portable(evaluation), trace_text(stock.outcomes[job.path]))
 
 
 # --- parent side -------------------------------------------------------------------------------
