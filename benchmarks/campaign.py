@@ -34,8 +34,6 @@ def bare_cost(program, placement, paths) -> float:
     import torch
     from thunder.dynamo import thunderfx
 
-    from fuzzdce.execution import _eager_fallback
-
     start = time.perf_counter()
     fn = program.function()
     fn(*program.make_inputs())
@@ -47,7 +45,7 @@ def bare_cost(program, placement, paths) -> float:
                 elif path == "thunderfx":
                     torch._dynamo.reset()
                     inputs = program.make_inputs(requires_grad=True)
-                    with mock.patch("torch._inductor.compile", _eager_fallback):
+                    with mock.patch("torch._inductor.compile", lambda gm, example_inputs: gm):
                         result = thunderfx(fn)(*inputs)
                         outputs = [o for o in (result if isinstance(result, (tuple, list)) else [result])
                                    if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -62,9 +60,10 @@ def bare_cost(program, placement, paths) -> float:
 
 def overhead(programs, placements, paths) -> tuple[float, float, float]:
     """(bare s/program, fuzzdce in-process s/program, fuzzdce sandboxed s/program)."""
-    from fuzzdce.evaluate import evaluate_all
-    from fuzzdce.sandbox import SandboxedEvaluator
+    from fuzzdce.evaluate import Evaluator
+    from fuzzdce.sandbox import SandboxedJobs
 
+    evaluate_all = Evaluator()
     # Warm-up outside the timing: first-use imports and caches are not per-program cost.
     bare_cost(programs[0], placements[0], paths)
     evaluate_all(programs[0], placements, paths=paths, timeout=60)
@@ -74,7 +73,7 @@ def overhead(programs, placements, paths) -> tuple[float, float, float]:
         start = time.perf_counter()
         evaluate_all(program, placements, paths=paths, timeout=60)
         fuzz += time.perf_counter() - start
-    sandbox = SandboxedEvaluator()
+    sandbox = Evaluator(SandboxedJobs())
     sandbox(programs[0], placements, paths=paths, timeout=60)  # start the child outside the timing
     start = time.perf_counter()
     for program in programs:
@@ -87,33 +86,35 @@ def overhead(programs, placements, paths) -> tuple[float, float, float]:
 
 def throughput(jobs: int, seconds: int, paths) -> float:
     """Programs per second of a campaign (stock + symcall) run with ``jobs`` lanes for ``seconds``."""
-    from fuzzdce.lanes import LanePlan, run_lanes
+    from fuzzdce.campaign import Campaign
+    from fuzzdce.config import CampaignConfig
+    from fuzzdce.lanes import run_lanes
 
     with tempfile.TemporaryDirectory() as folder:
-        plan = LanePlan(
-            placements=["stock", "symcall"],
-            paths=list(paths),
+        config = CampaignConfig(
+            placements=("stock", "symcall"),
+            paths=tuple(paths),
             max_examples=100_000,
             seed=1,
-            timeout=60,
             time_budget=seconds,
             findings_dir=folder,
             profile="dev",
             database="none",
+            sandbox=True,
         )
         start = time.perf_counter()
         if jobs == 1:
-            campaign = plan.campaign(0, log=lambda line: None, clear_findings=True)
+            campaign = Campaign(config, log=lambda line: None)
             campaign.run()
         else:
-            campaign = run_lanes(plan, jobs, log=lambda line: None)
+            campaign = run_lanes(config, jobs, log=lambda line: None)
         return campaign.stats.programs / (time.perf_counter() - start)
 
 
 def time_to_first_finding(paths, limit: int = 600) -> float | None:
     """Seconds from start until the first placement-induced finding under symcall is logged."""
     from fuzzdce.campaign import Campaign
-    from fuzzdce.placements import resolve
+    from fuzzdce.config import CampaignConfig
 
     start = time.perf_counter()
     found: list[float] = []
@@ -121,20 +122,20 @@ def time_to_first_finding(paths, limit: int = 600) -> float | None:
     def log(line: str) -> None:
         if "[placement-induced] new finding" in line and not found:
             found.append(time.perf_counter() - start)
-            campaign._deadline = 0  # stop: the figure is measured
+            campaign.stop()  # the figure is measured
 
     with tempfile.TemporaryDirectory() as folder:
-        campaign = Campaign(
-            [resolve("stock"), resolve("symcall")],
-            paths=paths,
+        config = CampaignConfig(
+            placements=("stock", "symcall"),
+            paths=tuple(paths),
             max_examples=10_000,
             seed=7,
             time_budget=limit,
             findings_dir=folder,
             sandbox=True,
-            log=log,
+            confirm=False,
         )
-        campaign.confirm = lambda: None
+        campaign = Campaign(config, log=log)
         campaign.run()
     return found[0] if found else None
 
@@ -147,8 +148,8 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"], choices=["jit", "thunderfx"])
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    from fuzzdce.cli import quiet_library_warnings
     from fuzzdce.placements import resolve
+    from fuzzdce.quiet import quiet_library_warnings
 
     quiet_library_warnings()
     print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}; placements stock, symcall", flush=True)

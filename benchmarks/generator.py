@@ -82,6 +82,11 @@ def main() -> None:
     print(table("ops (top 20)", ops, sum(ops.values()), 20))
     print(table("input dtypes", Counter(i.dtype for p in drawn for i in p.inputs), sum(len(p.inputs) for p in drawn)))
     print(table("program sizes (ops)", Counter(p.n_ops for p in drawn), len(drawn)))
+    dropped = Counter(op for p in drawn for op in p.dropped)
+    kept = sum(p.n_ops for p in drawn)
+    print(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(dropped.values())} "
+          f"against {kept} kept ({100 * sum(dropped.values()) / max(kept + sum(dropped.values()), 1):.1f}% of drawn)")
+    print(table("dropped steps by op (top 15)", dropped, sum(dropped.values()), 15))
     dead = sum(1 for p in drawn if len(p.live_steps()) < p.n_ops)
     print(f"programs with dead code: {dead}/{len(drawn)}")
 

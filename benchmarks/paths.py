@@ -41,7 +41,8 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.execution import DEFAULT_PATHS, run_path
+    from fuzzdce.execution import run_path
+    from fuzzdce.paths import DEFAULT_PATHS
     from fuzzdce.placements import resolve
 
     placement = resolve(args.placement)

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import random
 import signal
 import sys
+from pathlib import Path
 
-from fuzzdce.execution import DEFAULT_PATHS, PATHS
+from fuzzdce.campaign import Campaign
+from fuzzdce.config import CampaignConfig
+from fuzzdce.errors import UsageError
+from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
+from fuzzdce.paths import DEFAULT_PATHS, PATHS
+from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.profiles import PROFILE_EXAMPLES
+from fuzzdce.quiet import quiet_library_warnings
+from fuzzdce.replay import replay_finding
+from fuzzdce.report import render
+from fuzzdce.store import DEFAULT_FINDINGS_DIR, finding_folders, load_known
+from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
-from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, UsageError, resolve
-from fuzzdce.store import DEFAULT_FINDINGS_DIR
 
 
 def positive_int(text: str) -> int:
@@ -132,11 +141,6 @@ def add_ops_parser(commands) -> None:
 
 def list_ops(findings: str) -> int:
     """``fuzzdce ops``: one line per catalog entry (op, family, dtypes, Thunder support, campaign count)."""
-    import json
-    from pathlib import Path
-
-    from fuzzdce.strategies import CATALOG, thunder_support
-
     summary = Path(findings) / "summary.json"
     counts = json.loads(summary.read_text()).get("op_counts", {}) if summary.is_file() else None
     print(f"{'op':<24} {'family':<11} {'thunder':<9} {'count':>6}  dtypes")
@@ -147,15 +151,6 @@ def list_ops(findings: str) -> int:
     where = f"counts from {summary}" if counts is not None else f"no campaign results in {summary} (run `fuzzdce run` first)"
     print(f"{len(CATALOG)} entries, {len(native)} distinct torch ops with native Thunder symbols; {where}")
     return 0
-
-
-def quiet_library_warnings() -> None:
-    """Programs trigger torch and Thunder warnings by the thousand; they are not findings."""
-    import logging
-    import warnings
-
-    warnings.filterwarnings("ignore")
-    logging.getLogger("torch").setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,38 +167,38 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def run_main(args) -> int:
-    """``fuzzdce run``: 1 when any placement-induced finding is not in the known file, else 0."""
-    from fuzzdce.store import load_known
-
-    from fuzzdce import profiles
-    from fuzzdce.lanes import LanePlan, raise_keyboard_interrupt, run_lanes
-    from fuzzdce.report import render
-
-    placements = [resolve(name) for name in (args.placement or DEFAULT_PLACEMENTS)]
-    known = load_known(args.known) if args.known else {}
-    profile_name = args.profile or profiles.default_profile()
-    profiles.load(profile_name, args.database)  # validates the profile and the database spec now
-    plan = LanePlan(
-        placements=[p.name for p in placements],
-        paths=list(args.path or DEFAULT_PATHS),
-        max_examples=args.max_examples or profiles.PROFILE_EXAMPLES[profile_name],
-        seed=random.randrange(2**32) if args.seed is None else args.seed,
+def config_from(args) -> CampaignConfig:
+    """The campaign ``fuzzdce run`` was asked for; UsageError on a bad placement, profile or file."""
+    placements = tuple(args.placement or DEFAULT_PLACEMENTS)
+    for name in placements:
+        resolve(name)  # unknown or unimportable: one line naming the choices, now
+    config = CampaignConfig.for_profile(
+        args.profile,
+        placements=placements,
+        paths=tuple(args.path or DEFAULT_PATHS),
+        max_examples=args.max_examples,
+        seed=args.seed,
         timeout=args.timeout,
-        time_budget=args.time_budget or profiles.PROFILE_TIME_BUDGET[profile_name],
+        time_budget=args.time_budget,
         findings_dir=args.findings,
-        known=known,
-        profile=profile_name,
+        known=load_known(args.known) if args.known else {},
         database=args.database,
         memory_limit_mb=args.memory_limit,
     )
+    config.settings()  # validates the database spec now
+    return config.with_seed()
+
+
+def run_main(args) -> int:
+    """``fuzzdce run``: 1 when any placement-induced finding is not in the known file, else 0."""
+    config = config_from(args)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     if args.jobs == 1:
-        campaign = plan.campaign(0, log=lambda line: print(line, file=sys.stderr, flush=True), clear_findings=True)
+        campaign = Campaign(config)
         campaign.run()
     else:
-        campaign = run_lanes(plan, args.jobs)
+        campaign = run_lanes(config, args.jobs)
     print(render(campaign))
     if campaign.interrupted:
         print("fuzzdce: interrupted; the findings above are complete up to that point", file=sys.stderr)
@@ -212,9 +207,6 @@ def run_main(args) -> int:
 
 def replay_main(args) -> int:
     """``fuzzdce replay``: 1 when any finding still fails under some placement, else 0."""
-    from fuzzdce.replay import replay_finding
-    from fuzzdce.store import finding_folders
-
     placements = [resolve(name) for name in args.placement] if args.placement else None
     folders = finding_folders(args.target)
     if not folders:

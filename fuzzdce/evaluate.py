@@ -1,17 +1,23 @@
-"""Evaluate one program: eager once, then each path under each placement, every oracle on each.
+"""Evaluate one program: eager once, then each path under stock and each placement, every oracle on each.
 
-Stock Thunder is evaluated alongside every other placement: oracles may compare a placement's
-outcome with stock's on the same path (``baseline``), and triage needs stock's verdict anyway.
+The work is cut into jobs, one (placement, path) each, and one ``Evaluator`` assembles their
+results. Where a job runs is the only thing that varies: ``LocalJobs`` runs it in this process;
+``sandbox.SandboxedJobs`` runs the same ``LocalJobs`` in a child process with time and memory
+limits. Stock is evaluated alongside every other placement, before them: oracles compare with
+stock's outcome on the same path, and triage needs stock's verdict anyway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from fuzzdce.execution import DEFAULT_PATHS, Outcome, run_path
-from fuzzdce.oracles import ORACLES, Violation
-from fuzzdce.placements import PLACEMENTS, Placement
+from fuzzdce.execution import run_path
+from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Outcome, Placement, Violation
+from fuzzdce.oracles import ORACLES
+from fuzzdce.placements import PLACEMENTS
 from fuzzdce.program import Program
 
 
@@ -27,49 +33,127 @@ class Evaluation:
 
     @property
     def invalid(self) -> bool:
-        """Eager itself rejected the program: not a finding."""
+        """Eager itself rejected the program (or hung on it): not a finding."""
         return self.reference.error is not None
 
 
-def evaluate(
-    program: Program,
-    placement: Placement,
-    *,
-    paths: Sequence[str] = DEFAULT_PATHS,
-    oracles: dict = ORACLES,
-    timeout: float | None = 60.0,
-    reference: Outcome | None = None,
-    baseline: Evaluation | None = None,
-) -> Evaluation:
-    """Run ``program`` through each path under ``placement`` and apply every oracle.
-
-    ``reference`` is eager's outcome (computed when not given); ``baseline`` is stock's evaluation
-    of the same program, handed to oracles that compare with it.
-    """
-    if reference is None:
-        reference = run_path("eager", program, PLACEMENTS["stock"], timeout=timeout)
-    evaluation = Evaluation(program, placement.name, reference)
-    if evaluation.invalid:
-        return evaluation
-    for path in paths:
-        outcome = run_path(path, program, placement, timeout=timeout)
-        evaluation.outcomes[path] = outcome
-        stock_outcome = baseline.outcomes.get(path) if baseline is not None else None
-        for check in oracles.values():
-            evaluation.violations += check(outcome, reference, stock_outcome)
-    return evaluation
+def check_outcome(outcome: Outcome, reference: Outcome, stock: Outcome | None) -> list[Violation]:
+    """Every oracle's violations on one path's outcome (``stock``: None for stock itself)."""
+    return [v for oracle in ORACLES.values() for v in oracle(outcome, reference, stock)]
 
 
-def evaluate_all(
-    program: Program, placements: Sequence[Placement], *, paths: Sequence[str] = DEFAULT_PATHS, **options
-) -> dict[str, Evaluation]:
-    """Evaluate under stock and each of ``placements``; eager runs once, stock compiles once."""
-    reference = run_path("eager", program, PLACEMENTS["stock"], timeout=options.get("timeout", 60.0))
-    stock = evaluate(program, PLACEMENTS["stock"], paths=paths, reference=reference, **options)
-    results = {"stock": stock}
-    for placement in placements:
-        if not placement.is_stock:
-            results[placement.name] = evaluate(
-                program, placement, paths=paths, reference=reference, baseline=stock, **options
-            )
-    return results
+@dataclass(frozen=True)
+class Job:
+    """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``."""
+
+    program: Program
+    placement: Placement
+    path: str
+    timeout: float | None
+
+
+@dataclass
+class PathResult:
+    """One (placement, path) job's outcome and violations. When it has violations and its outcome
+    crossed processes, stock's traces on the same path come along (a finding's folder shows both)."""
+
+    outcome: Outcome
+    violations: list[Violation]
+    stock_traces: list[tuple[str, Any]] | None = None
+
+
+def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
+    """The outcome as another process needs it: calls without their tensors (the oracles already
+    ran), traces as printed text or none (trace objects do not cross processes; printing them is
+    worth it only for a finding's folder)."""
+    calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
+    return dataclasses.replace(outcome, calls=calls, traces=trace_text(outcome) if with_traces else [])
+
+
+def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
+    """The outcome's traces as (label, printed trace); a trace that cannot print says why."""
+    texts = []
+    for label, trace in outcome.traces:
+        try:
+            texts.append((label, str(trace)))
+        except Exception as e:
+            texts.append((label, f"# str(trace) raised {type(e).__name__}: {e}\n"))
+    return texts
+
+
+class LocalJobs:
+    """Runs jobs in this process. Keeps the current program's eager reference and stock outcomes,
+    so a program's jobs compute each of those once. ``portable``: results leave this process."""
+
+    def __init__(self, *, portable: bool = False) -> None:
+        self.portable = portable
+        self.program: Program | None = None
+        self.reference: Outcome | None = None
+        self.stock: dict[str, Outcome] = {}
+
+    def __call__(self, job: Job) -> Outcome | PathResult:
+        if self.program != job.program:
+            self.program, self.reference, self.stock = job.program, None, {}
+        if self.reference is None:
+            self.reference = run_path(EAGER, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        if job.path == EAGER:
+            return portable(self.reference, with_traces=False) if self.portable else self.reference
+        stock = self.stock.get(job.path)
+        if stock is None:
+            stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        if job.placement.is_stock:
+            outcome = stock
+        else:
+            outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
+        violations = check_outcome(outcome, self.reference, None if job.placement.is_stock else stock)
+        if not self.portable:
+            return PathResult(outcome, violations)
+        result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
+        if violations and not job.placement.is_stock:
+            result.stock_traces = trace_text(stock)
+        return result
+
+
+RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
+
+
+class Evaluator:
+    """Evaluates a program under stock and each placement on each path, its jobs run by ``run_job``
+    (default: in this process)."""
+
+    def __init__(self, run_job: RunJob | None = None) -> None:
+        self.run_job = run_job if run_job is not None else LocalJobs()
+
+    def __call__(
+        self, program: Program, placements: Sequence[Placement], *, paths: Sequence[str], timeout: float | None = 60.0
+    ) -> dict[str, Evaluation]:
+        """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per path."""
+        stock = PLACEMENTS[STOCK]
+        reference = self.run_job(Job(program, stock, EAGER, timeout))
+        if isinstance(reference, JobFailure):
+            # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
+            error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
+            reference = Outcome(EAGER, STOCK, error=error)
+        chosen = [stock, *(p for p in placements if not p.is_stock)]
+        results = {p.name: Evaluation(program, p.name, reference) for p in chosen}
+        if reference.error is not None:
+            return results
+        for placement in chosen:
+            evaluation = results[placement.name]
+            for path in paths:
+                result = self.run_job(Job(program, placement, path, timeout))
+                stock_outcome = None if placement.is_stock else results[STOCK].outcomes.get(path)
+                if isinstance(result, JobFailure):
+                    outcome = Outcome(path, placement.name, failure=result)
+                    result = PathResult(outcome, check_outcome(outcome, reference, stock_outcome))
+                evaluation.outcomes[path] = result.outcome
+                evaluation.violations += result.violations
+                if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
+                    stock_outcome.traces = result.stock_traces
+        return results
+
+    def close(self) -> None:
+        """Stop whatever runs the jobs (a sandboxed worker), if anything."""
+        close = getattr(self.run_job, "close", None)
+        if close is not None:
+            close()

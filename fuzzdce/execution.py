@@ -1,10 +1,9 @@
-"""Compile paths: run one program in eager or through Thunder, and record what happened.
+"""Running a program: eager once for reference, then a compile path under a placement.
 
-A path compiles the program once and returns an ``Outcome`` that every oracle reads. The outcome
-holds one ``Call`` per call of the compiled function (outputs, ``requires_grad`` of each output,
-gradients, the inputs' state after the call, the exception if any), the traces Thunder produced
-(each carrying its provenance) and thunderfx's split reasons. Compile time is the whole cost of
-fuzzing, so nothing here compiles twice.
+``run_path`` compiles once and returns an ``Outcome`` every oracle reads: one ``Call`` per call of
+the compiled function (outputs, ``requires_grad`` of each output, gradients, the inputs' state after
+the call, the exception if any), the traces Thunder produced and thunderfx's split reasons. Compile
+time is the whole cost of fuzzing, so nothing here compiles twice.
 
 Calls are labelled, and eager's reference outcome makes every labelled call a path can make:
 
@@ -17,85 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import signal
 import time
-import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-
-class CompileTimeout(Exception):
-    """Raised in the main thread when a path runs past its time limit."""
-
-
-@dataclass(frozen=True)
-class ErrorInfo:
-    """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
-
-    type: str
-    message: str
-    frame: str  # innermost "module:function" inside thunder or torch, where it was raised
-    traceback: str
-
-    @classmethod
-    def from_exception(cls, e: BaseException) -> ErrorInfo:
-        frames = traceback.extract_tb(e.__traceback__)
-        frame = ""
-        for f in reversed(frames):
-            match = re.search(r"/(thunder|torch)/(.*)\.py$", f.filename)
-            if match:
-                frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
-                break
-        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        return cls(type(e).__name__, message[:500], frame, tb[-8000:])
-
-    def __str__(self) -> str:
-        return f"{self.type}: {self.message}"
-
-
-@dataclass
-class Call:
-    """One call of a compiled (or eager) function, with everything oracles compare."""
-
-    label: str  # "plain", "grad" or "resized"
-    outputs: list[Any] | None = None
-    output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
-    grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
-    inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
-    error: ErrorInfo | None = None
-    stage: str = ""  # where ``error`` happened: "inputs", "forward" or "backward"
-
-
-@dataclass
-class Outcome:
-    """What one compile path did with one program under one placement."""
-
-    path: str
-    placement: str
-    calls: dict[str, Call] = field(default_factory=dict)
-    # The first exception: a call's, or the path's own (e.g. building the compiled function).
-    error: ErrorInfo | None = None
-    # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
-    # ``get_provenance()`` names the pass that produced it.
-    traces: list[tuple[str, Any]] = field(default_factory=list)
-    split_reasons: list[Any] = field(default_factory=list)
-    # Why the path or one of its calls was skipped (no CUDA, no resizable dimension, ...).
-    notes: list[str] = field(default_factory=list)
-    skipped: str = ""  # non-empty when the whole path cannot run on this machine
-    seconds: float = 0.0
-    # The program run, so that an oracle handed no baseline (a reproducer) can compute stock's.
-    program: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def outputs(self) -> list[Any] | None:
-        """Outputs of the first call (what a single-call path returned)."""
-        first = next(iter(self.calls.values()), None)
-        return first.outputs if first is not None else None
+from fuzzdce.errors import CompileTimeout
+from fuzzdce.model import EAGER, Call, CompilePath, ErrorInfo, JobFailure, Outcome, Placement
+from fuzzdce.paths import PATHS
 
 
 def _detach(value: Any) -> Any:
@@ -224,7 +154,7 @@ def resized_program(program) -> tuple[Any | None, str]:
     return None, "eager rejects the program on every resized shape tried"
 
 
-# --- the paths -------------------------------------------------------------------------------------
+# --- running eager and the paths ------------------------------------------------------------------
 
 
 def run_eager(program, outcome: Outcome) -> None:
@@ -245,161 +175,45 @@ def run_eager(program, outcome: Outcome) -> None:
     outcome.error = outcome.calls["plain"].error
 
 
-def _record_jit_traces(outcome: Outcome, jfn, prefix: str) -> None:
-    import thunder
-
-    for kind, getter in (("forward", thunder.last_traces), ("backward", thunder.last_backward_traces)):
-        with contextlib.suppress(Exception):  # no traces when compilation failed early
-            outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or [])]
-
-
-def _jit_path(label_calls: tuple[str, ...], **jit_options) -> Callable:
-    """A path compiling with ``thunder.jit(**jit_options)`` and making the given calls, in order."""
-
-    def run(program, outcome: Outcome) -> None:
-        import thunder
-
-        options = {k: (v() if callable(v) else v) for k, v in jit_options.items()}
-        jfn = thunder.jit(program.function(), **options)
+def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
+    """Compile ``program`` as ``path`` says, make its calls in order, then record what it produced."""
+    outcome.skipped = path.unavailable()
+    if outcome.skipped:
+        return
+    with path.context():
+        compiled = path.compile(program.function())
         try:
-            for label in label_calls:
+            for label in path.calls:
                 if label == "resized":
                     resized, why_not = resized_program(program)
                     if resized is None:
                         outcome.notes.append(f"second call skipped: {why_not}")
                         continue
-                    make_call(outcome, label, jfn, resized)
+                    make_call(outcome, label, compiled, resized)
                 else:
-                    make_call(outcome, label, jfn, program, grad=label == "grad")
+                    make_call(outcome, label, compiled, program, grad=label == "grad", device=path.device)
         finally:
-            _record_jit_traces(outcome, jfn, "jit")
-
-    return run
+            path.collect(compiled, outcome)
 
 
-def _torch_compile_executors() -> list:
-    import thunder
-    from thunder.executors.torch_compile import torch_compile_ex
+def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0) -> Outcome:
+    """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``.
 
-    return [torch_compile_ex, *thunder.get_default_executors()]
-
-
-@contextlib.contextmanager
-def dynamo_without_inductor() -> Iterator[None]:
-    """``torch.compile`` traces with Dynamo but runs the captured graph eagerly.
-
-    Thunder's torch.compile executor hands each fused region (built from its decompositions) to
-    ``torch.compile``; Inductor would then spend seconds per region compiling C++ that never runs
-    Thunder. Dynamo still captures the region with ``fullgraph=True``, so a region Dynamo cannot
-    trace still fails as it would for a user.
+    Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
+    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind "timeout".
     """
-    from unittest import mock
-
-    original = torch.compile
-
-    def compile_with_eager_backend(fn=None, *args, mode=None, backend=None, **kwargs):
-        return original(fn, *args, backend="eager", **kwargs)
-
-    with mock.patch("torch.compile", compile_with_eager_backend):
-        yield
-
-
-def run_jit_torch_compile(program, outcome: Outcome) -> None:
-    """``thunder.jit`` with the torch.compile fusion executor first, forward and backward."""
-    with dynamo_without_inductor():
-        _jit_path(("grad",), executors=_torch_compile_executors)(program, outcome)
-
-
-def nvfuser_unavailable() -> str:
-    """Why the nvFuser path cannot run here ("" when it can)."""
-    if not torch.cuda.is_available():
-        return "nvFuser needs CUDA, and torch sees no CUDA device"
-    try:
-        from thunder.executors import nvfuser_available
-
-        if not nvfuser_available():
-            return "nvFuser is not installed for this Thunder"
-    except Exception as e:
-        return f"nvFuser could not be checked ({type(e).__name__}: {e})"
-    return ""
-
-
-def run_jit_nvfuser(program, outcome: Outcome) -> None:
-    """``thunder.jit`` with nvFuser on CUDA, forward and backward; a clean skip without CUDA."""
-    import thunder
-
-    outcome.skipped = nvfuser_unavailable()
-    if outcome.skipped:
-        return
-    from thunder.executors.nvfuserex import nvfuserex
-
-    jfn = thunder.jit(program.function(), executors=[nvfuserex, *thunder.get_default_executors()])
-    try:
-        make_call(outcome, "grad", jfn, program, grad=True, device="cuda")
-    finally:
-        _record_jit_traces(outcome, jfn, "jit")
-
-
-def _eager_fallback(gm, example_inputs):
-    """Stands in for torch._inductor.compile on regions thunderfx does not give to Thunder.
-
-    Inductor compiles C++ for each such region (seconds each on CPU); those regions never run
-    Thunder, so running them eagerly changes nothing fuzzdce checks and keeps throughput.
-    """
-    return gm
-
-
-def _thunderfx_path(*, dynamic: bool | None) -> Callable:
-    """``thunder.dynamo.thunderfx`` on inputs that require grad, forward and backward."""
-
-    def run(program, outcome: Outcome) -> None:
-        import thunder
-        from thunder.dynamo import thunderfx
-        from unittest import mock
-
-        torch._dynamo.reset()
-        compiled = thunderfx(program.function(), dynamic=dynamic)
-        backend = compiled._backend
-        try:
-            with mock.patch("torch._inductor.compile", _eager_fallback):
-                make_call(outcome, "grad", compiled, program, grad=True)
-        finally:
-            for g, info in enumerate(backend.subgraph_infos):
-                outcome.split_reasons += list(info.split_reasons)
-                for k, fn in enumerate(info.thunder_compiled_fns or []):
-                    _record_jit_traces(outcome, fn, f"thunderfx graph {g} fn {k}")
-            torch._dynamo.reset()
-
-    return run
-
-
-PATHS: dict[str, Callable[[Any, Outcome], None]] = {
-    "jit": _jit_path(("plain",)),
-    "jit-grad": _jit_path(("grad",)),
-    "jit-symbolic": _jit_path(("plain", "resized"), cache="symbolic values"),
-    "jit-torchcompile": run_jit_torch_compile,
-    "jit-nvfuser": run_jit_nvfuser,
-    "thunderfx": _thunderfx_path(dynamic=None),
-    "thunderfx-dynamic": _thunderfx_path(dynamic=True),
-}
-# Paths whose machine requirements are not met are left out of the defaults (still selectable:
-# they then record ``Outcome.skipped``).
-UNAVAILABLE: dict[str, Callable[[], str]] = {"jit-nvfuser": nvfuser_unavailable}
-DEFAULT_PATHS = tuple(name for name in PATHS if not (name in UNAVAILABLE and UNAVAILABLE[name]()))
-
-
-def run_path(path: str, program, placement, *, timeout: float | None = 60.0) -> Outcome:
-    """Run ``program`` through ``path`` ("eager" or a key of PATHS) under ``placement``.
-
-    Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``.
-    """
-    runner = run_eager if path == "eager" else PATHS[path]
-    outcome = Outcome(path, placement.name, program=program)
+    outcome = Outcome(path, placement.name)
     start = time.perf_counter()
     try:
         with time_limit(timeout), placement():
-            runner(program, outcome)
+            if path == EAGER:
+                run_eager(program, outcome)
+            else:
+                run_compiled(PATHS[path], program, outcome)
     except Exception as e:
-        outcome.error = ErrorInfo.from_exception(timed_out(e) or e)
+        if timed_out(e):
+            outcome.failure = JobFailure("timeout", f"{path} ran past its time limit of {timeout:g} s")
+        else:
+            outcome.error = ErrorInfo.from_exception(e)
     outcome.seconds = time.perf_counter() - start
     return outcome

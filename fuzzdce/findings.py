@@ -9,47 +9,16 @@ nothing). Stock among them makes it ``baseline``; otherwise it is ``placement-in
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from fuzzdce.oracles import Violation
+from fuzzdce.model import STOCK, Violation
 from fuzzdce.program import Program
+from fuzzdce.signatures import finding_signature, short_id, signature
 
 PLACEMENT_INDUCED = "placement-induced"
 BASELINE = "baseline"
 VERDICTS = (PLACEMENT_INDUCED, BASELINE)
-
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-# Thunder and FX name values with a lowercase stem and a counter (t12, l_v0_, mul_3, subgraph 2, ...).
-_COUNTED_NAME = re.compile(r"\b([A-Za-z_]*?[A-Za-z])_?\d+_?\b")
-# Numbers, NaN and infinities included: which value a bug produced does not identify the bug.
-_NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(\d+(\.\d+)?(e[-+]?\d+)?|nan\b|inf\b)")
-
-
-def normalise(message: str) -> str:
-    """The message with addresses, counted names and numbers abstracted away.
-
-    Two occurrences of one bug differ only in which proxy it hit and in the numbers involved.
-    """
-    message = _ADDRESS.sub("<addr>", message)
-    message = _COUNTED_NAME.sub(r"\1<n>", message)
-    return _NUMBER.sub("<num>", message)
-
-
-def signature(v: Violation) -> str:
-    """The violation's identity: (path, oracle, exception type, normalised message, Thunder frame)."""
-    return " | ".join((v.path, v.oracle, v.error_type, normalise(v.identity), v.frame))
-
-
-def finding_signature(verdict: str, placements: Iterable[str], violation_signature: str) -> str:
-    """A finding's identity: its verdict and the placements showing it, then the violation's."""
-    return " | ".join((verdict, ",".join(placements), violation_signature))
-
-
-def short_id(sig: str) -> str:
-    return hashlib.sha1(sig.encode()).hexdigest()[:10]
 
 
 def size(program) -> tuple[int, int, int]:
@@ -71,9 +40,14 @@ def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
     return {
-        sig: (BASELINE if "stock" in names else PLACEMENT_INDUCED, tuple(names), example[sig])
+        sig: (BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
         for sig, names in showing.items()
     }
+
+
+def triage(evaluations: Mapping[str, object]) -> dict[str, tuple[str, tuple[str, ...], Violation]]:
+    """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``)."""
+    return classify({name: evaluation.violations for name, evaluation in evaluations.items()})
 
 
 @dataclass
@@ -102,7 +76,7 @@ class Finding:
     @property
     def placement(self) -> str:
         """The placement its reproducer applies: stock for a baseline finding, else the first showing it."""
-        return "stock" if self.verdict == BASELINE else self.placements[0]
+        return STOCK if self.verdict == BASELINE else self.placements[0]
 
     @property
     def reportable(self) -> bool:

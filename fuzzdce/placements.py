@@ -1,6 +1,7 @@
 """DCE placements: context managers that patch Thunder while active and restore it exactly.
 
-A placement is a zero-argument callable returning a context manager. The built-in ones are
+A placement is a ``model.Placement``: a name, a zero-argument callable returning a context manager,
+and its own test of whether the installed Thunder already does it natively. The built-in ones are
 registered in ``PLACEMENTS``; any ``package.module:attr`` naming such a callable is a placement too,
 which is how a user fuzzes a patch of their own.
 
@@ -14,16 +15,12 @@ import contextlib
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, ContextManager
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-PlacementFactory = Callable[[], ContextManager[Any]]
-
-
-class UsageError(ValueError):
-    """Bad user input (unknown placement, bad option value): reported in one line, exit code 2."""
-
+from fuzzdce.errors import UsageError
+from fuzzdce.model import STOCK, Placement
 
 @dataclass(frozen=True)
 class PatchRecord:
@@ -107,7 +104,7 @@ def rdnp() -> Iterator[None]:
     """
     from thunder.core import transform_common
 
-    if native_reason("rdnp"):
+    if rdnp_native():
         yield
         return
     original = transform_common.remove_duplicate_number_proxies
@@ -125,7 +122,7 @@ def symcall() -> Iterator[None]:
     from thunder.core.symbol import Symbol
     from thunder.core.trace import get_tracectx
 
-    if native_reason("symcall"):
+    if symcall_native():
         yield
         return
     original_call = Symbol.__call__
@@ -213,39 +210,11 @@ def symcall_fixed() -> Iterator[None]:
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(symcall())
-        if not native_reason("symcall-fixed"):
+        if not splitter_fix_native():
             stack.enter_context(
                 patch_everywhere(dynamo_utils, "try_execute_thunder_symbol", try_execute_thunder_symbol_in_one_trace)
             )
         yield
-
-
-@dataclass(frozen=True)
-class Placement:
-    """A named placement: ``factory()`` returns the context manager that applies it."""
-
-    name: str
-    factory: PlacementFactory = field(repr=False)
-    description: str = ""
-
-    @property
-    def is_stock(self) -> bool:
-        return self.factory is stock
-
-    def __call__(self) -> ContextManager[Any]:
-        return self.factory()
-
-
-PLACEMENTS: dict[str, Placement] = {
-    p.name: p
-    for p in (
-        Placement("stock", stock, "Thunder as installed"),
-        Placement("rdnp", rdnp, "subsymbol DCE inside transform_common.remove_duplicate_number_proxies"),
-        Placement("symcall", symcall, "subsymbol DCE inside Symbol.__call__"),
-        Placement("symcall-fixed", symcall_fixed, "symcall plus the thunderfx splitter fix"),
-    )
-}
-DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
 
 
 def _calls(function, pattern: str) -> list[str]:
@@ -267,28 +236,51 @@ def _calls(function, pattern: str) -> list[str]:
     return names
 
 
-def native_reason(name: str) -> str | None:
-    """Why the installed Thunder already does placement ``name`` natively, or None if it does not.
+# --- does the installed Thunder already do it? (newer Thunder may; patching again would run DCE twice)
 
-    Newer Thunder has ``transform_common.dce_bsyms`` and calls it from ``Symbol.__call__``; applying
-    the patch on top would run the DCE twice.
-    """
+
+def rdnp_native() -> str | None:
     from thunder.core import transform_common
+
+    if _calls(transform_common.remove_duplicate_number_proxies, "dce"):
+        return "remove_duplicate_number_proxies of the installed Thunder already runs DCE on subsymbols"
+    return None
+
+
+def symcall_native() -> str | None:
     from thunder.core.symbol import Symbol
 
-    if name == "symcall" and _calls(Symbol.__call__, "dce"):
+    if _calls(Symbol.__call__, "dce"):
         return "Symbol.__call__ of the installed Thunder already runs DCE on subsymbols"
-    if name == "rdnp" and _calls(transform_common.remove_duplicate_number_proxies, "dce"):
-        return "remove_duplicate_number_proxies of the installed Thunder already runs DCE on subsymbols"
-    if name == "symcall-fixed":
-        from thunder.dynamo import utils as dynamo_utils
-
-        body = inspect.getsource(dynamo_utils.try_execute_thunder_symbol)
-        proxies_at = body.find("get_proxy_inputs_from_node(")
-        trace_at = body.find("tracectx(")
-        if 0 <= trace_at < proxies_at:
-            return "try_execute_thunder_symbol of the installed Thunder already makes proxies in the trace it runs"
     return None
+
+
+def splitter_fix_native() -> str | None:
+    from thunder.dynamo import utils as dynamo_utils
+
+    body = inspect.getsource(dynamo_utils.try_execute_thunder_symbol)
+    proxies_at = body.find("get_proxy_inputs_from_node(")
+    trace_at = body.find("tracectx(")
+    if 0 <= trace_at < proxies_at:
+        return "try_execute_thunder_symbol of the installed Thunder already makes proxies in the trace it runs"
+    return None
+
+
+def symcall_fixed_native() -> str | None:
+    symcall, fix = symcall_native(), splitter_fix_native()
+    return f"{symcall}; {fix}" if symcall and fix else None
+
+
+PLACEMENTS: dict[str, Placement] = {
+    p.name: p
+    for p in (
+        Placement(STOCK, stock, "Thunder as installed"),
+        Placement("rdnp", rdnp, "subsymbol DCE inside transform_common.remove_duplicate_number_proxies", rdnp_native),
+        Placement("symcall", symcall, "subsymbol DCE inside Symbol.__call__", symcall_native),
+        Placement("symcall-fixed", symcall_fixed, "symcall plus the thunderfx splitter fix", symcall_fixed_native),
+    )
+}
+DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
 
 
 def resolve(name: str) -> Placement:

@@ -17,11 +17,12 @@ import os
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-from fuzzdce.placements import UsageError
+from fuzzdce.errors import UsageError
 
 PROFILE_ENV = "HYPOTHESIS_PROFILE"
 DATABASE_ENV = "FUZZDCE_DATABASE"
 DEFAULT_DATABASE_DIR = os.path.join(".hypothesis", "examples")
+DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
 
 # Compiles take a fraction of a second and programs vary in size: timing checks only add noise.
 _COMMON = dict(
@@ -76,11 +77,16 @@ def default_profile() -> str:
     return os.environ.get(PROFILE_ENV) or ("ci" if os.environ.get("CI") else "dev")
 
 
+def check_name(name: str) -> None:
+    """UsageError naming the choices unless ``name`` is a fuzz profile."""
+    if name not in PROFILE_EXAMPLES:
+        raise UsageError(f"unknown fuzz profile {name!r}: choose one of {', '.join(PROFILE_EXAMPLES)}")
+
+
 def load(name: str | None = None, database: str | None = None) -> settings:
     """Register and load profile ``name`` (default: ``default_profile()``); UsageError if unknown."""
     name = name or default_profile()
-    if name not in PROFILE_EXAMPLES:
-        raise UsageError(f"unknown fuzz profile {name!r}: choose one of {', '.join(PROFILE_EXAMPLES)}")
+    check_name(name)
     register_profiles(database)
     settings.load_profile(name)
     return settings.get_profile(name)

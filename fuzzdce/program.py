@@ -112,10 +112,9 @@ class Program:
     outputs: tuple[int, ...]
     seed: int = 0
     name: str = field(default="program", compare=False)
-
-    @property
-    def n_values(self) -> int:
-        return len(self.inputs) + sum(s.n_out for s in self.steps)
+    # Ops the generator drew but dropped (no live value fitted, or torch rejected the step): counted
+    # in campaign and generator statistics, never part of the program.
+    dropped: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def n_ops(self) -> int:

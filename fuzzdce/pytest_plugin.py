@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from fuzzdce import profiles
-from fuzzdce.placements import UsageError
+from fuzzdce.errors import UsageError
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,20 +31,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fuzz-findings",
         default=None,
         metavar="DIR",
-        help="where fuzz tests write their findings, as fuzzdce run does (default: ./fuzzdce-findings)",
+        help=f"where fuzz tests write their findings, as fuzzdce run does (default: ./{profiles.DEFAULT_FINDINGS_DIR})",
     )
 
 
 @pytest.hookimpl(trylast=True)  # after Hypothesis's own plugin, so our profile is the one in force
 def pytest_configure(config: pytest.Config) -> None:
-    from fuzzdce import testing
-
     try:
         profiles.load(config.getoption("fuzz_profile"), config.getoption("fuzz_database"))
     except UsageError as e:
         raise pytest.UsageError(str(e)) from None
-    if config.getoption("fuzz_findings"):
-        testing.findings_dir = config.getoption("fuzz_findings")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

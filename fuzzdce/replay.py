@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzdce.campaign import triage
-from fuzzdce.evaluate import evaluate_all
-from fuzzdce.placements import DEFAULT_PLACEMENTS, Placement, UsageError, resolve
+from fuzzdce.errors import UsageError
+from fuzzdce.evaluate import Evaluator
+from fuzzdce.findings import triage
+from fuzzdce.model import STOCK, Placement
+from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.repro import load_script
 from fuzzdce.store import FINDING_FILE, REPRO_FILE
 
@@ -63,17 +65,20 @@ def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple
     return placements, skipped
 
 
-def replay_finding(folder: Path, chosen: Sequence[Placement] | None = None, *, timeout: float | None = 60.0) -> Replay:
-    """Rerun the finding saved in ``folder`` under each placement on its path."""
+def replay_finding(
+    folder: Path, chosen: Sequence[Placement] | None = None, *, timeout: float | None = 60.0, evaluator: Evaluator | None = None
+) -> Replay:
+    """Rerun the finding saved in ``folder`` under each placement on its path (``evaluator``:
+    default, in this process)."""
     record = json.loads((folder / FINDING_FILE).read_text())
     placements, skipped = replay_placements(record, chosen)
     result = Replay(folder, record, skipped=skipped)
     program = load_script(folder / REPRO_FILE)
-    evaluations = evaluate_all(program, placements, paths=[record["path"]], timeout=timeout)
+    evaluations = (evaluator or Evaluator())(program, placements, paths=[record["path"]], timeout=timeout)
     result.invalid = evaluations["stock"].invalid
     showing = triage(evaluations).get(record["violation_signature"])
     failing = set(showing[1]) if showing else set()
-    names = ["stock", *(p.name for p in placements if not p.is_stock)]
+    names = [STOCK, *(p.name for p in placements if not p.is_stock)]
     result.failing = [n for n in names if n in failing]
     result.passing = [n for n in names if n not in failing]
     return result

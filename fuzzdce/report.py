@@ -11,8 +11,9 @@ from typing import Any
 
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding
 from fuzzdce.oracles import ORACLES
-from fuzzdce.repro import script, versions
+from fuzzdce.repro import script
 from fuzzdce.store import finding_record
+from fuzzdce.versions import versions
 
 
 SUMMARY_FIELDS = ("id", "signature", "placements", "path", "oracle", "message", "count", "n_ops", "known", "confirmed")
@@ -38,7 +39,7 @@ def distinct_counts(findings) -> Counter:
 def summary(campaign) -> dict[str, Any]:
     """Everything a campaign measured, as JSON-ready data."""
     s, store = campaign.stats, campaign.store
-    names = ["stock", *(n for n in campaign.names if n != "stock")]
+    names = campaign.names  # stock first
     distinct = distinct_counts(store)
     return {
         "seed": campaign.seed,
@@ -69,6 +70,9 @@ def summary(campaign) -> dict[str, Any]:
         },
         "new_placement_induced": sum(f.reportable for f in store),
         "op_counts": dict(s.ops.most_common()),
+        "dropped_steps": dict(s.dropped.most_common()),
+        # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
+        "notes": [{"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()],
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
         "versions": versions(),
     }
@@ -128,6 +132,10 @@ def render(campaign) -> str:
         out += [f"== reproducer of {f.id} ==", script(f)]
     ops = ", ".join(f"{op} {n}" for op, n in data["op_counts"].items())
     out += [f"op coverage ({len(data['op_counts'])} ops): {ops}"]
+    if data["dropped_steps"]:
+        out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(data['dropped_steps'].values())}")
+    if data["notes"]:
+        out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in data["notes"]))
     if data["findings_dir"]:
         out.append(f"findings folder: {data['findings_dir']} (summary.json, one folder per finding; fuzzdce replay DIR reruns them)")
     return "\n".join(out)

@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.errors import UsageError
+from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
 from fuzzdce.findings import Finding
-from fuzzdce.placements import UsageError
-from fuzzdce.repro import script, versions
+from fuzzdce.repro import script
+from fuzzdce.versions import versions
 
-DEFAULT_FINDINGS_DIR = "fuzzdce-findings"
 FINDING_FILE = "finding.json"
 SUMMARY_FILE = "summary.json"
 REPRO_FILE = "repro.py"

@@ -11,19 +11,12 @@ import multiprocessing
 import signal
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from fuzzdce.model import JobFailure
 
 DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
-
-
-@dataclass(frozen=True)
-class JobFailure:
-    """A job that produced no result: ``kind`` is "timeout" or "crash"."""
-
-    kind: str
-    message: str
 
 
 def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:

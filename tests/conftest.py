@@ -16,3 +16,12 @@ def stock():
     return resolve("stock")
 
 pytest_plugins = ["pytester"]
+
+
+def evaluate_under(program, placement_name, paths=None):
+    """``program`` evaluated under stock and ``placement_name``: placement name -> Evaluation."""
+    from fuzzdce.evaluate import Evaluator
+    from fuzzdce.paths import DEFAULT_PATHS
+    from fuzzdce.placements import resolve
+
+    return Evaluator()(program, [resolve(placement_name)], paths=paths or DEFAULT_PATHS)

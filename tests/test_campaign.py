@@ -6,14 +6,13 @@ import pytest
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
-from fuzzdce.placements import resolve
+from fuzzdce.config import CampaignConfig
 
 
 @pytest.fixture(scope="module")
 def symcall_campaign():
-    placements = [resolve(n) for n in ("stock", "rdnp", "symcall", "symcall-fixed")]
-    campaign = Campaign(placements, paths=["thunderfx"], max_examples=12, seed=0, log=lambda line: None)
-    return campaign.run()
+    config = CampaignConfig(("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx",), max_examples=12, seed=0)
+    return Campaign(config, log=lambda line: None).run()
 
 
 def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):

@@ -6,11 +6,15 @@ import os
 import pytest
 
 from fuzzdce.campaign import Campaign
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify, normalise, signature
-from fuzzdce.oracles import Violation
-from fuzzdce.placements import UsageError, resolve
+from fuzzdce.config import CampaignConfig
+from fuzzdce.driver import failure_type
+from fuzzdce.errors import UsageError
+from fuzzdce.evaluate import Evaluation, Evaluator
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify
+from fuzzdce.model import Outcome, Violation
 from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.store import FindingsFolder, load_known, write_atomically
+from fuzzdce.signatures import normalise, signature
+from fuzzdce.store import load_known, write_atomically
 
 ADD_THEN_COS = Program(
     (TensorInput((2, 3)), TensorInput((3,))),
@@ -112,12 +116,12 @@ def planted_observation(request, tmp_path_factory):
     """One program observed under stock and a planted fault (add computes sub), findings on disk;
     in-process, and in a sandboxed worker (which sends traces back only when a finding needs them)."""
     folder = tmp_path_factory.mktemp("findings")
-    placements = [resolve("stock"), resolve("planted:add_computes_sub")]
-    campaign = Campaign(placements, paths=["jit"], findings_dir=folder, sandbox=request.param, log=lambda line: None)
+    config = CampaignConfig(("stock", "planted:add_computes_sub"), ("jit",), findings_dir=str(folder), sandbox=request.param)
+    campaign = Campaign(config, log=lambda line: None)
     try:
         to_shrink = campaign.observe(ADD_THEN_COS)
     finally:
-        campaign.close()
+        campaign.evaluator.close()
     return campaign, to_shrink, folder
 
 
@@ -141,7 +145,7 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
 
 
 def test_stock_alone_finds_nothing_in_the_same_program(tmp_path):
-    campaign = Campaign([resolve("stock")], paths=["jit"], findings_dir=tmp_path, log=lambda line: None)
+    campaign = Campaign(CampaignConfig(("stock",), ("jit",), findings_dir=str(tmp_path)), log=lambda line: None)
     assert campaign.observe(ADD_THEN_COS) == [] and len(campaign.store) == 0
     assert list(tmp_path.iterdir()) == []
 
@@ -157,18 +161,16 @@ def test_a_shrink_step_records_only_its_own_finding():
     """A shrink step runs under the finding's placements only: triage of any other violation
     there would name too few placements (a baseline finding "under stock, symcall" that every
     placement shows), so only the finding being shrunk may be recorded from it."""
-    from fuzzdce.evaluate import Evaluation
-    from fuzzdce.execution import Outcome
-
     induced, everywhere = key_error("t1", path="thunderfx"), mismatch(path="thunderfx")
     showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
 
-    def evaluator(program, placements, *, paths, timeout):
-        names = ["stock"] + [p.name for p in placements if not p.is_stock]
-        return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
+    class ShowingEvaluator(Evaluator):
+        def __call__(self, program, placements, *, paths, timeout=None):
+            names = ["stock"] + [p.name for p in placements if not p.is_stock]
+            return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
 
-    campaign = Campaign([resolve(n) for n in ("stock", "rdnp", "symcall")], paths=["thunderfx"], log=lambda line: None)
-    campaign.evaluator = evaluator
+    config = CampaignConfig(("stock", "rdnp", "symcall"), ("thunderfx",))
+    campaign = Campaign(config, evaluator=ShowingEvaluator(), log=lambda line: None)
     campaign.observe(ADD_THEN_COS)
     assert {(f.verdict, f.placements) for f in campaign.store} == {
         (PLACEMENT_INDUCED, ("symcall",)),
@@ -182,41 +184,73 @@ def test_a_shrink_step_records_only_its_own_finding():
     assert next(f for f in campaign.store if f.verdict == PLACEMENT_INDUCED).program is ONE_OP
 
 
+class SilentEvaluator(Evaluator):
+    """Every program passes everywhere, at no cost: for tests of the campaign's own logic."""
+
+    def __call__(self, program, placements, *, paths, timeout=None):
+        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+        return {n: Evaluation(program, n, Outcome("eager", "stock")) for n in names}
+
+
 def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
     """Hypothesis ends a run soon after its first failure (ten seconds later, by its clock). A
     campaign then starts another round, with a seed of its own, until its programs are spent."""
-    from fuzzdce.campaign import failure_type
+    from fuzzdce.driver import derived_seed
 
-    campaign = Campaign([resolve("stock"), resolve("symcall")], paths=["jit"], max_examples=10, seed=3, log=lambda line: None)
-    campaign.confirm = lambda: None
     seeds = []
 
-    def hypothesis_run_ending_at_a_failure(round_number=0):
-        def run():
-            seeds.append(campaign.round_seed(round_number))
-            campaign.full_evaluations += 4
-            raise failure_type("a signature")("found")
+    def hypothesis_run_ending_at_a_failure(round_number):
+        seeds.append(derived_seed(3, round_number))
+        for _ in range(4):
+            campaign.observe(ONE_OP)
+        raise failure_type("a signature")("found")
 
-        return run
-
-    campaign.hypothesis_test = hypothesis_run_ending_at_a_failure
+    config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
+    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
     campaign.run()
-    assert campaign.full_evaluations >= 10 and len(seeds) == 3
+    assert campaign.full_evaluations == 10 and len(seeds) == 3
     assert seeds[0] == 3 and len(set(seeds)) == 3
 
 
 def test_a_round_that_finds_nothing_new_ends_the_campaign():
-    campaign = Campaign([resolve("stock")], paths=["jit"], max_examples=10, seed=3, log=lambda line: None)
-    campaign.confirm = lambda: None
     rounds = []
 
-    def quiet_run(round_number=0):
-        def run():
-            rounds.append(round_number)
-            campaign.full_evaluations += 4
+    def quiet_run(round_number):
+        rounds.append(round_number)
+        for _ in range(4):
+            campaign.observe(ONE_OP)
 
-        return run
-
-    campaign.hypothesis_test = quiet_run
+    config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
+    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
     assert rounds == [0]
+
+
+def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
+    """``fuzz_test`` is the campaign's own Hypothesis test: under a profile of N examples it
+    evaluates N programs (it once stopped at the campaign's default of 60)."""
+    from hypothesis import settings
+
+    from fuzzdce.testing import fuzz_test
+
+    class CountingEvaluator(SilentEvaluator):
+        programs = 0
+
+        def __call__(self, program, placements, *, paths, timeout=None):
+            CountingEvaluator.programs += 1
+            return super().__call__(program, placements, paths=paths, timeout=timeout)
+
+    class Request:  # what pytest hands the test: its config, with no --fuzz-findings
+        class config:
+            @staticmethod
+            def getoption(name, default=None):
+                return default
+
+    settings.register_profile("fuzzdce-test-70", max_examples=70, database=None, derandomize=True)
+    before = settings.get_current_profile_name()
+    settings.load_profile("fuzzdce-test-70")
+    try:
+        fuzz_test(["stock"], ["jit"], evaluator=CountingEvaluator())(Request())
+    finally:
+        settings.load_profile(before)
+    assert CountingEvaluator.programs == 70

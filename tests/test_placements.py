@@ -3,8 +3,8 @@ import textwrap
 
 import pytest
 
-from fuzzdce import placements
-from fuzzdce.placements import PATCH_LOG, PLACEMENTS, UsageError, resolve
+from fuzzdce.errors import UsageError
+from fuzzdce.placements import PATCH_LOG, PLACEMENTS, resolve
 
 
 @pytest.mark.parametrize("name", list(PLACEMENTS))
@@ -38,10 +38,9 @@ def test_rdnp_patches_every_alias_of_the_function():
     assert transform_common.remove_duplicate_number_proxies is original
 
 
-def test_stock_thunder_0_2_6_has_neither_placement_natively():
-    assert placements.native_reason("rdnp") is None
-    assert placements.native_reason("symcall") is None
-    assert placements.native_reason("symcall-fixed") is None
+@pytest.mark.parametrize("name", list(PLACEMENTS))
+def test_stock_thunder_0_2_6_has_no_placement_natively(name):
+    assert PLACEMENTS[name].native() is None
 
 
 def test_unknown_placement_names_the_choices():

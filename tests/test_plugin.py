@@ -6,7 +6,7 @@ import pytest
 from hypothesis import settings
 
 from fuzzdce import profiles
-from fuzzdce.placements import UsageError
+from fuzzdce.errors import UsageError
 
 
 @pytest.fixture(autouse=True)

@@ -109,21 +109,22 @@ def test_in_place_ops_never_write_inputs_or_views():
     assert BY_NAME["zero_"].operands[0].written
 
 
-def test_planted_single_op_fault_shrinks_to_one_op(stock):
+def test_planted_single_op_fault_shrinks_to_one_op():
     """add_computes_sub breaks top-level ltorch.add: Thunder's result differs from eager's, and
     the minimal failing program has exactly one op (and stock Thunder passes it)."""
-    from fuzzdce.evaluate import evaluate
-    from fuzzdce.oracles import outputs
-    from fuzzdce.placements import resolve
+    from conftest import evaluate_under
 
-    planted = resolve("planted:add_computes_sub")
     # A few families around the faulty op keep the search short; add is among them.
     catalog = tuple(BY_NAME[n] for n in ("abs", "mul", "add", "sum", "transpose", "cat", "exp", "sub_alpha"))
 
-    def fails(program):
-        evaluation = evaluate(program, planted, paths=["jit"], oracles={"outputs": outputs.check}, timeout=60)
-        return bool(evaluation.violations)
+    def wrong_outputs(program, placement):
+        evaluation = evaluate_under(program, placement, paths=["jit"])[placement]
+        return [v for v in evaluation.violations if v.oracle == "outputs"]
 
-    minimal = find(programs(catalog=catalog, max_ops=4), fails, settings=settings(FAST, max_examples=300))
+    minimal = find(
+        programs(catalog=catalog, max_ops=4),
+        lambda p: bool(wrong_outputs(p, "planted:add_computes_sub")),
+        settings=settings(FAST, max_examples=300),
+    )
     assert minimal.n_ops == 1, minimal
-    assert not evaluate(minimal, stock, paths=["jit"], oracles={"outputs": outputs.check}).violations
+    assert not wrong_outputs(minimal, "stock")

@@ -9,7 +9,7 @@ import pytest
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
-from fuzzdce.placements import resolve
+from fuzzdce.config import CampaignConfig
 from sample_programs import DEAD_CODE_PROGRAM
 
 TESTS = os.path.dirname(__file__)
@@ -19,7 +19,7 @@ PROGRAM = DEAD_CODE_PROGRAM
 
 def saved_findings(folder, placement, path):
     """Observe PROGRAM under stock and ``placement`` on ``path``; the findings go to ``folder``."""
-    campaign = Campaign([resolve("stock"), resolve(placement)], paths=[path], findings_dir=folder, log=lambda line: None)
+    campaign = Campaign(CampaignConfig(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
     campaign.observe(PROGRAM)
     return {f.violation.oracle: f for f in campaign.store if f.verdict == "placement-induced"}
 
@@ -77,12 +77,13 @@ def test_replay_usage_errors_exit_2(argv, capsys):
     assert capsys.readouterr().err.startswith("fuzzdce: error:")
 
 
-def test_oracle_without_a_written_out_check_falls_back_to_fuzzdce(jit_outputs, monkeypatch, tmp_path):
-    from fuzzdce import repro
+def test_reproducer_runs_the_paths_own_compile_function(jit_outputs):
+    """The plain-Thunder form printed in a reproducer is the source of the function fuzzdce calls."""
+    import inspect
+
+    from fuzzdce.paths import PATHS
 
     folder, finding = jit_outputs
-    monkeypatch.delitem(repro.CHECK_SOURCE, "outputs")
-    (tmp_path / "repro.py").write_text(repro.script(finding))
-    script = runpy.run_path(str(tmp_path / "repro.py"), run_name="reproducer")
-    assert "fuzzdce.repro import reproduce" in (tmp_path / "repro.py").read_text()
-    assert script["main"]([]) == 1 and script["main"](["--placement", "stock"]) == 0
+    text = (folder / finding.id / "repro.py").read_text()
+    assert inspect.getsource(PATHS["jit"].compile) in text
+    assert "from fuzzdce.repro import reproduce" in text

@@ -1,54 +1,29 @@
-"""Oracles: each module defines one check over a path's ``Outcome`` and eager's.
+"""The oracles: one module each, declaring one ``model.Oracle`` as ``ORACLE``, registered below.
 
-An oracle is a ``check(outcome, reference, baseline) -> list[Violation]`` function registered in
-``ORACLES`` with its name: ``outcome`` is a path's result under a placement, ``reference`` eager's,
-``baseline`` stock Thunder's on the same path (None when the placement is stock itself). It returns no violation when it does not apply (for example when eager itself
-raised: such a program is invalid, not a finding). Adding an oracle is adding one module and one
-line below.
+An oracle reads a path's ``Outcome`` under a placement, eager's, and stock Thunder's on the same
+path (handed in by the caller; an oracle never compiles). Adding an oracle is adding one module and
+one entry in ``ORACLES``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from fuzzdce.model import Oracle
+from fuzzdce.oracles import crash, dce_idempotent, grads, mutations, names, outputs, raises, split_set, splits, timeout
 
-from fuzzdce.execution import Outcome
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One oracle failing on one path's outcome."""
-
-    oracle: str
-    path: str
-    message: str
-    error_type: str = ""  # the exception type behind it, when there is one
-    frame: str = ""  # where in Thunder it was raised, when known
-    # The part of the message that identifies the bug, for deduplication (default: the message).
-    # A split's key leaves out which FX node it hit; the exception is what matters.
-    key: str = ""
-
-    @property
-    def identity(self) -> str:
-        return self.key or self.message
-
-    def __str__(self) -> str:
-        return f"[{self.path}/{self.oracle}] {self.message}"
-
-
-Check = Callable[[Outcome, Outcome, Outcome | None], list[Violation]]
-
-from fuzzdce.oracles import dce_idempotent, grads, mutations, names, outputs, raises, split_set, splits  # noqa: E402
-
-ORACLES: dict[str, Check] = {
-    "raises": raises.check,
-    "outputs": outputs.check,
-    "grads": grads.check,
-    "mutations": mutations.check,
-    "splits": splits.check,
-    "split-set": split_set.check,
-    "names": names.check,
-    "idempotent": dce_idempotent.check,
+ORACLES: dict[str, Oracle] = {
+    o.name: o
+    for o in (
+        raises.ORACLE,
+        outputs.ORACLE,
+        grads.ORACLE,
+        mutations.ORACLE,
+        splits.ORACLE,
+        split_set.ORACLE,
+        names.ORACLE,
+        dce_idempotent.ORACLE,
+        timeout.ORACLE,
+        crash.ORACLE,
+    )
 }
 
-__all__ = ["ORACLES", "Check", "Violation"]
+__all__ = ["ORACLES"]

@@ -6,7 +6,12 @@ are gone), run on a structural copy: Thunder's DCE edits kept bound symbols' sub
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from collections import Counter
+
+from thunder.core.trace import from_trace
+from thunder.core.transform_common import dce
+
+from fuzzdce.model import Oracle, Outcome, Violation
 
 DCE_PROVENANCE = "Dead Code Elimination"
 
@@ -32,20 +37,13 @@ def shape(bsyms, depth: int = 0) -> list[str]:
 
 def removed_by_dce_again(trace) -> list[str]:
     """Lines of ``shape`` that a second DCE removes (empty when DCE is a fixed point here)."""
-    from collections import Counter
-
-    from thunder.core.trace import from_trace
-    from thunder.core.transform_common import dce
-
     copy = from_trace(trace)
     copy.bound_symbols = [structural_copy(b) for b in trace.bound_symbols]
     before, after = Counter(shape(trace.bound_symbols)), Counter(shape(dce(copy).bound_symbols))
     return sorted((before - after).elements())
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
-    from fuzzdce.oracles import Violation
-
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
         if not produced_by_dce(trace):
@@ -59,3 +57,6 @@ def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None)
             message = f"{label}: DCE again removes {len(removed)} bound symbol(s): {listed}"
             violations.append(Violation("idempotent", outcome.path, message, "DceNotIdempotent", key=f"removes {listed}"))
     return violations
+
+
+ORACLE = Oracle("idempotent", check, "DCE again removes nothing from a trace DCE produced")

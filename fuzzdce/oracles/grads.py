@@ -6,13 +6,11 @@ outputs do not depend on gets zeros on both sides.
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from fuzzdce.model import Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 
-def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list:
-    from fuzzdce.oracles import Violation
-
+def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Violation]:
     violations = []
     for label, call in outcome.calls.items():
         expected = reference.calls.get(label)
@@ -24,7 +22,10 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list:
     return violations
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if reference.error is not None:
         return []
     return requires_grad_mismatches(outcome, reference) + compare_calls(outcome, reference, "grads", "grads", "grad")
+
+
+ORACLE = Oracle("grads", check, "gradients and each output's requires_grad agree with eager")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from fuzzdce.model import Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     return compare_calls(outcome, reference, "mutations", "inputs_after", "input after the call")
+
+
+ORACLE = Oracle("mutations", check, "inputs end in the same state as in eager (in-place ops)")

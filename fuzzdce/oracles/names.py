@@ -11,7 +11,10 @@ through, at every level of subsymbols:
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from thunder.core.proxies import NumberProxy
+from thunder.dev_utils.check_trace import check_trace
+
+from fuzzdce.model import Oracle, Outcome, Violation
 
 
 def _defined_twice(bsyms, where: str, *, same_number_allowed: bool = False) -> list[str]:
@@ -21,8 +24,6 @@ def _defined_twice(bsyms, where: str, *, same_number_allowed: bool = False) -> l
     through: under symbolic values each shape query re-defines the same ``i0``, and Thunder removes
     those duplicates only at top level (``remove_duplicate_number_proxies``).
     """
-    from thunder.core.proxies import NumberProxy
-
     problems, defined = [], {}
     for bsym in bsyms:
         for out in bsym.flat_proxy_outs:
@@ -73,8 +74,6 @@ def extra_problems(trace) -> list[str]:
 
 
 def trace_problems(trace) -> list[str]:
-    from thunder.dev_utils.check_trace import check_trace
-
     problems = []
     try:
         check_trace(trace)
@@ -86,11 +85,12 @@ def trace_problems(trace) -> list[str]:
     return problems + extra_problems(trace)
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
-    from fuzzdce.oracles import Violation
-
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
         for problem in trace_problems(trace):
             violations.append(Violation("names", outcome.path, f"{label}: {problem}", "MalformedTrace", key=problem))
     return violations
+
+
+ORACLE = Oracle("names", check, "every trace is well-formed and defines each name once, at every level")

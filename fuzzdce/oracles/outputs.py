@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fuzzdce.execution import Outcome
+from fuzzdce.model import Oracle, Outcome, Violation
 
 # Looser than assert_close's defaults for low precision: fused and decomposed arithmetic
 # legitimately rounds differently from eager's kernels.
@@ -37,13 +37,11 @@ def compare(actual, expected, what: str = "output") -> str | None:
     return None
 
 
-def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: str, what: str) -> list:
+def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: str, what: str) -> list[Violation]:
     """One violation per call whose ``attribute`` differs from eager's call with the same label.
 
     Shared by the outputs, grads and mutations oracles; silent where either side has no value.
     """
-    from fuzzdce.oracles import Violation
-
     if reference.error is not None:
         return []
     violations = []
@@ -60,5 +58,8 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
     return violations
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     return compare_calls(outcome, reference, "outputs", "outputs", "output")
+
+
+ORACLE = Oracle("outputs", check, "outputs agree with eager (torch.testing.assert_close, tolerances by dtype)")

@@ -7,12 +7,10 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from fuzzdce.model import Oracle, Outcome, Violation
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
-    from fuzzdce.oracles import Violation
-
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if reference.error is not None:
         return []
     violations = []
@@ -27,3 +25,6 @@ def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None)
         e = outcome.error
         violations.append(Violation("raises", outcome.path, f"{e.type}: {e.message}", e.type, e.frame))
     return violations
+
+
+ORACLE = Oracle("raises", check, "Thunder raises no exception where eager did not")

@@ -7,7 +7,7 @@ here (the campaign counts those separately); a split because Thunder *raised* is
 
 from __future__ import annotations
 
-from fuzzdce.execution import Outcome
+from fuzzdce.model import Oracle, Outcome, Violation
 
 EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
 
@@ -16,9 +16,7 @@ def is_exception_split(reason) -> bool:
     return getattr(reason.reason_type, "name", "") in EXCEPTION_SPLITS
 
 
-def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None) -> list:
-    from fuzzdce.oracles import Violation
-
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if reference.error is not None:
         return []
     violations = []
@@ -28,3 +26,6 @@ def check(outcome: Outcome, reference: Outcome, baseline: Outcome | None = None)
             key = f"{reason.reason_type.name}: {reason.exception}"
             violations.append(Violation("splits", outcome.path, message, reason.reason_type.name, key=key))
     return violations
+
+
+ORACLE = Oracle("splits", check, "thunderfx splits no graph because Thunder raised")

@@ -1,199 +1,25 @@
-"""The op catalog's vocabulary: what a live value is, what an op needs of its operands, one entry per op.
-
-Each ``OpSpec`` states, next to its source template, the rule that makes it valid:
-- ``dtypes``: dtypes its first operand may have;
-- ``operands``: one ``Operand`` per value it reads: allowed dtypes, value domain (``positive`` for
-  ``log``), relation to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is
-  written in place;
-- ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
-  substituted into the template (dims in range, scalars, flags, literal index lists).
-Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
-step on ``meta`` tensors (or small CPU tensors when an op has no meta kernel), so torch itself is the
-shape rule, and a step torch rejects is simply not added.
-
-The entries themselves live in ``ops_*.py`` modules by family; ``CATALOG`` joins them.
-"""
+"""The op catalog: every entry of the ``ops_*`` modules, joined, and what Thunder makes of each."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
+import itertools
 
-import hypothesis.strategies as st
+import torch
+from thunder.torch import _torch_to_thunder_function_map
+from thunder.torch.default_torch_ops import torch_auto_registered_ops
 
-T = TypeVar("T")
+from fuzzdce.strategies.ops_elementwise import OPS as ELEMENTWISE
+from fuzzdce.strategies.ops_nn import OPS as NN
+from fuzzdce.strategies.ops_structure import OPS as STRUCTURE
+from fuzzdce.strategies.spec import OpSpec
 
-FLOATS = ("float32", "float64")
-HALF = ("bfloat16", "float16")
-ALL_FLOATS = FLOATS + HALF
-INTS = ("int32", "int64")
-BOOL = ("bool",)
-NUMERIC = ALL_FLOATS + INTS
-ALL = NUMERIC + BOOL
-NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``)
-
-# Value domains, so that ops with a restricted domain see meaningful values. A value's domain says
-# what it is known to satisfy; ``prob`` (0 < x < 1) satisfies both ``positive`` and ``unit``.
-SATISFIES = {
-    "real": {"real"},
-    "positive": {"real", "positive"},
-    "unit": {"real", "unit"},
-    "prob": {"real", "positive", "unit", "prob"},
-}
-
-
-@dataclass(frozen=True)
-class Meta:
-    """What the generator knows of a live value: shape, dtype, domain, and whether it may be mutated."""
-
-    shape: tuple[int, ...]
-    dtype: str  # a key of ``program.DTYPES``, or "pyint" for a Python int
-    domain: str = "real"
-    # Owns its storage (computed by a non-view op, never viewed since): in-place ops may write it
-    # without touching an input that requires grad or aliasing another live value.
-    writable: bool = False
-    value: int | None = None  # a Python number's value
-    # The tensor's strides when not contiguous (a transposed or strided input, a view, an expand):
-    # validation must meet the layout eager will see, or ``view`` on a transposed value slips through.
-    strides: tuple[int, ...] | None = None
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def is_number(self) -> bool:
-        return self.dtype == "pyint"
-
-
-# --- operand relations: (first operand, candidate) -> bool -------------------------------------------
-
-
-def any_value(first: Meta, candidate: Meta) -> bool:
-    return True
-
-
-def broadcastable(first: Meta, candidate: Meta) -> bool:
-    """Shapes that broadcast together (numpy's rule, which torch shares)."""
-    return all(a == b or a == 1 or b == 1 for a, b in zip(reversed(first.shape), reversed(candidate.shape)))
-
-
-def broadcasts_to_first(first: Meta, candidate: Meta) -> bool:
-    """``candidate`` broadcasts to ``first``'s shape exactly (in-place ops, ``expand_as``)."""
-    return candidate.ndim <= first.ndim and all(
-        b == a or b == 1 for a, b in zip(reversed(first.shape), reversed(candidate.shape))
-    )
-
-
-def same_shape(first: Meta, candidate: Meta) -> bool:
-    return first.shape == candidate.shape
-
-
-def same_numel(first: Meta, candidate: Meta) -> bool:
-    return first.numel == candidate.numel
-
-
-def last_dims_match(first: Meta, candidate: Meta) -> bool:
-    """``first @ candidate.mT`` is valid: both at least 1-D and the last dims agree."""
-    return first.ndim >= 1 and candidate.ndim >= 1 and first.shape[-1] == candidate.shape[-1]
-
-
-def matmul_fits(first: Meta, candidate: Meta) -> bool:
-    """``first @ candidate``: the contraction dims agree (torch checks batch broadcasting)."""
-    if first.ndim == 0 or candidate.ndim == 0:
-        return False
-    k = candidate.shape[0] if candidate.ndim == 1 else candidate.shape[-2]
-    return first.shape[-1] == k
-
-
-def linear_weight(first: Meta, candidate: Meta) -> bool:
-    return first.ndim >= 1 and candidate.ndim == 2 and candidate.shape[1] == first.shape[-1]
-
-
-def conv_weight(first: Meta, candidate: Meta) -> bool:
-    """A conv weight (O, C, k...) for a batched input (N, C, L...): channels agree, kernel fits."""
-    return (
-        candidate.ndim == first.ndim >= 3
-        and candidate.shape[0] >= 1
-        and candidate.shape[1] == first.shape[1] >= 1
-        and all(1 <= k <= n for k, n in zip(candidate.shape[2:], first.shape[2:]))
-    )
-
-
-def divides_numel(first: Meta, candidate: Meta) -> bool:
-    return candidate.value is not None and candidate.value > 0 and first.numel % candidate.value == 0
-
-
-def normalized_shape_of(first: Meta, candidate: Meta) -> bool:
-    """``candidate`` is a layer_norm weight for ``first``: a 1-D tensor of its last dim's size."""
-    return first.ndim >= 1 and candidate.shape == first.shape[-1:]
-
-
-Relation = Callable[[Meta, Meta], bool]
-ParamsRule = Callable[..., st.SearchStrategy[dict]]
-
-
-@dataclass(frozen=True)
-class Operand:
-    """What one operand may be: dtypes (None: the op's), domain, relation to the first, mutability."""
-
-    dtypes: tuple[str, ...] | None = None
-    relation: Relation = any_value
-    domain: str = "real"
-    written: bool = False  # the op writes it in place
-    same_dtype: bool = False  # must have the first operand's dtype (matmul, linear, conv: no promotion)
-
-    def accepts(self, spec_dtypes: tuple[str, ...], first: Meta | None, candidate: Meta) -> bool:
-        return (
-            candidate.dtype in (self.dtypes or spec_dtypes)
-            and self.domain in SATISFIES[candidate.domain]
-            and (candidate.writable or not self.written)
-            and (first is None or (self.relation(first, candidate) and (not self.same_dtype or candidate.dtype == first.dtype)))
-        )
-
-
-def no_params(*metas: Meta) -> st.SearchStrategy[dict]:
-    return st.just({})
-
-
-@dataclass(frozen=True)
-class OpSpec:
-    name: str
-    family: str
-    template: str
-    dtypes: tuple[str, ...] = FLOATS
-    operands: tuple[Operand, ...] = (Operand(),)
-    params: ParamsRule = field(default=no_params, repr=False)
-    # The torch callable this entry exercises, as a dotted path ("torch.Tensor.add_"); derived
-    # from the template when it starts with one. None for Python-level ops (``n * m``).
-    torch_op: str | None = None
-    # Domain of the result: "real", a domain name, or "same" (the first operand's).
-    yields: str = "real"
-    view: bool = False  # the result may alias the first operand
-
-    @property
-    def torch_name(self) -> str | None:
-        """The dotted torch callable this entry exercises."""
-        if self.torch_op is not None:
-            return self.torch_op or None
-        head = self.template.split("(", 1)[0]
-        if head.startswith("torch.") and head.replace(".", "").replace("_", "").isalnum():
-            return head
-        if head.startswith("{0}.") and head[4:].replace("_", "").isalnum():
-            return "torch.Tensor." + head[4:]
-        return None
+CATALOG: tuple[OpSpec, ...] = ELEMENTWISE + STRUCTURE + NN
+BY_NAME: dict[str, OpSpec] = {spec.name: spec for spec in CATALOG}
+assert len(BY_NAME) == len(CATALOG), "catalog names must be unique"
 
 
 def resolve_torch_op(dotted: str):
     """The torch object a dotted path names (``torch.Tensor.add_`` -> the method)."""
-    import torch
-
     parts = dotted.split(".")
     obj = torch
     for part in parts[1:]:
@@ -204,109 +30,9 @@ def resolve_torch_op(dotted: str):
 def thunder_support(spec: OpSpec) -> str:
     """How Thunder 0.2.6 handles ``spec``'s torch op: "native" (a Thunder symbol that decomposes),
     "fallback" (auto-registered: runs torch as an opaque symbol), "unmapped", or "python"."""
-    import itertools
-
-    from thunder.torch import _torch_to_thunder_function_map
-    from thunder.torch.default_torch_ops import torch_auto_registered_ops
-
     if spec.torch_name is None:
         return "python"
     fn = resolve_torch_op(spec.torch_name)
     if fn not in _torch_to_thunder_function_map:
         return "unmapped"
     return "fallback" if fn in set(itertools.chain(*torch_auto_registered_ops.values())) else "native"
-
-
-# --- parameter rules shared by the op modules -------------------------------------------------------
-
-
-def small_floats() -> st.SearchStrategy[float]:
-    """Python scalars that keep values in a comparable range (no inf, no NaN)."""
-    return st.sampled_from([1.0, 2.0, 0.5, -1.0, -2.5, 3.0])
-
-
-def one_of_range(low: int, high: int) -> st.SearchStrategy[int]:
-    """An integer in [low, high], drawn from a fixed range and folded in (shrinks towards ``low``).
-
-    The bounds of a parameter depend on its operand's shape, which changes when the shrinker
-    deletes an earlier op; a draw whose bounds never change keeps the choices after it aligned.
-    """
-    return st.integers(0, 255).map(lambda k: low + k % (high - low + 1))
-
-
-def choose(options: Sequence[T]) -> st.SearchStrategy[T]:
-    """``st.sampled_from(options)`` for options that depend on a shape: a fixed-range draw, folded."""
-    options = list(options)
-    if not options:
-        raise ValueError("choose() needs at least one option")
-    return one_of_range(0, len(options) - 1).map(options.__getitem__)
-
-
-def permutation_of(n: int) -> st.SearchStrategy[tuple[int, ...]]:
-    """A permutation of ``range(n)`` from one fixed-range draw (its Lehmer code); the identity when shrunk."""
-
-    def decode(code: int) -> tuple[int, ...]:
-        rest, order = list(range(n)), []
-        for k in range(n, 0, -1):
-            code, i = divmod(code, k)
-            order.append(rest.pop(i))
-        return tuple(order)
-
-    return st.integers(0, 2**16 - 1).map(lambda code: decode(code % math.factorial(n)))
-
-
-def dim(x: Meta) -> st.SearchStrategy[int]:
-    """A valid dimension index of ``x`` (0-dim tensors accept -1 and 0), 0 when shrunk."""
-    n = max(x.ndim, 1)
-    return one_of_range(0, 2 * n - 1).map(lambda k: k if k < n else k - 2 * n)
-
-
-def new_dim(x: Meta) -> st.SearchStrategy[int]:
-    return one_of_range(-x.ndim - 1, x.ndim)
-
-
-def params(**strategies: Callable[..., st.SearchStrategy]) -> ParamsRule:
-    """A params rule from per-keyword functions of the first operand's meta: ``params(dim=dim)``."""
-
-    def rule(first: Meta, *rest: Meta) -> st.SearchStrategy[dict]:
-        return st.fixed_dictionaries({k: f(first) for k, f in strategies.items()})
-
-    return rule
-
-
-def const(strategy: st.SearchStrategy) -> Callable[..., st.SearchStrategy]:
-    """A keyword strategy that does not depend on the operands."""
-    return lambda *metas: strategy
-
-
-def source(text: str):
-    """Python source substituted verbatim into a template (a plain str would be quoted)."""
-    from fuzzdce.program import Literal
-
-    return Literal(text)
-
-
-def tensor_literal(values: list):
-    return source(f"torch.tensor({values!r})")
-
-
-def in_range_indices(size: int, max_len: int = 4) -> st.SearchStrategy:
-    """A literal int64 index tensor with values in [0, size), as source."""
-    if size == 0:
-        return st.just(source("torch.tensor([], dtype=torch.int64)"))
-    return st.lists(one_of_range(0, size - 1), min_size=1, max_size=max_len).map(tensor_literal)
-
-
-# --- the catalog ---------------------------------------------------------------------------------------
-
-
-def _load() -> tuple[OpSpec, ...]:
-    from fuzzdce.strategies import ops_elementwise, ops_nn, ops_structure
-
-    return ops_elementwise.OPS + ops_structure.OPS + ops_nn.OPS
-
-
-CATALOG: tuple[OpSpec, ...] = _load()
-BY_NAME: dict[str, OpSpec] = {spec.name: spec for spec in CATALOG}
-assert len(BY_NAME) == len(CATALOG), "catalog names must be unique"
-FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(spec.family for spec in CATALOG))

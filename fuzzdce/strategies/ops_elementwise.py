@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
-from fuzzdce.strategies.catalog import (
+from fuzzdce.strategies.spec import (
+    no_params,
     ALL,
     ALL_FLOATS,
     BOOL,
@@ -29,13 +30,13 @@ def unary(name: str, dtypes=ALL_FLOATS, needs: str = "real", yields: str = "real
 
 
 def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = "real") -> OpSpec:
-    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, params=p or (lambda *m: st.just({})), yields=yields)
+    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, params=p or (no_params), yields=yields)
 
 
 def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "real", p=None, **kw) -> OpSpec:
     """Broadcasting binary op; the second operand may have another dtype (type promotion)."""
     operands = (Operand(), Operand(relation=broadcastable, domain=divisor))
-    return OpSpec(name, kw.pop("family", "binary"), template or f"torch.{name}({{0}}, {{1}})", dtypes, operands, params=p or (lambda *m: st.just({})), **kw)
+    return OpSpec(name, kw.pop("family", "binary"), template or f"torch.{name}({{0}}, {{1}})", dtypes, operands, params=p or (no_params), **kw)
 
 
 def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) -> OpSpec:

@@ -7,7 +7,8 @@ import math
 
 import hypothesis.strategies as st
 
-from fuzzdce.strategies.catalog import (
+from fuzzdce.strategies.spec import (
+    no_params,
     ALL_FLOATS,
     FLOATS,
     INTS,
@@ -31,7 +32,7 @@ F = "torch.nn.functional"
 
 
 def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=(Operand(),), p=None, **kw) -> OpSpec:
-    return OpSpec(name, kw.pop("family", "nn"), template, dtypes, operands, params=p or (lambda *m: st.just({})), **kw)
+    return OpSpec(name, kw.pop("family", "nn"), template, dtypes, operands, params=p or (no_params), **kw)
 
 
 def loss(name: str, template: str, dtypes=FLOATS, second: Operand | None = None, p=None, **kw) -> OpSpec:

@@ -7,7 +7,8 @@ import math
 
 import hypothesis.strategies as st
 
-from fuzzdce.strategies.catalog import (
+from fuzzdce.strategies.spec import (
+    no_params,
     ALL,
     ALL_FLOATS,
     BOOL,
@@ -46,7 +47,7 @@ def reduction(name: str, template: str, dtypes=ALL_FLOATS, p=None, **kw) -> OpSp
 
 def shape_op(name: str, template: str, p=None, dtypes=ALL, view: bool = True, yields: str = "same", **kw) -> OpSpec:
     """Ops that move values without computing new ones: the result keeps the operand's domain."""
-    return OpSpec(name, kw.pop("family", "shape"), template, dtypes, params=p or (lambda *m: st.just({})), yields=yields, view=view, **kw)
+    return OpSpec(name, kw.pop("family", "shape"), template, dtypes, params=p or (no_params), yields=yields, view=view, **kw)
 
 
 def nonempty_dim(x: Meta) -> st.SearchStrategy[int]:
@@ -177,7 +178,7 @@ DT = const(st.sampled_from(["torch.float32", "torch.float64", "torch.int64", "to
 OPS: tuple[OpSpec, ...] = (
     # reductions (dims, keepdim, correction, dtype)
     reduction("sum", "torch.sum({0}, dim={dim}, keepdim={keepdim})", ALL),
-    reduction("sum_all", "torch.sum({0})", ALL, p=lambda *m: st.just({}), torch_op="torch.sum"),
+    reduction("sum_all", "torch.sum({0})", ALL, p=no_params, torch_op="torch.sum"),
     reduction("sum_dtype", "torch.sum({0}, {dim}, dtype=torch.float64)", NUMERIC, p=params(dim=dim), torch_op="torch.sum"),
     reduction("mean", "torch.mean({0}, dim={dim}, keepdim={keepdim})"),
     reduction("prod", "torch.prod({0}, {dim}, keepdim={keepdim})", NUMERIC),
@@ -194,19 +195,19 @@ OPS: tuple[OpSpec, ...] = (
     reduction("softmax", "torch.softmax({0}, dim={dim})", p=params(dim=dim), yields="prob"),
     reduction("log_softmax", "torch.log_softmax({0}, dim={dim})", p=params(dim=dim)),
     reduction("vector_norm", "torch.linalg.vector_norm({0}, ord={ord}, dim={dim})", FLOATS, p=params(dim=dim, ord=const(st.sampled_from([2, 1, float("inf")])))),
-    reduction("tensor_mean", "{0}.mean()", p=lambda *m: st.just({})),
+    reduction("tensor_mean", "{0}.mean()", p=no_params),
     reduction("tensor_sum", "{0}.sum({dim})", NUMERIC, p=params(dim=dim)),
     # ops returning tuples (some elements are left unused: dead code by construction)
     reduction("max_dim", "torch.max({0}, {dim}, keepdim={keepdim})", NUMERIC, family="tuple", torch_op="torch.max"),
     reduction("min_dim", "torch.min({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", torch_op="torch.min"),
-    reduction("max_all", "torch.max({0})", NUMERIC, p=lambda *m: st.just({}), torch_op="torch.max"),
+    reduction("max_all", "torch.max({0})", NUMERIC, p=no_params, torch_op="torch.max"),
     reduction("sort", "torch.sort({0}, dim={dim}, descending={desc})", NUMERIC, p=params(dim=dim, desc=KEEPDIM), family="tuple"),
     reduction("argsort", "torch.argsort({0}, dim={dim}, descending={desc})", NUMERIC, p=params(dim=dim, desc=KEEPDIM)),
     reduction("topk", "torch.topk({0}, {k}, dim={dim}, largest={largest})", NUMERIC, p=topk_args, family="tuple"),
     reduction("var_mean", "torch.var_mean({0}, dim={dim}, correction={correction})", p=params(dim=dim, correction=CORRECTION), family="tuple"),
     reduction("std_mean", "torch.std_mean({0}, dim={dim})", p=params(dim=dim), family="tuple"),
     reduction("aminmax", "torch.aminmax({0}, dim={dim})", NUMERIC, p=params(dim=dim), family="tuple"),
-    reduction("frexp", "torch.frexp({0})", FLOATS, p=lambda *m: st.just({}), family="tuple"),
+    reduction("frexp", "torch.frexp({0})", FLOATS, p=no_params, family="tuple"),
     # shape and view ops
     shape_op("reshape", "torch.reshape({0}, {shape})", params(shape=reshape_target)),
     shape_op("view", "{0}.view({shape})", params(shape=reshape_target)),
@@ -242,7 +243,8 @@ OPS: tuple[OpSpec, ...] = (
     # indexing: basic (ints, slices, None, ...) and advanced (int tensors), gather/scatter family
     shape_op("getitem", "{0}[{index}]", params(index=basic_index), torch_op="torch.Tensor.__getitem__"),
     shape_op("getitem_tensor", "{0}[{index}]", params(index=advanced_index), torch_op="torch.Tensor.__getitem__", view=False),
-    shape_op("getitem_mask", "{0}[{1}]", operands=(Operand(), Operand(BOOL, same_shape)), torch_op="torch.Tensor.__getitem__", view=False, family="index") if False else shape_op("index_select", "torch.index_select({0}, {dim}, {index})", index_list_for, view=False),
+    # Boolean-mask indexing is left out: its result's shape depends on the data.
+    shape_op("index_select", "torch.index_select({0}, {dim}, {index})", index_list_for, view=False),
     shape_op("gather", "torch.gather({0}, {dim}, {index})", gather_args, view=False),
     shape_op("take_along_dim", "torch.take_along_dim({0}, {index}, {dim})", gather_args, view=False),
     OpSpec("index_add", "index", "torch.index_add({0}, {dim}, {index}, torch.ones_like({0}).index_select({dim}, {index}))", ALL_FLOATS, operands=INDEXABLE, params=index_list_for),
@@ -299,7 +301,7 @@ OPS: tuple[OpSpec, ...] = (
     OpSpec("zero_", "inplace", "{0}.zero_()", ALL, (WRITE,)),
     OpSpec("relu_", "inplace", "torch.relu_({0})", ALL_FLOATS, (WRITE,)),
     OpSpec("exp_", "inplace", "{0}.exp_()", ALL_FLOATS, (WRITE,)),
-    OpSpec("sigmoid_inplace_copy", "inplace", "{0}.copy_({1})", ALL_FLOATS, (WRITE, Operand(ALL, broadcasts_to_first)), torch_op="torch.Tensor.copy_"),
+    OpSpec("copy_", "inplace", "{0}.copy_({1})", ALL_FLOATS, (WRITE, Operand(ALL, broadcasts_to_first)), torch_op="torch.Tensor.copy_"),
     OpSpec("masked_fill_", "inplace", "{0}.masked_fill_({1}, {v})", ALL_FLOATS, (WRITE, Operand(BOOL, broadcasts_to_first)), params=params(v=const(small_floats()))),
     OpSpec("index_fill_setitem", "inplace", "{0}[{index}] = {v}; {out} = {0}", ALL_FLOATS, (WRITE,), params=lambda x: basic_index(x).map(lambda i: {"index": i, "v": 1.5}), torch_op="torch.Tensor.__setitem__"),
     OpSpec("setitem_tensor", "inplace", "{0}[{index}] = {1}; {out} = {0}", ALL_FLOATS, (WRITE, Operand(relation=lambda a, b: b.ndim == 0)), params=lambda x, v: basic_index(x).map(lambda i: {"index": i}), torch_op="torch.Tensor.__setitem__"),

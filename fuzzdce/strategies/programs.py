@@ -21,7 +21,8 @@ from hypothesis.errors import InvalidArgument
 import torch
 
 from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput, input_strides
-from fuzzdce.strategies.catalog import CATALOG, SATISFIES, Meta, OpSpec
+from fuzzdce.strategies.catalog import CATALOG
+from fuzzdce.strategies.spec import SATISFIES, Meta, OpSpec
 
 # Large enough that "index modulo count" is close to uniform for any count we create.
 INDEX_RANGE = 255
@@ -222,6 +223,7 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
     # Until one step is added there is no "continue?" draw (a program without ops compiles
     # nothing); after a few rejected attempts the program may stay empty.
     attempts = 0
+    dropped: list[str] = []
     while len(steps) < max_ops:
         block = draw(op_block(choose_op, metas, ask_to_continue=bool(steps) or attempts >= 4))
         if block is None:
@@ -230,6 +232,7 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
         spec, step = block
         inferred = None if step is None else infer(step, metas)
         if inferred is None:
+            dropped.append(spec.name)
             continue
         step, results = inferred
         operand_metas = [metas[i] for i in step.refs()]
@@ -245,6 +248,6 @@ def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, m
         if candidate not in outputs:
             outputs.append(candidate)
     seed = draw(st.integers(0, 2**16))
-    return Program(tuple(inputs), tuple(steps), tuple(outputs), seed)
+    return Program(tuple(inputs), tuple(steps), tuple(outputs), seed, dropped=tuple(dropped))
 
 

@@ -1,0 +1,79 @@
+"""A campaign's settings, as plain data: the command line, each lane (a separate process) and
+``fuzz_test`` build one ``CampaignConfig``, and ``Campaign`` is made from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hypothesis import settings as Settings
+
+from fuzzdce import profiles
+from fuzzdce.errors import UsageError
+from fuzzdce.model import Placement
+from fuzzdce.paths import DEFAULT_PATHS, PATHS
+from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """What to fuzz, how much, and where results go.
+
+    ``max_examples`` None means the Hypothesis settings' (the loaded fuzz profile's); ``profile``
+    None means Hypothesis's settings as currently loaded (in pytest, the plugin's profile).
+    """
+
+    placements: tuple[str, ...] = DEFAULT_PLACEMENTS
+    paths: tuple[str, ...] = DEFAULT_PATHS
+    max_examples: int | None = None
+    seed: int | None = None  # None: a random one, printed at start
+    timeout: float | None = 60.0  # seconds per compile path
+    time_budget: float | None = None  # seconds of generation; shrinking gets half as long again
+    findings_dir: str | None = None
+    known: Mapping[str, str] = field(default_factory=dict)  # signature or id -> why it is suppressed
+    profile: str | None = None
+    database: str | None = None  # example database spec (profiles.database_from)
+    sandbox: bool = False  # run Thunder's work in a child process with the limits below
+    memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    progress_every: float = 10.0  # seconds between progress lines
+    confirm: bool = True  # replay each finding's smallest program at the end
+    clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
+
+    def __post_init__(self) -> None:
+        unknown = [p for p in self.paths if p not in PATHS]
+        if unknown:
+            raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
+
+    @classmethod
+    def for_profile(cls, profile: str | None = None, **overrides) -> CampaignConfig:
+        """A configuration with the fuzz profile's defaults (programs, time budget) where not overridden."""
+        name = profile or profiles.default_profile()
+        profiles.check_name(name)
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        overrides.setdefault("max_examples", profiles.PROFILE_EXAMPLES[name])
+        overrides.setdefault("time_budget", profiles.PROFILE_TIME_BUDGET[name])
+        return cls(profile=name, **overrides)
+
+    def with_seed(self) -> CampaignConfig:
+        """This configuration with a seed drawn if it has none (so lanes and reruns can share it)."""
+        return self if self.seed is not None else dataclasses.replace(self, seed=random.randrange(2**32))
+
+    def lane(self, index: int) -> CampaignConfig:
+        """Lane ``index`` of a parallel campaign: seed + index, sandboxed, findings confirmed after merging."""
+        seed = None if self.seed is None else self.seed + index
+        return dataclasses.replace(self, seed=seed, sandbox=True, confirm=False, clear_findings=False)
+
+    def resolved_placements(self) -> list[Placement]:
+        return [resolve(name) for name in self.placements]
+
+    def settings(self) -> Settings:
+        """The Hypothesis settings to start from: the named profile (loaded), else the current ones."""
+        if self.profile is None:
+            return Settings()
+        return profiles.load(self.profile, self.database)
+
+    def examples(self, settings: Settings) -> int:
+        return self.max_examples if self.max_examples is not None else settings.max_examples

@@ -1,0 +1,161 @@
+"""The Hypothesis side of a campaign: the ``@given`` test, rounds with seeds of their own, the time
+budget, progress lines.
+
+Each signature raises its own exception class, so Hypothesis treats distinct findings as distinct
+bugs and shrinks each separately. Hypothesis stops generating about ten seconds after a run's first
+failure, to shrink it; a campaign therefore goes on in rounds, each a new Hypothesis run with a seed
+derived from the campaign's, in which findings already seen fail no more (unless on a smaller
+program), until the programs or the time are spent or a round finds nothing new.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from fuzzdce.findings import Finding
+from fuzzdce.ledger import Ledger
+from fuzzdce.program import Program
+from fuzzdce.signatures import short_id
+from fuzzdce.strategies import programs
+
+
+class FindingFailure(AssertionError):
+    """Base of the per-signature exceptions raised to Hypothesis."""
+
+
+_FAILURE_TYPES: dict[str, type[FindingFailure]] = {}
+
+
+def failure_type(sig: str) -> type[FindingFailure]:
+    """One exception class per signature: Hypothesis shrinks distinct classes separately."""
+    if sig not in _FAILURE_TYPES:
+        _FAILURE_TYPES[sig] = type(f"Finding_{short_id(sig)}", (FindingFailure,), {"__module__": __name__})
+    return _FAILURE_TYPES[sig]
+
+
+def only_findings(failure: BaseException) -> bool:
+    """Is ``failure`` (or every exception of a group) a finding raised on purpose?"""
+    if isinstance(failure, BaseExceptionGroup):
+        return all(only_findings(e) for e in failure.exceptions)
+    return isinstance(failure, FindingFailure)
+
+
+def derived_seed(campaign_seed: int | None, round_number: int) -> int | None:
+    """The campaign's seed for the first round; for later ones a seed derived from it (lanes have
+    consecutive seeds, so "seed + round" would repeat another lane's programs)."""
+    if campaign_seed is None or round_number == 0:
+        return campaign_seed
+    return random.Random(f"{campaign_seed}/{round_number}").getrandbits(32)
+
+
+class HypothesisDriver:
+    """Feeds Hypothesis's programs to ``examine`` (evaluate and record one program, return the
+    findings it should fail on) until ``max_examples`` full evaluations (counted by ``spent``)
+    or the time budget are spent.
+
+    ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
+    tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds.
+    """
+
+    def __init__(
+        self,
+        examine: Callable[[Program], list[Finding]],
+        ledger: Ledger,
+        *,
+        settings: settings,
+        max_examples: int,
+        spent: Callable[[], int],
+        seed: int | None = None,
+        time_budget: float | None = None,
+        progress: Callable[[], None] = lambda: None,
+        progress_every: float = 10.0,
+        run_round: Callable[[int], None] | None = None,
+    ) -> None:
+        self.examine = examine
+        self.ledger = ledger
+        self.settings = settings
+        self.max_examples = max_examples
+        self.spent = spent
+        self.seed = seed
+        self.time_budget = time_budget
+        self.progress = progress
+        self.progress_every = progress_every
+        self.run_round = run_round or (lambda round_number: self.hypothesis_test(round_number)())
+        self.deadline: float | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Generate nothing more (as if the time budget were spent); shrinking stops too."""
+        self.stopped = True
+
+    def hypothesis_test(self, round_number: int = 0) -> Callable[[], None]:
+        """The Hypothesis test of one round: the programs left to run, a seed of its own, and
+        (after the first round) no replay of the database, whose failures the first round saw.
+        Without a seed the settings' own randomness (or derandomization) applies."""
+        last_progress = [time.monotonic()]
+        base = self.settings
+        phases = base.phases if round_number == 0 else tuple(p for p in base.phases if p is not Phase.reuse)
+        chosen_seed = derived_seed(self.seed, round_number)
+        overrides = dict(derandomize=False) if chosen_seed is not None else {}
+
+        def fuzz(program: Program) -> None:
+            if self.out_of_time(program):
+                return  # passing quickly lets Hypothesis finish
+            start = time.perf_counter()
+            to_shrink = self.examine(program)
+            self.ledger.stats.seconds += time.perf_counter() - start
+            if time.monotonic() - last_progress[0] > self.progress_every:
+                last_progress[0] = time.monotonic()
+                self.progress()
+            if to_shrink:
+                raise failure_type(to_shrink[0].signature)(str(to_shrink[0].violation)) from None
+
+        test = given(programs())(fuzz)
+        test = settings(
+            base,
+            max_examples=max(self.max_examples - self.spent(), 1),
+            phases=phases,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=True,
+            print_blob=False,
+            **overrides,
+        )(test)
+        return seed(chosen_seed)(test) if chosen_seed is not None else test
+
+    def out_of_time(self, program: Program) -> bool:
+        """Past the time budget nothing new is generated, but for a grace period (half the budget)
+        programs smaller than a finding's smallest one still run: those are shrink steps, and an
+        unshrunk reproducer is worth little."""
+        if self.stopped:
+            return True
+        now = time.monotonic()
+        if self.deadline is None or now <= self.deadline:
+            return False
+        if now > self.deadline + 0.5 * (self.time_budget or 0):
+            return True
+        return not self.ledger.larger_than(program)
+
+    def run(self) -> None:
+        """Rounds until the programs or the time are spent, or a round finds nothing new."""
+        if self.time_budget:
+            self.deadline = time.monotonic() + self.time_budget
+        round_number = 0
+        while True:
+            before, found = self.spent(), False
+            self.ledger.new_round()
+            try:
+                self.run_round(round_number)
+            except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the ledger
+                if not only_findings(failure):
+                    raise
+                found = True
+            round_number += 1
+            past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
+            if not found or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+                return
+            self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")

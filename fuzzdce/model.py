@@ -1,0 +1,193 @@
+"""The records every part of fuzzdce passes around, and the three extension points.
+
+Imports nothing else of fuzzdce: a contributor reads here what an ``Outcome`` holds, what an
+``Oracle``, a ``CompilePath`` and a ``Placement`` must declare, and nothing more. The flow::
+
+    Program -> (Placement x CompilePath) runs -> Outcome -> Oracle checks -> Violations
+
+- An **Oracle** reads outcomes only: a path's outcome under a placement, eager's (``reference``)
+  and stock Thunder's on the same path (``stock``, None for stock itself). It never compiles.
+- A **CompilePath** compiles a program once and makes labelled calls on the result.
+- A **Placement** is a context manager that patches Thunder while active and restores it exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ContextManager
+
+# The placement every other one is compared with: Thunder as installed.
+STOCK = "stock"
+# The reference "path": the program run by PyTorch itself.
+EAGER = "eager"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
+
+    type: str
+    message: str
+    frame: str  # innermost "thunder/...py:function" (or torch) where it was raised
+    traceback: str
+
+    @classmethod
+    def from_exception(cls, e: BaseException) -> ErrorInfo:
+        frame = ""
+        for f in reversed(traceback.extract_tb(e.__traceback__)):
+            match = re.search(r"/(thunder|torch)/(.*)\.py$", f.filename)
+            if match:
+                frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
+                break
+        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        return cls(type(e).__name__, message[:500], frame, tb[-8000:])
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+@dataclass
+class Call:
+    """One call of a compiled (or eager) function, with everything oracles compare."""
+
+    label: str  # "plain", "grad" or "resized"
+    outputs: list[Any] | None = None
+    output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
+    grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
+    inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
+    error: ErrorInfo | None = None
+    stage: str = ""  # where ``error`` happened: "inputs", "forward" or "backward"
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """A job that produced no result: ``kind`` is "timeout" or "crash"."""
+
+    kind: str
+    message: str
+
+
+@dataclass
+class Outcome:
+    """What one compile path (or eager) did with one program under one placement."""
+
+    path: str
+    placement: str
+    calls: dict[str, Call] = field(default_factory=dict)
+    # The first exception: a call's, or the path's own (e.g. building the compiled function).
+    error: ErrorInfo | None = None
+    # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
+    # ``get_provenance()`` names the pass that produced it. Printed text once it crossed processes.
+    traces: list[tuple[str, Any]] = field(default_factory=list)
+    split_reasons: list[Any] = field(default_factory=list)
+    # Why the path or one of its calls was skipped (no resizable dimension, ...): shown in reports.
+    notes: list[str] = field(default_factory=list)
+    skipped: str = ""  # non-empty when the whole path cannot run on this machine
+    # The sandboxed job itself hung or died: no calls, no traces, only this.
+    failure: JobFailure | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One oracle failing on one path's outcome."""
+
+    oracle: str
+    path: str
+    message: str
+    error_type: str = ""  # the exception type behind it, when there is one
+    frame: str = ""  # where in Thunder it was raised, when known
+    # The part of the message that identifies the bug, for deduplication (default: the message).
+    # A split's key leaves out which FX node it hit; the exception is what matters.
+    key: str = ""
+
+    @property
+    def identity(self) -> str:
+        return self.key or self.message
+
+    def __str__(self) -> str:
+        return f"[{self.path}/{self.oracle}] {self.message}"
+
+
+# --- the extension points ---------------------------------------------------------------------------
+
+Check = Callable[[Outcome, Outcome, "Outcome | None"], list[Violation]]
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """One property checked on every path's outcome.
+
+    ``check(outcome, reference, stock)`` returns the violations (none when it does not apply, for
+    example when eager itself raised: such a program is invalid, not a finding). ``needs_stock``:
+    it compares with stock's outcome on the same path, so a reproducer must run stock too.
+    ``description`` is how reports and reproducers say what it checks.
+    """
+
+    name: str
+    check: Check = field(repr=False)
+    description: str
+    needs_stock: bool = False
+
+    def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
+        return self.check(outcome, reference, stock)
+
+
+def available_everywhere() -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class CompilePath:
+    """One way of running a program through Thunder.
+
+    ``compile(fn)`` returns the compiled callable; it is self-contained (imports inside, no fuzzdce),
+    so a reproducer prints its source as the plain-Thunder form of the path. The labelled ``calls``
+    are made on it in order ("plain": inputs as drawn; "grad": floating inputs require grad, forward
+    then backward; "resized": other input shapes). ``collect(compiled, outcome)`` records traces and
+    split reasons afterwards, even when a call raised. ``context()`` is active around all of it.
+    ``unavailable()`` says why this machine cannot run the path ("" when it can); such a path is
+    left out of the defaults and records ``Outcome.skipped`` when chosen.
+    """
+
+    name: str
+    compile: Callable[[Callable], Any] = field(repr=False)
+    calls: tuple[str, ...]
+    collect: Callable[[Any, Outcome], None] = field(repr=False)
+    context: Callable[[], ContextManager[Any]] = field(default=contextlib.nullcontext, repr=False)
+    unavailable: Callable[[], str] = field(default=available_everywhere, repr=False)
+    splits_graphs: bool = False  # thunderfx: the splitter may hand FX nodes to another backend
+    device: str | None = None  # where inputs live (None: as made, on the CPU)
+
+
+PlacementFactory = Callable[[], ContextManager[Any]]
+
+
+def never_native() -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A named DCE placement: ``factory()`` returns the context manager that applies it.
+
+    ``native()`` says why the installed Thunder already does what the placement patches in (the
+    context manager then applies nothing), or None when the patch is needed.
+    """
+
+    name: str
+    factory: PlacementFactory = field(repr=False)
+    description: str = ""
+    native: Callable[[], str | None] = field(default=never_native, repr=False)
+
+    @property
+    def is_stock(self) -> bool:
+        return self.name == STOCK
+
+    def __call__(self) -> ContextManager[Any]:
+        return self.factory()

@@ -1,0 +1,21 @@
+"""A compile path does not kill the process running it (segfault, abort, out of memory).
+
+Only a sandboxed worker can survive such a job to report it; the outcome then carries a
+``JobFailure`` of kind "crash" with the worker's last words.
+"""
+
+from __future__ import annotations
+
+from fuzzdce.model import Oracle, Outcome, Violation
+
+
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
+    failure = outcome.failure
+    if failure is None or failure.kind != "crash":
+        return []
+    lines = failure.message.strip().splitlines()
+    last = lines[-1] if lines else "crash"
+    return [Violation("crash", outcome.path, f"crash: {last}", "Crash", key="crash")]
+
+
+ORACLE = Oracle("crash", check, "the process running the compile path survives it")

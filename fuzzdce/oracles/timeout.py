@@ -1,0 +1,19 @@
+"""A compile path finishes within its time limit: a hung compile is a finding, not a stalled campaign.
+
+In-process the limit is a SIGALRM in the path itself; in a sandboxed worker the parent also kills a
+child that cannot be interrupted (a hang in C++). Either way the outcome carries a ``JobFailure``.
+"""
+
+from __future__ import annotations
+
+from fuzzdce.model import Oracle, Outcome, Violation
+
+
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
+    failure = outcome.failure
+    if failure is None or failure.kind != "timeout":
+        return []
+    return [Violation("timeout", outcome.path, f"timeout: {failure.message}", "Timeout", key="timeout")]
+
+
+ORACLE = Oracle("timeout", check, "the compile path finishes within its time limit")

@@ -1,0 +1,80 @@
+"""The shape of the code: extension points declared below everything else, no import cycles."""
+
+import ast
+import pathlib
+
+import pytest
+
+from fuzzdce.model import CompilePath, Oracle, Placement
+from fuzzdce.oracles import ORACLES
+from fuzzdce.paths import PATHS
+from fuzzdce.placements import PLACEMENTS
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "fuzzdce"
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def fuzzdce_imports(path: pathlib.Path) -> list[tuple[str, bool]]:
+    """(imported fuzzdce module, imported at module level?) for each import in ``path``."""
+    tree = ast.parse(path.read_text())
+    top_level = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fuzzdce"):
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith("fuzzdce")]
+        for name in names:
+            found.append((name, id(node) in top_level))
+    return found
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {}
+    for name, path in MODULES.items():
+        graph[name] = {imported for imported, _ in fuzzdce_imports(path) if imported in MODULES and imported != name}
+    return graph
+
+
+def test_the_import_graph_has_no_cycles():
+    graph = import_graph()
+    visiting, done, cycles = set(), set(), []
+
+    def visit(node, stack):
+        visiting.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt in visiting:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in done:
+                visit(nxt, stack + [nxt])
+        visiting.discard(node)
+        done.add(node)
+
+    for node in sorted(graph):
+        if node not in done:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_no_fuzzdce_module_is_imported_inside_a_function():
+    inside = [(name, imported) for name, path in MODULES.items() for imported, top in fuzzdce_imports(path) if not top]
+    assert inside == []
+
+
+@pytest.mark.parametrize("module", ["fuzzdce.model", "fuzzdce.errors"])
+def test_the_foundations_import_nothing_else_of_fuzzdce(module):
+    assert import_graph()[module] == set()
+
+
+def test_each_oracle_path_and_placement_is_one_declared_object_under_its_own_name():
+    assert all(isinstance(o, Oracle) and o.name == name for name, o in ORACLES.items())
+    assert all(isinstance(p, CompilePath) and p.name == name for name, p in PATHS.items())
+    assert all(isinstance(p, Placement) and p.name == name for name, p in PLACEMENTS.items())
