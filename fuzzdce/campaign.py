@@ -23,6 +23,7 @@ from fuzzdce.program import Program
 from fuzzdce.report import summary
 from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.store import FindingsFolder
+from fuzzdce.strategies import programs
 
 
 def stderr_log(line: str) -> None:
@@ -54,6 +55,8 @@ class Campaign:
         self.evaluator = evaluator
         folder = FindingsFolder(config.findings_dir) if config.findings_dir is not None else None
         self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log)
+        self.ledger.shrink_budget = config.time_budget
+        self.ledger.shrink_baseline = config.shrink_baseline
         settings = config.settings()
         self.max_examples = config.examples(settings)
         self.full_evaluations = 0  # programs evaluated under every placement and path
@@ -68,6 +71,7 @@ class Campaign:
             progress=self.progress,
             progress_every=config.progress_every,
             run_round=run_round,
+            strategy=programs(catalog=config.catalog()),
         )
         self.interrupted = False
         self.started = time.monotonic()
@@ -92,6 +96,9 @@ class Campaign:
 
     def observe(self, program: Program) -> list[Finding]:
         """Evaluate under every placement, record every finding, return those that fail the test."""
+        replayed = self.ledger.replayed(program)
+        if replayed:
+            return replayed
         shrink_step = self.reproduce_smaller(program)
         if shrink_step is not None:
             return shrink_step
@@ -121,7 +128,10 @@ class Campaign:
             return None
         for (names, path), findings in groups.items():
             showing = [p for p in self.placements if p.name in names and not p.is_stock]
+            start = time.perf_counter()
             evaluations = self.evaluator(program, showing, paths=[path], timeout=self.config.timeout)
+            for cause in {f.cause_key for f in findings}:
+                self.ledger.shrink_seconds[cause] += time.perf_counter() - start
             triaged = triage(evaluations)
             reproduced = [f for f in findings if triaged.get(f.violation_signature, ())[:2] == (f.verdict, f.placements)]
             if reproduced:
@@ -151,9 +161,10 @@ class Campaign:
     def run(self) -> FindingStore:
         """Generate, shrink, confirm and write; Ctrl-C or SIGTERM stops it cleanly."""
         self.started = time.monotonic()
+        ops = f"ops {', '.join(self.config.ops)}; " if self.config.ops else ""
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
-            f"{self.max_examples} programs; seed {self.seed} (rerun with --seed {self.seed})"
+            f"{ops}{self.max_examples} programs; seed {self.seed} (rerun with --seed {self.seed})"
         )
         if self.folder is not None:
             if self.config.clear_findings:
@@ -166,18 +177,19 @@ class Campaign:
             # Ctrl-C or SIGTERM: every finding is already on disk; record where we stopped.
             self.interrupted = True
             self.log(self.ledger.progress_line() + " -- interrupted")
-        self.finish(rewrite=False)
+        self.finish()
         return self.store
 
-    def finish(self, *, rewrite: bool = True) -> None:
-        """Confirm the findings (unless interrupted or configured not to), rewrite them (after a
-        Hypothesis run driven from outside: lanes merged here, a pytest fuzz test) and the summary,
-        stop the evaluator."""
+    def finish(self) -> None:
+        """Group the findings into bugs and confirm them (unless interrupted or configured not to:
+        lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
+        the evaluator."""
         try:
             if self.config.confirm and not self.interrupted:
+                self.log(f"fuzzdce: grouping {len(self.ledger.bugs())} bugs: each minimal program on every path")
+                self.ledger.group(self.evaluate_everywhere)
                 self.ledger.confirm(self.replay)
-            if rewrite:
-                self.ledger.rewrite()
+            self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True
         finally:
@@ -185,6 +197,10 @@ class Campaign:
             self.stats.wall_seconds = time.monotonic() - self.started
             self.write_summary()
         self.log(f"fuzzdce: {self.ledger.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
+
+    def evaluate_everywhere(self, program: Program):
+        """``program`` on every path under every placement."""
+        return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
 
     def replay(self, finding: Finding):
         """The finding's smallest program evaluated on its path under every placement."""

@@ -17,9 +17,10 @@ from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.profiles import PROFILE_EXAMPLES
 from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.replay import replay_finding
+from fuzzdce.issue import issue_markdown
+from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
-from fuzzdce.store import DEFAULT_FINDINGS_DIR, finding_folders, load_known
+from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
 
@@ -60,6 +61,12 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         choices=list(PATHS),
         help=f"compile path (repeatable; default: {', '.join(DEFAULT_PATHS)})",
+    )
+    run.add_argument(
+        "--op",
+        action="append",
+        metavar="NAME",
+        help="draw programs from these catalog entries only (repeatable; default: the whole catalog; `fuzzdce ops` lists them)",
     )
     run.add_argument(
         "--max-examples",
@@ -109,17 +116,24 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--known",
         metavar="FILE",
-        help='known-findings JSON file: [{"signature": SIGNATURE_OR_ID, "reason": WHY}, ...]; '
-        "matching findings are reported as known and do not make the run exit 1",
+        help='known-bugs JSON file: [{"signature": BUG_ID_OR_SIGNATURE, "reason": WHY}, ...] (finding '
+        "signatures and ids work too); matching bugs are reported as known and do not make the run exit 1",
+    )
+    run.add_argument(
+        "--verbose", action="store_true", help="also print findings per placement x path x oracle, and each bug's members"
     )
     add_replay_parser(commands)
+    add_issue_parser(commands)
     add_ops_parser(commands)
     return top
 
 
 def add_replay_parser(commands) -> None:
-    replay = commands.add_parser("replay", help="rerun saved findings under every placement; say which still fail")
-    replay.add_argument("target", metavar="PATH", help="a finding folder, or a findings folder holding several")
+    replay = commands.add_parser("replay", help="rerun saved bugs under every placement; say which still fail")
+    replay.add_argument(
+        "target", metavar="BUG_OR_PATH", help="a bug id (in --findings), a bug folder, or a findings folder holding several"
+    )
+    replay.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder bug ids refer to")
     replay.add_argument(
         "--placement",
         action="append",
@@ -127,6 +141,12 @@ def add_replay_parser(commands) -> None:
         help="placement to replay under (repeatable; default: every built-in one and those the finding was seen under)",
     )
     replay.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
+
+
+def add_issue_parser(commands) -> None:
+    issue = commands.add_parser("issue", help="print a Markdown issue body for one bug, ready to paste into Thunder's tracker")
+    issue.add_argument("bug", metavar="BUG", help="a bug id (or a unique prefix of one), or a bug folder")
+    issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
 
 
 def add_ops_parser(commands) -> None:
@@ -161,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "replay":
             return replay_main(args)
+        if args.command == "issue":
+            print(issue_markdown(find_bug(args.findings, args.bug)), end="")
+            return 0
         return run_main(args)
     except UsageError as e:
         print(f"fuzzdce: error: {e}", file=sys.stderr)
@@ -184,13 +207,14 @@ def config_from(args) -> CampaignConfig:
         known=load_known(args.known) if args.known else {},
         database=args.database,
         memory_limit_mb=args.memory_limit,
+        ops=tuple(args.op or ()),
     )
     config.settings()  # validates the database spec now
     return config.with_seed()
 
 
 def run_main(args) -> int:
-    """``fuzzdce run``: 1 when any placement-induced finding is not in the known file, else 0."""
+    """``fuzzdce run``: 1 when any placement-induced bug is not in the known file, else 0."""
     config = config_from(args)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
@@ -199,23 +223,26 @@ def run_main(args) -> int:
         campaign.run()
     else:
         campaign = run_lanes(config, args.jobs)
-    print(render(campaign))
+    print(render(campaign, verbose=args.verbose))
     if campaign.interrupted:
-        print("fuzzdce: interrupted; the findings above are complete up to that point", file=sys.stderr)
-    return 1 if any(f.reportable for f in campaign.store) else 0
+        print("fuzzdce: interrupted; the bugs above are complete up to that point", file=sys.stderr)
+    return 1 if any(b.reportable for b in campaign.ledger.bugs()) else 0
 
 
 def replay_main(args) -> int:
-    """``fuzzdce replay``: 1 when any finding still fails under some placement, else 0."""
+    """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
     placements = [resolve(name) for name in args.placement] if args.placement else None
-    folders = finding_folders(args.target)
+    if Path(args.target).exists():
+        folders = bug_folders(args.target)
+    else:
+        folders = [find_bug(args.findings, args.target)]
     if not folders:
-        raise UsageError(f"no findings under {args.target} (a finding folder holds finding.json)")
-    results = [replay_finding(folder, placements, timeout=args.timeout) for folder in folders]
+        raise UsageError(f"no bugs under {args.target} (a bug folder holds bug.json)")
+    results = [replay_bug(folder, placements, timeout=args.timeout) for folder in folders]
     for result in results:
         print(result.line())
     still = sum(r.still_fails for r in results)
-    print(f"fuzzdce replay: {still} of {len(results)} findings still fail")
+    print(f"fuzzdce replay: {still} of {len(results)} bugs still fail")
     return 1 if still else 0
 
 

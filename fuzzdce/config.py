@@ -15,6 +15,7 @@ from fuzzdce.errors import UsageError
 from fuzzdce.model import Placement
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
 
 
@@ -41,11 +42,20 @@ class CampaignConfig:
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
+    ops: tuple[str, ...] = ()  # catalog entries programs are drawn from (empty: the whole catalog)
+    shrink_baseline: bool = True  # baseline bugs fail the Hypothesis test too, so they are shrunk
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]
         if unknown:
             raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
+        unknown = [op for op in self.ops if op not in BY_NAME]
+        if unknown:
+            raise UsageError(f"unknown op {unknown[0]!r}: `fuzzdce ops` lists the catalog's entries")
+
+    def catalog(self) -> tuple[OpSpec, ...]:
+        """The catalog entries programs are drawn from."""
+        return tuple(BY_NAME[op] for op in self.ops) if self.ops else CATALOG
 
     @classmethod
     def for_profile(cls, profile: str | None = None, **overrides) -> CampaignConfig:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.reporting import with_reporter
+from hypothesis.strategies import SearchStrategy
 
 from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
@@ -58,7 +60,8 @@ class HypothesisDriver:
     or the time budget are spent.
 
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
-    tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds.
+    tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
+    draws the programs (default: ``programs()`` over the whole catalog).
     """
 
     def __init__(
@@ -74,8 +77,10 @@ class HypothesisDriver:
         progress: Callable[[], None] = lambda: None,
         progress_every: float = 10.0,
         run_round: Callable[[int], None] | None = None,
+        strategy: SearchStrategy[Program] | None = None,
     ) -> None:
         self.examine = examine
+        self.strategy = strategy if strategy is not None else programs()
         self.ledger = ledger
         self.settings = settings
         self.max_examples = max_examples
@@ -84,7 +89,7 @@ class HypothesisDriver:
         self.time_budget = time_budget
         self.progress = progress
         self.progress_every = progress_every
-        self.run_round = run_round or (lambda round_number: self.hypothesis_test(round_number)())
+        self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False
 
@@ -112,9 +117,10 @@ class HypothesisDriver:
                 last_progress[0] = time.monotonic()
                 self.progress()
             if to_shrink:
-                raise failure_type(to_shrink[0].signature)(str(to_shrink[0].violation)) from None
+                # One exception class per bug (cause): Hypothesis shrinks each bug once, not once per path.
+                raise failure_type(to_shrink[0].cause_key)(str(to_shrink[0].violation)) from None
 
-        test = given(programs())(fuzz)
+        test = given(self.strategy)(fuzz)
         test = settings(
             base,
             max_examples=max(self.max_examples - self.spent(), 1),
@@ -126,6 +132,16 @@ class HypothesisDriver:
             **overrides,
         )(test)
         return seed(chosen_seed)(test) if chosen_seed is not None else test
+
+    def hypothesis_round(self, round_number: int) -> None:
+        """One round, with what Hypothesis prints (falsifying examples, its slow-shrinking warning)
+        kept from the user: the findings are fuzzdce's to report."""
+        with with_reporter(self.hypothesis_said):
+            self.hypothesis_test(round_number)()
+
+    def hypothesis_said(self, text: str) -> None:
+        if "working to shrink" in str(text):
+            self.ledger.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
 
     def out_of_time(self, program: Program) -> bool:
         """Past the time budget nothing new is generated, but for a grace period (half the budget)

@@ -1,10 +1,16 @@
-"""Findings: violations triaged against stock, deduplicated by signature, smallest program kept.
+"""Findings and bugs: violations triaged against stock, deduplicated, grouped by root cause.
 
 A finding's signature is (verdict, placements, path, oracle, exception type, normalised message,
 Thunder frame). The verdict and placements come from one program evaluated under stock and every
 chosen placement: for each violation, the placements whose run of that program shows the same
 violation signature (same path and oracle, so a baseline failure elsewhere in the program masks
 nothing). Stock among them makes it ``baseline``; otherwise it is ``placement-induced``.
+
+A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
+joined by evidence a user can check:
+- the same exception (``Violation.cause``: type, normalised message, Thunder frame) is one bug
+  whatever the path and whichever call showed it;
+- findings that one bug's minimal program shows together (``FindingStore.link``) are one bug.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass
 
 from fuzzdce.model import STOCK, Violation
 from fuzzdce.program import Program
-from fuzzdce.signatures import finding_signature, short_id, signature
+from fuzzdce.signatures import finding_signature, normalise, short_id, signature
 
 PLACEMENT_INDUCED = "placement-induced"
 BASELINE = "baseline"
@@ -74,6 +80,14 @@ class Finding:
         return short_id(self.signature)
 
     @property
+    def cause_key(self) -> str:
+        """What joins findings into one bug with no further evidence: the same exception under the
+        same verdict and placements. A finding without an exception is a cause of its own."""
+        if self.violation.cause:
+            return finding_signature(self.verdict, self.placements, "cause | " + normalise(self.violation.cause))
+        return self.signature
+
+    @property
     def placement(self) -> str:
         """The placement its reproducer applies: stock for a baseline finding, else the first showing it."""
         return STOCK if self.verdict == BASELINE else self.placements[0]
@@ -84,13 +98,72 @@ class Finding:
         return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
 
 
+@dataclass
+class Bug:
+    """Findings of one root cause: ``key`` names it (its id is stable across runs while the cause
+    is), ``members`` are its findings, ``why`` says for each member (by signature) why it belongs."""
+
+    key: str
+    members: list[Finding]
+    why: dict[str, str]
+    known_reason: str | None = None
+
+    @property
+    def id(self) -> str:
+        return short_id(self.key)
+
+    @property
+    def smallest(self) -> Finding:
+        """The member with the smallest program: the bug's reproducer runs that program."""
+        return min(self.members, key=lambda f: (size(f.program), f.signature))
+
+    @property
+    def program(self) -> Program:
+        return self.smallest.program
+
+    @property
+    def verdict(self) -> str:
+        return self.members[0].verdict
+
+    @property
+    def placements(self) -> tuple[str, ...]:
+        return self.members[0].placements
+
+    @property
+    def placement(self) -> str:
+        return self.members[0].placement
+
+    @property
+    def count(self) -> int:
+        return sum(f.count for f in self.members)
+
+    @property
+    def confirmed(self) -> bool | None:
+        """False when a member did not reproduce the same on its smallest program."""
+        states = [f.confirmed for f in self.members]
+        return False if False in states else (None if None in states else True)
+
+    @property
+    def reportable(self) -> bool:
+        return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
+
+    def paths(self) -> list[str]:
+        return sorted({f.violation.path for f in self.members})
+
+    def oracles(self) -> list[str]:
+        return sorted({f.violation.oracle for f in self.members})
+
+
 class FindingStore:
-    """Findings by signature; keeps the smallest program seen for each and counts occurrences."""
+    """Findings by signature; keeps the smallest program seen for each and counts occurrences;
+    groups them into bugs."""
 
     def __init__(self, known: Mapping[str, str] | None = None) -> None:
         self.findings: dict[str, Finding] = {}
-        # Known signatures (full or short id) -> reason they are suppressed.
+        # Known bug ids, finding signatures or ids -> reason they are suppressed.
         self.known = dict(known or {})
+        # (signature, signature) pairs one bug's minimal program showed together, with the bug's id.
+        self.links: dict[tuple[str, str], str] = {}
 
     def add(self, verdict: str, placements: tuple[str, ...], violation: Violation, program) -> tuple[Finding, str]:
         """Record one occurrence; returns the finding and "new", "smaller" or "seen"."""
@@ -108,8 +181,54 @@ class FindingStore:
         finding.count += 1
         return finding, change
 
+    def link(self, first: Finding, second: Finding, bug_id: str) -> None:
+        """Record that bug ``bug_id``'s minimal program showed both findings: one bug."""
+        if first.signature != second.signature:
+            self.links[tuple(sorted((first.signature, second.signature)))] = bug_id
+
+    def bugs(self) -> list[Bug]:
+        """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
+        parent: dict[str, str] = {}
+
+        def root(key: str) -> str:
+            while parent.setdefault(key, key) != key:
+                key = parent[key]
+            return key
+
+        for finding in self.findings.values():
+            root(finding.cause_key)
+        for (a, b) in self.links:
+            if a in self.findings and b in self.findings:
+                ra, rb = root(self.findings[a].cause_key), root(self.findings[b].cause_key)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings.values():
+            groups.setdefault(root(finding.cause_key), []).append(finding)
+        bugs = [self._bug(members) for members in groups.values()]
+        return sorted(bugs, key=lambda b: (VERDICTS.index(b.verdict), not b.reportable, b.id))
+
+    def _bug(self, members: list[Finding]) -> Bug:
+        members = sorted(members, key=lambda f: (size(f.program), f.signature))
+        key = members[0].cause_key  # the cause of the smallest program's finding names the bug
+        linked = {s for pair in self.links for s in pair}
+        why = {}
+        for f in members:
+            if f.cause_key == key and f is members[0]:
+                why[f.signature] = "the finding of the bug's smallest program"
+            elif f.violation.cause and f.cause_key == key:
+                why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
+            elif f.signature in linked:
+                why[f.signature] = "shown by the bug's minimal program, on the same placements"
+            else:
+                why[f.signature] = f"same exception as another member: {normalise(f.violation.cause)[:200]}"
+        known = self.known.get(key) or self.known.get(short_id(key))
+        known = known or next((f.known_reason for f in members if f.known_reason), None)
+        return Bug(key, members, why, known)
+
     def merge(self, other: FindingStore) -> None:
         """Fold in another store (another lane's): counts add up, the smaller program wins."""
+        self.links.update(other.links)
         for sig, theirs in other.findings.items():
             mine = self.findings.get(sig)
             if mine is None:

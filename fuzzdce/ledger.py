@@ -1,10 +1,12 @@
-"""The ledger of a campaign: every program's triaged violations recorded as findings, the choice of
-what Hypothesis should shrink, the final confirmation, and the findings folder kept in step.
+"""The ledger of a campaign: every program's triaged violations recorded as findings, grouped into
+bugs, the choice of what Hypothesis should shrink, the final confirmation, and the findings folder
+kept in step.
 
 Every finding observed, during generation and shrinking alike, goes into the ``FindingStore``
-(which keeps the smallest program per signature) and into the findings folder as soon as it
-appears. Which findings fail the Hypothesis test, and so get shrunk: placement-induced ones; every
-one when stock is the only placement (Thunder's own failures are then the target).
+(which keeps the smallest program per signature) and its bug's folder as soon as it appears. Every
+bug is shrunk, placement-induced ones first: a program showing several findings fails the
+Hypothesis test with a placement-induced one when it has one. Past the time budget each bug gets
+an equal share of the shrinking grace.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fuzzdce.evaluate import Evaluation
-from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, size, triage
+from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, size, triage
 from fuzzdce.model import STOCK
 from fuzzdce.program import Program
+from fuzzdce.signatures import finding_signature as finding_signature_of
 from fuzzdce.store import FindingsFolder
 
 Log = Callable[[str], None]
+CHANGES = ("new", "smaller", "seen")  # what a program is to a finding (FindingStore.add)
 
 
 def note_kind(note: str) -> str:
@@ -67,18 +71,45 @@ class Ledger:
         self.stats = Stats()
         self.log = log
         self.found_this_round: set[str] = set()  # signatures of the findings the current round found
+        self.shrink_seconds: Counter = Counter()  # bug (cause key) -> seconds spent on its shrink steps
+        self.shrink_budget: float | None = None  # seconds of shrinking all bugs may take, shared equally
+        # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
+        # someone's suite fails only on placement-induced ones (unless stock is all it runs).
+        self.shrink_baseline = True
 
     def new_round(self) -> None:
         self.found_this_round = set()
 
-    def shrinks(self, verdict: str) -> bool:
-        """Are findings of this verdict shrunk? Placement-induced ones; every one when only stock runs."""
-        return self.stock_only or verdict == PLACEMENT_INDUCED
+    def fails(self, verdict: str) -> bool:
+        """Do findings of this verdict fail the Hypothesis test (and so get shrunk)?"""
+        return verdict == PLACEMENT_INDUCED or self.shrink_baseline or self.stock_only
 
     def larger_than(self, program: Program) -> list[Finding]:
-        """The findings to shrink whose smallest program is larger than ``program``."""
+        """The findings whose smallest program is larger than ``program`` and whose bug has shrinking
+        time left: what a smaller program might shrink."""
         smaller = size(program)
-        return [f for f in self.store if self.shrinks(f.verdict) and smaller < size(f.program)]
+        larger = [f for f in self.store if self.fails(f.verdict) and smaller < size(f.program)]
+        if self.shrink_budget is None or not larger:
+            return larger
+        share = self.shrink_budget / max(1, len(self.bugs()))
+        return [f for f in larger if self.shrink_seconds[f.cause_key] < share]
+
+    def replayed(self, program: Program) -> list[Finding]:
+        """The findings this round found whose smallest program is ``program``, placement-induced
+        first: Hypothesis replays the smallest failing program at the end of a round and expects it
+        to fail again, with no new evaluation needed (programs are deterministic)."""
+        same = [
+            f
+            for f in self.store
+            if f.signature in self.found_this_round and f.program.source() == program.source() and f.program.inputs_source() == program.inputs_source()
+        ]
+        return sorted(same, key=lambda f: f.verdict != PLACEMENT_INDUCED)
+
+    def bugs(self) -> list[Bug]:
+        return self.store.bugs()
+
+    def bug_of(self, finding: Finding) -> Bug:
+        return next(b for b in self.bugs() if finding in b.members)
 
     def record(self, program: Program, evaluations: Mapping[str, Evaluation], only: str | None = None) -> list[Finding]:
         """Add every finding of ``evaluations`` (or only the one with violation signature ``only``)
@@ -94,12 +125,13 @@ class Ledger:
                 self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(placements)}{known}: {first_line}")
                 self.found_this_round.add(finding.signature)
             self.save(finding, change, evaluations)
-            if self.shrinks(verdict) and (change != "seen" or finding.signature in self.found_this_round):
-                to_shrink.append((change == "seen", finding))
+            if self.fails(verdict) and (change != "seen" or finding.signature in self.found_this_round):
+                to_shrink.append(((finding.verdict != PLACEMENT_INDUCED, CHANGES.index(change)), finding))
         # A finding fails the test when this program is new or smaller for it, or when this round
         # found it (Hypothesis's shrinker may pass through programs no smaller by ``size``); one
-        # from an earlier round does not, so it cannot end a later round's generation. The
-        # finding this program is new or smaller for comes first: that steers shrinking.
+        # from an earlier round does not, so it cannot end a later round's generation.
+        # Placement-induced findings come first, then one this program is new for (Hypothesis then
+        # shrinks it too), then one it is smaller for: that steers shrinking.
         return [finding for _, finding in sorted(to_shrink, key=lambda pair: pair[0])]
 
     def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
@@ -121,20 +153,15 @@ class Ledger:
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
 
     def save(self, finding: Finding, change: str, evaluations: Mapping[str, Evaluation]) -> None:
-        """Write the finding to the folder: all of it when its program changed, else its count."""
+        """Write the finding's bug to the folder: all of it when this program became the bug's
+        smallest, else its record (counts, members)."""
         if self.folder is None:
             return
-        if change == "seen":
-            self.folder.write_record(finding)
+        bug = self.bug_of(finding)
+        if change == "seen" or bug.smallest is not finding:
+            self.folder.write_record(bug)
             return
-        path = finding.violation.path
-        shown = list(finding.placements) + ([STOCK] if finding.verdict == PLACEMENT_INDUCED else [])
-        traces = {
-            name: evaluations[name].outcomes[path].traces
-            for name in shown
-            if name in evaluations and path in evaluations[name].outcomes
-        }
-        self.folder.write(finding, traces)
+        self.folder.write(bug, shown_traces(finding, evaluations))
 
     def confirm(self, evaluate: Callable[[Finding], Mapping[str, Evaluation]]) -> None:
         """Replay each finding's smallest program (``evaluate`` runs it on the finding's path under
@@ -145,8 +172,27 @@ class Ledger:
             if not finding.confirmed:
                 now = f"{triaged[0]} under {', '.join(triaged[1])}" if triaged else "not at all"
                 self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
+
+
+    def group(self, evaluate: Callable[[Program], Mapping[str, Evaluation]]) -> None:
+        """Evaluate each bug's minimal program on every path (``evaluate``), placement-induced bugs
+        first, record what it shows, and join into the bug every finding it shows with the bug's
+        verdict and placements: one program, one cause."""
+        evaluated = set()
+        for bug in self.bugs():
+            program, smallest = bug.program, bug.smallest
+            if program.source() + program.inputs_source() in evaluated:
+                continue  # an earlier bug's program, evaluated already
+            evaluated.add(program.source() + program.inputs_source())
+            evaluations = evaluate(program)
+            self.record(program, evaluations)
+            for sig, (verdict, placements, violation) in triage(evaluations).items():
+                if (verdict, placements) == (bug.verdict, bug.placements):
+                    shown = self.store.findings.get(finding_signature_of(verdict, placements, sig))
+                    if shown is not None:
+                        self.store.link(smallest, shown, bug.id)
             if self.folder is not None:
-                self.folder.write_record(finding)
+                self.folder.write(self.bug_of(smallest), shown_traces(smallest, evaluations))
 
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""
@@ -154,12 +200,25 @@ class Ledger:
         self.stats.merge(stats)
 
     def rewrite(self) -> None:
-        """Rewrite every finding's reproducer and record (after merging lanes; traces stay on disk)."""
+        """Rewrite every bug's reproducer and record, and drop folders of bugs merged into others
+        (traces stay on disk)."""
         if self.folder is not None:
-            for finding in self.store:
-                self.folder.rewrite(finding)
+            self.folder.sync(self.bugs())
 
     def progress_line(self) -> str:
         s = self.stats
         rate = s.seconds / max(s.programs, 1)
-        return f"{s.programs} programs ({s.invalid} invalid), {len(self.store)} findings so far, {rate:.2f} s/program"
+        bugs = len(self.bugs())
+        return f"{s.programs} programs ({s.invalid} invalid), {bugs} bugs ({len(self.store)} findings) so far, {rate:.2f} s/program"
+
+
+def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation]) -> dict[str, list]:
+    """The traces a finding's folder shows: on its path, under each placement showing it, and
+    under stock too when stock does not show it (to compare)."""
+    path = finding.violation.path
+    shown = list(finding.placements) + ([STOCK] if finding.verdict == PLACEMENT_INDUCED else [])
+    return {
+        name: evaluations[name].outcomes[path].traces
+        for name in shown
+        if name in evaluations and path in evaluations[name].outcomes
+    }

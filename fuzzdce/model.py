@@ -14,7 +14,10 @@ Imports nothing else of fuzzdce: a contributor reads here what an ``Outcome`` ho
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import sys
+import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,13 +35,19 @@ class ErrorInfo:
 
     type: str
     message: str
-    frame: str  # innermost "thunder/...py:function" (or torch) where it was raised
+    # Where it was raised: the innermost "thunder/...py:function" (or torch), or "file.py:function"
+    # when a placement's own code (outside installed packages) raised it.
+    frame: str
     traceback: str
 
     @classmethod
     def from_exception(cls, e: BaseException) -> ErrorInfo:
+        frames = traceback.extract_tb(e.__traceback__)
         frame = ""
-        for f in reversed(traceback.extract_tb(e.__traceback__)):
+        if frames and _is_patch_code(frames[-1].filename):
+            # Raised in a placement's own code (a user's patch): that is where the bug is.
+            frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
+        for f in reversed(frames if not frame else []):
             match = re.search(r"/(thunder|torch)/(.*)\.py$", f.filename)
             if match:
                 frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
@@ -49,6 +58,16 @@ class ErrorInfo:
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"
+
+
+def _is_patch_code(filename: str) -> bool:
+    """A real source file outside the installed packages and the standard library: a placement's."""
+    if not os.path.isfile(filename):  # "<fuzzdce-...>" programs, "<string>"
+        return False
+    installed = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]}
+    here = os.path.dirname(os.path.abspath(__file__))  # fuzzdce itself
+    path = os.path.abspath(filename)
+    return not path.startswith(here) and not any(path.startswith(os.path.abspath(p)) for p in installed)
 
 
 @dataclass
@@ -105,6 +124,9 @@ class Violation:
     # The part of the message that identifies the bug, for deduplication (default: the message).
     # A split's key leaves out which FX node it hit; the exception is what matters.
     key: str = ""
+    # The exception behind it, when there is one, as "Type: message @ frame" (or a split's reason
+    # and exception): the same cause on any path, from any call, is one bug.
+    cause: str = ""
 
     @property
     def identity(self) -> str:

@@ -1,7 +1,8 @@
-"""``fuzzdce replay``: rerun saved findings under placements and say which still fail.
+"""``fuzzdce replay``: rerun saved bugs under placements and say which still fail.
 
-A finding still fails under a placement when that placement's run of its reproducer program shows
-the same violation signature (path, oracle, exception type, normalised message, frame) again.
+A bug still fails under a placement when that placement's run of its reproducer program, on the
+paths its findings showed, shows any of its findings' violation signatures again (path, oracle,
+exception type, normalised message, frame).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from fuzzdce.findings import triage
 from fuzzdce.model import STOCK, Placement
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.repro import load_script
-from fuzzdce.store import FINDING_FILE, REPRO_FILE
+from fuzzdce.store import BUG_FILE, REPRO_FILE
 
 
 @dataclass
 class Replay:
-    """One finding replayed: under which placements it still shows."""
+    """One bug replayed: under which placements it still shows."""
 
     folder: Path
     record: dict
@@ -37,7 +38,7 @@ class Replay:
 
     def line(self) -> str:
         r = self.record
-        head = f"{r['id']} [{r['verdict']}, was under {', '.join(r['placements'])}] {r['oracle']} on {r['path']}: "
+        head = f"{r['id']} [{r['verdict']}, was under {', '.join(r['placements'])}] {', '.join(r['oracles'])} on {', '.join(r['paths'])}: "
         if self.invalid:
             status = "eager now rejects the program; nothing to reproduce"
         elif self.failing:
@@ -52,7 +53,7 @@ class Replay:
 
 
 def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple[list[Placement], list[str]]:
-    """The chosen placements, or every built-in plus those the finding was seen under."""
+    """The chosen placements, or every built-in plus those the bug was seen under."""
     if chosen:
         return list(chosen), []
     placements, skipped = [resolve(name) for name in DEFAULT_PLACEMENTS], []
@@ -65,19 +66,19 @@ def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple
     return placements, skipped
 
 
-def replay_finding(
+def replay_bug(
     folder: Path, chosen: Sequence[Placement] | None = None, *, timeout: float | None = 60.0, evaluator: Evaluator | None = None
 ) -> Replay:
-    """Rerun the finding saved in ``folder`` under each placement on its path (``evaluator``:
+    """Rerun the bug saved in ``folder`` under each placement on its paths (``evaluator``:
     default, in this process)."""
-    record = json.loads((folder / FINDING_FILE).read_text())
+    record = json.loads((folder / BUG_FILE).read_text())
     placements, skipped = replay_placements(record, chosen)
     result = Replay(folder, record, skipped=skipped)
     program = load_script(folder / REPRO_FILE)
-    evaluations = (evaluator or Evaluator())(program, placements, paths=[record["path"]], timeout=timeout)
-    result.invalid = evaluations["stock"].invalid
-    showing = triage(evaluations).get(record["violation_signature"])
-    failing = set(showing[1]) if showing else set()
+    evaluations = (evaluator or Evaluator())(program, placements, paths=record["paths"], timeout=timeout)
+    result.invalid = evaluations[STOCK].invalid
+    triaged = triage(evaluations)
+    failing = {name for m in record["members"] for name in triaged.get(m["violation_signature"], (None, ()))[1]}
     names = [STOCK, *(p.name for p in placements if not p.is_stock)]
     result.failing = [n for n in names if n in failing]
     result.passing = [n for n in names if n not in failing]

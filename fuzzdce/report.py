@@ -1,30 +1,32 @@
 """The campaign's results: ``summary`` (what summary.json holds) and ``render`` (what is printed).
 
-Findings are grouped by verdict; placement-induced ones not suppressed by the known-findings
-file come first, with their reproducer printed in full, since they are what a run is for.
+A bug is the unit: the report leads with "N bugs (M findings)", placement-induced bugs not
+suppressed by the known-findings file first, one short block each with its minimal program. The
+per placement x path x oracle table of findings is in summary.json, and printed with ``--verbose``.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from typing import Any
 
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Bug
 from fuzzdce.oracles import ORACLES
-from fuzzdce.repro import script
-from fuzzdce.store import finding_record
+from fuzzdce.store import REPRO_FILE, bug_record
 from fuzzdce.versions import versions
 
+BUG_FIELDS = ("id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "n_ops", "known", "confirmed")
 
-SUMMARY_FIELDS = ("id", "signature", "placements", "path", "oracle", "message", "count", "n_ops", "known", "confirmed")
 
-
-def finding_entry(finding: Finding, folder=None) -> dict[str, Any]:
-    """One finding in summary.json (paste it into a known-findings file with a reason to suppress it):
-    the fields of its finding.json that identify it, and where its folder is."""
-    record = finding_record(finding)
-    entry = {key: record[key] for key in SUMMARY_FIELDS}
-    entry["folder"] = str(folder.folder(finding)) if folder is not None else None
+def bug_entry(bug: Bug, folder=None) -> dict[str, Any]:
+    """One bug in summary.json: its bug.json fields that identify it, its members, and its folder.
+    Paste it into a known-findings file with a reason to suppress it (``signature`` is its key)."""
+    record = bug_record(bug)
+    entry = {key: record[key] for key in BUG_FIELDS}
+    entry["signature"] = bug.key
+    entry["members"] = [{k: m[k] for k in ("id", "signature", "path", "oracle", "message", "count", "why")} for m in record["members"]]
+    entry["folder"] = str(folder.folder(bug)) if folder is not None else None
     return entry
 
 
@@ -39,11 +41,11 @@ def distinct_counts(findings) -> Counter:
 def summary(campaign) -> dict[str, Any]:
     """Everything a campaign measured, as JSON-ready data."""
     s, store = campaign.stats, campaign.store
-    names = campaign.names  # stock first
     distinct = distinct_counts(store)
+    bugs = campaign.ledger.bugs()
     return {
         "seed": campaign.seed,
-        "placements": names,
+        "placements": campaign.names,
         "paths": campaign.paths,
         "programs": s.programs,
         "invalid_programs": s.invalid,
@@ -52,6 +54,13 @@ def summary(campaign) -> dict[str, Any]:
         "seconds_per_program": round(s.seconds / max(s.programs, 1), 4),
         "programs_per_minute": round(60 * s.programs / max(s.wall_seconds, 1e-9), 2),
         "unsupported_splits": s.unsupported_splits,
+        "n_bugs": len(bugs),
+        "n_findings": len(store),
+        "bugs": {
+            verdict: [bug_entry(b, campaign.folder) for b in bugs if b.verdict == verdict]
+            for verdict in (PLACEMENT_INDUCED, BASELINE)
+        },
+        "new_placement_induced": sum(b.reportable for b in bugs),
         "counts": [
             {
                 "placement": p,
@@ -60,15 +69,10 @@ def summary(campaign) -> dict[str, Any]:
                 "findings": distinct[(p, path, o)],
                 "occurrences": s.occurrences[(p, path, o)],
             }
-            for p in names
+            for p in campaign.names
             for path in campaign.paths
             for o in ORACLES
         ],
-        "findings": {
-            verdict: [finding_entry(f, campaign.folder) for f in store.by_verdict(verdict)]
-            for verdict in (PLACEMENT_INDUCED, BASELINE)
-        },
-        "new_placement_induced": sum(f.reportable for f in store),
         "op_counts": dict(s.ops.most_common()),
         "dropped_steps": dict(s.dropped.most_common()),
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
@@ -91,45 +95,53 @@ def table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def finding_lines(f: Finding, folder=None) -> list[str]:
-    v = f.violation
-    known = f"   known: {f.known_reason}" if f.known_reason else ""
-    confirmed = "" if f.confirmed is not False else "   (did not reproduce the same on replay)"
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def bug_lines(bug: Bug, folder=None, *, verbose: bool = False) -> list[str]:
+    """One short block: what, where, how often, the message, the minimal program, how to reproduce."""
+    known = f"   known: {bug.known_reason}" if bug.known_reason else ""
+    confirmed = "" if bug.confirmed is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- {f.id} [{f.verdict}] under {', '.join(f.placements)}{known}{confirmed}",
-        f"    {v.oracle} on {v.path}, {f.count} occurrences, smallest program {f.program.n_ops} ops",
-        f"    {v.message[:300]}",
+        f"--- bug {bug.id} under {', '.join(bug.placements)}{known}{confirmed}",
+        f"    {', '.join(bug.oracles())} on {', '.join(bug.paths())}: {plural(len(bug.members), 'finding')}, "
+        f"{plural(bug.count, 'occurrence')}, smallest program {plural(bug.program.n_ops, 'op')}",
+        f"    {bug.smallest.violation.message[:300]}",
     ]
+    if verbose:
+        for f in bug.members:
+            lines.append(f"      member {f.id}: {f.violation.oracle} on {f.violation.path} ({f.count}x): {bug.why[f.signature]}")
+    if bug.verdict == PLACEMENT_INDUCED or verbose:
+        lines += textwrap.indent(bug.program.source(), "    | ").rstrip().splitlines()
     if folder is not None:
-        lines.append(f"    {folder.folder(f)}")
+        lines.append(f"    reproduce: python {folder.folder(bug) / REPRO_FILE}   issue text: fuzzdce issue {bug.id}")
     return lines
 
 
-def render(campaign) -> str:
+def render(campaign, *, verbose: bool = False) -> str:
     """The printed report."""
     data = summary(campaign)
-    store = campaign.store
+    bugs = campaign.ledger.bugs()
     out = [
         "",
-        f"== fuzzdce: {data['programs']} programs ({data['invalid_programs']} invalid) in {data['wall_seconds']:.0f} s, "
-        f"{data['seconds_per_program']:.2f} s/program, {data['programs_per_minute']:.1f} programs/min; seed {data['seed']} ==",
-        "",
-        "distinct findings (occurrences) per placement x path and oracle:",
-        table(data),
+        f"== fuzzdce: {plural(data['n_bugs'], 'bug')} ({plural(data['n_findings'], 'finding')}) in {data['programs']} programs "
+        f"({data['invalid_programs']} invalid), {data['wall_seconds']:.0f} s, {data['seconds_per_program']:.2f} s/program; "
+        f"seed {data['seed']} ==",
         "",
     ]
+    if verbose:
+        out += ["distinct findings (occurrences) per placement x path and oracle:", table(data), ""]
     groups = [
-        ("placement-induced, new", [f for f in store if f.reportable]),
-        ("placement-induced, known", [f for f in store if f.verdict == PLACEMENT_INDUCED and not f.reportable]),
-        ("baseline (stock Thunder fails the same way)", store.by_verdict(BASELINE)),
+        ("placement-induced, new", [b for b in bugs if b.reportable]),
+        ("placement-induced, known", [b for b in bugs if b.verdict == PLACEMENT_INDUCED and not b.reportable]),
+        ("baseline (stock Thunder fails the same way)", [b for b in bugs if b.verdict == BASELINE]),
     ]
-    for title, findings in groups:
-        out.append(f"== {title}: {len(findings)} ==")
-        for f in findings:
-            out += finding_lines(f, campaign.folder)
+    for title, members in groups:
+        out.append(f"== {title}: {plural(len(members), 'bug')} ==")
+        for bug in members:
+            out += bug_lines(bug, campaign.folder, verbose=verbose)
         out.append("")
-    for f in groups[0][1]:
-        out += [f"== reproducer of {f.id} ==", script(f)]
     ops = ", ".join(f"{op} {n}" for op, n in data["op_counts"].items())
     out += [f"op coverage ({len(data['op_counts'])} ops): {ops}"]
     if data["dropped_steps"]:
@@ -137,5 +149,5 @@ def render(campaign) -> str:
     if data["notes"]:
         out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in data["notes"]))
     if data["findings_dir"]:
-        out.append(f"findings folder: {data['findings_dir']} (summary.json, one folder per finding; fuzzdce replay DIR reruns them)")
+        out.append(f"findings folder: {data['findings_dir']} (summary.json, one folder per bug; fuzzdce replay DIR reruns them)")
     return "\n".join(out)

@@ -1,10 +1,10 @@
-"""Reproducers: one finding as a standalone, seeded Python file a Thunder engineer can run.
+"""Reproducers: one bug as a standalone, seeded Python file a Thunder engineer can run.
 
 The script holds the program and its seeded inputs as source (``Program.source``, the very text
 fuzzdce executed) and the path's compile function as source (``inspect.getsource`` of the function
-fuzzdce calls), and runs the path and the oracle through :func:`reproduce`: the same code the
-campaign ran, so a reproducer cannot drift from what found the bug. It exits 1 and prints the
-failure while the bug is present, 0 once fixed, 2 when eager itself rejects the program.
+fuzzdce calls), and runs each (path, oracle) its findings showed through :func:`reproduce`: the same code
+the campaign ran, so a reproducer cannot drift from what found the bug. It exits 1 and prints the
+failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program.
 ``--placement`` reruns it under another placement, e.g. ``stock`` or ``my_module:my_fix``.
 """
 
@@ -28,9 +28,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
     placement = parser.parse_args(argv).placement
-    from fuzzdce.repro import reproduce
+    from fuzzdce.repro import reproduce_all
 
-    return reproduce(program, make_inputs, path=PATH, placement=placement, oracle=ORACLE)
+    return reproduce_all(program, make_inputs, CHECKS, placement=placement)
 
 
 if __name__ == "__main__":
@@ -38,31 +38,37 @@ if __name__ == "__main__":
 '''
 
 
-def script(finding) -> str:
-    """The reproducer of ``finding`` (a ``fuzzdce.findings.Finding``) as Python source."""
-    v = finding.violation
-    path, oracle = PATHS[v.path], ORACLES[v.oracle]
+def script(bug) -> str:
+    """The reproducer of ``bug`` (a ``fuzzdce.findings.Bug``) as Python source: its smallest
+    program, and every (path, oracle) its members showed."""
+    checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
     versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
-    message = v.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
+    message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
+    shown = "\n".join(
+        f"- {oracle} on {path}: {ORACLES[oracle].description}"
+        + (" (compared with stock Thunder on the same path)" if ORACLES[oracle].needs_stock else "")
+        for path, oracle in checks
+    )
     header = (
-        f'"""fuzzdce finding {finding.id} [{finding.verdict}]: {v.oracle} on {v.path} under {finding.placement}.\n\n'
+        f'"""fuzzdce bug {bug.id} [{bug.verdict}] under {bug.placement}: {", ".join(bug.oracles())} on {", ".join(bug.paths())}.\n\n'
         f"{message}\n\n"
-        f"Checked: {oracle.description}"
-        + (" (compared with stock Thunder on the same path)" if oracle.needs_stock else "")
-        + f".\nShown under: {', '.join(finding.placements)}. Found with {versions_line}.\n"
-        "Exits 1 while the bug is present, 0 once fixed (2: eager rejects the program).\n"
+        f"Checked, each under the placement:\n{shown}\n\n"
+        f"Shown under: {', '.join(bug.placements)}. Found with {versions_line}.\n"
+        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program).\n"
         "Try a fix: python repro.py --placement my_module:my_patch\n"
         '"""\n\n'
         "import argparse\n\nimport torch\n\n"
-        f"PATH = {v.path!r}\nPLACEMENT = {finding.placement!r}\nORACLE = {v.oracle!r}\n\n\n"
+        f"PLACEMENT = {bug.placement!r}\nCHECKS = {checks!r}  # (path, oracle)\n\n\n"
     )
-    calls = ", ".join(path.calls)
-    compile_source = (
-        f"# Path {v.path!r}: fuzzdce.paths.{path.compile.__name__} compiles the program, then makes the "
-        f"{calls} call(s);\n# reproduce() below runs exactly that function:\n"
-        + inspect.getsource(path.compile)
-    )
-    body = f"{finding.program.source()}\n\n{finding.program.inputs_source()}\n\n{compile_source}"
+    compile_sources = []
+    for name in sorted({path for path, _ in checks}):
+        path = PATHS[name]
+        compile_sources.append(
+            f"# Path {name!r}: fuzzdce.paths.{path.compile.__name__} compiles the program, then makes the "
+            f"{', '.join(path.calls)} call(s);\n# reproduce_all() below runs exactly that function:\n"
+            + inspect.getsource(path.compile)
+        )
+    body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
     return header + body + "\n" + MAIN_SOURCE
 
 
@@ -87,6 +93,12 @@ def load_script(path) -> ScriptProgram:
     """The program and inputs of a reproducer file, without running its main."""
     namespace = runpy.run_path(str(path), run_name="fuzzdce_reproducer")
     return ScriptProgram(namespace["program"], namespace["make_inputs"])
+
+
+def reproduce_all(fn: Callable, make_inputs: Callable, checks, *, placement: str) -> int:
+    """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0."""
+    codes = [reproduce(fn, make_inputs, path=path, placement=placement, oracle=oracle) for path, oracle in checks]
+    return 2 if 2 in codes else (1 if 1 in codes else 0)
 
 
 def reproduce(fn: Callable, make_inputs: Callable, *, path: str, placement: str, oracle: str) -> int:

@@ -1,11 +1,13 @@
-"""The findings folder on disk: one folder per finding, written atomically as findings appear.
+"""The findings folder on disk: one folder per bug, written atomically as its findings appear.
 
 Layout of ``DIR``::
 
-    summary.json                  the campaign's summary (rewritten as the campaign goes)
-    <id>/finding.json             verdict, placements, path, oracle, signature, message, n_ops, count, versions
-    <id>/repro.py                 the standalone reproducer (fuzzdce.repro.script)
-    <id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace involved
+    summary.json                    the campaign's summary (rewritten as the campaign goes)
+    <bug id>/bug.json               verdict, placements, members (path, oracle, message, count, why
+                                    joined), smallest program, counts, versions
+    <bug id>/repro.py               the standalone reproducer (fuzzdce.repro.script)
+    <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
+    <bug id>/trace-diff.txt         placement-induced bugs: stock's traces against the placement's
 
 Every file is written to a temporary name and moved into place with ``os.replace``, so a crash
 leaves each file either old or new, never torn. The known-findings file is read here too.
@@ -13,6 +15,7 @@ leaves each file either old or new, never torn. The known-findings file is read 
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -24,13 +27,16 @@ from typing import Any
 
 from fuzzdce.errors import UsageError
 from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
-from fuzzdce.findings import Finding
+from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding
+from fuzzdce.model import STOCK
 from fuzzdce.repro import script
 from fuzzdce.versions import versions
 
-FINDING_FILE = "finding.json"
+BUG_FILE = "bug.json"
+LEGACY_FINDING_FILE = "finding.json"  # one folder per finding, as campaigns before bugs wrote them
 SUMMARY_FILE = "summary.json"
 REPRO_FILE = "repro.py"
+TRACE_DIFF_FILE = "trace-diff.txt"
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -46,26 +52,46 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def finding_record(finding: Finding) -> dict[str, Any]:
-    """What finding.json holds."""
+def member_record(finding: Finding, why: str = "") -> dict[str, Any]:
+    """One finding of a bug: where it showed, how, how often, and why it belongs to the bug."""
     v = finding.violation
     return {
         "id": finding.id,
-        "verdict": finding.verdict,
-        "placements": list(finding.placements),
-        "placement": finding.placement,
-        "path": v.path,
-        "oracle": v.oracle,
         "signature": finding.signature,
         "violation_signature": finding.violation_signature,
+        "path": v.path,
+        "oracle": v.oracle,
         "error_type": v.error_type,
         "frame": v.frame,
         "message": v.message,
-        "n_ops": finding.program.n_ops,
-        "ops": list(finding.program.ops),
         "count": finding.count,
-        "known": finding.known_reason,
+        "n_ops": finding.program.n_ops,
         "confirmed": finding.confirmed,
+        "known": finding.known_reason,
+        "why": why,
+    }
+
+
+def bug_record(bug: Bug) -> dict[str, Any]:
+    """What bug.json holds."""
+    program = bug.program
+    return {
+        "id": bug.id,
+        "key": bug.key,
+        "verdict": bug.verdict,
+        "placements": list(bug.placements),
+        "placement": bug.placement,
+        "paths": bug.paths(),
+        "oracles": bug.oracles(),
+        "message": bug.smallest.violation.message,
+        "count": bug.count,
+        "n_ops": program.n_ops,
+        "ops": list(program.ops),
+        "program": program.source(),
+        "inputs": program.inputs_source(),
+        "known": bug.known_reason,
+        "confirmed": bug.confirmed,
+        "members": [member_record(f, bug.why.get(f.signature, "")) for f in bug.members],
         "versions": versions(),
     }
 
@@ -74,65 +100,110 @@ def _file_label(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "trace"
 
 
+def _text(trace: Any) -> str:
+    try:
+        return str(trace)
+    except Exception as e:  # a malformed trace may not even print; say so
+        return f"# str(trace) raised {type(e).__name__}: {e}\n"
+
+
+def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str) -> str:
+    """Stock's traces against the placement's, label by label, as unified diffs without context:
+    the bound symbols (and printed subsymbols) that differ. Empty when they print the same."""
+    theirs = dict(stock)
+    parts = []
+    for label, trace in placement:
+        if label not in theirs:
+            parts.append(f"### {label}: only under {name}\n")
+            continue
+        diff = difflib.unified_diff(
+            _text(theirs[label]).splitlines(), _text(trace).splitlines(), f"stock: {label}", f"{name}: {label}", n=0, lineterm=""
+        )
+        lines = list(diff)
+        if lines:
+            parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
 class FindingsFolder:
-    """Writes findings and the summary under ``root``."""
+    """Writes bugs and the summary under ``root``."""
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root).absolute()
 
     def clear(self) -> None:
-        """Remove what an earlier campaign wrote here (finding folders and the summary), nothing else."""
+        """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
         if not self.root.exists():
             return
         if not self.root.is_dir():
             raise UsageError(f"findings folder {self.root} is a file: give --findings a folder")
         for child in self.root.iterdir():
-            if child.is_dir() and (child / FINDING_FILE).exists():
+            if child.is_dir() and ((child / BUG_FILE).exists() or (child / LEGACY_FINDING_FILE).exists()):
                 shutil.rmtree(child)
         (self.root / SUMMARY_FILE).unlink(missing_ok=True)
 
-    def folder(self, finding: Finding) -> Path:
-        return self.root / finding.id
+    def folder(self, bug: Bug) -> Path:
+        return self.root / bug.id
 
-    def write_record(self, finding: Finding) -> None:
-        """finding.json only: cheap enough for every occurrence (the count changes)."""
-        write_atomically(self.folder(finding) / FINDING_FILE, json.dumps(finding_record(finding), indent=2) + "\n")
+    def write_record(self, bug: Bug) -> None:
+        """bug.json only: cheap enough for every occurrence (a count changes)."""
+        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug), indent=2) + "\n")
 
-    def write(self, finding: Finding, traces: Mapping[str, Iterable[tuple[str, Any]]] = {}) -> None:
-        """The whole finding: its reproducer, the traces (by placement) of its smallest program, the record."""
-        folder = self.folder(finding)
-        write_atomically(folder / REPRO_FILE, script(finding))
-        traces_dir = folder / "traces"
-        if traces_dir.exists():  # traces of a larger program seen earlier
-            shutil.rmtree(traces_dir)
-        for placement, labelled in traces.items():
-            for i, (label, trace) in enumerate(labelled):
-                try:
-                    text = str(trace)
-                except Exception as e:  # a malformed trace may not even print; say so
-                    text = f"# str(trace) raised {type(e).__name__}: {e}\n"
-                write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", text)
-        self.write_record(finding)  # last: a finding.json means the folder is complete
+    def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
+        """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
+        placement-induced bug, their difference from stock's; the record last."""
+        folder = self.folder(bug)
+        write_atomically(folder / REPRO_FILE, script(bug))
+        if traces is not None:
+            traces_dir = folder / "traces"
+            if traces_dir.exists():  # traces of a larger program seen earlier
+                shutil.rmtree(traces_dir)
+            for placement, labelled in traces.items():
+                for i, (label, trace) in enumerate(labelled):
+                    write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
+            diff_file = folder / TRACE_DIFF_FILE
+            diff_file.unlink(missing_ok=True)
+            if bug.verdict == PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
+                write_atomically(diff_file, trace_diff(traces[STOCK], traces[bug.placement], bug.placement))
+        self.write_record(bug)  # last: a bug.json means the folder is complete
 
-    def rewrite(self, finding: Finding) -> None:
-        """Reproducer and record only, keeping the traces on disk (merging lanes has none at hand)."""
-        write_atomically(self.folder(finding) / REPRO_FILE, script(finding))
-        self.write_record(finding)
+    def sync(self, bugs: Iterable[Bug]) -> None:
+        """Rewrite each bug's reproducer and record, and remove folders of bugs that were merged away."""
+        keep = set()
+        for bug in bugs:
+            keep.add(bug.id)
+            self.write(bug)
+        if self.root.exists():
+            for child in self.root.iterdir():
+                if child.is_dir() and (child / BUG_FILE).exists() and child.name not in keep:
+                    shutil.rmtree(child)
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         write_atomically(self.root / SUMMARY_FILE, json.dumps(summary, indent=2, default=str) + "\n")
 
 
-def finding_folders(path: str | os.PathLike) -> list[Path]:
-    """The finding folders at ``path``: itself if it holds finding.json, else its subfolders that do."""
+def bug_folders(path: str | os.PathLike) -> list[Path]:
+    """The bug folders at ``path``: itself if it holds bug.json, else its subfolders that do."""
     path = Path(path)
-    if (path / FINDING_FILE).is_file():
+    if (path / BUG_FILE).is_file():
         return [path]
-    if path.is_file() and path.name in (FINDING_FILE, REPRO_FILE):
+    if path.is_file() and path.name in (BUG_FILE, REPRO_FILE):
         return [path.parent]
     if not path.is_dir():
-        raise UsageError(f"{path} is neither a finding folder nor a findings folder (one holding {FINDING_FILE})")
-    return sorted(p.parent for p in path.glob(f"*/{FINDING_FILE}"))
+        raise UsageError(f"{path} is neither a bug folder nor a findings folder (one holding {BUG_FILE})")
+    return sorted(p.parent for p in path.glob(f"*/{BUG_FILE}"))
+
+
+def find_bug(findings: str | os.PathLike, bug: str) -> Path:
+    """The folder of bug ``bug`` (an id, or a unique prefix of one) in findings folder ``findings``,
+    or a bug folder given directly."""
+    if (Path(bug) / BUG_FILE).is_file():
+        return Path(bug)
+    matches = [f for f in bug_folders(findings) if f.name.startswith(bug)]
+    if len(matches) != 1:
+        known = ", ".join(f.name for f in bug_folders(findings)) or "none"
+        raise UsageError(f"bug {bug!r}: {'no' if not matches else 'more than one'} match in {findings} (bugs there: {known})")
+    return matches[0]
 
 
 def load_known(path: str | os.PathLike) -> dict[str, str]:

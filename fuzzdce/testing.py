@@ -8,7 +8,7 @@ In a test module of your own::
 
 The test runs as many programs as the loaded fuzz profile says (``--fuzz-profile ci|dev|nightly``,
 or any Hypothesis profile you load), fails with the shrunk program when a placement breaks something
-stock Thunder does not, and writes its findings, triaged, to the same findings folder as
+stock Thunder does not (Thunder's own bugs fail it only when stock is all it runs), and writes its findings, triaged, to the same findings folder as
 ``fuzzdce run`` (``--fuzz-findings DIR``). It is the campaign's own Hypothesis test, one round.
 """
 
@@ -42,11 +42,13 @@ def fuzz_test(
     def test_fuzzdce(request) -> None:
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
-        config = CampaignConfig(placements=tuple(placements), paths=tuple(paths), timeout=timeout, findings_dir=findings_dir)
+        config = CampaignConfig(
+            placements=tuple(placements), paths=tuple(paths), timeout=timeout, findings_dir=findings_dir, shrink_baseline=False
+        )
         campaign = Campaign(config, evaluator=evaluator, log=lambda line: print(line, file=sys.stderr))
         try:
             campaign.driver.hypothesis_test()()
         finally:
-            campaign.finish(rewrite=False)
+            campaign.finish()
 
     return test_fuzzdce

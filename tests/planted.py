@@ -155,3 +155,24 @@ def lazy_dce():
             result.bound_symbols = [*result.bound_symbols[:-1], revived, result.bound_symbols[-1]]
 
     return _after_dce(keep_one)
+
+
+def failing_dce_in_long_traces(min_computations: int = 2):
+    """Thunder's ``dce`` raises on traces of at least ``min_computations`` torch-level ops.
+
+    Applied around a whole campaign it stands for a bug in stock Thunder (a baseline bug) that
+    shows on every path, with a known minimum: programs of ``min_computations`` ops.
+    """
+    from thunder.core import transform_common
+
+    original_dce = transform_common.dce
+
+    def torch_ops(trace) -> int:
+        return sum(1 for b in trace.bound_symbols if getattr(b.sym.module, "__name__", "") == "thunder.torch")
+
+    def dce_or_raise(trace, *args, **kwargs):
+        if torch_ops(trace) >= min_computations:
+            raise RuntimeError("planted: dce fails on long traces")
+        return original_dce(trace, *args, **kwargs)
+
+    return patch_everywhere(transform_common, "dce", dce_or_raise)

@@ -10,9 +10,24 @@ from fuzzdce.config import CampaignConfig
 
 
 @pytest.fixture(scope="module")
-def symcall_campaign():
-    config = CampaignConfig(("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx",), max_examples=12, seed=0)
-    return Campaign(config, log=lambda line: None).run()
+def symcall_run():
+    config = CampaignConfig(("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx", "thunderfx-dynamic"), max_examples=12, seed=0)
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    return campaign
+
+
+@pytest.fixture(scope="module")
+def symcall_campaign(symcall_run):
+    return symcall_run.store
+
+
+def test_the_symcall_split_is_one_bug_on_both_thunderfx_paths(symcall_run):
+    induced = [b for b in symcall_run.ledger.bugs() if b.verdict == "placement-induced"]
+    splits = [b for b in induced if "splits" in b.oracles()]
+    assert len(splits) == 1, [(b.id, b.oracles(), b.paths()) for b in induced]
+    assert splits[0].paths() == ["thunderfx", "thunderfx-dynamic"] and splits[0].placements == ("symcall",)
+    assert splits[0].program.n_ops <= 2
 
 
 def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
@@ -28,15 +43,15 @@ def test_no_exception_split_is_blamed_on_other_placements(symcall_campaign):
             assert set(f.placements) == {"symcall"}
 
 
-def test_reproducer_of_a_finding_runs_and_fails(symcall_campaign, tmp_path):
+def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
     import subprocess
     import sys
 
     from fuzzdce.repro import script as reproducer
 
-    finding = next(f for f in symcall_campaign if f.verdict == "placement-induced")
+    bug = next(b for b in symcall_run.ledger.bugs() if b.verdict == "placement-induced")
     script = tmp_path / "repro.py"
-    script.write_text(reproducer(finding))
+    script.write_text(reproducer(bug))
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL" in result.stdout
@@ -58,26 +73,35 @@ def planted_run(tmp_path_factory):
 def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(planted_run):
     argv, code, folder, summary = planted_run
     assert code == 1
-    induced = summary["findings"]["placement-induced"]
-    assert induced and all(f["placements"] == ["planted:colliding_names"] for f in induced)
+    induced = summary["bugs"]["placement-induced"]
+    assert induced and all(b["placements"] == ["planted:colliding_names"] for b in induced)
     assert summary["programs"] >= 3 and sum(summary["op_counts"].values()) > 0
     assert {(c["placement"], c["path"]) for c in summary["counts"]} == {("stock", "jit"), ("planted:colliding_names", "jit")}
-    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(f["id"] for fs in summary["findings"].values() for f in fs)
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(b["id"] for bs in summary["bugs"].values() for b in bs)
 
 
 def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path, capsys):
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
-    known.write_text(json.dumps([dict(f, reason="filed upstream") for f in summary["findings"]["placement-induced"]]))
+    known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["placement-induced"]]))
     assert main(argv + ["--known", str(known)]) == 0
-    assert "placement-induced, new: 0" in capsys.readouterr().out
+    assert "placement-induced, new: 0 bugs" in capsys.readouterr().out
+
+
+def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path, capsys):
+    """Known-findings files written before bugs existed listed each finding: they keep working."""
+    argv, _, folder, summary = planted_run
+    known = tmp_path / "known.json"
+    members = [m for b in summary["bugs"]["placement-induced"] for m in b["members"]]
+    known.write_text(json.dumps([{"signature": m["id"], "reason": "filed upstream"} for m in members]))
+    assert main(argv + ["--known", str(known)]) == 0
 
 
 def test_run_clears_only_its_own_earlier_output(planted_run, tmp_path):
     argv, _, folder, _ = planted_run
     (folder / "notes.txt").write_text("mine")
     (folder / "stale").mkdir()
-    (folder / "stale" / "finding.json").write_text("{}")
+    (folder / "stale" / "bug.json").write_text("{}")
     main(argv + ["--max-examples", "1"])
     assert (folder / "notes.txt").read_text() == "mine" and not (folder / "stale").exists()
 

@@ -1,5 +1,6 @@
 """Triage, deduplication and the findings folder, on synthetic violations and one planted fault."""
 
+import dataclasses
 import json
 import os
 
@@ -134,14 +135,17 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
         ("planted:add_computes_sub",),
         "outputs",
     )
-    record = json.loads((folder / finding.id / "finding.json").read_text())
-    for key in ("verdict", "placements", "path", "oracle", "signature", "message", "n_ops", "count"):
-        assert record[key] not in (None, ""), key
+    (bug,) = campaign.ledger.bugs()
+    record = json.loads((folder / bug.id / "bug.json").read_text())
+    for key in ("verdict", "placements", "paths", "oracles", "key", "message", "n_ops", "count", "program", "members"):
+        assert record[key] not in (None, "", []), key
+    assert record["members"][0]["signature"] == finding.signature
     assert record["versions"]["torch"] and record["versions"]["thunder"]
-    assert (folder / finding.id / "repro.py").is_file()
-    traces = {p.parent.name for p in (folder / finding.id / "traces").glob("*/*.txt")}
+    assert (folder / bug.id / "repro.py").is_file()
+    traces = {p.parent.name for p in (folder / bug.id / "traces").glob("*/*.txt")}
     assert traces == {"planted-add_computes_sub", "stock"}, "the placement's traces and stock's for comparison"
-    assert "torch.sub" in "".join(p.read_text() for p in (folder / finding.id / "traces").glob("planted*/*.txt"))
+    assert "torch.sub" in "".join(p.read_text() for p in (folder / bug.id / "traces").glob("planted*/*.txt"))
+    assert "ltorch.sub" in (folder / bug.id / "trace-diff.txt").read_text()
 
 
 def test_stock_alone_finds_nothing_in_the_same_program(tmp_path):
@@ -153,8 +157,9 @@ def test_stock_alone_finds_nothing_in_the_same_program(tmp_path):
 def test_a_second_occurrence_only_updates_the_count(planted_observation):
     campaign, _, folder = planted_observation
     (finding,) = list(campaign.store)
-    campaign.observe(ADD_THEN_COS)
-    assert json.loads((folder / finding.id / "finding.json").read_text())["count"] == finding.count == 2
+    campaign.observe(dataclasses.replace(ADD_THEN_COS, seed=2))  # the same program on other input values
+    (bug,) = campaign.ledger.bugs()
+    assert json.loads((folder / bug.id / "bug.json").read_text())["count"] == finding.count == 2
 
 
 def test_a_shrink_step_records_only_its_own_finding():

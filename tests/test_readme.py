@@ -1,5 +1,6 @@
 """The README's sample report is what ``fuzzdce run`` prints, checked as doctests check output."""
 
+import dataclasses
 import doctest
 import pathlib
 import re
@@ -21,6 +22,7 @@ SPLIT = Violation(
     "<built-in method sub of type object>, see exception field -- exception: 't1'",
     "EXCEPTION_META_THUNDER_OP",
     key="EXCEPTION_META_THUNDER_OP: 't1'",
+    cause="EXCEPTION_META_THUNDER_OP: 't1'",
 )
 SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 
@@ -30,14 +32,14 @@ class SymcallSplits(Evaluator):
 
     def __call__(self, program, placements, *, paths, timeout=None):
         names = ["stock"] + [p.name for p in placements if not p.is_stock]
-        shown = {n: [SPLIT.__class__(**{**SPLIT.__dict__, "path": path}) for path in paths] if n == "symcall" else [] for n in names}
+        shown = {n: [dataclasses.replace(SPLIT, path=path) for path in paths] if n == "symcall" else [] for n in names}
         return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=shown[n]) for n in names}
 
 
 def sample_report() -> str:
     def one_round(round_number):
-        for _ in range(3):
-            campaign.observe(SUB)
+        for seed in (1, 2, 3):  # three programs that differ in their inputs' values only
+            campaign.observe(dataclasses.replace(SUB, seed=seed))
 
     config = CampaignConfig(("stock", "symcall"), ("thunderfx", "thunderfx-dynamic"), max_examples=3, seed=1)
     campaign = Campaign(config, evaluator=SymcallSplits(), log=lambda line: None, run_round=one_round)

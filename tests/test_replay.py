@@ -17,17 +17,18 @@ ROOT = os.path.dirname(TESTS)
 PROGRAM = DEAD_CODE_PROGRAM
 
 
-def saved_findings(folder, placement, path):
-    """Observe PROGRAM under stock and ``placement`` on ``path``; the findings go to ``folder``."""
+def saved_bugs(folder, placement, path):
+    """Observe PROGRAM under stock and ``placement`` on ``path``; the bugs go to ``folder``.
+    Returns oracle -> the placement-induced bug with a finding of that oracle."""
     campaign = Campaign(CampaignConfig(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
     campaign.observe(PROGRAM)
-    return {f.violation.oracle: f for f in campaign.store if f.verdict == "placement-induced"}
+    return {o: b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" for o in b.oracles()}
 
 
 @pytest.fixture(scope="module")
 def jit_outputs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("jit")
-    return folder, saved_findings(folder, "planted:add_computes_sub", "jit")["outputs"]
+    return folder, saved_bugs(folder, "planted:add_computes_sub", "jit")["outputs"]
 
 
 @pytest.mark.parametrize(
@@ -39,9 +40,9 @@ def jit_outputs(tmp_path_factory):
     ],
 )
 def test_reproducer_fails_under_the_placement_and_passes_under_stock(tmp_path, placement, path, oracle, capsys):
-    finding = saved_findings(tmp_path, placement, path)[oracle]
-    script = runpy.run_path(str(tmp_path / finding.id / "repro.py"), run_name="reproducer")
-    assert script["PLACEMENT"] == placement and script["PATH"] == path and script["ORACLE"] == oracle
+    bug = saved_bugs(tmp_path, placement, path)[oracle]
+    script = runpy.run_path(str(tmp_path / bug.id / "repro.py"), run_name="reproducer")
+    assert script["PLACEMENT"] == placement and (path, oracle) in script["CHECKS"]
     assert script["main"]([]) == 1
     assert "FAIL" in capsys.readouterr().out
     assert script["main"](["--placement", "stock"]) == 0, "stock stands for the bug being fixed"
@@ -49,26 +50,36 @@ def test_reproducer_fails_under_the_placement_and_passes_under_stock(tmp_path, p
 
 
 def test_reproducer_runs_standalone(jit_outputs):
-    folder, finding = jit_outputs
+    folder, bug = jit_outputs
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, TESTS]))
-    run = subprocess.run([sys.executable, "repro.py"], cwd=folder / finding.id, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "repro.py"], cwd=folder / bug.id, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "FAIL outputs: output[0]" in run.stdout
 
 
 def test_replay_says_which_placements_still_fail(jit_outputs, capsys):
-    folder, finding = jit_outputs
+    folder, bug = jit_outputs
     assert main(["replay", str(folder)]) == 1
     out = capsys.readouterr().out
-    assert f"{finding.id} [placement-induced" in out
+    assert f"{bug.id} [placement-induced" in out
     assert "STILL FAILS under planted:add_computes_sub; passes under stock, rdnp, symcall, symcall-fixed" in out
-    assert "1 of 1 findings still fail" in out
+    assert "1 of 1 bugs still fail" in out
 
 
-def test_replay_of_one_finding_exits_0_once_fixed(jit_outputs, capsys):
-    folder, finding = jit_outputs
-    assert main(["replay", str(folder / finding.id), "--placement", "stock"]) == 0
+def test_replay_of_one_bug_by_id_exits_0_once_fixed(jit_outputs, capsys):
+    folder, bug = jit_outputs
+    assert main(["replay", bug.id[:6], "--findings", str(folder), "--placement", "stock"]) == 0
     assert "fixed: passes under stock" in capsys.readouterr().out
+
+
+def test_issue_text_holds_the_program_the_command_and_the_trace_difference(jit_outputs, capsys):
+    folder, bug = jit_outputs
+    assert main(["issue", bug.id, "--findings", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# DCE placement planted:add_computes_sub: outputs on jit")
+    assert bug.program.source().strip() in text and "def make_inputs" in text
+    assert f"python {folder / bug.id / 'repro.py'}" in text
+    assert "```diff" in text and "ltorch.sub" in text
 
 
 @pytest.mark.parametrize("argv", [["replay", "/no/such/folder"], ["replay", ".", "--placement", "nope"]])
@@ -83,7 +94,7 @@ def test_reproducer_runs_the_paths_own_compile_function(jit_outputs):
 
     from fuzzdce.paths import PATHS
 
-    folder, finding = jit_outputs
-    text = (folder / finding.id / "repro.py").read_text()
+    folder, bug = jit_outputs
+    text = (folder / bug.id / "repro.py").read_text()
     assert inspect.getsource(PATHS["jit"].compile) in text
-    assert "from fuzzdce.repro import reproduce" in text
+    assert "from fuzzdce.repro import reproduce_all" in text

@@ -7,7 +7,7 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.model import ErrorInfo, Oracle, Outcome, Violation
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -18,13 +18,16 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         expected = reference.calls.get(label)
         if call.error is None or expected is None or expected.error is not None:
             continue
-        e = call.error
         where = f"{label} call, {call.stage}" if label != "plain" else call.stage
-        violations.append(Violation("raises", outcome.path, f"{e.type} ({where}): {e.message}", e.type, e.frame))
+        violations.append(raised(outcome.path, call.error, f" ({where})"))
     if outcome.error is not None and not any(c.error is outcome.error for c in outcome.calls.values()):
-        e = outcome.error
-        violations.append(Violation("raises", outcome.path, f"{e.type}: {e.message}", e.type, e.frame))
+        violations.append(raised(outcome.path, outcome.error))
     return violations
+
+
+def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
+    """One exception as a violation; which call raised it is in the message, not in its identity."""
+    return Violation("raises", path, f"{e.type}{where}: {e.message}", e.type, e.frame, key=f"{e.type}: {e.message}", cause=f"{e.type}: {e.message} @ {e.frame}")
 
 
 ORACLE = Oracle("raises", check, "Thunder raises no exception where eager did not")

@@ -24,7 +24,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if is_exception_split(reason):
             message = f"{reason.reason_type.name}: {reason.info} -- exception: {reason.exception}"
             key = f"{reason.reason_type.name}: {reason.exception}"
-            violations.append(Violation("splits", outcome.path, message, reason.reason_type.name, key=key))
+            violations.append(Violation("splits", outcome.path, message, reason.reason_type.name, key=key, cause=key))
     return violations
 
 

@@ -1,0 +1,83 @@
+"""``fuzzdce issue BUG``: a Markdown issue body a Thunder maintainer can paste into the tracker.
+
+Built from the bug's folder alone (bug.json, repro.py, trace-diff.txt), so it works on any
+findings folder, merged or copied from a nightly run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fuzzdce.oracles import ORACLES
+from fuzzdce.paths import PATHS
+from fuzzdce.store import BUG_FILE, REPRO_FILE, TRACE_DIFF_FILE
+
+MAX_DIFF_LINES = 60
+
+
+def title(record: dict) -> str:
+    """One line: who fails, how, where."""
+    first_line = record["message"].splitlines()[0][:100] if record["message"] else ""
+    where = ", ".join(record["paths"])
+    if record["verdict"] == "placement-induced":
+        return f"DCE placement {record['placement']}: {', '.join(record['oracles'])} on {where}: {first_line}"
+    return f"{', '.join(record['oracles'])} on {where}: {first_line}"
+
+
+def issue_markdown(folder: Path) -> str:
+    """The issue body for the bug saved in ``folder``."""
+    record = json.loads((folder / BUG_FILE).read_text())
+    versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
+    placement = record["placement"]
+    lines = [
+        f"# {title(record)}",
+        "",
+        f"**Versions:** {versions}. No GPU needed (CPU).",
+        "",
+        f"## Minimal program ({record['n_ops']} op{'s' if record['n_ops'] != 1 else ''})",
+        "",
+        "```python",
+        "import torch",
+        "",
+        record["program"].rstrip(),
+        "",
+        record["inputs"].rstrip(),
+        "```",
+        "",
+        "## Expected",
+        "",
+        "Eager PyTorch runs this program. Under Thunder, on each path below:",
+        "",
+    ]
+    lines += [f"- {ORACLES[o].description}." for o in record["oracles"]]
+    lines += ["", "## Actual", ""]
+    for m in record["members"]:
+        path = PATHS[m["path"]]
+        lines.append(f"- `{m['path']}` (`{path.compile.__name__}`, {', '.join(path.calls)} call), {m['oracle']}: {m['message'][:400]}")
+    lines += [
+        "",
+        "## Reproduce",
+        "",
+        "```",
+        f"python {folder / REPRO_FILE}" + ("" if placement == "stock" else f"   # applies placement {placement}"),
+        "```",
+        "",
+        "It exits 1 while the bug is present and 0 once it is fixed"
+        + (" (`--placement stock` runs it on Thunder as installed)." if placement != "stock" else "."),
+    ]
+    if record["verdict"] == "placement-induced":
+        lines += [
+            "",
+            f"Thunder as installed (`stock`) passes the same program on the same paths: the failure comes "
+            f"with `{placement}` (also shown under: {', '.join(record['placements'])}).",
+        ]
+        diff_file = folder / TRACE_DIFF_FILE
+        diff = diff_file.read_text().splitlines() if diff_file.is_file() else []
+        if diff:
+            shown = diff[:MAX_DIFF_LINES] + ([f"... ({len(diff) - MAX_DIFF_LINES} more lines in {diff_file})"] if len(diff) > MAX_DIFF_LINES else [])
+            lines += ["", "## Trace difference (stock against the placement)", "", "```diff", *shown, "```"]
+    else:
+        lines += ["", f"Shown under: {', '.join(record['placements'])} (stock Thunder included)."]
+    lines += ["", f"_Found by fuzzdce (bug {record['id']}, {record['count']} occurrences)._"]
+    return "\n".join(lines) + "\n"

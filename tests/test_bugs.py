@@ -1,0 +1,125 @@
+"""Findings grouped into bugs: by the same exception, and by one minimal program showing them together."""
+
+import pytest
+
+from fuzzdce.campaign import Campaign
+from fuzzdce.config import CampaignConfig
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore
+from fuzzdce.model import Violation
+from fuzzdce.program import Program, Ref, Step, TensorInput
+
+ONE_OP = Program((TensorInput((3,)),), (Step("add", "torch.add({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
+TWO_OPS = Program(
+    (TensorInput((3,)),),
+    (Step("add", "torch.add({0}, {0})", (Ref(0), Ref(0))), Step("cos", "torch.cos({0})", (Ref(1),))),
+    (2,),
+    seed=1,
+)
+
+
+def raised(path, where="forward", name="t3", frame="thunder/core/symbol.py:__call__"):
+    message = f"KeyError: '{name}'"
+    return Violation("raises", path, f"KeyError ({where}): '{name}'", "KeyError", frame, key=message, cause=f"{message} @ {frame}")
+
+
+def mismatch(path):
+    return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
+
+
+def test_one_exception_on_every_path_and_call_is_one_bug():
+    store = FindingStore()
+    for path, where in [("jit", "forward"), ("jit-grad", "grad call, backward"), ("thunderfx", "grad call, forward")]:
+        store.add(PLACEMENT_INDUCED, ("symcall",), raised(path, where, name=f"t{len(path)}"), ONE_OP)
+    (bug,) = store.bugs()
+    assert bug.paths() == ["jit", "jit-grad", "thunderfx"] and len(bug.members) == 3
+    assert all("same exception" in why or "smallest" in why for why in bug.why.values())
+
+
+def test_other_placements_another_frame_or_no_exception_are_other_bugs():
+    store = FindingStore()
+    store.add(PLACEMENT_INDUCED, ("symcall",), raised("jit"), ONE_OP)
+    store.add(PLACEMENT_INDUCED, ("rdnp",), raised("jit"), ONE_OP)
+    store.add(PLACEMENT_INDUCED, ("symcall",), raised("jit", frame="thunder/core/transforms.py:grad"), ONE_OP)
+    store.add(PLACEMENT_INDUCED, ("symcall",), mismatch("jit"), ONE_OP)
+    store.add(BASELINE, ("stock", "symcall"), raised("thunderfx"), ONE_OP)
+    assert len(store.bugs()) == 5
+
+
+def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_smallest():
+    store = FindingStore()
+    first, _ = store.add(PLACEMENT_INDUCED, ("symcall",), mismatch("jit"), ONE_OP)
+    second, _ = store.add(PLACEMENT_INDUCED, ("symcall",), raised("thunderfx"), TWO_OPS)
+    assert len(store.bugs()) == 2
+    before = {b.id for b in store.bugs()}
+    store.link(first, second, "some bug")
+    (bug,) = store.bugs()
+    assert bug.program is ONE_OP and bug.id in before
+    assert "minimal program" in bug.why[second.signature]
+
+
+def test_a_bug_is_known_by_its_id_or_by_any_member():
+    probe = FindingStore()
+    finding, _ = probe.add(PLACEMENT_INDUCED, ("symcall",), raised("jit"), ONE_OP)
+    (bug,) = probe.bugs()
+    for known in ({bug.id: "filed"}, {finding.id: "filed"}, {finding.signature: "filed"}, {bug.key: "filed"}):
+        store = FindingStore(known)
+        store.add(PLACEMENT_INDUCED, ("symcall",), raised("jit"), ONE_OP)
+        store.add(PLACEMENT_INDUCED, ("symcall",), raised("thunderfx"), ONE_OP)
+        (bug,) = store.bugs()
+        assert bug.known_reason == "filed" and not bug.reportable
+
+
+# --- campaigns with planted faults ------------------------------------------------------------------
+
+
+# A few ops, so that the faulty one is drawn often and campaigns stay short.
+OPS = ("add", "mul", "abs", "exp", "cos", "sum_all")
+
+
+@pytest.fixture(scope="module")
+def two_faults():
+    """Two faults, each its own placement: add computes sub (wrong outputs and gradients, on every
+    path), and DCE that is no longer a fixed point (idempotent oracle)."""
+    config = CampaignConfig(
+        ("stock", "planted:add_computes_sub", "planted:lazy_dce"), ("jit", "jit-grad", "thunderfx"), max_examples=15, seed=2, ops=OPS
+    )
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    return campaign
+
+
+def test_two_planted_faults_make_exactly_two_placement_induced_bugs(two_faults):
+    induced = [b for b in two_faults.ledger.bugs() if b.verdict == PLACEMENT_INDUCED]
+    described = [(b.placements, b.oracles(), b.paths(), len(b.members)) for b in induced]
+    assert sorted(b.placements for b in induced) == [("planted:add_computes_sub",), ("planted:lazy_dce",)], described
+    sub = next(b for b in induced if b.placements == ("planted:add_computes_sub",))
+    assert len(sub.paths()) > 1 and len(sub.oracles()) > 1, described
+    assert len(two_faults.store) > len(two_faults.ledger.bugs())
+
+
+def test_each_bug_is_shrunk_and_confirmed(two_faults):
+    for bug in two_faults.ledger.bugs():
+        if bug.verdict == PLACEMENT_INDUCED:
+            assert bug.program.n_ops == 1, (bug.id, bug.program)
+
+
+@pytest.fixture(scope="module")
+def baseline_fault():
+    """Stock Thunder's dce raises on traces of two or more torch ops, on four paths."""
+    import planted
+
+    paths = ("jit", "jit-grad", "jit-symbolic", "thunderfx")
+    config = CampaignConfig(("stock",), paths, max_examples=6, seed=3, time_budget=240, ops=OPS)
+    campaign = Campaign(config, log=lambda line: None)
+    with planted.failing_dce_in_long_traces(2):
+        campaign.run()
+    return campaign
+
+
+def test_a_stock_failure_on_four_paths_is_one_baseline_bug_shrunk_to_its_minimum(baseline_fault):
+    planted_bugs = [b for b in baseline_fault.ledger.bugs() if "planted: dce fails" in b.smallest.violation.message]
+    assert len(planted_bugs) == 1, [(b.id, b.paths(), b.smallest.violation.message[:80]) for b in baseline_fault.ledger.bugs()]
+    (bug,) = planted_bugs
+    assert bug.verdict == BASELINE and bug.paths() == ["jit", "jit-grad", "jit-symbolic", "thunderfx"]
+    # Its minimum is one op: the grad transform adds torch ops of its own (two on jit, one on jit-grad).
+    assert bug.program.n_ops == 1, bug.program
