@@ -154,6 +154,15 @@ class Campaign:
             self.stats.wall_seconds = time.monotonic() - self.started
             self.folder.write_summary(summary(self))
 
+    def absorb(self, store: FindingStore, stats, interrupted: bool) -> None:
+        """Fold in a lane's results (its findings, counts, and whether it was interrupted)."""
+        self.ledger.merge(store, stats)
+        self.interrupted |= interrupted
+
+    def mark_interrupted(self) -> None:
+        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without grouping or confirming."""
+        self.interrupted = True
+
     def stop(self) -> None:
         """Generate nothing more; the campaign then confirms, writes and ends as usual."""
         self.driver.stop()

@@ -82,20 +82,23 @@ def timed_out(e: BaseException | None) -> CompileTimeout | None:
 
 
 def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Seeded cotangents, one per output, drawn in output order: eager and Thunder get the same ones."""
+    """Seeded cotangents, one per output position, drawn in output order for every output: the
+    cotangent of output ``i`` is the same in eager and in Thunder, whichever other outputs require
+    grad (drawing only for those that do would hand output ``i`` another's cotangent, and a
+    requires_grad mismatch would show up again as a gradient mismatch)."""
     generator = torch.Generator().manual_seed(0)
-    return [torch.randn(o.shape, generator=generator, dtype=o.dtype).to(o.device) for o in outputs]
+    drawn = [torch.randn(o.shape, generator=generator, dtype=torch.float64) for o in outputs]
+    return [c.to(dtype=o.dtype, device=o.device) if o.is_floating_point() else c for c, o in zip(drawn, outputs)]
 
 
 def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
     """Gradients of ``sum(output * cotangent)`` w.r.t. each input requiring grad (zeros when unused)."""
-    differentiable = [o for o in outputs if o.requires_grad]
+    pairs = [(o, c) for o, c in zip(outputs, cotangents(outputs)) if o.requires_grad]
     leaves = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
-    if not differentiable or not leaves:
+    if not pairs or not leaves:
         return None
-    grads = torch.autograd.grad(
-        differentiable, leaves, cotangents(differentiable), allow_unused=True, materialize_grads=True
-    )
+    differentiable, seeds = zip(*pairs)
+    grads = torch.autograd.grad(list(differentiable), leaves, list(seeds), allow_unused=True, materialize_grads=True)
     return _detach(list(grads))
 
 

@@ -55,19 +55,21 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
     for process in processes:
         process.start()
     collected: list[Any] = []
+    interrupted = False
     try:
         _collect(results, processes, jobs, collected)
     except KeyboardInterrupt:
-        merged.interrupted = True
+        interrupted = True
         for process in processes:
             if process.is_alive():
                 process.terminate()  # SIGTERM: the lane stops cleanly and reports
         _collect(results, processes, jobs, collected)
     for process in processes:
         process.join(timeout=30)
-    for _, store, stats, interrupted in sorted(collected, key=lambda item: item[0]):
-        merged.ledger.merge(store, stats)
-        merged.interrupted |= interrupted
+    for _, store, stats, lane_interrupted in sorted(collected, key=lambda item: item[0]):
+        merged.absorb(store, stats, lane_interrupted)
+    if interrupted:
+        merged.mark_interrupted()
     if len(collected) < jobs:
         merged.log(f"fuzzdce: {jobs - len(collected)} lane(s) ended without reporting; their findings are on disk")
     merged.finish()

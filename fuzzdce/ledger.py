@@ -209,7 +209,11 @@ class Ledger:
         s = self.stats
         rate = s.seconds / max(s.programs, 1)
         bugs = len(self.bugs())
-        return f"{s.programs} programs ({s.invalid} invalid), {bugs} bugs ({len(self.store)} findings) so far, {rate:.2f} s/program"
+        findings = len(self.store)
+        return (
+            f"{s.programs} programs ({s.invalid} invalid), {bugs} bug{'s' * (bugs != 1)} "
+            f"({findings} finding{'s' * (findings != 1)}) so far, {rate:.2f} s/program"
+        )
 
 
 def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation]) -> dict[str, list]:

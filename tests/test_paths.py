@@ -109,3 +109,16 @@ def test_a_plain_function_program_gets_no_resized_call():
     script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
     reference = run_path("eager", script, resolve("stock"))
     assert reference.error is None and "resized" not in reference.calls
+
+
+def test_each_output_keeps_its_cotangent_whichever_others_require_grad():
+    """Thunder returning one output without requires_grad is a grads finding of its own; the other
+    outputs' gradients must not change because of it (their cotangents are drawn by position)."""
+    from fuzzdce.execution import backward
+
+    def grad_of_x(first_requires_grad: bool):
+        x = torch.ones(3, requires_grad=True)
+        first = x * 0 if first_requires_grad else torch.zeros(3)  # contributes nothing either way
+        return backward([first, x * 3], [x])[0]
+
+    torch.testing.assert_close(grad_of_x(True), grad_of_x(False))
