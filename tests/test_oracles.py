@@ -138,3 +138,16 @@ def test_split_set_reads_stock_from_its_caller_and_never_compiles():
     reference = _outcome("eager", plain=None)
     assert split_set.check(mine, reference, None) == []
     assert [v.message.split(":")[0] for v in split_set.check(mine, reference, stock)] == ["split disappears"]
+
+
+def test_results_computed_through_a_half_precision_input_get_its_tolerance():
+    """Eager and Thunder may round a float16 input's contribution at different steps: a float32
+    result then differs by float16's rounding, not float32's."""
+    import torch
+
+    from fuzzdce.oracles.outputs import compare
+
+    expected, actual = torch.tensor(-4.51953125), torch.tensor(-4.518796920776367)
+    assert compare(actual, expected) is not None
+    assert compare(actual, expected, floor=torch.float16) is None
+    assert compare(torch.tensor(-4.0), expected, floor=torch.float16) is not None
