@@ -151,3 +151,25 @@ def test_results_computed_through_a_half_precision_input_get_its_tolerance():
     assert compare(actual, expected) is not None
     assert compare(actual, expected, floor=torch.float16) is None
     assert compare(torch.tensor(-4.0), expected, floor=torch.float16) is not None
+
+
+def test_check_trace_runs_in_thunders_cache_info_context():
+    """Re-executing index_put's meta reads Thunder's cache info: outside the context Thunder sets
+    while compiling, check_trace raised LookupError, a baseline "bug" of the harness's making."""
+    from fuzzdce.program import Literal
+
+    index_put = Program(
+        (TensorInput((3, 2)), TensorInput((3, 2))),
+        (
+            Step("copysign", "torch.copysign({0}, {1})", (Ref(0), Ref(1))),
+            Step(
+                "index_put",
+                "torch.index_put({0}, ({index},), torch.tensor({v}, dtype={0}.dtype))",
+                (Ref(2),),
+                (("index", Literal("torch.tensor([0, 2])")), ("v", 2.0)),
+            ),
+        ),
+        (3,),
+        seed=1,
+    )
+    assert evaluate_under(index_put, "stock", paths=["jit"])["stock"].violations == []
