@@ -219,7 +219,7 @@ class FindingStore:
             elif f.violation.cause and f.cause_key == key:
                 why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
             elif f.signature in linked:
-                why[f.signature] = "shown by the bug's minimal program, on the same placements"
+                why[f.signature] = "shown together with another member by one bug's minimal program, on the same placements"
             else:
                 why[f.signature] = f"same exception as another member: {normalise(f.violation.cause)[:200]}"
         known = self.known.get(key) or self.known.get(short_id(key))

@@ -57,6 +57,28 @@ def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_sm
     assert "minimal program" in bug.why[second.signature]
 
 
+def test_a_larger_program_does_not_join_findings_with_smaller_programs_of_their_own():
+    """A program that was not shrunk further may hold two causes: a finding that has a smaller
+    program of its own is joined by what that program shows, not by the larger one."""
+    from fuzzdce.evaluate import Evaluation
+    from fuzzdce.ledger import Ledger
+    from fuzzdce.model import Outcome
+
+    shows = {ONE_OP.source(): [mismatch("jit")], TWO_OPS.source(): [raised("jit"), mismatch("jit")]}
+
+    def evaluate(program):
+        return {
+            "stock": Evaluation(program, "stock", Outcome("eager", "stock")),
+            "symcall": Evaluation(program, "symcall", Outcome("eager", "stock"), violations=shows[program.source()]),
+        }
+
+    ledger = Ledger(["stock", "symcall"], log=lambda line: None)
+    for program in (ONE_OP, TWO_OPS):
+        ledger.record(program, evaluate(program))
+    ledger.group(evaluate)
+    assert sorted(b.program.n_ops for b in ledger.bugs()) == [1, 2]
+
+
 def test_a_bug_is_known_by_its_id_or_by_any_member():
     probe = FindingStore()
     finding, _ = probe.add(PLACEMENT_INDUCED, ("symcall",), raised("jit"), ONE_OP)
