@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fuzzdce.coverage import activity_lines
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Finding
 from fuzzdce.oracles import ORACLES
 from fuzzdce.repro import script
@@ -71,6 +72,8 @@ def summary(campaign) -> dict[str, Any]:
         "new_placement_induced": sum(f.reportable for f in store),
         "op_counts": dict(s.ops.most_common()),
         "dropped_steps": dict(s.dropped.most_common()),
+        # Per placement: in how many programs it changed subsymbols against stock, and in which symbols.
+        "dce_activity": s.dce.summary(names),
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
         "notes": [{"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()],
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
@@ -130,6 +133,9 @@ def render(campaign) -> str:
         out.append("")
     for f in groups[0][1]:
         out += [f"== reproducer of {f.id} ==", script(f)]
+    if data["dce_activity"]:
+        out += ["DCE activity against stock (subsymbols removed per symbol, every path):"]
+        out += [f"  {line}" for line in activity_lines(data["dce_activity"])]
     ops = ", ".join(f"{op} {n}" for op, n in data["op_counts"].items())
     out += [f"op coverage ({len(data['op_counts'])} ops): {ops}"]
     if data["dropped_steps"]:

@@ -197,3 +197,8 @@ def dce_drops_live():
         return subs
 
     return _edit_subsymbols(drop_first_read)
+
+
+def does_nothing():
+    """A placement that patches nothing: a campaign under it must say it was not exercised."""
+    return contextlib.nullcontext()

@@ -19,8 +19,12 @@ from fuzzdce.subsymbols import changes, head, why_live
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if stock is None or outcome.failure is not None:
         return []
+    try:
+        found = changes(outcome, stock)
+    except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
+        return []
     violations, seen = [], set()
-    for label, change in changes(outcome, stock):
+    for label, change in found:
         child = change.child.sym.name
         if change.kind == "removed":
             reasons = why_live(change)

@@ -1,0 +1,33 @@
+"""A campaign reports each placement's DCE activity against stock, and names a placement that changed nothing."""
+
+import pytest
+
+from fuzzdce.campaign import Campaign
+from fuzzdce.config import CampaignConfig
+from fuzzdce.report import render, summary
+
+
+@pytest.fixture(scope="module")
+def campaign():
+    config = CampaignConfig(("stock", "symcall", "planted:does_nothing"), ("jit",), max_examples=8, seed=3)
+    c = Campaign(config, log=lambda line: None)
+    c.run()
+    return c
+
+
+def test_summary_holds_each_placements_activity(campaign):
+    data = summary(campaign)["dce_activity"]
+    assert set(data) == {"symcall", "planted:does_nothing"}
+    symcall = data["symcall"]
+    assert symcall["programs"] == len(symcall["per_program"]) > 0
+    assert symcall["programs_changed"] == sum(1 for n in symcall["per_program"] if n)
+    assert symcall["exercised"] and symcall["symbols"], symcall
+    assert all(s["removed"] + s["added"] > 0 for s in symcall["symbols"])
+    assert data["planted:does_nothing"]["exercised"] is False
+
+
+def test_report_says_what_changed_and_what_was_not_exercised(campaign):
+    text = render(campaign)
+    assert "symcall changed subsymbols in" in text
+    assert "planted:does_nothing: NOT EXERCISED" in text
+    assert not any(v.oracle == "dce-sound" for f in campaign.store for v in [f.violation])
