@@ -107,6 +107,12 @@ def parser() -> argparse.ArgumentParser:
         "what an earlier run wrote there is replaced)",
     )
     run.add_argument(
+        "--steer",
+        action="store_true",
+        help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
+        "where placements change subsymbols (rounds of 25 programs with their own weights)",
+    )
+    run.add_argument(
         "--known",
         metavar="FILE",
         help='known-findings JSON file: [{"signature": SIGNATURE_OR_ID, "reason": WHY}, ...]; '
@@ -184,6 +190,7 @@ def config_from(args) -> CampaignConfig:
         known=load_known(args.known) if args.known else {},
         database=args.database,
         memory_limit_mb=args.memory_limit,
+        steer=args.steer,
     )
     config.settings()  # validates the database spec now
     return config.with_seed()

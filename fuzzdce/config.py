@@ -41,6 +41,10 @@ class CampaignConfig:
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
+    # Steer generation to what the campaign has not tested yet (steering.Steering): rounds of
+    # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
+    # Off by default: a steered round's examples replay exactly only under the same weights.
+    steer: bool = False
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]

@@ -20,6 +20,7 @@ from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
 from fuzzdce.signatures import short_id
+from fuzzdce.steering import ROUND, Steering
 from fuzzdce.strategies import programs
 
 
@@ -74,6 +75,7 @@ class HypothesisDriver:
         progress: Callable[[], None] = lambda: None,
         progress_every: float = 10.0,
         run_round: Callable[[int], None] | None = None,
+        steering: Steering | None = None,
     ) -> None:
         self.examine = examine
         self.ledger = ledger
@@ -84,6 +86,7 @@ class HypothesisDriver:
         self.time_budget = time_budget
         self.progress = progress
         self.progress_every = progress_every
+        self.steering = steering
         self.run_round = run_round or (lambda round_number: self.hypothesis_test(round_number)())
         self.deadline: float | None = None
         self.stopped = False
@@ -114,10 +117,14 @@ class HypothesisDriver:
             if to_shrink:
                 raise failure_type(to_shrink[0].signature)(str(to_shrink[0].violation)) from None
 
-        test = given(programs())(fuzz)
+        left = max(self.max_examples - self.spent(), 1)
+        if self.steering is not None:  # weights fixed for the round; rounds of ROUND programs
+            test, left = given(programs(weights=self.steering.weights()))(fuzz), min(left, ROUND)
+        else:
+            test = given(programs())(fuzz)
         test = settings(
             base,
-            max_examples=max(self.max_examples - self.spent(), 1),
+            max_examples=left,
             phases=phases,
             deadline=None,
             suppress_health_check=list(HealthCheck),
@@ -156,6 +163,9 @@ class HypothesisDriver:
                 found = True
             round_number += 1
             past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
-            if not found or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+            steered_on = self.steering is not None and not found
+            if (not found and not steered_on) or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
                 return
+            if steered_on:
+                continue
             self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")

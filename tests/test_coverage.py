@@ -31,3 +31,25 @@ def test_report_says_what_changed_and_what_was_not_exercised(campaign):
     assert "symcall changed subsymbols in" in text
     assert "planted:does_nothing: NOT EXERCISED" in text
     assert not any(v.oracle == "dce-sound" for f in campaign.store for v in [f.violation])
+
+
+def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
+    from fuzzdce.steering import ROUND
+
+    config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=ROUND + 5, seed=1, steer=True)
+    steered = Campaign(config, log=lambda line: None)
+    steered.run()
+    assert steered.stats.programs == ROUND + 5  # a second round ran although the first found nothing
+    assert sum(steered.driver.steering.ops.values()) == sum(steered.stats.ops.values())
+    assert summary(steered)["dce_activity"]["symcall"]["programs"] == ROUND + 5
+
+
+def test_weights_put_what_was_never_drawn_first_and_heaviest():
+    from fuzzdce.program import Program, Step, TensorInput
+    from fuzzdce.steering import UNSEEN, Steering
+
+    steering = Steering()
+    steering.drew(Program((TensorInput((2,)),), (Step("abs", "torch.abs({0})"),) * 3, (1,)))
+    weights = steering.weights()
+    assert weights.ops["abs"] == UNSEEN // 4 and weights.ops["neg"] == UNSEEN
+    assert weights.dtypes["float32"] == UNSEEN // 2
