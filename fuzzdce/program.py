@@ -190,6 +190,19 @@ DOMAINS = {
     "positive": ("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6),
     "unit": ("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2),
     "prob": ("torch.rand({shape}, generator=g, dtype={dtype}) * 0.9 + 0.05", 0, 2),
+    "ties": ("torch.randint(-2, 3, {shape}, generator=g).to({dtype})", -2, 3),
+    "signed_zeros": (
+        "torch.randn({shape}, generator=g, dtype={dtype}) * torch.randint(0, 2, {shape}, generator=g).to({dtype})",
+        0,
+        2,
+    ),
+    "large": ("torch.randn({shape}, generator=g, dtype={dtype}) * 30", -100, 101),
+    "nonfinite": (
+        "torch.tensor([0.0, -0.0, float('inf'), float('-inf'), float('nan'), 1.0, -1.0, 0.5], dtype={dtype})"
+        "[torch.randint(0, 8, {shape}, generator=g)]",
+        -2,
+        3,
+    ),
 }
 
 

@@ -2,7 +2,8 @@
 
 - **Strategy weights** (``Weights``), fixed for one Hypothesis run so replay and shrinking stay
   exact: catalog entries, input dtypes and value domains the campaign drew rarely weigh more, never
-  drawn ones most; programs grow longer (more ops per compile). A steered campaign runs in rounds
+  drawn ones most; so do entries in whose programs the placements changed subsymbols, in
+  proportion; programs grow longer (more ops per compile). A steered campaign runs in rounds
   of ``ROUND`` programs, each with weights from everything drawn before it.
 - **``target()``** inside the test, which Hypothesis hill-climbs: how many subsymbols the placements
   changed against stock in this program (DCE activity), and how much of the program is new to the
@@ -40,10 +41,15 @@ class Steering:
         self.ops: Counter = Counter()
         self.dtypes: Counter = Counter()
         self.domains: Counter = Counter()
+        self.evaluated: Counter = Counter()  # op -> evaluated programs holding it
+        self.active: Counter = Counter()  # op -> those in which a placement changed subsymbols
 
     def weights(self) -> Weights:
         return Weights(
-            ops=inverse_weights((spec.name for spec in CATALOG), self.ops),
+            ops={
+                name: max(weight, round(UNSEEN * self.active[name] / max(self.evaluated[name], 1)))
+                for name, weight in inverse_weights((spec.name for spec in CATALOG), self.ops).items()
+            },
             dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),
             domains=inverse_weights(INPUT_DOMAINS, self.domains),
             stop_in=STOP_IN,
@@ -75,4 +81,7 @@ class Steering:
                 event(f"{name} changed subsymbols", "yes" if n else "no")
                 changed += n
             target(float(changed), label="subsymbols changed by placements")
+            for op in set(program.ops):
+                self.evaluated[op] += 1
+                self.active[op] += changed > 0
         self.drew(program)

@@ -53,3 +53,16 @@ def test_weights_put_what_was_never_drawn_first_and_heaviest():
     weights = steering.weights()
     assert weights.ops["abs"] == UNSEEN // 4 and weights.ops["neg"] == UNSEEN
     assert weights.dtypes["float32"] == UNSEEN // 2
+
+
+def test_entries_whose_programs_were_active_weigh_more():
+    from fuzzdce.program import Program, Step, TensorInput
+    from fuzzdce.steering import UNSEEN, Steering
+
+    steering = Steering()
+    for _ in range(7):
+        steering.drew(Program((TensorInput((2,)),), (Step("abs", "torch.abs({0})"), Step("neg", "torch.neg({0})")), (1,)))
+    steering.evaluated.update({"abs": 4, "neg": 4})
+    steering.active.update({"abs": 2})
+    weights = steering.weights()
+    assert weights.ops["abs"] == UNSEEN // 2 and weights.ops["neg"] == UNSEEN // 8

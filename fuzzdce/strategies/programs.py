@@ -61,7 +61,7 @@ def weighted(options: Sequence[T], weights: Mapping[str, int], key=str) -> st.Se
 INDEX_RANGE = 255
 # Input dtypes, first the one everything shrinks to; the low-precision ones come last.
 INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bfloat16")
-INPUT_DOMAINS = ("real", "positive", "unit", "prob")
+INPUT_DOMAINS = ("real", "positive", "unit", "prob", "ties", "signed_zeros", "large", "nonfinite")
 MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
 
 
@@ -114,11 +114,14 @@ def tensor_inputs(
 
 
 def integral_domain(dtype: str, domain: str) -> str:
-    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive."""
+    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive;
+    they have no infinities or NaN: nonfinite means ties."""
     if dtype == "bool":
         return "real"
-    if dtype.startswith("int") and domain != "real":
+    if dtype.startswith("int") and domain in ("positive", "unit", "prob"):
         return "positive"
+    if dtype.startswith("int") and domain == "nonfinite":
+        return "ties"
     return domain
 
 
@@ -188,6 +191,8 @@ def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
 def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Meta | None]:
     """Metas of a step's results: domain from the spec's ``yields``, writable unless a view."""
     domain = operands[0].domain if spec.yields == "same" else spec.yields
+    if any(o.domain == "nonfinite" for o in operands):  # NaN and inf propagate
+        domain = "nonfinite"
     writes = any(o.written for o in spec.operands)
     fresh = not spec.view and not writes  # an in-place result aliases its target: not fresh
     return [meta_of(r, domain if not isinstance(r, torch.Tensor) or r.is_floating_point() else "real", fresh) for r in results]
