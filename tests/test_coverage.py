@@ -66,3 +66,21 @@ def test_entries_whose_programs_were_active_weigh_more():
     steering.active.update({"abs": 2})
     weights = steering.weights()
     assert weights.ops["abs"] == UNSEEN // 2 and weights.ops["neg"] == UNSEEN // 8
+
+
+def test_activity_crosses_the_sandbox():
+    from conftest import evaluate_under  # noqa: F401 (tests/ on the path)
+    from fuzzdce.evaluate import Evaluator
+    from fuzzdce.placements import resolve
+    from fuzzdce.sandbox import SandboxedJobs
+    from sample_programs import DEAD_CODE_PROGRAM
+
+    local = Evaluator()(DEAD_CODE_PROGRAM, [resolve("planted:dce_drops_live")], paths=["jit"])
+    sandboxed_evaluator = Evaluator(SandboxedJobs())
+    try:
+        sandboxed = sandboxed_evaluator(DEAD_CODE_PROGRAM, [resolve("planted:dce_drops_live")], paths=["jit"])
+    finally:
+        sandboxed_evaluator.close()
+    name = "planted:dce_drops_live"
+    assert sandboxed[name].outcomes["jit"].dce_activity == local[name].outcomes["jit"].dce_activity != {}
+    assert {v.oracle for v in sandboxed[name].violations} >= {"dce-sound"}
