@@ -110,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
         "--steer",
         action="store_true",
         help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
-        "where placements change subsymbols (rounds of 25 programs with their own weights)",
+        "where placements change subsymbols (rounds of 15 programs with their own weights)",
     )
     run.add_argument(
         "--known",

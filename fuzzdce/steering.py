@@ -25,9 +25,12 @@ from fuzzdce.program import Program
 from fuzzdce.strategies import CATALOG
 from fuzzdce.strategies.programs import INPUT_DOMAINS, INPUT_DTYPES, Weights
 
-ROUND = 25  # programs per steered round: weights are recomputed between rounds
+ROUND = 15  # programs per steered round: weights are recomputed between rounds
 UNSEEN = 32  # weight of what was never drawn; a thing drawn n times weighs max(1, UNSEEN // (1 + n))
 STOP_IN = 10  # a steered program stops growing at one "continue?" draw in STOP_IN
+# Weight of an entry in whose programs every placement-evaluated program changed subsymbols (in
+# proportion for fewer): activity found weighs more than novelty, which it would otherwise drown.
+ACTIVE = 4 * UNSEEN
 
 
 def inverse_weights(names: Iterable[str], counts: Mapping[str, int]) -> dict[str, int]:
@@ -47,7 +50,7 @@ class Steering:
     def weights(self) -> Weights:
         return Weights(
             ops={
-                name: max(weight, round(UNSEEN * self.active[name] / max(self.evaluated[name], 1)))
+                name: max(weight, round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)))
                 for name, weight in inverse_weights((spec.name for spec in CATALOG), self.ops).items()
             },
             dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),

@@ -57,7 +57,7 @@ def test_weights_put_what_was_never_drawn_first_and_heaviest():
 
 def test_entries_whose_programs_were_active_weigh_more():
     from fuzzdce.program import Program, Step, TensorInput
-    from fuzzdce.steering import UNSEEN, Steering
+    from fuzzdce.steering import ACTIVE, UNSEEN, Steering
 
     steering = Steering()
     for _ in range(7):
@@ -65,7 +65,7 @@ def test_entries_whose_programs_were_active_weigh_more():
     steering.evaluated.update({"abs": 4, "neg": 4})
     steering.active.update({"abs": 2})
     weights = steering.weights()
-    assert weights.ops["abs"] == UNSEEN // 2 and weights.ops["neg"] == UNSEEN // 8
+    assert weights.ops["abs"] == ACTIVE // 2 and weights.ops["neg"] == UNSEEN // 8
 
 
 def test_activity_crosses_the_sandbox():
