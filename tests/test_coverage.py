@@ -16,7 +16,9 @@ def campaign():
 
 
 def test_summary_holds_each_placements_activity(campaign):
-    data = summary(campaign)["dce_activity"]
+    import json
+
+    data = json.loads(json.dumps(summary(campaign)))["dce_activity"]
     assert set(data) == {"symcall", "planted:does_nothing"}
     symcall = data["symcall"]
     assert symcall["programs"] == len(symcall["per_program"]) > 0
