@@ -95,6 +95,6 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12) -> list[str]:
         more = f", ... ({len(symbols) - limit} more)" if len(symbols) > limit else ""
         lines.append(
             f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
-            f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbols: {shown}{more}"
+            f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"
         )
     return lines
