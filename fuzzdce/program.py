@@ -54,6 +54,10 @@ class TensorInput:
     # "prob" (in (0.05, 0.95)), so ops with a restricted domain (log, asin) see meaningful values.
     domain: str = "real"
     strided: bool = False
+    # This input is a view of input ``view_of`` (an earlier one, of the same shape, dtype and layout):
+    # ``inputs[view_of][...]``, so a write through either shows in both. The pair is what in-place
+    # ops may write among the inputs (``strategies.programs.tensor_inputs`` marks it writable).
+    view_of: int | None = None
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -158,8 +162,14 @@ class Program:
         lines = [
             "def make_inputs(requires_grad=False):",
             f"    g = torch.Generator().manual_seed({self.seed})",
-            "    return [",
         ]
+        if any(spec.view_of is not None for spec in self.inputs):  # built in order: views need their base
+            lines.append("    inputs = []")
+            for spec in self.inputs:
+                lines.append(f"    inputs.append({_input_expression(spec)})")
+            lines.append("    return inputs")
+            return "\n".join(lines) + "\n"
+        lines.append("    return [")
         for spec in self.inputs:
             lines.append(f"        {_input_expression(spec)},")
         lines.append("    ]")
@@ -232,6 +242,8 @@ def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
 
 
 def _input_expression(spec: TensorInput) -> str:
+    if spec.view_of is not None:  # a view of an earlier input: requires grad through its base
+        return f"inputs[{spec.view_of}][...]"
     shape, view = _layout(spec)
     dtype = f"torch.{spec.dtype}"
     floating, low, high = DOMAINS[spec.domain]

@@ -50,3 +50,20 @@ def test_nonfinite_values_reach_only_operands_that_take_any_value_and_propagate(
     (flags,) = result_metas(exp, [nonfinite], (torch.ones(2, dtype=torch.bool),))
     assert flags.domain == "real"  # comparisons of NaN are plain booleans
     assert [spec.name for spec in CATALOG if spec.name == "log" and spec.operands[0].domain != "positive"] == []
+
+
+def test_an_aliasing_input_is_a_view_of_its_base_and_the_pair_is_writable():
+    from fuzzdce.program import Ref, Step
+    from fuzzdce.strategies.programs import input_metas
+
+    base = TensorInput((2, 3), "float32", transposed=True)
+    inputs = (base, TensorInput((3,)), TensorInput((2, 3), "float32", transposed=True, view_of=0))
+    program = Program(inputs, (Step("mul_", "{0}.mul_({s})", (Ref(2),), (("s", 2),)),), (0,), seed=4)
+    a, _, view = program.make_inputs()
+    assert view.data_ptr() == a.data_ptr() and view.stride() == a.stride() and view._base is not None
+    before = a.clone()
+    (out,) = program.function()(*program.make_inputs())
+    torch.testing.assert_close(out, before * 2)  # the write through the view shows in the base
+    assert [m.writable for m in input_metas(inputs)] == [True, False, True]
+    grad_inputs = program.make_inputs(requires_grad=True)
+    assert grad_inputs[0].is_leaf and grad_inputs[2].requires_grad and not grad_inputs[2].is_leaf

@@ -94,6 +94,15 @@ def tensor_inputs(
     dtypes, value domains and layouts (transposed or strided views) drawn per input."""
     dtype_choice = st.sampled_from(dtypes) if weights is None else weighted(dtypes, weights.dtypes)
     domain_choice = st.sampled_from(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
+    inputs = draw(independent_inputs(max_inputs, dtype_choice, domain_choice, max_side, max_dims))
+    # One program in four with two inputs or more: the last is a view of the first (aliasing inputs).
+    if len(inputs) >= 2 and draw(rarely()):
+        inputs = (*inputs[:-1], dataclasses.replace(inputs[0], view_of=0))
+    return inputs
+
+
+@st.composite
+def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, max_dims):
     n = draw(st.integers(1, max_inputs))
     min_side = 0 if draw(rarely()) else 1  # size-0 dims in one program in four
     shapes = draw(
@@ -147,6 +156,14 @@ def _materialize(meta: Meta, device: str):
     # A view of a buffer just large enough, as eager's value is a view of its base.
     extent = 1 + sum((n - 1) * s for n, s in zip(meta.shape, meta.strides)) if meta.numel else 0
     return torch.ones(extent, dtype=dtype, device=device).as_strided(meta.shape, meta.strides)
+
+
+def input_metas(inputs: tuple[TensorInput, ...]) -> list[Meta]:
+    """The Metas of a program's inputs, layouts included. Inputs aliasing one another (a view and
+    its base) are writable: in-place ops write inputs only where a write shows through an alias."""
+    aliased = {i for i, spec in enumerate(inputs) if spec.view_of is not None}
+    aliased |= {spec.view_of for spec in inputs if spec.view_of is not None}
+    return [dataclasses.replace(input_meta(spec), writable=i in aliased) for i, spec in enumerate(inputs)]
 
 
 def input_meta(spec: TensorInput) -> Meta:
@@ -274,7 +291,7 @@ def programs(
     then drawn by entry, not by family first).
     """
     inputs = draw(tensor_inputs(weights=weights, **input_options))
-    metas: list[Meta | None] = [input_meta(i) for i in inputs]
+    metas: list[Meta | None] = input_metas(inputs)
     steps: list[Step] = []
     choose_op = op_choice(catalog) if weights is None else weighted(catalog, weights.ops, key=lambda spec: spec.name)
     stop_in = 4 if weights is None else weights.stop_in
