@@ -52,25 +52,32 @@ class Change:
     parent: Any  # the placement's bound symbol whose subsymbols differ
     child: Any  # the subsymbol removed (stock's) or added (the placement's)
     kept: tuple  # the placement's subsymbols of ``parent``, in order
+    # Names defined where ``parent`` runs without ``child``: outputs of the trace's earlier
+    # top-level symbols and of the kept subsymbols at every level above and beside it. A removed
+    # definition of such a name (a duplicate ``shape`` query under symbolic values) loses nothing.
+    available: frozenset = frozenset()
 
     @property
     def symbol(self) -> str:
         return self.parent.sym.name
 
 
-def _align(stock_children: Sequence, children: Sequence, depth: int, parent, out: list[Change]) -> None:
+def _align(
+    stock_children: Sequence, children: Sequence, depth: int, parent, out: list[Change], available: frozenset
+) -> None:
     stock_heads = [head(b) for b in stock_children]
     heads = [head(b) for b in children]
     kept = tuple(children)
+    available = available | _names(o for b in kept for o in b.flat_outs)
     matcher = difflib.SequenceMatcher(None, stock_heads, heads, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             for s, p in zip(stock_children[i1:i2], children[j1:j2]):
                 if s.subsymbols or p.subsymbols:
-                    _align(s.subsymbols, p.subsymbols, depth + 1, p, out)
+                    _align(s.subsymbols, p.subsymbols, depth + 1, p, out, available)
             continue
-        out.extend(Change("removed", depth, parent, s, kept) for s in stock_children[i1:i2])
-        out.extend(Change("added", depth, parent, p, kept) for p in children[j1:j2])
+        out.extend(Change("removed", depth, parent, s, kept, available) for s in stock_children[i1:i2])
+        out.extend(Change("added", depth, parent, p, kept, available) for p in children[j1:j2])
 
 
 def trace_changes(stock_trace, trace) -> list[Change]:
@@ -79,13 +86,14 @@ def trace_changes(stock_trace, trace) -> list[Change]:
     for b in stock_trace.bound_symbols:
         by_head.setdefault(head(b), []).append(b)
     out: list[Change] = []
+    defined: frozenset = frozenset()
     for b in trace.bound_symbols:
         candidates = by_head.get(head(b))
-        if not candidates:
-            continue
-        s = candidates.pop(0)
-        if s.subsymbols or b.subsymbols:
-            _align(s.subsymbols, b.subsymbols, 0, b, out)
+        if candidates:
+            s = candidates.pop(0)
+            if s.subsymbols or b.subsymbols:
+                _align(s.subsymbols, b.subsymbols, 0, b, out, defined)
+        defined = defined | _names(b.flat_outs)
     return out
 
 
@@ -125,10 +133,10 @@ def why_live(change: Change) -> list[tuple[str, str]]:
     kinds "parent output", "read by kept", and the tag names of ``KEEP_TAGS``. Empty: it was dead."""
     child, reasons = change.child, []
     outs = _names(child.flat_outs)
-    parent_outs = outs & _names(change.parent.flat_outs)
+    parent_outs = (outs & _names(change.parent.flat_outs)) - change.available
     if parent_outs:
         reasons.append(("parent output", f"it produces {change.symbol}'s output {', '.join(sorted(parent_outs))}"))
-    used = outs & _used_by(change.kept)
+    used = (outs & _used_by(change.kept)) - change.available
     if used:
         readers = [b.sym.name for b in change.kept if (_names(b.flat_args) | _used_by(b.subsymbols)) & used]
         reasons.append(("read by kept", f"kept {', '.join(dict.fromkeys(readers))} read(s) {', '.join(sorted(used))}"))

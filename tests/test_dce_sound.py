@@ -4,6 +4,7 @@ flagged, and activity counts what a placement changed against stock."""
 import pytest
 
 from conftest import evaluate_under
+from fuzzdce.program import Program, Ref, Step, TensorInput
 from fuzzdce.subsymbols import activity
 from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
@@ -70,7 +71,23 @@ def test_a_dce_dropping_a_live_subsymbol_is_caught():
 @pytest.mark.parametrize("placement", ["rdnp", "symcall"])
 @pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, MUTATING], ids=["dead-code", "mutating"])
 def test_the_built_in_placements_are_sound_on_sample_programs(placement, program):
-    evaluation = evaluate_under(program, placement, paths=["jit", "jit-grad"])[placement]
+    evaluation = evaluate_under(program, placement, paths=["jit", "jit-grad", "jit-symbolic"])[placement]
+    assert "dce-sound" not in oracles_hit(evaluation), evaluation.violations
+
+
+BROADCAST_EQ = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (Step("eq", "torch.eq({0}, {1})", (Ref(0), Ref(1))),),
+    (2,),
+    seed=2,
+)
+
+
+@pytest.mark.parametrize("placement", ["rdnp", "symcall"])
+def test_a_duplicate_shape_query_removed_under_symbolic_values_is_not_flagged(placement):
+    """Under symbolic values a decomposition may query a shape whose number proxies an earlier
+    symbol already defined; removing that duplicate definition loses nothing."""
+    evaluation = evaluate_under(BROADCAST_EQ, placement, paths=["jit-symbolic"])[placement]
     assert "dce-sound" not in oracles_hit(evaluation), evaluation.violations
 
 
