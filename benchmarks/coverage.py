@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=300)
     parser.add_argument("--compile", type=int, default=100, help="programs evaluated for DCE activity (0: none)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--paths", default="jit,jit-grad")
+    parser.add_argument("--paths", default="jit,jit-grad,jit-symbolic")
     parser.add_argument("--placements", default="rdnp,symcall")
     parser.add_argument("--modes", default="unsteered,steered")
     args = parser.parse_args()
