@@ -9,7 +9,7 @@ from fuzzdce.report import render, summary
 
 @pytest.fixture(scope="module")
 def campaign():
-    config = CampaignConfig(("stock", "symcall", "planted:does_nothing"), ("jit",), max_examples=8, seed=3)
+    config = CampaignConfig(("stock", "symcall", "planted:does_nothing"), ("jit", "jit-symbolic"), max_examples=8, seed=3)
     c = Campaign(config, log=lambda line: None)
     c.run()
     return c
