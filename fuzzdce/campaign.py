@@ -22,8 +22,8 @@ from fuzzdce.ledger import Ledger, Log
 from fuzzdce.program import Program
 from fuzzdce.report import summary
 from fuzzdce.sandbox import SandboxedJobs
+from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
-from fuzzdce.strategies import programs
 
 
 def stderr_log(line: str) -> None:
@@ -71,7 +71,8 @@ class Campaign:
             progress=self.progress,
             progress_every=config.progress_every,
             run_round=run_round,
-            strategy=programs(catalog=config.catalog()),
+            catalog=config.catalog(),
+            steering=Steering() if config.steer else None,
         )
         self.interrupted = False
         self.started = time.monotonic()
@@ -110,6 +111,8 @@ class Campaign:
         evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
         self.full_evaluations += 1
         self.ledger.count(program, evaluations)
+        if self.driver.steering is not None:
+            self.driver.steering.observe(program, evaluations)
         return self.ledger.record(program, evaluations)
 
     def reproduce_smaller(self, program: Program) -> list[Finding] | None:

@@ -114,6 +114,12 @@ def parser() -> argparse.ArgumentParser:
         "what an earlier run wrote there is replaced)",
     )
     run.add_argument(
+        "--steer",
+        action="store_true",
+        help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
+        "where placements change subsymbols (rounds of 15 programs with their own weights)",
+    )
+    run.add_argument(
         "--known",
         metavar="FILE",
         help='known-bugs JSON file: [{"signature": BUG_ID_OR_SIGNATURE, "reason": WHY}, ...] (finding '
@@ -208,6 +214,7 @@ def config_from(args) -> CampaignConfig:
         database=args.database,
         memory_limit_mb=args.memory_limit,
         ops=tuple(args.op or ()),
+        steer=args.steer,
     )
     config.settings()  # validates the database spec now
     return config.with_seed()

@@ -44,6 +44,10 @@ class CampaignConfig:
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
     ops: tuple[str, ...] = ()  # catalog entries programs are drawn from (empty: the whole catalog)
     shrink_baseline: bool = True  # baseline bugs fail the Hypothesis test too, so they are shrunk
+    # Steer generation to what the campaign has not tested yet (steering.Steering): rounds of
+    # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
+    # Off by default: a steered round's examples replay exactly only under the same weights.
+    steer: bool = False
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]

@@ -16,13 +16,14 @@ from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.reporting import with_reporter
-from hypothesis.strategies import SearchStrategy
+
 
 from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
 from fuzzdce.signatures import short_id
-from fuzzdce.strategies import programs
+from fuzzdce.steering import ROUND, Steering
+from fuzzdce.strategies import CATALOG, OpSpec, programs
 
 
 class FindingFailure(AssertionError):
@@ -61,7 +62,7 @@ class HypothesisDriver:
 
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
     tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
-    draws the programs (default: ``programs()`` over the whole catalog).
+    entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
     """
 
     def __init__(
@@ -77,10 +78,11 @@ class HypothesisDriver:
         progress: Callable[[], None] = lambda: None,
         progress_every: float = 10.0,
         run_round: Callable[[int], None] | None = None,
-        strategy: SearchStrategy[Program] | None = None,
+        catalog: tuple[OpSpec, ...] = CATALOG,
+        steering: Steering | None = None,
     ) -> None:
         self.examine = examine
-        self.strategy = strategy if strategy is not None else programs()
+        self.catalog = catalog
         self.ledger = ledger
         self.settings = settings
         self.max_examples = max_examples
@@ -89,6 +91,7 @@ class HypothesisDriver:
         self.time_budget = time_budget
         self.progress = progress
         self.progress_every = progress_every
+        self.steering = steering
         self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False
@@ -120,10 +123,14 @@ class HypothesisDriver:
                 # One exception class per bug (cause): Hypothesis shrinks each bug once, not once per path.
                 raise failure_type(to_shrink[0].cause_key)(str(to_shrink[0].violation)) from None
 
-        test = given(self.strategy)(fuzz)
+        left = max(self.max_examples - self.spent(), 1)
+        if self.steering is not None:  # weights fixed for the round; rounds of ROUND programs
+            test, left = given(programs(catalog=self.catalog, weights=self.steering.weights()))(fuzz), min(left, ROUND)
+        else:
+            test = given(programs(catalog=self.catalog))(fuzz)
         test = settings(
             base,
-            max_examples=max(self.max_examples - self.spent(), 1),
+            max_examples=left,
             phases=phases,
             deadline=None,
             suppress_health_check=list(HealthCheck),
@@ -172,6 +179,9 @@ class HypothesisDriver:
                 found = True
             round_number += 1
             past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
-            if not found or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+            steered_on = self.steering is not None and not found
+            if (not found and not steered_on) or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
                 return
+            if steered_on:
+                continue
             self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")

@@ -19,6 +19,7 @@ from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Outcome, Pl
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import PLACEMENTS
 from fuzzdce.program import Program
+from fuzzdce.subsymbols import activity
 
 
 @dataclass
@@ -105,6 +106,7 @@ class LocalJobs:
             outcome = stock
         else:
             outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
+            outcome.dce_activity = dce_activity(outcome, stock)
         violations = check_outcome(outcome, self.reference, None if job.placement.is_stock else stock)
         if not self.portable:
             return PathResult(outcome, violations)
@@ -112,6 +114,14 @@ class LocalJobs:
         if violations and not job.placement.is_stock:
             result.stock_traces = trace_text(stock)
         return result
+
+
+def dce_activity(outcome: Outcome, stock: Outcome) -> dict[str, list[int]]:
+    """The placement's subsymbol changes against stock (empty when a trace could not be walked)."""
+    try:
+        return activity(outcome, stock)
+    except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
+        return {}
 
 
 RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fuzzdce.coverage import DceActivity
 from fuzzdce.evaluate import Evaluation
 from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, size, triage
 from fuzzdce.model import STOCK
@@ -45,6 +46,7 @@ class Stats:
     # (path, note) -> programs: why a path or a call was skipped (no CUDA, no resizable shape, ...).
     notes: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)  # op -> steps the generator drew but dropped
+    dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
 
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own)."""
@@ -56,6 +58,7 @@ class Stats:
         self.occurrences.update(other.occurrences)
         self.notes.update(other.notes)
         self.dropped.update(other.dropped)
+        self.dce.merge(other.dce)
 
 
 class Ledger:
@@ -149,6 +152,7 @@ class Ledger:
             self.stats.notes.update((outcome.path, note_kind(n)) for n in outcome.notes)
             if outcome.skipped:
                 self.stats.notes[(outcome.path, f"skipped: {outcome.skipped}")] += 1
+        self.stats.dce.add(evaluations)
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
 

@@ -110,6 +110,10 @@ class Outcome:
     # The sandboxed job itself hung or died: no calls, no traces, only this.
     failure: JobFailure | None = None
     seconds: float = 0.0
+    # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
+    # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
+    # processes. Empty for stock and when nothing differed.
+    dce_activity: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class TensorInput:
     # "prob" (in (0.05, 0.95)), so ops with a restricted domain (log, asin) see meaningful values.
     domain: str = "real"
     strided: bool = False
+    # This input is a view of input ``view_of`` (an earlier one, of the same shape, dtype and layout):
+    # ``inputs[view_of][...]``, so a write through either shows in both. The pair is what in-place
+    # ops may write among the inputs (``strategies.programs.tensor_inputs`` marks it writable).
+    view_of: int | None = None
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -158,8 +162,14 @@ class Program:
         lines = [
             "def make_inputs(requires_grad=False):",
             f"    g = torch.Generator().manual_seed({self.seed})",
-            "    return [",
         ]
+        if any(spec.view_of is not None for spec in self.inputs):  # built in order: views need their base
+            lines.append("    inputs = []")
+            for spec in self.inputs:
+                lines.append(f"    inputs.append({_input_expression(spec)})")
+            lines.append("    return inputs")
+            return "\n".join(lines) + "\n"
+        lines.append("    return [")
         for spec in self.inputs:
             lines.append(f"        {_input_expression(spec)},")
         lines.append("    ]")
@@ -190,6 +200,19 @@ DOMAINS = {
     "positive": ("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6),
     "unit": ("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2),
     "prob": ("torch.rand({shape}, generator=g, dtype={dtype}) * 0.9 + 0.05", 0, 2),
+    "ties": ("torch.randint(-2, 3, {shape}, generator=g).to({dtype})", -2, 3),
+    "signed_zeros": (
+        "torch.randn({shape}, generator=g, dtype={dtype}) * torch.randint(0, 2, {shape}, generator=g).to({dtype})",
+        0,
+        2,
+    ),
+    "large": ("torch.randn({shape}, generator=g, dtype={dtype}) * 30", -100, 101),
+    "nonfinite": (
+        "torch.tensor([0.0, -0.0, float('inf'), float('-inf'), float('nan'), 1.0, -1.0, 0.5], dtype={dtype})"
+        "[torch.randint(0, 8, {shape}, generator=g)]",
+        -2,
+        3,
+    ),
 }
 
 
@@ -219,6 +242,8 @@ def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
 
 
 def _input_expression(spec: TensorInput) -> str:
+    if spec.view_of is not None:  # a view of an earlier input: requires grad through its base
+        return f"inputs[{spec.view_of}][...]"
     shape, view = _layout(spec)
     dtype = f"torch.{spec.dtype}"
     floating, low, high = DOMAINS[spec.domain]

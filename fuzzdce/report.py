@@ -11,6 +11,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
+from fuzzdce.coverage import activity_lines
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Bug
 from fuzzdce.oracles import ORACLES
 from fuzzdce.store import REPRO_FILE, bug_record
@@ -75,6 +76,8 @@ def summary(campaign) -> dict[str, Any]:
         ],
         "op_counts": dict(s.ops.most_common()),
         "dropped_steps": dict(s.dropped.most_common()),
+        # Per placement: in how many programs it changed subsymbols against stock, and in which symbols.
+        "dce_activity": s.dce.summary(campaign.names),
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
         "notes": [{"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()],
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
@@ -142,6 +145,9 @@ def render(campaign, *, verbose: bool = False) -> str:
         for bug in members:
             out += bug_lines(bug, campaign.folder, verbose=verbose)
         out.append("")
+    if data["dce_activity"]:
+        out += ["DCE activity against stock (subsymbols removed per symbol, every path):"]
+        out += [f"  {line}" for line in activity_lines(data["dce_activity"])]
     ops = ", ".join(f"{op} {n}" for op, n in data["op_counts"].items())
     out += [f"op coverage ({len(data['op_counts'])} ops): {ops}"]
     if data["dropped_steps"]:

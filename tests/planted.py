@@ -176,3 +176,50 @@ def failing_dce_in_long_traces(min_computations: int = 2):
         return original_dce(trace, *args, **kwargs)
 
     return patch_everywhere(transform_common, "dce", dce_or_raise)
+
+
+def _edit_subsymbols(edit):
+    """After every DCE, ``edit(subsymbols) -> subsymbols`` applied to every kept bound symbol's
+    decomposition, at every depth (new bound symbols: earlier traces keep theirs)."""
+
+    def rebuild(bsym):
+        if not bsym.subsymbols:
+            return bsym
+        return bsym.from_bsym(subsymbols=[rebuild(s) for s in edit(list(bsym.subsymbols))])
+
+    def apply(trace, result) -> None:
+        result.bound_symbols = [rebuild(b) for b in result.bound_symbols]
+
+    return _after_dce(apply)
+
+
+def dce_drops_dont_dce():
+    """After every DCE, subsymbols tagged ``DONT_DCE`` (``copy_`` of an in-place op) are dropped from
+    every decomposition. In Thunder 0.2.6 every such subsymbol also produces its parent's output, so
+    executors that flatten the parent notice too; ``dce-sound`` names the tag either way."""
+    from thunder.core import prims
+    from thunder.core.symbol import has_tags
+
+    return _edit_subsymbols(lambda subs: [s for s in subs if not has_tags(s, {prims.OpTags.DONT_DCE})])
+
+
+def dce_drops_live():
+    """After every DCE, the first subsymbol of a decomposition that a later sibling reads is dropped
+    (untagged: only its liveness makes it wrong)."""
+    from thunder.core import prims
+    from thunder.core.symbol import has_tags
+
+    def drop_first_read(subs):
+        for i, s in enumerate(subs):
+            outs = {o.name for o in s.flat_proxy_outs}
+            read = any(outs & {a.name for a in later.flat_proxy_args} for later in subs[i + 1 :])
+            if read and not has_tags(s, {prims.OpTags.DONT_DCE, prims.OpTags.IN_PLACE}):
+                return subs[:i] + subs[i + 1 :]
+        return subs
+
+    return _edit_subsymbols(drop_first_read)
+
+
+def does_nothing():
+    """A placement that patches nothing: a campaign under it must say it was not exercised."""
+    return contextlib.nullcontext()

@@ -8,7 +8,7 @@ one entry in ``ORACLES``.
 from __future__ import annotations
 
 from fuzzdce.model import Oracle
-from fuzzdce.oracles import crash, dce_idempotent, grads, mutations, names, outputs, raises, split_set, splits, timeout
+from fuzzdce.oracles import crash, dce_idempotent, dce_sound, grads, mutations, names, outputs, raises, split_set, splits, timeout
 
 ORACLES: dict[str, Oracle] = {
     o.name: o
@@ -21,6 +21,7 @@ ORACLES: dict[str, Oracle] = {
         split_set.ORACLE,
         names.ORACLE,
         dce_idempotent.ORACLE,
+        dce_sound.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,
     )

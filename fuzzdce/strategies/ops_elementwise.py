@@ -25,22 +25,25 @@ from fuzzdce.strategies.spec import (
 F = "torch.nn.functional"
 
 
-def unary(name: str, dtypes=ALL_FLOATS, needs: str = "real", yields: str = "real", template: str | None = None, **kw) -> OpSpec:
+# Elementwise ops whose results IEEE rules define for every input take "any" value domain, the
+# nonfinite one (inf, NaN) included; ops needing a range say so.
+def unary(name: str, dtypes=ALL_FLOATS, needs: str = "any", yields: str = "real", template: str | None = None, **kw) -> OpSpec:
     return OpSpec(name, "unary", template or f"torch.{name}({{0}})", dtypes, (Operand(domain=needs),), yields=yields, **kw)
 
 
 def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = "real") -> OpSpec:
-    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, params=p or (no_params), yields=yields)
+    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, (Operand(domain="any"),), params=p or (no_params), yields=yields)
 
 
-def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "real", p=None, **kw) -> OpSpec:
+def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "any", p=None, **kw) -> OpSpec:
     """Broadcasting binary op; the second operand may have another dtype (type promotion)."""
-    operands = (Operand(), Operand(relation=broadcastable, domain=divisor))
+    operands = (Operand(domain="any"), Operand(relation=broadcastable, domain=divisor))
     return OpSpec(name, kw.pop("family", "binary"), template or f"torch.{name}({{0}}, {{1}})", dtypes, operands, params=p or (no_params), **kw)
 
 
 def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) -> OpSpec:
-    return OpSpec(name, "scalar", template, dtypes, params=params(scalar=const(small_floats() if scalar is None else scalar)), **kw)
+    operands = (Operand(domain="any"),)
+    return OpSpec(name, "scalar", template, dtypes, operands, params=params(scalar=const(small_floats() if scalar is None else scalar)), **kw)
 
 
 ROUNDING = st.sampled_from([None, "trunc", "floor"])

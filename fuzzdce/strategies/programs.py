@@ -12,8 +12,10 @@ rejections cost neither examples nor shrinking.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
@@ -24,11 +26,42 @@ from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput, input_strid
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import SATISFIES, Meta, OpSpec
 
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Weights:
+    """Relative weights that steer generation (``steering.weights`` derives them from what a campaign
+    drew so far): per catalog entry, input dtype and value domain (missing: 1), and how rarely a
+    program stops growing (one "stop" in ``stop_in`` "continue?" draws). Fixed for one Hypothesis
+    run, so that replaying and shrinking draw the same programs."""
+
+    ops: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    dtypes: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    domains: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    stop_in: int = 4
+
+
+def weighted(options: Sequence[T], weights: Mapping[str, int], key=str) -> st.SearchStrategy[T]:
+    """One of ``options``, heavier ones (``weights[key(option)]``, default 1) likelier.
+
+    One fixed-range draw, folded into the cumulative weights of the options sorted heaviest first:
+    Hypothesis draws small integers far more often than uniformly (and shrinks towards 0), so the
+    order matters as much as the weights.
+    """
+    ordered = sorted(options, key=lambda option: -max(int(weights.get(key(option), 1)), 1))
+    cumulative, total = [], 0
+    for option in ordered:
+        total += max(int(weights.get(key(option), 1)), 1)
+        cumulative.append(total)
+    return st.integers(0, total - 1).map(lambda k: ordered[bisect.bisect_right(cumulative, k)])
+
+
 # Large enough that "index modulo count" is close to uniform for any count we create.
 INDEX_RANGE = 255
 # Input dtypes, first the one everything shrinks to; the low-precision ones come last.
 INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bfloat16")
-INPUT_DOMAINS = ("real", "positive", "unit", "prob")
+INPUT_DOMAINS = ("real", "positive", "unit", "prob", "ties", "signed_zeros", "large", "nonfinite")
 MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
 
 
@@ -48,22 +81,41 @@ def rarely(k: int = 4) -> st.SearchStrategy[bool]:
 
 
 @st.composite
-def tensor_inputs(draw, *, max_inputs: int = 3, dtypes: tuple[str, ...] = INPUT_DTYPES, max_side: int = 4, max_dims: int = 4):
+def tensor_inputs(
+    draw,
+    *,
+    max_inputs: int = 3,
+    dtypes: tuple[str, ...] = INPUT_DTYPES,
+    max_side: int = 4,
+    max_dims: int = 4,
+    weights: Weights | None = None,
+):
     """1..max_inputs input tensor specs with mutually broadcastable shapes (0-4 dims, sides 0-4),
     dtypes, value domains and layouts (transposed or strided views) drawn per input."""
+    dtype_choice = st.sampled_from(dtypes) if weights is None else weighted(dtypes, weights.dtypes)
+    domain_choice = st.sampled_from(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
+    inputs = draw(independent_inputs(max_inputs, dtype_choice, domain_choice, max_side, max_dims))
+    # One program in four gets one more input, a view of the first (inputs aliasing one another).
+    if draw(rarely()):
+        inputs = (*inputs, dataclasses.replace(inputs[0], view_of=0))
+    return inputs
+
+
+@st.composite
+def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, max_dims):
     n = draw(st.integers(1, max_inputs))
     min_side = 0 if draw(rarely()) else 1  # size-0 dims in one program in four
     shapes = draw(
         hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
     ).input_shapes
-    first_dtype = draw(st.sampled_from(dtypes))
+    first_dtype = draw(dtype_choice)
     # Half the later inputs share the first's dtype: matmul, linear, conv need equal dtypes.
     return tuple(
         TensorInput(
             tuple(shape),
-            dtype := first_dtype if k == 0 or not draw(rarely(2)) else draw(st.sampled_from(dtypes)),
+            dtype := first_dtype if k == 0 or not draw(rarely(2)) else draw(dtype_choice),
             transposed=len(shape) > 1 and draw(rarely()),
-            domain=integral_domain(dtype, draw(st.sampled_from(INPUT_DOMAINS))),
+            domain=integral_domain(dtype, draw(domain_choice)),
             strided=len(shape) > 0 and draw(rarely()),
         )
         for k, shape in enumerate(shapes)
@@ -71,11 +123,14 @@ def tensor_inputs(draw, *, max_inputs: int = 3, dtypes: tuple[str, ...] = INPUT_
 
 
 def integral_domain(dtype: str, domain: str) -> str:
-    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive."""
+    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive;
+    they have no infinities or NaN: nonfinite means ties."""
     if dtype == "bool":
         return "real"
-    if dtype.startswith("int") and domain != "real":
+    if dtype.startswith("int") and domain in ("positive", "unit", "prob"):
         return "positive"
+    if dtype.startswith("int") and domain == "nonfinite":
+        return "ties"
     return domain
 
 
@@ -101,6 +156,14 @@ def _materialize(meta: Meta, device: str):
     # A view of a buffer just large enough, as eager's value is a view of its base.
     extent = 1 + sum((n - 1) * s for n, s in zip(meta.shape, meta.strides)) if meta.numel else 0
     return torch.ones(extent, dtype=dtype, device=device).as_strided(meta.shape, meta.strides)
+
+
+def input_metas(inputs: tuple[TensorInput, ...]) -> list[Meta]:
+    """The Metas of a program's inputs, layouts included. Inputs aliasing one another (a view and
+    its base) are writable: in-place ops write inputs only where a write shows through an alias."""
+    aliased = {i for i, spec in enumerate(inputs) if spec.view_of is not None}
+    aliased |= {spec.view_of for spec in inputs if spec.view_of is not None}
+    return [dataclasses.replace(input_meta(spec), writable=i in aliased) for i, spec in enumerate(inputs)]
 
 
 def input_meta(spec: TensorInput) -> Meta:
@@ -145,6 +208,8 @@ def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
 def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Meta | None]:
     """Metas of a step's results: domain from the spec's ``yields``, writable unless a view."""
     domain = operands[0].domain if spec.yields == "same" else spec.yields
+    if any(o.domain == "nonfinite" for o in operands):  # NaN and inf propagate
+        domain = "nonfinite"
     writes = any(o.written for o in spec.operands)
     fresh = not spec.view and not writes  # an in-place result aliases its target: not fresh
     return [meta_of(r, domain if not isinstance(r, torch.Tensor) or r.is_floating_point() else "real", fresh) for r in results]
@@ -194,7 +259,7 @@ def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
 
 
 @st.composite
-def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None], ask_to_continue: bool):
+def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None], ask_to_continue: bool, stop_in: int = 4):
     """One iteration of the op loop: the "continue?" draw, the op, its operands and parameters.
 
     Drawn as one strategy so that all of an op's choices form one span: the shrinker deletes an op
@@ -203,29 +268,39 @@ def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None
     deleting any block, the first included, leaves the others aligned.
     Returns None to stop, else ``(spec, step or None)``.
     """
-    if not draw(keep_going()) and ask_to_continue:
+    if not draw(keep_going() if stop_in == 4 else st.integers(0, stop_in - 1).map(lambda k: k >= 1)) and ask_to_continue:
         return None
     spec = draw(choose_op)
     return spec, draw(steps_for(spec, metas))
 
 
 @st.composite
-def programs(draw, *, catalog: tuple[OpSpec, ...] = CATALOG, max_ops: int = 8, max_outputs: int = 3, **input_options):
+def programs(
+    draw,
+    *,
+    catalog: tuple[OpSpec, ...] = CATALOG,
+    max_ops: int = 8,
+    max_outputs: int = 3,
+    weights: Weights | None = None,
+    **input_options,
+):
     """Straight-line torch programs over 1-3 inputs, with dead code and one or more outputs.
 
     Steps that torch rejects are dropped rather than rejected, so every drawn program is valid in
-    eager (shape- and dtype-wise) and no example is discarded.
+    eager (shape- and dtype-wise) and no example is discarded. ``weights`` steers the draw (ops
+    then drawn by entry, not by family first).
     """
-    inputs = draw(tensor_inputs(**input_options))
-    metas: list[Meta | None] = [input_meta(i) for i in inputs]
+    inputs = draw(tensor_inputs(weights=weights, **input_options))
+    metas: list[Meta | None] = input_metas(inputs)
     steps: list[Step] = []
-    choose_op = op_choice(catalog)
+    choose_op = op_choice(catalog) if weights is None else weighted(catalog, weights.ops, key=lambda spec: spec.name)
+    stop_in = 4 if weights is None else weights.stop_in
     # Until one step is added there is no "continue?" draw (a program without ops compiles
     # nothing); after a few rejected attempts the program may stay empty.
     attempts = 0
     dropped: list[str] = []
     while len(steps) < max_ops:
-        block = draw(op_block(choose_op, metas, ask_to_continue=bool(steps) or attempts >= 4))
+        block = draw(op_block(choose_op, metas, ask_to_continue=bool(steps) or attempts >= 4, stop_in=stop_in))
         if block is None:
             break
         attempts += 1

@@ -38,11 +38,22 @@ NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``,
 
 # Value domains, so that ops with a restricted domain see meaningful values. A value's domain says
 # what it is known to satisfy; ``prob`` (0 < x < 1) satisfies both ``positive`` and ``unit``.
+# Besides the ranges, domains of values where compilers' rewrite rules break (how each is drawn:
+# ``program.DOMAINS``): ``ties`` (small integers as floats: repeated values, ties, zeros),
+# ``signed_zeros`` (half the values +0.0 or -0.0), ``large`` (magnitudes where tanh, sigmoid and erf
+# saturate and float16's exp overflows) are finite, so any op taking "real" takes them;
+# ``nonfinite`` (inf, -inf, NaN among +-0, +-1, 0.5) only reaches operands declared ``domain="any"``
+# (ops whose result is defined by IEEE rules for such values), and what is computed from it stays
+# ``nonfinite`` (NaN propagates).
 SATISFIES = {
-    "real": {"real"},
-    "positive": {"real", "positive"},
-    "unit": {"real", "unit"},
-    "prob": {"real", "positive", "unit", "prob"},
+    "real": {"any", "real"},
+    "positive": {"any", "real", "positive"},
+    "unit": {"any", "real", "unit"},
+    "prob": {"any", "real", "positive", "unit", "prob"},
+    "ties": {"any", "real"},
+    "signed_zeros": {"any", "real"},
+    "large": {"any", "real"},
+    "nonfinite": {"any"},
 }
 
 

@@ -1,0 +1,69 @@
+"""Value domains where compilers break: each is drawn as declared, and nonfinite values reach only
+operands declared to take any value."""
+
+import math
+
+import pytest
+import torch
+
+from fuzzdce.program import DOMAINS, Program, TensorInput
+from fuzzdce.strategies import CATALOG
+from fuzzdce.strategies.programs import INPUT_DOMAINS
+from fuzzdce.strategies.spec import SATISFIES
+
+
+def drawn(domain, dtype="float32", shape=(64,)):
+    program = Program((TensorInput(shape, dtype, domain=domain),), (), (0,), seed=3)
+    return program.make_inputs()[0]
+
+
+def test_every_input_domain_is_drawable_and_declared():
+    assert set(INPUT_DOMAINS) == set(DOMAINS) == set(SATISFIES)
+    assert all("any" in satisfied for satisfied in SATISFIES.values())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64"])
+def test_boundary_domains_hold_their_values(dtype):
+    ties = drawn("ties", dtype)
+    assert ties.unique().numel() <= 5 and (ties == 0).any()
+    assert (drawn("large", dtype).abs() > 10).any()
+    if dtype != "int64":
+        zeros = drawn("signed_zeros", dtype)
+        assert (zeros == 0).any() and any(math.copysign(1.0, float(v)) < 0 for v in zeros[zeros == 0])
+        nonfinite = drawn("nonfinite", dtype)
+        assert nonfinite.isnan().any() and nonfinite.isinf().any()
+
+
+def test_nonfinite_values_reach_only_operands_that_take_any_value_and_propagate():
+    from fuzzdce.strategies.programs import result_metas
+    from fuzzdce.strategies.spec import Meta, Operand
+
+    nonfinite, large = Meta((2,), "float32", "nonfinite"), Meta((2,), "float32", "large")
+    assert not Operand().accepts(("float32",), None, nonfinite)
+    assert not Operand(domain="positive").accepts(("float32",), None, large)
+    assert Operand().accepts(("float32",), None, large)
+    assert Operand(domain="any").accepts(("float32",), None, nonfinite)
+    exp = next(spec for spec in CATALOG if spec.name == "exp")
+    assert exp.operands[0].domain == "any"
+    (result,) = result_metas(exp, [nonfinite], (torch.ones(2),))
+    assert result.domain == "nonfinite"  # not exp's "positive": NaN stays NaN
+    (flags,) = result_metas(exp, [nonfinite], (torch.ones(2, dtype=torch.bool),))
+    assert flags.domain == "real"  # comparisons of NaN are plain booleans
+    assert [spec.name for spec in CATALOG if spec.name == "log" and spec.operands[0].domain != "positive"] == []
+
+
+def test_an_aliasing_input_is_a_view_of_its_base_and_the_pair_is_writable():
+    from fuzzdce.program import Ref, Step
+    from fuzzdce.strategies.programs import input_metas
+
+    base = TensorInput((2, 3), "float32", transposed=True)
+    inputs = (base, TensorInput((3,)), TensorInput((2, 3), "float32", transposed=True, view_of=0))
+    program = Program(inputs, (Step("mul_", "{0}.mul_({s})", (Ref(2),), (("s", 2),)),), (0,), seed=4)
+    a, _, view = program.make_inputs()
+    assert view.data_ptr() == a.data_ptr() and view.stride() == a.stride() and view._base is not None
+    before = a.clone()
+    (out,) = program.function()(*program.make_inputs())
+    torch.testing.assert_close(out, before * 2)  # the write through the view shows in the base
+    assert [m.writable for m in input_metas(inputs)] == [True, False, True]
+    grad_inputs = program.make_inputs(requires_grad=True)
+    assert grad_inputs[0].is_leaf and grad_inputs[2].requires_grad and not grad_inputs[2].is_leaf
