@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.builds import build_specs
 from fuzzdce.errors import UsageError
 from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
 from fuzzdce.findings import Finding
@@ -54,6 +55,7 @@ def finding_record(finding: Finding) -> dict[str, Any]:
         "verdict": finding.verdict,
         "placements": list(finding.placements),
         "placement": finding.placement,
+        "builds": build_specs(finding.placements),  # NAME -> NAME=TARGET, for those that are builds
         "path": v.path,
         "oracle": v.oracle,
         "signature": finding.signature,
