@@ -23,6 +23,7 @@ from fuzzdce.evaluate import Evaluator
 from fuzzdce.model import EAGER, STOCK, Outcome
 from fuzzdce.placements import resolve
 from fuzzdce.replay import replay_finding
+from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.store import FINDING_FILE, REPRO_FILE, finding_folders
 from sample_programs import DEAD_CODE_PROGRAM
 
@@ -63,6 +64,17 @@ def test_outputs_of_a_build_are_compared_here_with_eager_and_stock(planted_build
         evaluator.close()
     assert evaluations[STOCK].violations == []
     assert {v.oracle for v in evaluations["planted"].violations} >= {"outputs"}
+
+
+def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
+    """Lanes run jobs in a sandboxed worker; its jobs under a build go on to the build's process."""
+    evaluator = Evaluator(SandboxedJobs())
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(planted_build)], paths=["jit"], timeout=60.0)
+    finally:
+        evaluator.close()
+    assert evaluations[STOCK].violations == []
+    assert "outputs" in {v.oracle for v in evaluations["planted"].violations}
 
 
 @pytest.fixture(scope="module")
