@@ -52,7 +52,7 @@ def parse_build(spec: str) -> tuple[str, Build]:
     name, _, target = spec.partition("=")
     if not name or not target or ":" in name:
         raise UsageError(f"build {spec!r}: give NAME=DIR (a directory holding a thunder package) or NAME=PYTHON")
-    where = Path(target).expanduser().resolve()
+    where = Path(target).expanduser().absolute()  # not resolved: a venv's python is a symlink to its base
     if where.is_dir():
         if not (where / "thunder" / "__init__.py").is_file():
             raise UsageError(
@@ -133,9 +133,10 @@ class BuildWorker:
         self.process: subprocess.Popen | None = None
 
     def _start(self) -> None:
-        command = [self.build.python, "-m", "fuzzdce.buildworker", str(self.memory_limit_mb or 0)]
+        # -P: the working directory does not go first on the path; the build's directories do.
+        command = [self.build.python, "-P", "-m", "fuzzdce.buildworker", str(self.memory_limit_mb or 0)]
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(self.build), cwd=FUZZDCE_ROOT
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(self.build)
         )
 
     def run(self, request: BuildRequest) -> BuildResult:

@@ -66,6 +66,18 @@ def test_outputs_of_a_build_are_compared_here_with_eager_and_stock(planted_build
     assert {v.oracle for v in evaluations["planted"].violations} >= {"outputs"}
 
 
+def test_the_same_thunder_run_by_another_python_process_shows_nothing():
+    """NAME=PYTHON, here this very interpreter: outcomes that crossed processes compare as equal as
+    in-process ones (no oracle fires on a build identical to the reference)."""
+    evaluator = Evaluator()
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(f"same={sys.executable}")], paths=["jit", "thunderfx"])
+    finally:
+        evaluator.close()
+    assert evaluations["same"].violations == [] and evaluations[STOCK].violations == []
+    assert evaluations["same"].outcomes["thunderfx"].calls["grad"].grads is not None
+
+
 def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
     """Lanes run jobs in a sandboxed worker; its jobs under a build go on to the build's process."""
     evaluator = Evaluator(SandboxedJobs())
