@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a Thunder developer's environment may hold: another Thunder, another torch.
-DEVELOPER_ENVIRONMENT = {"lightning-thunder": "0.2.5", "torch": "2.10.0", "hypothesis": "6.100.0", "numpy": "1.26.0"}
+DEVELOPER_ENVIRONMENT = {"lightning-thunder": "0.2.5", "torch": "2.10.0", "hypothesis": "6.170.17", "numpy": "1.26.0"}
 
 
 def metadata(name: str, version: str, requires: list[str] = ()) -> str:
