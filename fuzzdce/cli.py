@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 from fuzzdce.campaign import Campaign
+from fuzzdce.builds import BuildWorker
 from fuzzdce.config import CampaignConfig
+from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
+from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.profiles import PROFILE_EXAMPLES
@@ -56,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"placement to fuzz (repeatable): one of {', '.join(PLACEMENTS)}, or package.module:attr "
         f"naming a zero-argument callable returning a context manager (default: all built-in)",
     )
+    add_build_argument(run)
     run.add_argument(
         "--path",
         action="append",
@@ -131,7 +135,24 @@ def parser() -> argparse.ArgumentParser:
     add_replay_parser(commands)
     add_issue_parser(commands)
     add_ops_parser(commands)
+    doctor = commands.add_parser(
+        "doctor", help="print python, torch and Thunder (with its path) and what each built-in placement means here"
+    )
+    add_build_argument(doctor)
     return top
+
+
+def add_build_argument(command) -> None:
+    command.add_argument(
+        "--build",
+        action="append",
+        default=[],
+        metavar="NAME=DIR|PYTHON",
+        help="another Thunder build, fuzzed as a placement named NAME against the Thunder fuzzdce runs under "
+        "(repeatable): DIR is put first on its path (a lightning-thunder checkout, or a directory from "
+        "`pip install --no-deps --target DIR lightning-thunder==VERSION`); PYTHON is another interpreter with "
+        "its own Thunder. Without --placement, run compares stock with the builds only",
+    )
 
 
 def add_replay_parser(commands) -> None:
@@ -146,6 +167,7 @@ def add_replay_parser(commands) -> None:
         metavar="NAME",
         help="placement to replay under (repeatable; default: every built-in one and those the finding was seen under)",
     )
+    add_build_argument(replay)
     replay.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
 
 
@@ -185,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ops":
         return list_ops(args.findings)
     try:
+        if args.command == "doctor":
+            return doctor_main(args)
         if args.command == "replay":
             return replay_main(args)
         if args.command == "issue":
@@ -198,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def config_from(args) -> CampaignConfig:
     """The campaign ``fuzzdce run`` was asked for; UsageError on a bad placement, profile or file."""
-    placements = tuple(args.placement or DEFAULT_PLACEMENTS)
+    placements = chosen_placements(args)
     for name in placements:
         resolve(name)  # unknown or unimportable: one line naming the choices, now
     config = CampaignConfig.for_profile(
@@ -220,6 +244,30 @@ def config_from(args) -> CampaignConfig:
     return config.with_seed()
 
 
+def chosen_placements(args) -> tuple[str, ...]:
+    """``--placement``s then ``--build``s; without either, the built-in ones; with builds only,
+    stock and the builds (a branch against main)."""
+    builds = tuple(args.build)
+    if args.placement:
+        return (*args.placement, *builds)
+    return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
+
+
+def doctor_main(args) -> int:
+    """``fuzzdce doctor``: this environment, then each ``--build``'s as its own process sees it."""
+    print(doctor_report())
+    for spec in args.build:
+        placement = resolve(spec)
+        worker = BuildWorker(placement.build)
+        try:
+            text = worker.doctor()
+        finally:
+            worker.close()
+        print(f"\nbuild {placement.name} ({placement.build}):")
+        print("\n".join(f"  {line}" for line in text.splitlines()))
+    return 0
+
+
 def run_main(args) -> int:
     """``fuzzdce run``: 1 when any placement-induced bug is not in the known file, else 0."""
     config = config_from(args)
@@ -238,7 +286,8 @@ def run_main(args) -> int:
 
 def replay_main(args) -> int:
     """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
-    placements = [resolve(name) for name in args.placement] if args.placement else None
+    names = [*(args.placement or []), *args.build]
+    placements = [resolve(name) for name in names] if names else None
     if Path(args.target).exists():
         folders = bug_folders(args.target)
     else:

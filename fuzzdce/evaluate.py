@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzdce.builds import BuildRequest, BuildWorker
 from fuzzdce.execution import run_path
-from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Outcome, Placement, Violation
+from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import PLACEMENTS
 from fuzzdce.program import Program
@@ -38,9 +39,15 @@ class Evaluation:
         return self.reference.error is not None
 
 
-def check_outcome(outcome: Outcome, reference: Outcome, stock: Outcome | None) -> list[Violation]:
-    """Every oracle's violations on one path's outcome (``stock``: None for stock itself)."""
-    return [v for oracle in ORACLES.values() for v in oracle(outcome, reference, stock)]
+def check_outcome(
+    outcome: Outcome, reference: Outcome, stock: Outcome | None, *, oracles: Sequence[Oracle] | None = None
+) -> list[Violation]:
+    """Every oracle's violations (or ``oracles``') on one path's outcome (``stock``: None for stock itself)."""
+    return [v for oracle in (ORACLES.values() if oracles is None else oracles) for v in oracle(outcome, reference, stock)]
+
+
+# What runs here on another build's outcome: the trace oracles ran in the build's own process.
+ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
 
 
 @dataclass(frozen=True)
@@ -84,13 +91,18 @@ def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
 
 class LocalJobs:
     """Runs jobs in this process. Keeps the current program's eager reference and stock outcomes,
-    so a program's jobs compute each of those once. ``portable``: results leave this process."""
+    so a program's jobs compute each of those once. ``portable``: results leave this process.
+
+    A job under another Thunder build runs in that build's ``BuildWorker`` (one per build, kept);
+    its outcome comes back with its tensors and is checked here against eager's and stock's.
+    """
 
     def __init__(self, *, portable: bool = False) -> None:
         self.portable = portable
         self.program: Program | None = None
         self.reference: Outcome | None = None
         self.stock: dict[str, Outcome] = {}
+        self.builds: dict[str, BuildWorker] = {}
 
     def __call__(self, job: Job) -> Outcome | PathResult:
         if self.program != job.program:
@@ -103,17 +115,35 @@ class LocalJobs:
         if stock is None:
             stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
         if job.placement.is_stock:
-            outcome = stock
+            outcome, violations = stock, check_outcome(stock, self.reference, None)
+        elif job.placement.build is not None:
+            outcome, violations = self.run_build(job, stock)
         else:
             outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
             outcome.dce_activity = dce_activity(outcome, stock)
-        violations = check_outcome(outcome, self.reference, None if job.placement.is_stock else stock)
+            violations = check_outcome(outcome, self.reference, stock)
         if not self.portable:
             return PathResult(outcome, violations)
         result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
         if violations and not job.placement.is_stock:
             result.stock_traces = trace_text(stock)
         return result
+
+    def run_build(self, job: Job, stock: Outcome) -> tuple[Outcome, list[Violation]]:
+        """The job in its build's process; the trace oracles' violations from there, the others' here."""
+        worker = self.builds.get(job.placement.name)
+        if worker is None:
+            worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
+        reference = portable(self.reference, with_traces=False)
+        result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
+        here = check_outcome(result.outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
+        return result.outcome, result.trace_violations + here
+
+    def close(self) -> None:
+        """Stop the builds' worker processes."""
+        for worker in self.builds.values():
+            worker.close()
+        self.builds.clear()
 
 
 def dce_activity(outcome: Outcome, stock: Outcome) -> dict[str, list[int]]:

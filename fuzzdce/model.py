@@ -117,6 +117,28 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class SplitKind:
+    """The ``reason_type`` of a split that crossed processes: its name, as oracles read it."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    """A thunderfx split reason reduced to text (another Thunder's class cannot be unpickled here);
+    oracles read it exactly as they read ``thunder.dynamo.utils.SplitReason``."""
+
+    reason_type: SplitKind
+    info: str
+    exception: str
+
+    @classmethod
+    def from_reason(cls, reason: Any) -> SplitRecord:
+        kind = getattr(reason.reason_type, "name", str(reason.reason_type))
+        return cls(SplitKind(kind), str(reason.info), str(getattr(reason, "exception", None)))
+
+
+@dataclass(frozen=True)
 class Violation:
     """One oracle failing on one path's outcome."""
 
@@ -152,6 +174,8 @@ class Oracle:
     ``check(outcome, reference, stock)`` returns the violations (none when it does not apply, for
     example when eager itself raised: such a program is invalid, not a finding). ``needs_stock``:
     it compares with stock's outcome on the same path, so a reproducer must run stock too.
+    ``reads_traces``: it reads trace objects, which exist only in the process (and Thunder) that
+    made them, so for another Thunder build it runs in that build's own process.
     ``description`` is how reports and reproducers say what it checks.
     """
 
@@ -159,6 +183,7 @@ class Oracle:
     check: Check = field(repr=False)
     description: str
     needs_stock: bool = False
+    reads_traces: bool = False
 
     def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
         return self.check(outcome, reference, stock)
@@ -194,7 +219,24 @@ class CompilePath:
 PlacementFactory = Callable[[], ContextManager[Any]]
 
 
+@dataclass(frozen=True)
+class Build:
+    """Another Thunder build: the interpreter that runs it and the directories put first on its
+    ``sys.path`` (an overlay holding another ``thunder`` package, a checkout of a branch)."""
+
+    python: str
+    path: tuple[str, ...] = ()
+    spec: str = ""  # as the user named it: DIR or PYTHON
+
+    def __str__(self) -> str:
+        return self.spec or ":".join((self.python, *self.path))
+
+
 def never_native() -> str | None:
+    return None
+
+
+def nothing_missing() -> str | None:
     return None
 
 
@@ -203,13 +245,18 @@ class Placement:
     """A named DCE placement: ``factory()`` returns the context manager that applies it.
 
     ``native()`` says why the installed Thunder already does what the placement patches in (the
-    context manager then applies nothing), or None when the patch is needed.
+    context manager then applies nothing), or None when the patch is needed. ``missing()`` names
+    what the patch needs and the installed Thunder lacks (the placement cannot be applied), or None.
+    ``build``: set when the placement is another Thunder build, whose jobs run in a process of
+    their own (see ``fuzzdce.builds``); such a placement's context manager applies nothing there.
     """
 
     name: str
     factory: PlacementFactory = field(repr=False)
     description: str = ""
     native: Callable[[], str | None] = field(default=never_native, repr=False)
+    missing: Callable[[], str | None] = field(default=nothing_missing, repr=False)
+    build: Build | None = None
 
     @property
     def is_stock(self) -> bool:

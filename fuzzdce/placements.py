@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fuzzdce.builds import build_placement, is_build_spec
 from fuzzdce.errors import UsageError
 from fuzzdce.model import STOCK, Placement
 
@@ -271,28 +272,67 @@ def symcall_fixed_native() -> str | None:
     return f"{symcall}; {fix}" if symcall and fix else None
 
 
+# --- can the installed Thunder take the patch at all? (an older or newer Thunder may lack its target)
+
+
+def _lacks(module_name: str, *attributes: str) -> str | None:
+    """``module_name.attr[.attr...]`` when the installed Thunder lacks it, else None."""
+    try:
+        owner = importlib.import_module(module_name)
+    except Exception as e:
+        return f"{module_name} does not import ({type(e).__name__}: {e})"
+    for attribute in attributes:
+        owner = getattr(owner, attribute, None)
+        if owner is None:
+            return f"the installed Thunder has no {module_name}.{'.'.join(attributes)}"
+    return None
+
+
+def rdnp_missing() -> str | None:
+    return _lacks("thunder.core.transform_common", "remove_duplicate_number_proxies") or _lacks(
+        "thunder.core.transform_common", "dce"
+    )
+
+
+def symcall_missing() -> str | None:
+    return _lacks("thunder.core.symbol", "Symbol", "__call__") or _lacks("thunder.core.trace", "get_tracectx")
+
+
+def symcall_fixed_missing() -> str | None:
+    return symcall_missing() or _lacks("thunder.dynamo.utils", "try_execute_thunder_symbol")
+
+
 PLACEMENTS: dict[str, Placement] = {
     p.name: p
     for p in (
         Placement(STOCK, stock, "Thunder as installed"),
-        Placement("rdnp", rdnp, "subsymbol DCE inside transform_common.remove_duplicate_number_proxies", rdnp_native),
-        Placement("symcall", symcall, "subsymbol DCE inside Symbol.__call__", symcall_native),
-        Placement("symcall-fixed", symcall_fixed, "symcall plus the thunderfx splitter fix", symcall_fixed_native),
+        Placement(
+            "rdnp", rdnp, "subsymbol DCE inside transform_common.remove_duplicate_number_proxies", rdnp_native, rdnp_missing
+        ),
+        Placement("symcall", symcall, "subsymbol DCE inside Symbol.__call__", symcall_native, symcall_missing),
+        Placement(
+            "symcall-fixed", symcall_fixed, "symcall plus the thunderfx splitter fix", symcall_fixed_native, symcall_fixed_missing
+        ),
     )
 }
 DEFAULT_PLACEMENTS = tuple(PLACEMENTS)
 
 
 def resolve(name: str) -> Placement:
-    """Look up a built-in placement or import ``package.module:attr``.
+    """Look up a built-in placement, import ``package.module:attr``, or make the placement of
+    another Thunder build, ``NAME=DIR`` or ``NAME=PYTHON`` (see ``fuzzdce.builds``).
 
-    Raises UsageError naming the valid choices when the name is neither.
+    Raises UsageError naming the valid choices when the name is none of these.
     """
     if name in PLACEMENTS:
         return PLACEMENTS[name]
+    if is_build_spec(name):
+        return build_placement(name)
     if ":" not in name:
         choices = ", ".join(PLACEMENTS)
-        raise UsageError(f"unknown placement {name!r}: choose one of {choices}, or give package.module:attr")
+        raise UsageError(
+            f"unknown placement {name!r}: choose one of {choices}, give package.module:attr, or a build NAME=DIR|PYTHON"
+        )
     module_name, _, attr = name.partition(":")
     try:
         module = importlib.import_module(module_name)

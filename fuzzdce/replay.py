@@ -53,14 +53,16 @@ class Replay:
 
 
 def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple[list[Placement], list[str]]:
-    """The chosen placements, or every built-in plus those the bug was seen under."""
+    """The chosen placements, or every built-in plus those the bug was seen under (a build as
+    bug.json names it: NAME=TARGET)."""
     if chosen:
         return list(chosen), []
     placements, skipped = [resolve(name) for name in DEFAULT_PLACEMENTS], []
+    builds = record.get("builds", {})
     for name in record["placements"]:
         if name not in DEFAULT_PLACEMENTS:
             try:
-                placements.append(resolve(name))
+                placements.append(resolve(builds.get(name, name)))
             except UsageError as e:  # a user placement not importable here: say so, replay the rest
                 skipped.append(f"{name} ({e})")
     return placements, skipped

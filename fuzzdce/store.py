@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.builds import build_specs
 from fuzzdce.errors import UsageError
 from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
 from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding
@@ -81,6 +82,7 @@ def bug_record(bug: Bug) -> dict[str, Any]:
         "verdict": bug.verdict,
         "placements": list(bug.placements),
         "placement": bug.placement,
+        "builds": build_specs(bug.placements),  # NAME -> NAME=TARGET, for those that are builds
         "paths": bug.paths(),
         "oracles": bug.oracles(),
         "message": bug.smallest.violation.message,

@@ -60,4 +60,4 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     return violations
 
 
-ORACLE = Oracle("idempotent", check, "DCE again removes nothing from a trace DCE produced")
+ORACLE = Oracle("idempotent", check, "DCE again removes nothing from a trace DCE produced", reads_traces=True)

@@ -127,4 +127,4 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     return violations
 
 
-ORACLE = Oracle("names", check, "every trace is well-formed and defines each name once, at every level")
+ORACLE = Oracle("names", check, "every trace is well-formed and defines each name once, at every level", reads_traces=True)

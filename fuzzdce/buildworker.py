@@ -1,0 +1,68 @@
+"""The child process of another Thunder build: ``python -m fuzzdce.buildworker MEMORY_LIMIT_MB``.
+
+Started by ``fuzzdce.builds.BuildWorker`` with the build's directories first on ``PYTHONPATH``, so
+the ``thunder`` imported here (by fuzzdce's modules, below) is the build's. Reads requests from
+stdin and answers on the original stdout, framed pickles; anything Thunder or torch prints goes to
+stderr instead, so it cannot corrupt an answer. Ends when stdin closes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import traceback
+
+from fuzzdce.builds import DOCTOR, BuildRequest, BuildResult, read_frame, write_frame
+from fuzzdce.doctor import report
+from fuzzdce.evaluate import trace_text
+from fuzzdce.execution import run_path
+from fuzzdce.model import Outcome, Placement, SplitRecord
+from fuzzdce.oracles import ORACLES
+from fuzzdce.placements import stock
+from fuzzdce.quiet import quiet_library_warnings
+
+
+def answer(request: BuildRequest) -> BuildResult:
+    """Run the job under this process's Thunder; the trace oracles here, the rest in the parent."""
+    outcome = run_path(request.path, request.program, Placement(request.placement, stock), timeout=request.timeout)
+    violations = [v for o in ORACLES.values() if o.reads_traces for v in o(outcome, request.reference, None)]
+    return BuildResult(sendable(outcome, with_traces=bool(violations)), violations)
+
+
+def sendable(outcome: Outcome, *, with_traces: bool) -> Outcome:
+    """The outcome as the parent can read it: tensors kept (the parent compares them), splits as
+    ``SplitRecord``, traces printed (only when a finding's folder will show them)."""
+    splits = [SplitRecord.from_reason(r) for r in outcome.split_reasons]
+    return dataclasses.replace(outcome, split_reasons=splits, traces=trace_text(outcome) if with_traces else [])
+
+
+def main(argv: list[str]) -> int:
+    memory_limit_mb = int(argv[0]) if argv else 0
+    if memory_limit_mb:
+        import resource
+
+        limit = memory_limit_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from now on
+    requests = sys.stdin.buffer
+    quiet_library_warnings()
+    while True:
+        try:
+            request = read_frame(requests)
+        except EOFError:
+            return 0
+        try:
+            reply = ("ok", report() if request == DOCTOR else answer(request))
+        except MemoryError:
+            reply = ("crash", "MemoryError: worker memory limit reached")
+        except Exception:
+            reply = ("crash", traceback.format_exc(limit=-8))
+        write_frame(answers, reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

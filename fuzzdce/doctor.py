@@ -1,0 +1,59 @@
+"""``fuzzdce doctor``: what this environment is, and what each built-in placement will mean in it.
+
+A user on another Thunder (an editable checkout, an older release) reads here, before a campaign,
+which Thunder is imported (its path shows an editable checkout), and for each placement whether
+this Thunder already does it natively (the placement then equals stock), needs the patch, or
+cannot take it (the patch target is missing: choose another placement or another Thunder).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import thunder
+import torch
+
+from fuzzdce import __version__
+from fuzzdce.model import Placement
+from fuzzdce.placements import PLACEMENTS
+
+NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
+
+
+def placement_status(placement: Placement) -> tuple[str, str]:
+    """(status, why) of one placement under the installed Thunder."""
+    if placement.is_stock:
+        return "reference", "Thunder as installed, unpatched"
+    try:
+        missing = placement.missing()
+        if missing:
+            return CANNOT, missing
+        native = placement.native()
+    except Exception as e:  # a check that cannot even look is a target it cannot take
+        return CANNOT, f"checking it raised {type(e).__name__}: {e}"
+    return (NATIVE, native) if native else (NEEDS_PATCH, placement.description)
+
+
+def environment_lines() -> list[str]:
+    """Python, torch, Thunder (with where it is imported from) and fuzzdce."""
+    return [
+        f"python   {sys.version.split()[0]} ({sys.executable})",
+        f"torch    {torch.__version__} ({Path(torch.__file__).parent})",
+        f"thunder  {getattr(thunder, '__version__', 'unknown')} ({Path(thunder.__file__).parent})",
+        f"fuzzdce  {__version__} ({Path(__file__).parent})",
+    ]
+
+
+def placement_lines(placements: Iterable[Placement] = PLACEMENTS.values()) -> list[str]:
+    lines = []
+    for placement in placements:
+        status, why = placement_status(placement)
+        lines.append(f"  {placement.name:<14} {status:<15} {why}")
+    return lines
+
+
+def report() -> str:
+    """The whole ``fuzzdce doctor`` text for this process."""
+    return "\n".join([*environment_lines(), "placements:", *placement_lines()])

@@ -1,0 +1,139 @@
+"""Another Thunder build as a placement: a copy of the installed Thunder with one line changed (its
+torch executor runs ``add`` as ``torch.sub``), put first on a worker's path, is fuzzed against the
+installed Thunder. The fault shows under that build only, shrunk, with a reproducer selecting it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import thunder
+
+from fuzzdce.builds import BuildRequest, BuildWorker, parse_build
+from fuzzdce.campaign import Campaign
+from fuzzdce.cli import config_from, parser
+from fuzzdce.config import CampaignConfig
+from fuzzdce.errors import UsageError
+from fuzzdce.evaluate import Evaluator
+from fuzzdce.model import EAGER, STOCK, Outcome
+from fuzzdce.placements import resolve
+from fuzzdce.replay import replay_bug
+from fuzzdce.sandbox import SandboxedJobs
+from fuzzdce.store import BUG_FILE, REPRO_FILE
+from sample_programs import DEAD_CODE_PROGRAM
+
+PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
+
+
+@pytest.fixture(scope="module")
+def planted_build(tmp_path_factory) -> str:
+    """NAME=DIR of a copy of the installed Thunder whose torch executor computes add as sub."""
+    root = tmp_path_factory.mktemp("planted-thunder")
+    shutil.copytree(Path(thunder.__file__).parent, root / "thunder", ignore=shutil.ignore_patterns("__pycache__"))
+    torchex = root / "thunder" / "executors" / "torchex.py"
+    source = torchex.read_text()
+    assert source.count(PLANTED_LINE[0]) == 1
+    torchex.write_text(source.replace(*PLANTED_LINE))
+    return f"planted={root}"
+
+
+def test_a_build_runs_in_its_own_process_with_its_own_thunder(planted_build):
+    placement = resolve(planted_build)
+    worker = BuildWorker(placement.build)
+    try:
+        text = worker.doctor()
+        reference = Outcome(EAGER, STOCK)
+        result = worker.run(BuildRequest(DEAD_CODE_PROGRAM, "jit", "planted", 60.0, reference))
+    finally:
+        worker.close()
+    assert placement.build.path[0] in text  # the build's Thunder, not this process's
+    outputs = result.outcome.calls["plain"].outputs
+    assert outputs and all(hasattr(o, "dtype") for o in outputs)  # tensors come back for the oracles here
+
+
+def test_outputs_of_a_build_are_compared_here_with_eager_and_stock(planted_build):
+    evaluator = Evaluator()
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(planted_build)], paths=["jit"], timeout=60.0)
+    finally:
+        evaluator.close()
+    assert evaluations[STOCK].violations == []
+    assert {v.oracle for v in evaluations["planted"].violations} >= {"outputs"}
+
+
+def test_the_same_thunder_run_by_another_python_process_shows_nothing():
+    """NAME=PYTHON, here this very interpreter: outcomes that crossed processes compare as equal as
+    in-process ones (no oracle fires on a build identical to the reference)."""
+    evaluator = Evaluator()
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(f"same={sys.executable}")], paths=["jit", "thunderfx"])
+    finally:
+        evaluator.close()
+    assert evaluations["same"].violations == [] and evaluations[STOCK].violations == []
+    assert evaluations["same"].outcomes["thunderfx"].calls["grad"].grads is not None
+
+
+def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
+    """Lanes run jobs in a sandboxed worker; its jobs under a build go on to the build's process."""
+    evaluator = Evaluator(SandboxedJobs())
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(planted_build)], paths=["jit"], timeout=60.0)
+    finally:
+        evaluator.close()
+    assert evaluations[STOCK].violations == []
+    assert "outputs" in {v.oracle for v in evaluations["planted"].violations}
+
+
+@pytest.fixture(scope="module")
+def planted_campaign(planted_build, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("findings")
+    config = CampaignConfig((STOCK, planted_build), ("jit",), max_examples=12, seed=0, findings_dir=str(folder), timeout=60.0)
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    return campaign, folder
+
+
+def test_the_planted_fault_shows_under_that_build_only_and_shrunk(planted_campaign):
+    campaign, _ = planted_campaign
+    induced = [f for f in campaign.store if f.violation.oracle == "outputs" and f.verdict == "placement-induced"]
+    assert induced, [f.signature for f in campaign.store]
+    assert all(f.placements == ("planted",) for f in induced)
+    assert min(f.program.n_ops for f in induced) == 1
+    assert all(f.confirmed for f in induced)
+
+
+def test_the_reproducer_selects_the_build(planted_campaign, planted_build):
+    campaign, folder = planted_campaign
+    bug = next(b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" and "outputs" in b.oracles())
+    finding_folder = folder / bug.id
+    record = json.loads((finding_folder / BUG_FILE).read_text())
+    assert record["builds"] == {"planted": planted_build}
+    script = finding_folder / REPRO_FILE
+    assert repr(planted_build) in script.read_text()
+    under_build = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert under_build.returncode == 1 and "FAIL outputs" in under_build.stdout, under_build.stdout + under_build.stderr
+    under_stock = subprocess.run([sys.executable, str(script), "--placement", "stock"], capture_output=True, text=True, timeout=300)
+    assert under_stock.returncode == 0, under_stock.stdout + under_stock.stderr
+    replayed = replay_bug(finding_folder, [resolve(planted_build)])
+    assert replayed.failing == ["planted"] and replayed.passing == [STOCK]
+
+
+def test_run_with_builds_only_compares_stock_with_them(planted_build):
+    config = config_from(parser().parse_args(["run", "--build", planted_build, "--path", "jit"]))
+    assert [p.name for p in config.resolved_placements()] == [STOCK, "planted"]
+    both = config_from(parser().parse_args(["run", "--placement", "symcall", "--build", planted_build]))
+    assert both.placements == ("symcall", planted_build)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [("x=/nonexistent", "neither a directory"), ("=/tmp", "NAME=DIR"), ("x=" + str(Path(__file__).parent), "no thunder/__init__.py")],
+)
+def test_a_bad_build_says_what_to_give(spec, message):
+    with pytest.raises(UsageError, match=message):
+        parse_build(spec)
