@@ -128,6 +128,9 @@ class HypothesisDriver:
             test, left = given(programs(catalog=self.catalog, weights=self.steering.weights()))(fuzz), min(left, ROUND)
         else:
             test = given(programs(catalog=self.catalog))(fuzz)
+        if chosen_seed is not None:
+            # Before settings: ``seed`` drops the database from settings already applied.
+            test = seed(chosen_seed)(test)
         test = settings(
             base,
             max_examples=left,
@@ -138,7 +141,7 @@ class HypothesisDriver:
             print_blob=False,
             **overrides,
         )(test)
-        return seed(chosen_seed)(test) if chosen_seed is not None else test
+        return test
 
     def hypothesis_round(self, round_number: int) -> None:
         """One round, with what Hypothesis prints (falsifying examples, its slow-shrinking warning)

@@ -23,6 +23,7 @@ from fuzzdce.evaluate import Evaluator
 from fuzzdce.paths import DEFAULT_PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
+from fuzzdce.report import render
 
 
 def fuzz_test(
@@ -50,5 +51,7 @@ def fuzz_test(
             campaign.driver.hypothesis_test()()
         finally:
             campaign.finish()
+            if any(b.reportable for b in campaign.ledger.bugs()):
+                print(render(campaign))  # the bugs and their shrunk programs, in pytest's captured output
 
     return test_fuzzdce

@@ -92,7 +92,11 @@ def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build)
 @pytest.fixture(scope="module")
 def planted_campaign(planted_build, tmp_path_factory):
     folder = tmp_path_factory.mktemp("findings")
-    config = CampaignConfig((STOCK, planted_build), ("jit",), max_examples=12, seed=0, findings_dir=str(folder), timeout=60.0)
+    # A few ops, the planted one among them, so that it is drawn whatever the generator's other choices.
+    ops = ("add", "mul", "abs", "exp", "cos", "sum_all")
+    config = CampaignConfig(
+        (STOCK, planted_build), ("jit",), max_examples=12, seed=0, findings_dir=str(folder), timeout=60.0, ops=ops
+    )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     return campaign, folder
