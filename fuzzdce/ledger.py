@@ -181,8 +181,9 @@ class Ledger:
     def group(self, evaluate: Callable[[Program], Mapping[str, Evaluation]]) -> None:
         """Evaluate each bug's minimal program on every path (``evaluate``), placement-induced bugs
         first, record what it shows, and join into the bug every finding it shows with the bug's
-        verdict and placements, unless that finding has a smaller program of its own: one
-        program, one cause."""
+        verdict and placements: one program, one cause. (A program Hypothesis could not shrink
+        further within the budget may hold two causes; the members' reasons say which program
+        joined them.)"""
         evaluated = set()
         for bug in self.bugs():
             program, smallest = bug.program, bug.smallest
@@ -193,11 +194,8 @@ class Ledger:
             self.record(program, evaluations)
             for sig, (verdict, placements, violation) in triage(evaluations).items():
                 shown = self.store.findings.get(finding_signature_of(verdict, placements, sig))
-                # A finding with a smaller program of its own has better evidence than this one:
-                # that program decides what it joins (a larger program may hold two causes).
                 if shown is not None and (verdict, placements) == (bug.verdict, bug.placements):
-                    if not size(shown.program) < size(program):
-                        self.store.link(smallest, shown, bug.id)
+                    self.store.link(smallest, shown, bug.id)
             if self.folder is not None:
                 self.folder.write(self.bug_of(smallest), shown_traces(smallest, evaluations))
 
