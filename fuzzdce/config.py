@@ -19,6 +19,12 @@ from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
 
 
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 32-bit seed for one part of a campaign (a shard, a lane's next process, a round), derived
+    from the campaign's ``seed``: different parts get unrelated seeds, the same parts the same one."""
+    return random.Random("/".join(map(str, (seed, *parts)))).getrandbits(32)
+
+
 @dataclass(frozen=True)
 class CampaignConfig:
     """What to fuzz, how much, and where results go.

@@ -10,7 +10,6 @@ program), until the programs or the time are spent or a round finds nothing new.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 
@@ -18,6 +17,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.reporting import with_reporter
 
 
+from fuzzdce.config import derive_seed
 from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
@@ -52,7 +52,7 @@ def derived_seed(campaign_seed: int | None, round_number: int) -> int | None:
     consecutive seeds, so "seed + round" would repeat another lane's programs)."""
     if campaign_seed is None or round_number == 0:
         return campaign_seed
-    return random.Random(f"{campaign_seed}/{round_number}").getrandbits(32)
+    return derive_seed(campaign_seed, round_number)
 
 
 class HypothesisDriver:
