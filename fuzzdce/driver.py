@@ -5,7 +5,9 @@ Each signature raises its own exception class, so Hypothesis treats distinct fin
 bugs and shrinks each separately. Hypothesis stops generating about ten seconds after a run's first
 failure, to shrink it; a campaign therefore goes on in rounds, each a new Hypothesis run with a seed
 derived from the campaign's, in which findings already seen fail no more (unless on a smaller
-program), until the programs or the time are spent or a round finds nothing new.
+program), until the programs or the time are spent or a round evaluates nothing. (A round that
+finds nothing may still leave programs to run: programs smaller than a finding's are checked for
+that finding alone, as shrink steps, and do not count.)
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ class HypothesisDriver:
         return not self.ledger.larger_than(program)
 
     def run(self) -> None:
-        """Rounds until the programs or the time are spent, or a round finds nothing new."""
+        """Rounds until the programs or the time are spent, or a round evaluates no program."""
         if self.time_budget:
             self.deadline = time.monotonic() + self.time_budget
         round_number = 0
@@ -182,9 +184,8 @@ class HypothesisDriver:
                 found = True
             round_number += 1
             past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
-            steered_on = self.steering is not None and not found
-            if (not found and not steered_on) or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+            if self.spent() == before or self.spent() >= self.max_examples or past_deadline:
                 return
-            if steered_on:
+            if not found:
                 continue
             self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")
