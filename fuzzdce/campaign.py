@@ -53,7 +53,7 @@ class Campaign:
         if evaluator is None:
             evaluator = Evaluator(SandboxedJobs(memory_limit_mb=config.memory_limit_mb) if config.sandbox else None)
         self.evaluator = evaluator
-        folder = FindingsFolder(config.findings_dir) if config.findings_dir is not None else None
+        folder = FindingsFolder(config.findings_dir, config.run_id) if config.findings_dir is not None else None
         self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log)
         self.ledger.shrink_budget = config.time_budget
         self.ledger.shrink_baseline = config.shrink_baseline
@@ -176,7 +176,7 @@ class Campaign:
         ops = f"ops {', '.join(self.config.ops)}; " if self.config.ops else ""
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
-            f"{ops}{self.max_examples} programs; seed {self.seed} (rerun with --seed {self.seed})"
+            f"{ops}{self.max_examples} programs; {self.seed_line()}"
         )
         if self.folder is not None:
             if self.config.clear_findings:
@@ -191,6 +191,16 @@ class Campaign:
             self.log(self.ledger.progress_line() + " -- interrupted")
         self.finish()
         return self.store
+
+    def seed_line(self) -> str:
+        """The seed, and for a shard which one: enough to rerun exactly this run."""
+        c = self.config
+        if c.shards == 1:
+            return f"seed {self.seed} (rerun with --seed {self.seed})"
+        return (
+            f"shard {c.shard_label} of campaign seed {c.root_seed}, seed {self.seed} "
+            f"(rerun with --seed {c.root_seed} --shard {c.shard_label})"
+        )
 
     def finish(self) -> None:
         """Group the findings into bugs and confirm them (unless interrupted or configured not to:

@@ -15,6 +15,7 @@ from fuzzdce.config import CampaignConfig
 from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
+from fuzzdce.merge import markdown as merge_markdown, merge, render as merge_render
 from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -23,6 +24,7 @@ from fuzzdce.quiet import quiet_library_warnings
 from fuzzdce.issue import issue_markdown
 from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
+from fuzzdce.shards import ENVIRONMENT_HELP, resolve as resolve_shard
 from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
@@ -132,7 +134,22 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--verbose", action="store_true", help="also print findings per placement x path x oracle, and each bug's members"
     )
+    run.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run shard I of N (0-based) of the campaign --seed names: its own seeds, derived from the campaign's, "
+        "so N machines never repeat one another's programs and any shard reruns alone; --max-examples and "
+        "--time-budget apply per shard (per lane of it); join the shards' folders with `fuzzdce merge`. "
+        f"Without --shard, the environment may say: {ENVIRONMENT_HELP.replace('%', '%%')}",
+    )
+    run.add_argument(
+        "--shard-count",
+        type=positive_int,
+        metavar="N",
+        help="how many shards, for schedulers that export only the index (Kubernetes indexed Jobs' JOB_COMPLETION_INDEX)",
+    )
     add_replay_parser(commands)
+    add_merge_parser(commands)
     add_issue_parser(commands)
     add_ops_parser(commands)
     doctor = commands.add_parser(
@@ -169,6 +186,18 @@ def add_replay_parser(commands) -> None:
     )
     add_build_argument(replay)
     replay.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
+
+
+def add_merge_parser(commands) -> None:
+    merge = commands.add_parser(
+        "merge",
+        help="join findings folders (shards of one campaign, separate runs, merged folders) into one; "
+        "exit 1 on any new placement-induced bug",
+    )
+    merge.add_argument("out", metavar="OUT", help="the merged findings folder (its earlier bugs and summary are replaced)")
+    merge.add_argument("inputs", nargs="+", metavar="DIR", help="findings folders to join (each with summary.json or bug folders)")
+    merge.add_argument("--known", metavar="FILE", help="known-bugs JSON file, as for fuzzdce run")
+    merge.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary of the merged bugs (for CI step summaries)")
 
 
 def add_issue_parser(commands) -> None:
@@ -211,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             return doctor_main(args)
         if args.command == "replay":
             return replay_main(args)
+        if args.command == "merge":
+            return merge_main(args)
         if args.command == "issue":
             print(issue_markdown(find_bug(args.findings, args.bug)), end="")
             return 0
@@ -241,7 +272,8 @@ def config_from(args) -> CampaignConfig:
         steer=args.steer,
     )
     config.settings()  # validates the database spec now
-    return config.with_seed()
+    shard = resolve_shard(args.shard, args.shard_count, os.environ)
+    return config.for_shard(*shard) if shard else config.with_seed()
 
 
 def chosen_placements(args) -> tuple[str, ...]:
@@ -282,6 +314,15 @@ def run_main(args) -> int:
     if campaign.interrupted:
         print("fuzzdce: interrupted; the bugs above are complete up to that point", file=sys.stderr)
     return 1 if any(b.reportable for b in campaign.ledger.bugs()) else 0
+
+
+def merge_main(args) -> int:
+    """``fuzzdce merge``: 1 when any merged placement-induced bug is not known, else 0."""
+    merged = merge(args.out, args.inputs, load_known(args.known) if args.known else {})
+    print(merge_render(merged))
+    if args.markdown:
+        Path(args.markdown).write_text(merge_markdown(merged))
+    return merged.exit_code
 
 
 def replay_main(args) -> int:

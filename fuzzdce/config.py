@@ -54,6 +54,11 @@ class CampaignConfig:
     # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
     # Off by default: a steered round's examples replay exactly only under the same weights.
     steer: bool = False
+    # Shard ``shard`` of ``shards`` (0-based) of the campaign seeded ``campaign_seed``: ``for_shard``
+    # sets all three. Unsharded runs are shard 0 of 1, and their campaign seed is their seed.
+    shard: int = 0
+    shards: int = 1
+    campaign_seed: int | None = None
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]
@@ -84,7 +89,33 @@ class CampaignConfig:
     def lane(self, index: int) -> CampaignConfig:
         """Lane ``index`` of a parallel campaign: seed + index, sandboxed, findings confirmed after merging."""
         seed = None if self.seed is None else self.seed + index
-        return dataclasses.replace(self, seed=seed, sandbox=True, confirm=False, clear_findings=False)
+        return dataclasses.replace(
+            self, seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False
+        )
+
+    def for_shard(self, shard: int, shards: int) -> CampaignConfig:
+        """Shard ``shard`` of ``shards`` of this campaign: a seed derived from the campaign's (its lanes'
+        seeds follow from it), so shards never repeat one another's programs and any shard reruns
+        alone. Shard 0 of 1 is the campaign itself. Programs and time budget stay per lane, as unsharded."""
+        if not 0 <= shard < shards:
+            raise UsageError(f"--shard expects I/N with 0 <= I < N, got {shard}/{shards}")
+        root = self.with_seed().root_seed
+        seed = root if shards == 1 else derive_seed(root, "shard", shard, shards)
+        return dataclasses.replace(self, seed=seed, shard=shard, shards=shards, campaign_seed=root)
+
+    @property
+    def root_seed(self) -> int | None:
+        """The campaign's seed, which shards derive theirs from."""
+        return self.campaign_seed if self.campaign_seed is not None else self.seed
+
+    @property
+    def shard_label(self) -> str:
+        return f"{self.shard}/{self.shards}"
+
+    @property
+    def run_id(self) -> str | None:
+        """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
+        return None if self.root_seed is None else f"{self.root_seed}:{self.shard_label}"
 
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.placements]

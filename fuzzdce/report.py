@@ -20,13 +20,16 @@ from fuzzdce.versions import versions
 BUG_FIELDS = ("id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "n_ops", "known", "confirmed")
 
 
+MEMBER_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why")
+
+
 def bug_entry(bug: Bug, folder=None) -> dict[str, Any]:
     """One bug in summary.json: its bug.json fields that identify it, its members, and its folder.
     Paste it into a known-findings file with a reason to suppress it (``signature`` is its key)."""
-    record = bug_record(bug)
+    record = bug_record(bug, folder.run_id if folder is not None else None)
     entry = {key: record[key] for key in BUG_FIELDS}
     entry["signature"] = bug.key
-    entry["members"] = [{k: m[k] for k in ("id", "signature", "path", "oracle", "message", "count", "why")} for m in record["members"]]
+    entry["members"] = [{k: m[k] for k in MEMBER_FIELDS if k in m} for m in record["members"]]
     entry["folder"] = str(folder.folder(bug)) if folder is not None else None
     return entry
 
@@ -44,8 +47,12 @@ def summary(campaign) -> dict[str, Any]:
     s, store = campaign.stats, campaign.store
     distinct = distinct_counts(store)
     bugs = campaign.ledger.bugs()
+    config = campaign.config
     return {
         "seed": campaign.seed,
+        "campaign_seed": config.root_seed,
+        "shard": config.shard_label,
+        "run_id": config.run_id,  # what fuzzdce merge counts once: this shard of this campaign
         "placements": campaign.names,
         "paths": campaign.paths,
         "programs": s.programs,

@@ -53,9 +53,11 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def member_record(finding: Finding, why: str = "") -> dict[str, Any]:
-    """One finding of a bug: where it showed, how, how often, and why it belongs to the bug."""
+def member_record(finding: Finding, why: str = "", run_id: str | None = None) -> dict[str, Any]:
+    """One finding of a bug: where it showed, how, how often (in all, and by run: ``fuzzdce merge``
+    counts each run once), and why it belongs to the bug."""
     v = finding.violation
+    by_run = {"counts_by_run": {run_id: finding.count}} if run_id is not None else {}
     return {
         "id": finding.id,
         "signature": finding.signature,
@@ -66,6 +68,7 @@ def member_record(finding: Finding, why: str = "") -> dict[str, Any]:
         "frame": v.frame,
         "message": v.message,
         "count": finding.count,
+        **by_run,
         "n_ops": finding.program.n_ops,
         "confirmed": finding.confirmed,
         "known": finding.known_reason,
@@ -73,8 +76,8 @@ def member_record(finding: Finding, why: str = "") -> dict[str, Any]:
     }
 
 
-def bug_record(bug: Bug) -> dict[str, Any]:
-    """What bug.json holds."""
+def bug_record(bug: Bug, run_id: str | None = None) -> dict[str, Any]:
+    """What bug.json holds; ``run_id`` (the run writing it) keys each member's ``counts_by_run``."""
     program = bug.program
     return {
         "id": bug.id,
@@ -93,7 +96,7 @@ def bug_record(bug: Bug) -> dict[str, Any]:
         "inputs": program.inputs_source(),
         "known": bug.known_reason,
         "confirmed": bug.confirmed,
-        "members": [member_record(f, bug.why.get(f.signature, "")) for f in bug.members],
+        "members": [member_record(f, bug.why.get(f.signature, ""), run_id) for f in bug.members],
         "versions": versions(),
     }
 
@@ -128,10 +131,11 @@ def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, 
 
 
 class FindingsFolder:
-    """Writes bugs and the summary under ``root``."""
+    """Writes bugs and the summary under ``root``, for the run ``run_id`` (``CampaignConfig.run_id``)."""
 
-    def __init__(self, root: str | os.PathLike) -> None:
+    def __init__(self, root: str | os.PathLike, run_id: str | None = None) -> None:
         self.root = Path(root).absolute()
+        self.run_id = run_id
 
     def clear(self) -> None:
         """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
@@ -149,7 +153,7 @@ class FindingsFolder:
 
     def write_record(self, bug: Bug) -> None:
         """bug.json only: cheap enough for every occurrence (a count changes)."""
-        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug), indent=2) + "\n")
+        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug, self.run_id), indent=2) + "\n")
 
     def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
         """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a

@@ -30,18 +30,52 @@ def test_actionlint_catches_a_typo(tmp_path):
     assert actionlint(broken).returncode != 0
 
 
-def fuzz_arguments(workflow: Path) -> list[str]:
+def commands(workflow: Path, job: str, marker: str) -> list[list[str]]:
+    """The arguments after ``marker`` (e.g. ``./dev fuzz``) of every step of ``job`` that runs it."""
     import yaml
 
-    steps = yaml.safe_load(workflow.read_text())["jobs"]["fuzz"]["steps"]
-    command = next(s["run"] for s in steps if "./dev fuzz" in s.get("run", ""))
-    # Shell variables stand for numbers or paths the job supplies; any positive integer will do here.
-    words = shlex.split(re.sub(r"\$\{?[A-Z_]+\}?", "1", command))
-    return words[words.index("fuzz") + 1 :]
+    steps = yaml.safe_load(workflow.read_text())["jobs"][job]["steps"]
+    found = []
+    for step in steps:
+        command = step.get("run", "")
+        if marker not in command:
+            continue
+        # Expressions and shell variables stand for numbers, shard labels or paths the job supplies.
+        command = re.sub(r"\$\{\{[^}]*\}\}", "0", command)
+        command = re.sub(r"\$\(\./dev venv\)", "venv", command)
+        command = re.sub(r"\$\{?SHARD\}?", "0/4", command)
+        words = shlex.split(re.sub(r"\$\{?[A-Z_]+\}?", "1", command))
+        found.append(words[words.index(marker.split()[-1]) + 1 :])
+    return found
 
 
-def test_nightly_fuzz_command_is_accepted_by_the_cli():
+NIGHTLY = next(w for w in WORKFLOWS if w.name == "nightly.yml")
+
+
+def test_every_nightly_fuzz_command_is_a_shard_the_cli_accepts():
     from fuzzdce.cli import parser
 
-    args = parser().parse_args(["run", *fuzz_arguments(WORKFLOWS[0])])
-    assert args.profile == "nightly" and args.known and args.findings and args.database
+    fuzz = commands(NIGHTLY, "fuzz", "./dev fuzz")
+    assert fuzz
+    for arguments in fuzz:
+        args = parser().parse_args(["run", *arguments])
+        assert args.profile == "nightly" and args.known and args.findings and args.database and args.seed is not None
+        assert args.shard == "0/4"
+
+
+def test_the_nightly_merge_command_is_accepted_by_the_cli():
+    from fuzzdce.cli import parser
+
+    (arguments,) = commands(NIGHTLY, "merge", "bin/fuzzdce\" merge")
+    args = parser().parse_args(["merge", *arguments])
+    assert args.out == "merged" and args.inputs and args.known and args.markdown
+
+
+def test_the_shard_label_is_what_fuzzdce_parses():
+    import yaml
+
+    from fuzzdce.shards import parse
+
+    label = yaml.safe_load(NIGHTLY.read_text())["jobs"]["fuzz"]["env"]["SHARD"]
+    assert label == "${{ strategy.job-index }}/${{ strategy.job-total }}"
+    assert parse(label.replace("${{ strategy.job-index }}", "3").replace("${{ strategy.job-total }}", "4")) == (3, 4)

@@ -1,0 +1,186 @@
+"""``fuzzdce merge`` on synthetic findings folders (no Thunder): joining, smallest program, counts,
+idempotence, order independence, exit codes and bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzzdce.cli import main
+from fuzzdce.errors import UsageError
+from fuzzdce.issue import issue_markdown
+from fuzzdce.merge import merge
+from fuzzdce.signatures import short_id
+from fuzzdce.store import bug_folders
+
+ONE_OP = "def program(v0):\n    v1 = torch.add(v0, v0)\n    return (v1,)\n"
+TWO_OPS = "def program(v0):\n    v1 = torch.add(v0, v0)\n    v2 = torch.cos(v1)\n    return (v2,)\n"
+TWO_INPUTS = "def program(v0, v1):\n    v2 = torch.add(v0, v1)\n    return (v2,)\n"
+
+
+def member(signature, count, path="jit", oracle="outputs", **extra):
+    return {"id": short_id(signature), "signature": signature, "path": path, "oracle": oracle, "message": f"{oracle} on {path}",
+            "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", **extra}  # fmt: skip
+
+
+def bug(key, members, program=ONE_OP, verdict="placement-induced", **extra):
+    return {
+        "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
+        "paths": sorted({m["path"] for m in members}), "oracles": sorted({m["oracle"] for m in members}),
+        "message": "wrong", "count": sum(m["count"] for m in members), "n_ops": program.count("torch."), "ops": ["add"],
+        "program": program, "inputs": "def make_inputs(requires_grad=False):\n    return []\n", "known": None,
+        "confirmed": True, "members": members, "versions": {"torch": "2.9.1"}, **extra,
+    }  # fmt: skip
+
+
+def run_summary(run_id, programs, wall, **extra):
+    seed, shard = run_id.split(":")
+    return {
+        "seed": int(seed), "campaign_seed": int(seed), "shard": shard, "run_id": run_id, "placements": ["stock", "symcall"],
+        "paths": ["jit"], "programs": programs, "invalid_programs": 1, "evaluation_seconds": 2.0 * programs,
+        "wall_seconds": wall, "unsupported_splits": 0,
+        "counts": [{"placement": "symcall", "path": "jit", "oracle": "outputs", "findings": 1, "occurrences": programs}],
+        "op_counts": {"add": programs}, "dropped_steps": {"cos": 1}, "notes": [{"path": "jit", "note": "n", "programs": 1}],
+        "dce_activity": {"symcall": {"programs": programs, "programs_changed": 1, "fraction_changed": 0.0, "exercised": True,
+                                     "symbols": [{"symbol": "add", "depth": 0, "removed": 2, "added": 0}], "per_program": [2]}},
+        "versions": {"torch": "2.9.1"}, **extra,
+    }  # fmt: skip
+
+
+def write_folder(root: Path, summary, bugs, tag=None):
+    """A findings folder as ``fuzzdce run`` writes it; each repro.py says which folder it came from."""
+    root.mkdir(parents=True)
+    if summary is not None:
+        (root / "summary.json").write_text(json.dumps(summary))
+    for record in bugs:
+        folder = root / record["id"]
+        (folder / "traces" / "stock").mkdir(parents=True)
+        (folder / "bug.json").write_text(json.dumps(record))
+        (folder / "repro.py").write_text(f"# from {tag or root.name}\n")
+        (folder / "traces" / "stock" / "00-t.txt").write_text("trace\n")
+    return root
+
+
+@pytest.fixture
+def shards(tmp_path):
+    """Two shards: the same bug under two keys (joined by a shared member), the smaller program in
+    shard b; and a bug of each shard's own."""
+    a = write_folder(
+        tmp_path / "a",
+        run_summary("7:0/2", 10, 100.0, timeline=[{"seconds": 0.0, "programs": 0, "bugs": 0}, {"seconds": 50.0, "programs": 10, "bugs": 2}],
+                    memory={"processes": [{"process": "lane 0", "peak_rss_mb": 100.0}], "recycled": {"workers": 1}}),
+        [bug("K1", [member("S1", 3), member("S2", 2, path="thunderfx")], program=TWO_OPS, first_seen_seconds=40.0),
+         bug("KA", [member("SA", 1, oracle="grads")], verdict="baseline", first_seen_seconds=45.0)],
+    )  # fmt: skip
+    b = write_folder(
+        tmp_path / "b",
+        run_summary("7:1/2", 20, 120.0, timeline=[{"seconds": 30.0, "programs": 20, "bugs": 1}],
+                    memory={"processes": [{"process": "lane 0", "peak_rss_mb": 50.0}], "recycled": {"workers": 2}}),
+        [bug("K2", [member("S2", 4, path="thunderfx"), member("S3", 1, path="jit-grad")], first_seen_seconds=10.0)],
+    )  # fmt: skip
+    return a, b
+
+
+def comparable(folder: Path) -> dict:
+    """Everything merge wrote, with the merged folder's own path taken out."""
+    text = {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return json.loads(json.dumps(text).replace(str(folder), "OUT"))
+
+
+def test_bugs_sharing_a_member_are_one_bug_with_the_smallest_program_and_summed_counts(shards, tmp_path):
+    a, b = shards
+    merged = merge(tmp_path / "m", [a, b])
+    (joined,) = [r for r in merged.bugs if r["verdict"] == "placement-induced"]
+    assert joined["key"] == "K2" and joined["id"] == short_id("K2") and joined["program"] == ONE_OP
+    assert {m["signature"]: m["count"] for m in joined["members"]} == {"S1": 3, "S2": 6, "S3": 1}
+    assert joined["count"] == 10 and joined["paths"] == ["jit", "jit-grad", "thunderfx"]
+    assert joined["members"][[m["signature"] for m in joined["members"]].index("S2")]["counts_by_run"] == {"7:0/2": 2, "7:1/2": 4}
+    assert joined["first_seen_seconds"] == 10.0
+    assert (tmp_path / "m" / joined["id"] / "repro.py").read_text() == "# from b\n"
+    assert (tmp_path / "m" / joined["id"] / "traces" / "stock" / "00-t.txt").is_file()
+    s = merged.summary
+    assert s["programs"] == 30 and s["invalid_programs"] == 2 and s["evaluation_seconds"] == 60.0
+    assert s["wall_seconds"] == 120.0 and s["machine_seconds"] == 220.0 and s["programs_per_minute"] == 15.0
+    assert s["n_bugs"] == 2 and s["n_findings"] == 4 and s["new_placement_induced"] == 1 and s["campaign_seed"] == 7
+    assert s["op_counts"] == {"add": 30} and s["dropped_steps"] == {"cos": 2} and s["notes"][0]["programs"] == 2
+    assert s["dce_activity"]["symcall"]["programs"] == 30 and s["dce_activity"]["symcall"]["symbols"][0]["removed"] == 4
+    cell = next(c for c in s["counts"] if (c["placement"], c["path"], c["oracle"]) == ("symcall", "jit", "outputs"))
+    assert cell == {"placement": "symcall", "path": "jit", "oracle": "outputs", "findings": 1, "occurrences": 30}
+    assert sorted(s["runs"]) == ["7:0/2", "7:1/2"]
+    # Timeline: programs summed over runs at each sample time; bugs by their first-seen time.
+    assert s["timeline"] == [
+        {"seconds": 0.0, "programs": 0, "bugs": 0},
+        {"seconds": 30.0, "programs": 20, "bugs": 1},  # shard a's programs at 0 s, shard b's at 30 s
+        {"seconds": 50.0, "programs": 30, "bugs": 2},  # merged bugs first seen at 10 s and 45 s
+    ]
+    assert [p["process"] for p in s["memory"]["processes"]] == ["7:0/2 lane 0", "7:1/2 lane 0"]
+    assert s["memory"]["recycled"] == {"workers": 3}
+
+
+def test_bugs_with_the_same_key_are_joined(tmp_path):
+    a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("K", [member("S1", 2)])])
+    b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("K", [member("S9", 3)], program=TWO_OPS)])
+    (joined,) = merge(tmp_path / "m", [a, b]).bugs
+    assert joined["count"] == 5 and [m["signature"] for m in joined["members"]] == ["S1", "S9"]
+    assert merge(tmp_path / "m2", [a, b]).summary["campaign_seed"] is None  # two campaigns
+
+
+def test_merging_is_idempotent_and_order_independent(shards, tmp_path):
+    a, b = shards
+    ab, ba = merge(tmp_path / "ab", [a, b]), merge(tmp_path / "ba", [b, a])
+    merge(tmp_path / "ab_b", [tmp_path / "ab", b])
+    merge(tmp_path / "ab_ab", [tmp_path / "ab", tmp_path / "ba"])
+    merge(tmp_path / "a_ab", [a, tmp_path / "ab"])
+    expected = comparable(tmp_path / "ab")
+    for other in ("ba", "ab_b", "ab_ab", "a_ab"):
+        assert comparable(tmp_path / other) == expected, other
+    assert ab.summary["programs"] == ba.summary["programs"] == 30
+
+
+def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_path):
+    early = write_folder(tmp_path / "early", run_summary("3:0/1", 4, 10.0), [bug("K", [member("S", 1)])])
+    late = write_folder(tmp_path / "late", run_summary("3:0/1", 9, 20.0), [bug("K", [member("S", 5)])])
+    for order in ([early, late], [late, early]):
+        merged = merge(tmp_path / f"m-{order[0].name}", order)
+        assert merged.summary["programs"] == 9 and merged.bugs[0]["count"] == 5
+
+
+def test_counts_by_run_are_derived_for_folders_written_without_them(tmp_path):
+    old = write_folder(tmp_path / "old", {k: v for k, v in run_summary("4:0/1", 2, 1.0).items() if k != "run_id"}, [bug("K", [member("S", 2)])])
+    merged = merge(tmp_path / "m", [old, old])
+    assert merged.bugs[0]["count"] == 2 and merged.summary["programs"] == 2
+
+
+def test_exit_code_known_file_and_markdown(shards, tmp_path, capsys):
+    a, b = shards
+    md = tmp_path / "summary.md"
+    assert main(["merge", str(tmp_path / "m"), str(a), str(b), "--markdown", str(md)]) == 1
+    out = capsys.readouterr().out
+    assert "placement-induced, new: 1 bug" in out and f"bug {short_id('K2')}" in out
+    text = md.read_text()
+    assert text.startswith("# fuzzdce: 1 new placement-induced bug") and "```python\n" + ONE_OP.rstrip() in text
+    assert text.index("placement-induced, known") < text.index("baseline") < text.index("30 programs")
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps([{"signature": "S1", "reason": "filed as #1"}]))  # a member's signature
+    assert main(["merge", str(tmp_path / "m2"), str(a), str(b), "--known", str(known)]) == 0
+    summary = json.loads((tmp_path / "m2" / "summary.json").read_text())
+    assert summary["bugs"]["placement-induced"][0]["known"] == "filed as #1" and summary["new_placement_induced"] == 0
+
+
+def test_a_merged_folder_serves_issue_and_bug_folders(shards, tmp_path):
+    a, b = shards
+    merged = merge(tmp_path / "m", [a, b])
+    assert len(bug_folders(tmp_path / "m")) == 2
+    body = issue_markdown(tmp_path / "m" / merged.bugs[0]["id"])
+    assert "torch.add(v0, v0)" in body and "10 occurrences" in body
+
+
+def test_bad_input_is_a_usage_error_and_exit_code_2(shards, tmp_path, capsys):
+    a, _ = shards
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="neither summary.json nor bug folders"):
+        merge(tmp_path / "m", [tmp_path / "empty"])
+    with pytest.raises(UsageError, match="also an input"):
+        merge(a, [a])
+    assert main(["merge", str(tmp_path / "m"), str(tmp_path / "missing")]) == 2
+    assert "not a folder" in capsys.readouterr().err
