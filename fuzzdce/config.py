@@ -54,6 +54,9 @@ class CampaignConfig:
     # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
     # Off by default: a steered round's examples replay exactly only under the same weights.
     steer: bool = False
+    # Wall-clock time (time.time()) the campaign's clock starts from; None: when it runs. A lanes run
+    # gives its lanes the parent's, so their findings' times and timelines compare.
+    started_at: float | None = None
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]
