@@ -17,6 +17,7 @@ from typing import Any
 from fuzzdce.coverage import activity_lines
 from fuzzdce.errors import UsageError
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED
+from fuzzdce.report import plural
 from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE
 from fuzzdce.strategies import CATALOG
 
@@ -109,9 +110,9 @@ def bar_chart(title: str, bars: list[tuple[str, float, str]]) -> str:
     return svg(title, height, "".join(rows))
 
 
-def line_chart(title: str, points: list[tuple[float, float]], *, x_label: str, y_label: str) -> str:
-    """A line through ``points`` (x, y) with a dot at each, axes from 0 to the largest values."""
-    left, right, top, bottom, height = 60, 20, 10, 36, 240
+def line_chart(title: str, points: list[tuple[float, float]], *, x_label: str, y_label: str, dots: bool = True) -> str:
+    """A line through ``points`` (x, y), with a dot at each when ``dots``, axes from 0 to the largest values."""
+    left, right, top, bottom, height = 60, 20, 24, 36, 200
     x_max = max((x for x, _ in points), default=0) or 1
     y_max = max((y for _, y in points), default=0) or 1
 
@@ -128,11 +129,12 @@ def line_chart(title: str, points: list[tuple[float, float]], *, x_label: str, y
         f'<text x="{left - 6}" y="{float(y_end[1]) + 4}" text-anchor="end">{number(y_max)}</text>',
         f'<text x="{x_end[0]}" y="{float(origin[1]) + 14}" text-anchor="end">{number(x_max)}</text>',
         f'<text x="{(CHART_WIDTH + left) / 2}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>',
-        f'<text x="12" y="{top + 10}">{escape(y_label)}</text>',
+        f'<text x="{left - 6}" y="{top - 10}" text-anchor="end">{escape(y_label)}</text>',
     ]
     if points:
         parts.append(f'<polyline class="line" points="{" ".join(at(x, y) for x, y in points)}"/>')
-        parts += [f'<circle class="dot" cx="{at(x, y).split(",")[0]}" cy="{at(x, y).split(",")[1]}" r="3"/>' for x, y in points]
+        centres = [at(x, y).split(",") for x, y in points] if dots else []
+        parts += [f'<circle class="dot" cx="{cx}" cy="{cy}" r="3"/>' for cx, cy in centres]
     else:
         parts.append(f'<text x="{left + 10}" y="{top + 30}">no data</text>')
     return svg(title, height, "".join(parts))
@@ -179,8 +181,8 @@ def bug_block(bug: dict[str, Any], folder: Path) -> str:
         ("placements", joined(bug.get("placements", []))),
         ("paths", joined(bug.get("paths", []))),
         ("oracles", joined(bug.get("oracles", []))),
-        ("count", f"{bug.get('count', '?')} occurrences, {len(bug.get('members', []))} findings, smallest program {bug.get('n_ops', '?')} ops"),
-        ("first seen", "not recorded" if first_seen is None else f"{first_seen / 60:.1f} min into the campaign"),
+        ("count", f"{plural(bug.get('count', 0), 'occurrence')}, {plural(len(bug.get('members', [])), 'finding')}, smallest program {plural(bug.get('n_ops', 0), 'op')}"),
+        ("first seen", "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign"),
     ]
     if bug.get("known"):
         rows.append(("known", escape(str(bug["known"]))))
@@ -207,27 +209,35 @@ def bug_sections(bugs: list[dict[str, Any]], folder: Path) -> str:
     return "".join(parts)
 
 
-def rates(timeline: list[dict[str, Any]]) -> list[tuple[float, float]]:
-    """Programs per minute between consecutive samples (from the start for the first), at each sample's minute."""
+def rates(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, float]]:
+    """Programs per minute between consecutive samples (from the start for the first), at each sample's time in ``unit`` seconds."""
     points, before = [], {"seconds": 0.0, "programs": 0}
     for s in timeline:
         elapsed = s["seconds"] - before["seconds"]
         if elapsed > 0:
-            points.append((s["seconds"] / 60, 60 * (s["programs"] - before["programs"]) / elapsed))
+            points.append((s["seconds"] / unit, 60 * (s["programs"] - before["programs"]) / elapsed))
             before = s
     return points
 
 
+def steps(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, float]]:
+    """Bugs so far as a step line from the start: a count holds until the next sample changes it."""
+    points = [(0.0, 0)]
+    for s in timeline:
+        points += [(s["seconds"] / unit, points[-1][1]), (s["seconds"] / unit, s["bugs"])]
+    return points
+
+
 def time_section(summary: dict[str, Any]) -> str:
-    """Distinct bugs and programs per minute over the campaign's time."""
+    """Distinct bugs and programs per minute over the campaign's time (in seconds when short, else minutes)."""
     timeline = summary.get("timeline")
     if not timeline:
         return "<h2>Over time</h2>" + missing("no timeline in summary.json (a campaign from before fuzzdce recorded one)")
-    bugs = [(s["seconds"] / 60, s["bugs"]) for s in timeline]
+    unit, name = (1, "seconds") if timeline[-1]["seconds"] < 300 else (60, "minutes")
     return (
         "<h2>Over time</h2>"
-        + line_chart("Distinct bugs found over time", bugs, x_label="minutes", y_label="bugs")
-        + line_chart("Programs per minute over time", rates(timeline), x_label="minutes", y_label="programs/min")
+        + line_chart("Distinct bugs found over time", steps(timeline, unit), x_label=name, y_label="bugs", dots=False)
+        + line_chart("Programs per minute over time", rates(timeline, unit), x_label=name, y_label="programs/min")
     )
 
 
