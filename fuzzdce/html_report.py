@@ -32,7 +32,7 @@ body {{ font: 14px/1.4 system-ui, sans-serif; color: #222; background: #fff; mar
 h1 {{ font-size: 22px; }} h2 {{ font-size: 18px; border-bottom: 1px solid #ccc; margin-top: 32px; }}
 h3 {{ font-size: 15px; margin-bottom: 4px; }}
 table.facts td {{ padding: 1px 12px 1px 0; vertical-align: top; }}
-pre {{ background: #f5f5f5; padding: 8px; overflow-x: auto; font-size: 12px; }}
+pre {{ background: #f5f5f5; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }}
 .bug {{ border-left: 4px solid #c33; padding-left: 12px; margin: 16px 0; }}
 .bug.known {{ border-color: #d90; }} .bug.baseline {{ border-color: #888; }}
 .missing {{ color: #a60; font-style: italic; }}
@@ -129,7 +129,7 @@ def line_chart(title: str, points: list[tuple[float, float]], *, x_label: str, y
         f'<text x="{left - 6}" y="{float(y_end[1]) + 4}" text-anchor="end">{number(y_max)}</text>',
         f'<text x="{x_end[0]}" y="{float(origin[1]) + 14}" text-anchor="end">{number(x_max)}</text>',
         f'<text x="{(CHART_WIDTH + left) / 2}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>',
-        f'<text x="{left - 6}" y="{top - 10}" text-anchor="end">{escape(y_label)}</text>',
+        f'<text x="{left}" y="{top - 10}">{escape(y_label)}</text>',
     ]
     if points:
         parts.append(f'<polyline class="line" points="{" ".join(at(x, y) for x, y in points)}"/>')
