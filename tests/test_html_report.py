@@ -8,9 +8,9 @@ Thunder) writes summary.json and bug.json. The screenshot is kept at test-artifa
 import dataclasses
 import json
 import re
-import shutil
 import struct
 import subprocess
+import time
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,6 +27,7 @@ from fuzzdce.html_report import DATA_COLOUR, load_bugs, load_summary, page, writ
 from fuzzdce.ledger import Stats
 from fuzzdce.model import Outcome, Violation
 from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.report import summary
 from fuzzdce.timeline import combine, sample
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -278,3 +279,26 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
     (tmp_path / "blank.html").write_text(page(blank, [], findings))
     screenshot(tmp_path / "blank.html", tmp_path / "blank.png")
     assert data_pixels(tmp_path / "blank.png") == 0
+
+
+def test_a_merged_campaign_charts_its_lanes_on_one_clock(tmp_path):
+    """Two lanes on the parent's clock, absorbed as run_lanes does: programs add up at each lane's
+    samples, bugs count from their first sighting, and the merged campaign's end comes last."""
+    started = time.time()
+    lanes = []
+    for lane in range(2):
+        config = CampaignConfig(("stock", "symcall"), PATHS, max_examples=3, seed=lane, started_at=started, confirm=False)
+        campaign = Campaign(config, evaluator=StandIn(), log=lambda line: None, run_round=lambda n: None)
+        for program in (SUB, ADD)[lane:]:
+            campaign.observe(program)
+            campaign.progress()
+            time.sleep(0.01)  # samples a clock tick apart (they are rounded to milliseconds)
+        lanes.append(campaign)
+    merged = Campaign(CampaignConfig(("stock", "symcall"), PATHS, started_at=started), evaluator=StandIn(), log=lambda line: None)
+    for lane in lanes:
+        merged.absorb(lane.store, lane.stats, False)
+    merged.sample()
+    timeline = summary(merged)["timeline"]
+    assert [s["seconds"] for s in timeline] == sorted(s["seconds"] for s in timeline)
+    assert sorted(s["programs"] for s in timeline[:-1]) == [1, 2, 3] and timeline[-1]["programs"] == 3
+    assert timeline[-1]["bugs"] == len(merged.ledger.bugs()) == 2
