@@ -24,6 +24,7 @@ from fuzzdce.report import summary
 from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
+from fuzzdce.timeline import sample
 
 
 def stderr_log(line: str) -> None:
@@ -54,7 +55,8 @@ class Campaign:
             evaluator = Evaluator(SandboxedJobs(memory_limit_mb=config.memory_limit_mb) if config.sandbox else None)
         self.evaluator = evaluator
         folder = FindingsFolder(config.findings_dir, config.run_id) if config.findings_dir is not None else None
-        self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log)
+        self.epoch = config.started_at or time.time()  # wall-clock start of the timeline's clock
+        self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log, clock=self.clock)
         self.ledger.shrink_budget = config.time_budget
         self.ledger.shrink_baseline = config.shrink_baseline
         settings = config.settings()
@@ -76,6 +78,10 @@ class Campaign:
         )
         self.interrupted = False
         self.started = time.monotonic()
+
+    def clock(self) -> float:
+        """Seconds since the campaign started (``config.started_at`` when given)."""
+        return time.time() - self.epoch
 
     @property
     def store(self) -> FindingStore:
@@ -150,7 +156,12 @@ class Campaign:
 
     def progress(self) -> None:
         self.log(self.ledger.progress_line())
+        self.sample()
         self.write_summary()
+
+    def sample(self) -> None:
+        """Add a point to the timeline: programs evaluated and distinct bugs, now."""
+        self.stats.timeline.append(sample(self.clock(), self.stats.programs, len(self.ledger.bugs())))
 
     def write_summary(self) -> None:
         if self.folder is not None:
@@ -173,6 +184,7 @@ class Campaign:
     def run(self) -> FindingStore:
         """Generate, shrink, confirm and write; Ctrl-C or SIGTERM stops it cleanly."""
         self.started = time.monotonic()
+        self.epoch = self.config.started_at or time.time()
         ops = f"ops {', '.join(self.config.ops)}; " if self.config.ops else ""
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
@@ -217,6 +229,7 @@ class Campaign:
         finally:
             self.evaluator.close()
             self.stats.wall_seconds = time.monotonic() - self.started
+            self.sample()
             self.write_summary()
         self.log(f"fuzzdce: {self.ledger.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
 

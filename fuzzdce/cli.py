@@ -21,6 +21,7 @@ from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.profiles import PROFILE_EXAMPLES
 from fuzzdce.quiet import quiet_library_warnings
+from fuzzdce.html_report import REPORT_FILE, write_report
 from fuzzdce.issue import issue_markdown
 from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
@@ -152,6 +153,7 @@ def parser() -> argparse.ArgumentParser:
     add_merge_parser(commands)
     add_issue_parser(commands)
     add_ops_parser(commands)
+    add_report_parser(commands)
     doctor = commands.add_parser(
         "doctor", help="print python, torch and Thunder (with its path) and what each built-in placement means here"
     )
@@ -206,6 +208,14 @@ def add_issue_parser(commands) -> None:
     issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
 
 
+def add_report_parser(commands) -> None:
+    report = commands.add_parser(
+        "report", help="write one self-contained HTML page for a findings folder: bugs, charts over time, coverage"
+    )
+    report.add_argument("folder", metavar="DIR", help="findings folder (reads DIR/summary.json and DIR/*/bug.json)")
+    report.add_argument("--output", metavar="FILE", help=f"where to write the page (default: DIR/{REPORT_FILE})")
+
+
 def add_ops_parser(commands) -> None:
     ops = commands.add_parser("ops", help="list the op catalog and how often the last campaign exercised each op")
     ops.add_argument(
@@ -242,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
             return replay_main(args)
         if args.command == "merge":
             return merge_main(args)
+        if args.command == "report":
+            print(f"fuzzdce: report written to {write_report(args.folder, args.output)}")
+            return 0
         if args.command == "issue":
             print(issue_markdown(find_bug(args.findings, args.bug)), end="")
             return 0
@@ -311,6 +324,8 @@ def run_main(args) -> int:
     else:
         campaign = run_lanes(config, args.jobs)
     print(render(campaign, verbose=args.verbose))
+    if campaign.folder is not None:
+        print(f"HTML report (bugs, charts over time, coverage): fuzzdce report {args.findings}")
     if campaign.interrupted:
         print("fuzzdce: interrupted; the bugs above are complete up to that point", file=sys.stderr)
     return 1 if any(b.reportable for b in campaign.ledger.bugs()) else 0

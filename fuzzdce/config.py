@@ -59,6 +59,9 @@ class CampaignConfig:
     shard: int = 0
     shards: int = 1
     campaign_seed: int | None = None
+    # Wall-clock time (time.time()) the campaign's clock starts from; None: when it runs. A lanes run
+    # gives its lanes the parent's, so their findings' times and timelines compare.
+    started_at: float | None = None
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.paths if p not in PATHS]

@@ -32,6 +32,11 @@ def size(program) -> tuple[int, int, int]:
     return (program.n_ops, len(program.inputs), len(program.source()))
 
 
+def earliest(times: Iterable[float | None]) -> float | None:
+    """The smallest of ``times`` that are known (None when none is)."""
+    return min((t for t in times if t is not None), default=None)
+
+
 def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, tuple[str, tuple[str, ...], Violation]]:
     """Triage one program: violation signature -> (verdict, placements showing it, a violation).
 
@@ -66,6 +71,8 @@ class Finding:
     known_reason: str | None = None  # set when a known-findings file suppresses it
     # Set by the final triage: did the smallest program show the same finding when replayed?
     confirmed: bool | None = None
+    # Seconds from the campaign's start (a lane's: its parent's) to this finding's first occurrence.
+    first_seen_seconds: float | None = None
 
     @property
     def violation_signature(self) -> str:
@@ -147,6 +154,11 @@ class Bug:
     def reportable(self) -> bool:
         return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
 
+    @property
+    def first_seen_seconds(self) -> float | None:
+        """When its first member was first seen (None when no member has a time)."""
+        return earliest(f.first_seen_seconds for f in self.members)
+
     def paths(self) -> list[str]:
         return sorted({f.violation.path for f in self.members})
 
@@ -165,12 +177,15 @@ class FindingStore:
         # (signature, signature) pairs one bug's minimal program showed together, with the bug's id.
         self.links: dict[tuple[str, str], str] = {}
 
-    def add(self, verdict: str, placements: tuple[str, ...], violation: Violation, program) -> tuple[Finding, str]:
-        """Record one occurrence; returns the finding and "new", "smaller" or "seen"."""
+    def add(
+        self, verdict: str, placements: tuple[str, ...], violation: Violation, program, seconds: float | None = None
+    ) -> tuple[Finding, str]:
+        """Record one occurrence, ``seconds`` into the campaign; returns the finding and "new",
+        "smaller" or "seen"."""
         sig = finding_signature(verdict, placements, signature(violation))
         finding = self.findings.get(sig)
         if finding is None:
-            finding = self.findings[sig] = Finding(verdict, placements, violation, program)
+            finding = self.findings[sig] = Finding(verdict, placements, violation, program, first_seen_seconds=seconds)
             finding.known_reason = self.known.get(sig, self.known.get(finding.id))
             change = "new"
         elif size(program) < size(finding.program):
@@ -227,7 +242,8 @@ class FindingStore:
         return Bug(key, members, why, known)
 
     def merge(self, other: FindingStore) -> None:
-        """Fold in another store (another lane's): counts add up, the smaller program wins."""
+        """Fold in another store (another lane's): counts add up, the smaller program and the
+        earlier first sighting win."""
         self.links.update(other.links)
         for sig, theirs in other.findings.items():
             mine = self.findings.get(sig)
@@ -235,6 +251,7 @@ class FindingStore:
                 self.findings[sig] = theirs
                 continue
             mine.count += theirs.count
+            mine.first_seen_seconds = earliest((mine.first_seen_seconds, theirs.first_seen_seconds))
             if size(theirs.program) < size(mine.program):
                 mine.program, mine.violation = theirs.program, theirs.violation
 

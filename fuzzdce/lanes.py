@@ -1,9 +1,10 @@
 """Parallel campaigns: N lanes, each a process driving its own Hypothesis run and sandbox.
 
 Lanes share the findings folder (each finding is written atomically as it appears) and the example
-database, and run ``config.lane(i)``: seeds ``seed, seed+1, ...``. When all lanes are done, their
-ledgers are merged into one campaign (counts add up, the smallest program wins), confirmed once,
-and written again.
+database, and run ``config.lane(i)``: seeds ``seed, seed+1, ...``, and the parent's clock
+(``started_at``). When all lanes are done, their ledgers are merged into one campaign (counts add
+up, the smallest program and earliest sighting win, timelines combine), confirmed once, and
+written again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 import multiprocessing
 import signal
 import sys
+import time
 from typing import Any
 
 from fuzzdce.campaign import Campaign
@@ -44,7 +46,8 @@ def _collect(results, processes, jobs: int, collected: list[Any]) -> None:
 
 def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> Campaign:
     """Run ``jobs`` lanes of ``config`` and return a campaign holding the merged results (confirmed and written)."""
-    config = config.with_seed()
+    # One clock for every lane: their findings' first sightings and timelines compare.
+    config = dataclasses.replace(config.with_seed(), started_at=time.time())
     # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
     merged = Campaign(dataclasses.replace(config, sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
     if merged.folder is not None and config.clear_findings:

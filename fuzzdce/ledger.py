@@ -12,6 +12,7 @@ an equal share of the shrinking grace.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from fuzzdce.model import STOCK
 from fuzzdce.program import Program
 from fuzzdce.signatures import finding_signature as finding_signature_of
 from fuzzdce.store import FindingsFolder
+from fuzzdce.timeline import Sample
 
 Log = Callable[[str], None]
 CHANGES = ("new", "smaller", "seen")  # what a program is to a finding (FindingStore.add)
@@ -31,6 +33,11 @@ CHANGES = ("new", "smaller", "seen")  # what a program is to a finding (FindingS
 def note_kind(note: str) -> str:
     """A note without the specifics (shapes, numbers) that differ from program to program."""
     return re.sub(r"\d+", "N", note.split(":", 1)[0] if ": " in note else note)[:120]
+
+
+def seconds_since(start: float) -> Callable[[], float]:
+    """A clock: seconds since wall-clock time ``start`` (``time.time()``; lanes share their parent's)."""
+    return lambda: time.time() - start
 
 
 @dataclass
@@ -47,9 +54,12 @@ class Stats:
     notes: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)  # op -> steps the generator drew but dropped
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
+    timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
+    lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
 
     def merge(self, other: Stats) -> None:
-        """Add another lane's counts (wall time is the merged campaign's own)."""
+        """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
+        apart, to combine with the others' (timeline.combine)."""
         self.programs += other.programs
         self.invalid += other.invalid
         self.seconds += other.seconds
@@ -59,13 +69,21 @@ class Stats:
         self.notes.update(other.notes)
         self.dropped.update(other.dropped)
         self.dce.merge(other.dce)
+        self.lane_timelines.append(list(other.timeline))
 
 
 class Ledger:
-    """Findings by signature for placements ``names`` (stock among them), written to ``folder``."""
+    """Findings by signature for placements ``names`` (stock among them), written to ``folder``;
+    ``clock`` says how many seconds the campaign has run (each finding's first sighting)."""
 
     def __init__(
-        self, names: Sequence[str], *, known: Mapping[str, str] | None = None, folder: FindingsFolder | None = None, log: Log
+        self,
+        names: Sequence[str],
+        *,
+        known: Mapping[str, str] | None = None,
+        folder: FindingsFolder | None = None,
+        log: Log,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.names = [STOCK, *(n for n in names if n != STOCK)]
         self.stock_only = self.names == [STOCK]
@@ -73,6 +91,7 @@ class Ledger:
         self.folder = folder
         self.stats = Stats()
         self.log = log
+        self.clock = clock or seconds_since(time.time())
         self.found_this_round: set[str] = set()  # signatures of the findings the current round found
         self.shrink_seconds: Counter = Counter()  # bug (cause key) -> seconds spent on its shrink steps
         self.shrink_budget: float | None = None  # seconds of shrinking all bugs may take, shared equally
@@ -121,7 +140,7 @@ class Ledger:
         for sig, (verdict, placements, violation) in triage(evaluations).items():
             if only is not None and sig != only:
                 continue
-            finding, change = self.store.add(verdict, placements, violation, program)
+            finding, change = self.store.add(verdict, placements, violation, program, seconds=self.clock())
             if change == "new":
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
                 first_line = str(violation).splitlines()[0][:300]

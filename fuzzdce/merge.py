@@ -29,6 +29,7 @@ from fuzzdce.model import STOCK
 from fuzzdce.report import BUG_FIELDS, MEMBER_FIELDS, plural
 from fuzzdce.signatures import short_id
 from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, write_atomically
+from fuzzdce.timeline import combine
 
 # What one run's summary.json says about that run alone: kept per run, summed or joined on merging.
 RUN_FIELDS = (
@@ -306,23 +307,21 @@ def activity_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def last_sample(timeline: Sequence[Mapping[str, Any]], t: float) -> Mapping[str, Any] | None:
-    earlier = [s for s in timeline if s["seconds"] <= t]
-    return max(earlier, key=lambda s: s["seconds"]) if earlier else None
+def bugs_by_then(timeline: Sequence[Mapping[str, Any]], t: float) -> int:
+    """A run's own count of bugs at ``t``: its last sample at or before then."""
+    earlier = [s["bugs"] for s in timeline if s["seconds"] <= t]
+    return earlier[-1] if earlier else 0
 
 
 def merged_timeline(runs: Sequence[Mapping[str, Any]], bugs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Samples at every input sample time: programs summed over runs (each run's last sample at or
-    before t), bugs the merged bugs first seen by t (the runs' sum when first-seen times are missing)."""
+    """The runs' timelines combined as a lanes run combines its lanes' (``timeline.combine``): bugs are
+    the merged bugs first seen by each time, or, for folders written before first-seen times, the
+    runs' own counts summed."""
     timelines = [run["timeline"] for run in runs if run.get("timeline")]
-    times = sorted({s["seconds"] for timeline in timelines for s in timeline})
-    by_first_seen = all("first_seen_seconds" in b for b in bugs)
-    samples = []
-    for t in times:
-        lasts = [s for s in (last_sample(timeline, t) for timeline in timelines) if s is not None]
-        bugs_by_t = sum(b["first_seen_seconds"] <= t for b in bugs) if by_first_seen else sum(s["bugs"] for s in lasts)
-        samples.append({"seconds": t, "programs": sum(s["programs"] for s in lasts), "bugs": bugs_by_t})
-    return samples
+    combined = combine(timelines, [b.get("first_seen_seconds") for b in bugs])
+    if all("first_seen_seconds" in b for b in bugs):
+        return combined
+    return [{**s, "bugs": sum(bugs_by_then(timeline, s["seconds"]) for timeline in timelines)} for s in combined]
 
 
 def merged_memory(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -343,7 +342,7 @@ def the_one(values: Iterable[Any]) -> Any:
 
 def bug_summary_entry(record: Mapping[str, Any], folder: Path) -> dict[str, Any]:
     """A merged bug as summary.json lists it (``report.bug_entry``'s fields)."""
-    entry = {key: record[key] for key in BUG_FIELDS}
+    entry = {key: record.get(key) for key in BUG_FIELDS}  # older folders lack the newer fields
     entry["signature"] = record["key"]
     entry["members"] = [{k: m[k] for k in MEMBER_FIELDS if k in m} for m in record["members"]]
     entry["folder"] = str(folder)

@@ -15,9 +15,10 @@ from fuzzdce.coverage import activity_lines
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, Bug
 from fuzzdce.oracles import ORACLES
 from fuzzdce.store import REPRO_FILE, bug_record
+from fuzzdce.timeline import campaign_timeline
 from fuzzdce.versions import versions
 
-BUG_FIELDS = ("id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "n_ops", "known", "confirmed")
+BUG_FIELDS = ("id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "first_seen_seconds", "n_ops", "known", "confirmed")
 
 
 MEMBER_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why")
@@ -87,6 +88,8 @@ def summary(campaign) -> dict[str, Any]:
         "dce_activity": s.dce.summary(campaign.names),
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
         "notes": [{"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()],
+        # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
+        "timeline": campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs]),
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
         "versions": versions(),
     }

@@ -4,7 +4,7 @@ Layout of ``DIR``::
 
     summary.json                    the campaign's summary (rewritten as the campaign goes)
     <bug id>/bug.json               verdict, placements, members (path, oracle, message, count, why
-                                    joined), smallest program, counts, versions
+                                    joined, first seen), smallest program, counts, first seen, versions
     <bug id>/repro.py               the standalone reproducer (fuzzdce.repro.script)
     <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
     <bug id>/trace-diff.txt         placement-induced bugs: stock's traces against the placement's
@@ -73,6 +73,7 @@ def member_record(finding: Finding, why: str = "", run_id: str | None = None) ->
         "confirmed": finding.confirmed,
         "known": finding.known_reason,
         "why": why,
+        "first_seen_seconds": finding.first_seen_seconds,
     }
 
 
@@ -90,6 +91,7 @@ def bug_record(bug: Bug, run_id: str | None = None) -> dict[str, Any]:
         "oracles": bug.oracles(),
         "message": bug.smallest.violation.message,
         "count": bug.count,
+        "first_seen_seconds": bug.first_seen_seconds,  # seconds from the campaign's start, earliest member
         "n_ops": program.n_ops,
         "ops": list(program.ops),
         "program": program.source(),

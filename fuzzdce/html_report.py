@@ -1,0 +1,317 @@
+"""``fuzzdce report DIR``: one self-contained HTML page for a findings folder, merged or not.
+
+It reads only ``DIR/summary.json`` and ``DIR/*/bug.json``, so it renders any folder a campaign, its
+lanes or ``fuzzdce merge`` wrote; keys an older campaign did not write (timeline, dce_activity,
+first_seen_seconds, ...) are shown as missing, not guessed. The page fetches nothing: inline CSS,
+charts drawn here as inline SVG, every piece of text through ``html.escape``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from fuzzdce.coverage import activity_lines
+from fuzzdce.errors import UsageError
+from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED
+from fuzzdce.report import plural
+from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE
+from fuzzdce.strategies import CATALOG
+
+REPORT_FILE = "report.html"
+# The one colour of every chart's data (bars, lines, dots): the browser test counts its pixels.
+DATA_COLOUR = "#1f6fd1"
+CHART_WIDTH = 880
+BAR_ROW = 14  # pixels per bar, gap included
+
+STYLE = f"""
+body {{ font: 14px/1.4 system-ui, sans-serif; color: #222; background: #fff; margin: 24px auto; max-width: 960px; }}
+h1 {{ font-size: 22px; }} h2 {{ font-size: 18px; border-bottom: 1px solid #ccc; margin-top: 32px; }}
+h3 {{ font-size: 15px; margin-bottom: 4px; }}
+table.facts td {{ padding: 1px 12px 1px 0; vertical-align: top; }}
+pre {{ background: #f5f5f5; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }}
+.bug {{ border-left: 4px solid #c33; padding-left: 12px; margin: 16px 0; }}
+.bug.known {{ border-color: #d90; }} .bug.baseline {{ border-color: #888; }}
+.missing {{ color: #a60; font-style: italic; }}
+svg.chart {{ display: block; margin: 8px 0; }}
+svg.chart text {{ font-size: 11px; fill: #333; }}
+svg.chart .bar, svg.chart .dot {{ fill: {DATA_COLOUR}; }}
+svg.chart .line {{ fill: none; stroke: {DATA_COLOUR}; stroke-width: 2; }}
+svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
+"""
+
+# The bug groups, in the order the page shows them: (title, which bug.json records belong).
+BUG_GROUPS = (
+    ("Placement-induced, new", lambda b: b.get("verdict") == PLACEMENT_INDUCED and not b.get("known")),
+    ("Placement-induced, known", lambda b: b.get("verdict") == PLACEMENT_INDUCED and bool(b.get("known"))),
+    ("Baseline (stock Thunder fails the same way)", lambda b: b.get("verdict") == BASELINE),
+)
+
+
+# --- reading the folder ---------------------------------------------------------------------------
+
+
+def load_summary(folder: Path) -> dict[str, Any]:
+    """summary.json, or {} when the folder has none (the page then says so)."""
+    path = folder / SUMMARY_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def load_bugs(folder: Path) -> list[dict[str, Any]]:
+    """Every bug.json under the folder, by id."""
+    return [json.loads(p.read_text()) for p in sorted(folder.glob(f"*/{BUG_FILE}"))]
+
+
+# --- small pieces ---------------------------------------------------------------------------------
+
+
+def missing(what: str) -> str:
+    """A note where the folder lacks data (written by a campaign from before it was recorded)."""
+    return f'<p class="missing">{escape(what)}</p>'
+
+
+def joined(values: Any) -> str:
+    return escape(", ".join(map(str, values))) if isinstance(values, list) else escape(str(values))
+
+
+def number(value: float) -> str:
+    """A value for an axis or a bar: no decimals for whole numbers."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def facts_table(rows: list[tuple[str, str]]) -> str:
+    """Label/value rows; values are HTML already escaped."""
+    return '<table class="facts">' + "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
+# --- charts: inline SVG, data drawn in DATA_COLOUR --------------------------------------------------
+
+
+def bar_chart(title: str, bars: list[tuple[str, float, str]]) -> str:
+    """Horizontal bars: (label, value, text shown after the bar) each, longest bar full width."""
+    label_width, value_width = 200, 110
+    span = CHART_WIDTH - label_width - value_width
+    top = max((value for _, value, _ in bars), default=0) or 1
+    height = max(len(bars), 1) * BAR_ROW + 8
+    rows = []
+    for i, (label, value, shown) in enumerate(bars):
+        y = 4 + i * BAR_ROW
+        width = round(span * value / top, 1)
+        rows.append(
+            f'<text x="{label_width - 6}" y="{y + 10}" text-anchor="end">{escape(label)}</text>'
+            f'<rect class="bar" x="{label_width}" y="{y}" width="{width}" height="{BAR_ROW - 3}" shape-rendering="crispEdges"/>'
+            f'<text x="{label_width + width + 4}" y="{y + 10}">{escape(shown)}</text>'
+        )
+    if not bars:
+        rows.append(f'<text x="{label_width}" y="14">no data</text>')
+    return svg(title, height, "".join(rows))
+
+
+def line_chart(title: str, points: list[tuple[float, float]], *, x_label: str, y_label: str, dots: bool = True) -> str:
+    """A line through ``points`` (x, y), with a dot at each when ``dots``, axes from 0 to the largest values."""
+    left, right, top, bottom, height = 60, 20, 24, 36, 200
+    x_max = max((x for x, _ in points), default=0) or 1
+    y_max = max((y for _, y in points), default=0) or 1
+
+    def at(x: float, y: float) -> str:
+        px = left + (CHART_WIDTH - left - right) * x / x_max
+        py = height - bottom - (height - top - bottom) * y / y_max
+        return f"{px:.1f},{py:.1f}"
+
+    origin, x_end, y_end = at(0, 0).split(","), at(x_max, 0).split(","), at(0, y_max).split(",")
+    parts = [
+        f'<line class="axis" x1="{origin[0]}" y1="{origin[1]}" x2="{x_end[0]}" y2="{x_end[1]}"/>',
+        f'<line class="axis" x1="{origin[0]}" y1="{origin[1]}" x2="{y_end[0]}" y2="{y_end[1]}"/>',
+        f'<text x="{left - 6}" y="{float(origin[1]) + 4}" text-anchor="end">0</text>',
+        f'<text x="{left - 6}" y="{float(y_end[1]) + 4}" text-anchor="end">{number(y_max)}</text>',
+        f'<text x="{x_end[0]}" y="{float(origin[1]) + 14}" text-anchor="end">{number(x_max)}</text>',
+        f'<text x="{(CHART_WIDTH + left) / 2}" y="{height - 6}" text-anchor="middle">{escape(x_label)}</text>',
+        f'<text x="{left}" y="{top - 10}">{escape(y_label)}</text>',
+    ]
+    if points:
+        parts.append(f'<polyline class="line" points="{" ".join(at(x, y) for x, y in points)}"/>')
+        centres = [at(x, y).split(",") for x, y in points] if dots else []
+        parts += [f'<circle class="dot" cx="{cx}" cy="{cy}" r="3"/>' for cx, cy in centres]
+    else:
+        parts.append(f'<text x="{left + 10}" y="{top + 30}">no data</text>')
+    return svg(title, height, "".join(parts))
+
+
+def svg(title: str, height: int, body: str) -> str:
+    """A chart: its title as a heading and as the SVG's accessible name."""
+    return (
+        f"<h3>{escape(title)}</h3>"
+        f'<svg class="chart" data-title="{escape(title)}" role="img" aria-label="{escape(title)}" '
+        f'width="{CHART_WIDTH}" height="{height}" viewBox="0 0 {CHART_WIDTH} {height}">'
+        f"{body}</svg>"
+    )
+
+
+# --- sections -------------------------------------------------------------------------------------
+
+
+def header(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) -> str:
+    """What was run and how much: programs, time, rate, placements, paths, seeds or shards, versions."""
+    if not summary:
+        return f"<h1>fuzzdce report</h1>{missing(f'no {SUMMARY_FILE} in {folder}: only the bugs are shown')}"
+    rows = [
+        ("findings folder", escape(str(folder))),
+        ("bugs", f"{len(bugs)} ({summary.get('new_placement_induced', '?')} new placement-induced; {summary.get('n_findings', '?')} findings)"),
+        ("programs", f"{summary.get('programs', '?')} ({summary.get('invalid_programs', '?')} invalid)"),
+        ("wall time", f"{summary.get('wall_seconds', 0) / 60:.1f} min ({summary.get('wall_seconds', '?')} s)"),
+        ("programs per minute", escape(str(summary.get("programs_per_minute", "?")))),
+        ("placements", joined(summary.get("placements", []))),
+        ("paths", joined(summary.get("paths", []))),
+    ]
+    # Seeds: one campaign's seed; a merged folder's runs or shards, whichever it recorded.
+    rows += [(key, escape(json.dumps(summary[key])[:400])) for key in ("seed", "seeds", "shards", "runs", "memory") if key in summary]
+    rows.append(("versions", escape(", ".join(f"{k} {v}" for k, v in summary.get("versions", {}).items())) or "not recorded"))
+    return f"<h1>fuzzdce report: {len(bugs)} bug{'s' * (len(bugs) != 1)}</h1>{facts_table(rows)}"
+
+
+def bug_block(bug: dict[str, Any], folder: Path) -> str:
+    """One bug: what, where, how often, the message, its minimal program, how to reproduce it."""
+    kind = "known" if bug.get("known") else ("baseline" if bug.get("verdict") == BASELINE else "new")
+    bug_dir = folder / str(bug.get("id"))
+    first_seen = bug.get("first_seen_seconds")
+    rows = [
+        ("placements", joined(bug.get("placements", []))),
+        ("paths", joined(bug.get("paths", []))),
+        ("oracles", joined(bug.get("oracles", []))),
+        ("count", f"{plural(bug.get('count', 0), 'occurrence')}, {plural(len(bug.get('members', [])), 'finding')}, smallest program {plural(bug.get('n_ops', 0), 'op')}"),
+        ("first seen", "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign"),
+    ]
+    if bug.get("known"):
+        rows.append(("known", escape(str(bug["known"]))))
+    if bug.get("confirmed") is False:
+        rows.append(("confirmed", "no: a member did not reproduce the same on replay"))
+    program = "\n".join(part for part in (bug.get("inputs", ""), bug.get("program", "")) if part)
+    commands = f"python {bug_dir / REPRO_FILE}\nfuzzdce replay {bug_dir}"
+    return (
+        f'<div class="bug {kind}" id="bug-{escape(str(bug.get("id")))}">'
+        f"<h3>bug {escape(str(bug.get('id')))}</h3>{facts_table(rows)}"
+        f"<pre>{escape(str(bug.get('message', '')))}</pre>"
+        f"<p>minimal program:</p><pre>{escape(program)}</pre>"
+        f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"
+    )
+
+
+def bug_sections(bugs: list[dict[str, Any]], folder: Path) -> str:
+    """The bugs, new placement-induced first, then known placement-induced, then baseline."""
+    parts = ["<h2>Bugs</h2>"]
+    for title, belongs in BUG_GROUPS:
+        members = [b for b in bugs if belongs(b)]
+        parts.append(f"<h3>{escape(title)}: {len(members)}</h3>")
+        parts += [bug_block(b, folder) for b in members]
+    return "".join(parts)
+
+
+def rates(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, float]]:
+    """Programs per minute between consecutive samples (from the start for the first), at each sample's time in ``unit`` seconds."""
+    points, before = [], {"seconds": 0.0, "programs": 0}
+    for s in timeline:
+        elapsed = s["seconds"] - before["seconds"]
+        if elapsed > 0:
+            points.append((s["seconds"] / unit, 60 * (s["programs"] - before["programs"]) / elapsed))
+            before = s
+    return points
+
+
+def steps(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, float]]:
+    """Bugs so far as a step line from the start: a count holds until the next sample changes it."""
+    points = [(0.0, 0)]
+    for s in timeline:
+        points += [(s["seconds"] / unit, points[-1][1]), (s["seconds"] / unit, s["bugs"])]
+    return points
+
+
+def time_section(summary: dict[str, Any]) -> str:
+    """Distinct bugs and programs per minute over the campaign's time (in seconds when short, else minutes)."""
+    timeline = summary.get("timeline")
+    if not timeline:
+        return "<h2>Over time</h2>" + missing("no timeline in summary.json (a campaign from before fuzzdce recorded one)")
+    unit, name = (1, "seconds") if timeline[-1]["seconds"] < 300 else (60, "minutes")
+    return (
+        "<h2>Over time</h2>"
+        + line_chart("Distinct bugs found over time", steps(timeline, unit), x_label=name, y_label="bugs", dots=False)
+        + line_chart("Programs per minute over time", rates(timeline, unit), x_label=name, y_label="programs/min")
+    )
+
+
+def op_section(summary: dict[str, Any]) -> str:
+    """Programs per catalog op, and which entries were never drawn."""
+    if "op_counts" not in summary:
+        return "<h2>Op coverage</h2>" + missing("no op_counts in summary.json")
+    counts = summary["op_counts"]
+    never = [spec.name for spec in CATALOG if spec.name not in counts]
+    bars = [(op, n, str(n)) for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return (
+        "<h2>Op coverage</h2>"
+        + bar_chart("Steps drawn per op", bars)
+        + f"<p>{len(never)} of {len(CATALOG)} catalog entries never drawn"
+        + (f": {escape(', '.join(never[:60]))}{', ...' if len(never) > 60 else ''}" if never else "")
+        + "</p>"
+    )
+
+
+def path_section(summary: dict[str, Any]) -> str:
+    """Programs each path compiled (the skipped ones taken out), and violations observed per path."""
+    paths = summary.get("paths") or sorted({c["path"] for c in summary.get("counts", [])})
+    if not paths or "programs" not in summary:
+        return "<h2>Path coverage</h2>" + missing("no paths or programs in summary.json")
+    notes = summary.get("notes") or []
+    skipped = {p: sum(n["programs"] for n in notes if n["path"] == p and n["note"].startswith("skipped")) for p in paths}
+    ran = [(p, summary["programs"] - skipped[p], f"{summary['programs'] - skipped[p]} ({skipped[p]} skipped)") for p in paths]
+    violations = {p: sum(c["occurrences"] for c in summary.get("counts", []) if c["path"] == p) for p in paths}
+    other = [f"{n['path']}: {n['note']} ({n['programs']})" for n in notes if not n["note"].startswith("skipped")]
+    return (
+        "<h2>Path coverage</h2>"
+        + bar_chart("Programs compiled per path (every placement; skipped programs taken out)", ran)
+        + f"<p>violations observed per path (every placement and oracle): {escape(', '.join(f'{p} {n}' for p, n in violations.items()))}</p>"
+        + (f"<p>other notes (programs): {escape('; '.join(other))}</p>" if other else "")
+    )
+
+
+def dce_section(summary: dict[str, Any]) -> str:
+    """Per placement: the share of programs in which it changed subsymbols against stock, and where."""
+    activity = summary.get("dce_activity")
+    if activity is None:
+        return "<h2>DCE activity</h2>" + missing("no dce_activity in summary.json")
+    bars = [
+        (name, 100 * e["fraction_changed"], f"{100 * e['fraction_changed']:.0f}% ({e['programs_changed']}/{e['programs']})")
+        for name, e in activity.items()
+    ]
+    lines = "\n".join(activity_lines(activity))
+    return (
+        "<h2>DCE activity</h2>"
+        + bar_chart("Programs in which each placement changed subsymbols against stock (%)", bars)
+        + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than stock"))
+    )
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+SECTIONS = (time_section, op_section, path_section, dce_section)
+
+
+def page(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) -> str:
+    """The whole HTML page."""
+    body = header(summary, bugs, folder) + bug_sections(bugs, folder) + "".join(section(summary) for section in SECTIONS)
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>fuzzdce report: {escape(str(folder))}</title><style>{STYLE}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def write_report(folder: str | os.PathLike, output: str | os.PathLike | None = None) -> Path:
+    """Write the report of findings folder ``folder`` to ``output`` (default: DIR/report.html)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a findings folder (one holding {SUMMARY_FILE} and bug folders)")
+    target = Path(output) if output is not None else folder / REPORT_FILE
+    target.write_text(page(load_summary(folder), load_bugs(folder), folder))
+    return target
