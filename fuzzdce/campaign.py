@@ -62,12 +62,14 @@ class Campaign:
         settings = config.settings()
         self.max_examples = config.examples(settings)
         self.full_evaluations = 0  # programs evaluated under every placement and path
+        self.distinct_programs: set[Program] = set()  # those programs, each once
         self.driver = HypothesisDriver(
             self.observe,
             self.ledger,
             settings=settings,
             max_examples=self.max_examples,
             spent=lambda: self.full_evaluations,
+            distinct=lambda: len(self.distinct_programs),
             seed=config.seed,
             time_budget=config.time_budget,
             progress=self.progress,
@@ -116,6 +118,7 @@ class Campaign:
             return []
         evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
         self.full_evaluations += 1
+        self.distinct_programs.add(program)
         self.ledger.count(program, evaluations)
         if self.driver.steering is not None:
             self.driver.steering.observe(program, evaluations)

@@ -5,9 +5,10 @@ Each signature raises its own exception class, so Hypothesis treats distinct fin
 bugs and shrinks each separately. Hypothesis stops generating about ten seconds after a run's first
 failure, to shrink it; a campaign therefore goes on in rounds, each a new Hypothesis run with a seed
 derived from the campaign's, in which findings already seen fail no more (unless on a smaller
-program), until the programs or the time are spent or a round evaluates nothing. (A round that
-finds nothing may still leave programs to run: programs smaller than a finding's are checked for
-that finding alone, as shrink steps, and do not count.)
+program), until the programs or the time are spent, or a round finds nothing and evaluates no
+program it had not evaluated before. (A round that finds nothing may still leave programs to run:
+programs smaller than a finding's are checked for that finding alone, as shrink steps, and do not
+count.)
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class HypothesisDriver:
         settings: settings,
         max_examples: int,
         spent: Callable[[], int],
+        distinct: Callable[[], int] = lambda: 0,
         seed: int | None = None,
         time_budget: float | None = None,
         progress: Callable[[], None] = lambda: None,
@@ -89,6 +91,7 @@ class HypothesisDriver:
         self.settings = settings
         self.max_examples = max_examples
         self.spent = spent
+        self.distinct = distinct
         self.seed = seed
         self.time_budget = time_budget
         self.progress = progress
@@ -169,12 +172,13 @@ class HypothesisDriver:
         return not self.ledger.larger_than(program)
 
     def run(self) -> None:
-        """Rounds until the programs or the time are spent, or a round evaluates no program."""
+        """Rounds until the programs or the time are spent, or a round finds nothing and evaluates no
+        new program (``distinct`` counts the programs evaluated so far, each once)."""
         if self.time_budget:
             self.deadline = time.monotonic() + self.time_budget
         round_number = 0
         while True:
-            before, found = self.spent(), False
+            before, distinct_before, found = self.spent(), self.distinct(), False
             self.ledger.new_round()
             try:
                 self.run_round(round_number)
@@ -187,5 +191,7 @@ class HypothesisDriver:
             if self.spent() == before or self.spent() >= self.max_examples or past_deadline:
                 return
             if not found:
+                if self.distinct() == distinct_before:
+                    return  # a quiet round of programs run before: Hypothesis has no new ones to draw
                 continue
             self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")

@@ -217,7 +217,8 @@ def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
     assert seeds[0] == 3 and len(set(seeds)) == 3
 
 
-def test_a_round_that_finds_nothing_new_ends_the_campaign():
+def test_a_round_that_finds_nothing_and_draws_no_new_program_ends_the_campaign():
+    """Hypothesis has run out of programs (a tiny catalog): another round would only repeat them."""
     rounds = []
 
     def quiet_run(round_number):
@@ -228,7 +229,23 @@ def test_a_round_that_finds_nothing_new_ends_the_campaign():
     config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
-    assert rounds == [0]
+    assert rounds == [0, 1]
+
+
+def test_a_quiet_round_that_ran_short_is_followed_by_another():
+    """A round can end having evaluated fewer programs than it was given (programs smaller than an
+    unshrunk finding's only check that finding): the campaign goes on until its programs are spent."""
+    rounds = []
+
+    def short_quiet_run(round_number):
+        rounds.append(round_number)
+        for i in range(3):
+            campaign.observe(dataclasses.replace(ONE_OP, seed=100 * round_number + i))
+
+    config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
+    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=short_quiet_run)
+    campaign.run()
+    assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
 
 
 def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
