@@ -123,7 +123,7 @@ class Ledger:
         same = [
             f
             for f in self.store
-            if f.signature in self.found_this_round and f.program.source() == program.source() and f.program.inputs_source() == program.inputs_source()
+            if f.signature in self.found_this_round and f.program == program
         ]
         return sorted(same, key=lambda f: f.verdict != PLACEMENT_INDUCED)
 
@@ -206,9 +206,9 @@ class Ledger:
         evaluated = set()
         for bug in self.bugs():
             program, smallest = bug.program, bug.smallest
-            if program.source() + program.inputs_source() in evaluated:
+            if program in evaluated:
                 continue  # an earlier bug's program, evaluated already
-            evaluated.add(program.source() + program.inputs_source())
+            evaluated.add(program)
             evaluations = evaluate(program)
             self.record(program, evaluations)
             for sig, (verdict, placements, violation) in triage(evaluations).items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from fuzzdce.model import Oracle, Outcome, Violation
@@ -49,6 +51,14 @@ def compare(actual, expected, what: str = "output", floor: torch.dtype | None = 
     return None
 
 
+def mismatch_key(reason: str) -> str:
+    """What differs, without where or by how much: ``compare``'s first clause, scalars and tensors
+    alike. (The detail names the first differing index, as long as the value's rank, so with it one
+    fault would be a finding per rank drawn.)"""
+    first = reason.split("; ", 1)[0]
+    return re.sub(r"\b(Scalars|Tensor-likes) are not close!", "values are not close", first)
+
+
 def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: str, what: str) -> list[Violation]:
     """One violation per call whose ``attribute`` differs from eager's call with the same label.
 
@@ -67,7 +77,7 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
         floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
         reason = compare(actual_value, expected_value, prefix, floor)
         if reason:
-            violations.append(Violation(oracle, outcome.path, reason, "Mismatch"))
+            violations.append(Violation(oracle, outcome.path, reason, "Mismatch", key=mismatch_key(reason)))
     return violations
 
 
