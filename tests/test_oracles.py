@@ -175,7 +175,7 @@ def test_check_trace_runs_in_thunders_cache_info_context():
     assert evaluate_under(index_put, "stock", paths=["jit"])["stock"].violations == []
 
 
-def test_a_wrong_value_is_one_finding_whatever_the_rank_but_a_wrong_dtype_is_another():
+def test_a_wrong_value_is_one_finding_whatever_the_rank_or_dtype_but_a_wrong_dtype_is_another():
     """The mismatch's detail names the first differing index, as long as the value's rank: the key
     leaves it out, so one fault is not a finding per rank drawn."""
     import torch
@@ -183,7 +183,8 @@ def test_a_wrong_value_is_one_finding_whatever_the_rank_but_a_wrong_dtype_is_ano
     from fuzzdce.oracles.outputs import compare, mismatch_key
     from fuzzdce.signatures import normalise
 
-    keys = {normalise(mismatch_key(compare(x + 1, x))) for x in (torch.ones(()), torch.ones(3), torch.ones(2, 3))}
+    values = (torch.ones(()), torch.ones(3), torch.ones(2, 3), torch.ones(3, dtype=torch.int64))
+    keys = {normalise(mismatch_key(compare(x + 1, x))) for x in values}
     assert len(keys) == 1, keys
     wrong_dtype = normalise(mismatch_key(compare(torch.ones(3, dtype=torch.float64), torch.ones(3))))
     assert wrong_dtype not in keys

@@ -52,11 +52,11 @@ def compare(actual, expected, what: str = "output", floor: torch.dtype | None = 
 
 
 def mismatch_key(reason: str) -> str:
-    """What differs, without where or by how much: ``compare``'s first clause, scalars and tensors
-    alike. (The detail names the first differing index, as long as the value's rank, so with it one
-    fault would be a finding per rank drawn.)"""
+    """What differs, without where or by how much: ``compare``'s first clause, for scalars and
+    tensors, exact and inexact dtypes alike. (The detail names the first differing index, as long as
+    the value's rank, so with it one fault would be a finding per rank and kind of dtype drawn.)"""
     first = reason.split("; ", 1)[0]
-    return re.sub(r"\b(Scalars|Tensor-likes) are not close!", "values are not close", first)
+    return re.sub(r"\b(Scalars|Tensor-likes) are not (close|equal)!", "values differ", first)
 
 
 def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: str, what: str) -> list[Violation]:
