@@ -166,10 +166,36 @@ def header(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) ->
         ("placements", joined(summary.get("placements", []))),
         ("paths", joined(summary.get("paths", []))),
     ]
-    # Seeds: one campaign's seed; a merged folder's runs or shards, whichever it recorded.
-    rows += [(key, escape(json.dumps(summary[key])[:400])) for key in ("seed", "seeds", "shards", "runs", "memory") if key in summary]
+    rows += [(key, joined(value) if isinstance(value, list) else escape(str(value))) for key, value in summary.items() if key in ("seed", "shard", "shards") and value is not None]
+    if summary.get("runs"):  # a merged folder: the runs it covers
+        rows += [(f"run {escape(run_id)}", run_line(run)) for run_id, run in sorted(summary["runs"].items())]
+    if summary.get("memory"):
+        rows += memory_rows(summary["memory"])
     rows.append(("versions", escape(", ".join(f"{k} {v}" for k, v in summary.get("versions", {}).items())) or "not recorded"))
     return f"<h1>fuzzdce report: {len(bugs)} bug{'s' * (len(bugs) != 1)}</h1>{facts_table(rows)}"
+
+
+def run_line(run: dict[str, Any]) -> str:
+    """One run of a merged folder: which shard, its seed, how much it ran."""
+    return escape(
+        f"shard {run.get('shard', '?')}, seed {run.get('seed', '?')}: {run.get('programs', '?')} programs "
+        f"in {number(run.get('wall_seconds', 0))} s"
+    )
+
+
+def memory_rows(memory: dict[str, Any]) -> list[tuple[str, str]]:
+    """Resident memory per process (start, end, peak), and how many processes were recycled."""
+    rows = [
+        (
+            f"memory: {escape(str(p.get('process', '?')))}",
+            escape(" ".join(f"{k.removesuffix('_rss_mb')} {number(p[k])} MB" for k in ("start_rss_mb", "end_rss_mb", "peak_rss_mb") if k in p)),
+        )
+        for p in memory.get("processes", [])
+    ]
+    recycled = memory.get("recycled") or {}
+    if recycled:
+        rows.append(("recycled", escape(", ".join(f"{n} {what}" for what, n in recycled.items()))))
+    return rows
 
 
 def bug_block(bug: dict[str, Any], folder: Path) -> str:
@@ -228,20 +254,33 @@ def steps(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, floa
     return points
 
 
-def time_section(summary: dict[str, Any]) -> str:
-    """Distinct bugs and programs per minute over the campaign's time (in seconds when short, else minutes)."""
+def discoveries(bugs: list[dict[str, Any]], end: float, unit: float) -> list[tuple[float, float]] | None:
+    """Bugs so far as a step at each bug's first-seen time, to ``end``; None when a bug has no time."""
+    times = sorted(b.get("first_seen_seconds") for b in bugs if b.get("first_seen_seconds") is not None)
+    if len(times) != len(bugs):
+        return None
+    points = [(0.0, 0)]
+    for count, t in enumerate(times, 1):
+        points += [(t / unit, count - 1), (t / unit, count)]
+    return points + [(max(end, times[-1] if times else 0.0) / unit, len(times))]
+
+
+def time_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
+    """Distinct bugs and programs per minute over the campaign's time (in seconds when short, else
+    minutes). Bugs step at their first-seen times, exact; programs are sampled at progress lines."""
     timeline = summary.get("timeline")
     if not timeline:
         return "<h2>Over time</h2>" + missing("no timeline in summary.json (a campaign from before fuzzdce recorded one)")
     unit, name = (1, "seconds") if timeline[-1]["seconds"] < 300 else (60, "minutes")
+    found = discoveries(bugs, timeline[-1]["seconds"], unit) or steps(timeline, unit)
     return (
         "<h2>Over time</h2>"
-        + line_chart("Distinct bugs found over time", steps(timeline, unit), x_label=name, y_label="bugs", dots=False)
+        + line_chart("Distinct bugs found over time", found, x_label=name, y_label="bugs", dots=False)
         + line_chart("Programs per minute over time", rates(timeline, unit), x_label=name, y_label="programs/min")
     )
 
 
-def op_section(summary: dict[str, Any]) -> str:
+def op_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     """Programs per catalog op, and which entries were never drawn."""
     if "op_counts" not in summary:
         return "<h2>Op coverage</h2>" + missing("no op_counts in summary.json")
@@ -257,7 +296,7 @@ def op_section(summary: dict[str, Any]) -> str:
     )
 
 
-def path_section(summary: dict[str, Any]) -> str:
+def path_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     """Programs each path compiled (the skipped ones taken out), and violations observed per path."""
     paths = summary.get("paths") or sorted({c["path"] for c in summary.get("counts", [])})
     if not paths or "programs" not in summary:
@@ -275,7 +314,7 @@ def path_section(summary: dict[str, Any]) -> str:
     )
 
 
-def dce_section(summary: dict[str, Any]) -> str:
+def dce_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     """Per placement: the share of programs in which it changed subsymbols against stock, and where."""
     activity = summary.get("dce_activity")
     if activity is None:
@@ -294,12 +333,13 @@ def dce_section(summary: dict[str, Any]) -> str:
 
 # --- the page -------------------------------------------------------------------------------------
 
+# Each section reads the summary and the bugs; a new chart is one more function here.
 SECTIONS = (time_section, op_section, path_section, dce_section)
 
 
 def page(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) -> str:
     """The whole HTML page."""
-    body = header(summary, bugs, folder) + bug_sections(bugs, folder) + "".join(section(summary) for section in SECTIONS)
+    body = header(summary, bugs, folder) + bug_sections(bugs, folder) + "".join(section(summary, bugs) for section in SECTIONS)
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>fuzzdce report: {escape(str(folder))}</title><style>{STYLE}</style></head>"

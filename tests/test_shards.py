@@ -156,3 +156,12 @@ def test_merging_again_or_in_the_other_order_changes_nothing(campaigns):
         return json.loads(json.dumps(text).replace(str(folder), "OUT"))
 
     assert content(root / "merged") == content(root / "reversed") == content(root / "again")
+
+
+def test_the_report_of_a_merged_folder_lists_its_runs_and_bugs(campaigns):
+    from fuzzdce.html_report import write_report
+
+    root, _, merged, *_ = campaigns
+    html = write_report(root / "merged", root / "merged.html").read_text()
+    assert f"run {SEED}:0/2" in html and f"run {SEED}:1/2" in html
+    assert all(f"bug {b['id']}" in html for b in merged.summary["bugs"]["placement-induced"])
