@@ -45,6 +45,19 @@ class DceActivity:
             self.symbols.update({(name, key, kind): n for (key, kind), n in counts.items()})
             self.per_program.setdefault(name, []).append(sum(counts.values()))
 
+    @classmethod
+    def from_summary(cls, data: Mapping[str, Any]) -> DceActivity:
+        """The counters behind ``summary``'s output (summary.json's ``dce_activity``): runs merge by these."""
+        activity = cls()
+        for name, entry in data.items():
+            activity.programs[name] += entry["programs"]
+            activity.changed[name] += entry["programs_changed"]
+            activity.per_program[name] = list(entry.get("per_program", []))
+            for s in entry["symbols"]:
+                for kind in ("removed", "added"):
+                    activity.symbols[(name, f"{s['symbol']}@{s['depth']}", kind)] += s[kind]
+        return activity
+
     def merge(self, other: DceActivity) -> None:
         self.programs.update(other.programs)
         self.changed.update(other.changed)

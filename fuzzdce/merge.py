@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.coverage import DceActivity
 from fuzzdce.errors import UsageError
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, VERDICTS
 from fuzzdce.model import STOCK
@@ -280,31 +281,10 @@ def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[Mapping[str,
 
 def merged_activity(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``coverage.DceActivity.summary``'s format, its counters summed over runs."""
-    merged: dict[str, dict[str, Any]] = {}
+    total = DceActivity()
     for run in runs:
-        for name, entry in run.get("dce_activity", {}).items():
-            into = merged.setdefault(name, {"programs": 0, "programs_changed": 0, "symbols": {}, "per_program": []})
-            into["programs"] += entry["programs"]
-            into["programs_changed"] += entry["programs_changed"]
-            into["per_program"] += entry.get("per_program", [])
-            for s in entry["symbols"]:
-                counts = into["symbols"].setdefault(f"{s['symbol']}@{s['depth']}", {"removed": 0, "added": 0})
-                counts["removed"] += s["removed"]
-                counts["added"] += s["added"]
-    return {name: activity_entry(entry) for name, entry in merged.items()}
-
-
-def activity_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    programs, changed = entry["programs"], entry["programs_changed"]
-    ranked = sorted(entry["symbols"].items(), key=lambda kv: (-kv[1]["removed"] - kv[1]["added"], kv[0]))
-    return {
-        "programs": programs,
-        "programs_changed": changed,
-        "fraction_changed": round(changed / programs, 4) if programs else 0.0,
-        "exercised": changed > 0,
-        "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
-        "per_program": entry["per_program"],
-    }
+        total.merge(DceActivity.from_summary(run.get("dce_activity", {})))
+    return total.summary(total.programs)
 
 
 def bugs_by_then(timeline: Sequence[Mapping[str, Any]], t: float) -> int:

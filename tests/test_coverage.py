@@ -32,7 +32,10 @@ def test_report_says_what_changed_and_what_was_not_exercised(campaign):
     text = render(campaign)
     assert "symcall changed subsymbols in" in text
     assert "planted:does_nothing: NOT EXERCISED" in text
-    assert not any(v.oracle == "dce-sound" for f in campaign.store for v in [f.violation])
+    # A placement that changes nothing cannot lose a subsymbol. (symcall can: under symbolic values
+    # it drops number-proxy producers such as `i3 = shape(v1)` that a kept subsymbol still reads.)
+    unsound = [f for f in campaign.store if f.violation.oracle == "dce-sound"]
+    assert not any(p in f.placements for f in unsound for p in ("stock", "planted:does_nothing")), unsound
 
 
 def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
