@@ -71,6 +71,14 @@ def test_the_nightly_merge_command_is_accepted_by_the_cli():
     assert args.out == "merged" and args.inputs and args.known and args.markdown
 
 
+def test_the_nightly_report_command_is_accepted_by_the_cli():
+    from fuzzdce.cli import parser
+
+    (arguments,) = commands(NIGHTLY, "merge", "bin/fuzzdce\" report")
+    args = parser().parse_args(["report", *arguments])
+    assert args.folder == "merged" and args.output == "merged/report.html"
+
+
 def test_the_shard_label_is_what_fuzzdce_parses():
     import yaml
 
