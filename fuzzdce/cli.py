@@ -25,7 +25,7 @@ from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
 from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
 def positive_int(text: str) -> int:
@@ -35,6 +35,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def count_or_zero(text: str) -> int:
+    """A non-negative integer: a threshold where 0 means never."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
 
 
@@ -100,6 +111,22 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_MEMORY_LIMIT_MB,
         metavar="MB",
         help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
+    )
+    run.add_argument(
+        "--recycle-jobs",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_JOBS,
+        metavar="N",
+        help="replace each worker's process, between jobs, after N jobs (its memory grows over a long run; "
+        f"a fresh one costs a few seconds of imports); 0: never (default: {DEFAULT_RECYCLE_JOBS})",
+    )
+    run.add_argument(
+        "--recycle-rss",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_RSS_MB,
+        metavar="MB",
+        help="replace each worker's process, between jobs, once its resident memory passes MB; "
+        f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
     )
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
@@ -237,6 +264,8 @@ def config_from(args) -> CampaignConfig:
         known=load_known(args.known) if args.known else {},
         database=args.database,
         memory_limit_mb=args.memory_limit,
+        recycle_jobs=args.recycle_jobs,
+        recycle_rss_mb=args.recycle_rss,
         ops=tuple(args.op or ()),
         steer=args.steer,
     )

@@ -16,7 +16,7 @@ from fuzzdce.model import Placement
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -45,6 +45,10 @@ class CampaignConfig:
     database: str | None = None  # example database spec (profiles.database_from)
     sandbox: bool = False  # run Thunder's work in a child process with the limits below
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    # A sandboxed worker's child is replaced, between jobs, after this many jobs or past this
+    # resident size, whichever comes first (0: never): its memory grows over a long campaign.
+    recycle_jobs: int = DEFAULT_RECYCLE_JOBS
+    recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first

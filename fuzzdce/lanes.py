@@ -29,9 +29,11 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
     quiet_library_warnings()
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     prefix = f"[lane {lane}] "
-    campaign = Campaign(config.lane(lane), log=lambda line: print(prefix + line, file=sys.stderr, flush=True))
+    campaign = Campaign(
+        config.lane(lane), log=lambda line: print(prefix + line, file=sys.stderr, flush=True), process=f"lane {lane}"
+    )
     campaign.run()
-    results.put((lane, campaign.store, campaign.stats, campaign.interrupted))
+    results.put((lane, campaign.store, campaign.stats, campaign.interrupted, campaign.memory()))
 
 
 def _collect(results, processes, jobs: int, collected: list[Any]) -> None:
@@ -66,8 +68,8 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         _collect(results, processes, jobs, collected)
     for process in processes:
         process.join(timeout=30)
-    for _, store, stats, lane_interrupted in sorted(collected, key=lambda item: item[0]):
-        merged.absorb(store, stats, lane_interrupted)
+    for _, store, stats, lane_interrupted, memory in sorted(collected, key=lambda item: item[0]):
+        merged.absorb(store, stats, lane_interrupted, memory)
     if interrupted:
         merged.mark_interrupted()
     if len(collected) < jobs:

@@ -81,6 +81,8 @@ def summary(campaign) -> dict[str, Any]:
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
         "notes": [{"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()],
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
+        # Resident MB of each process (driver, lanes, their workers across recycled children) and recyclings.
+        "memory": campaign.memory().summary(),
         "versions": versions(),
     }
 
