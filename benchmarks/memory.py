@@ -5,9 +5,10 @@ sampling the resident size (VmRSS) of every process under it from /proc every ``
 seconds, from outside, so the figures do not depend on the code under test. Prints, per process
 (the driver, each lane, each lane's worker, whose successive children are one process here), its
 resident MB at the start (after ``--warmup`` seconds of imports) and end, its peak, and its growth
-per minute and per 100 jobs, for each variant: ``without`` (``--recycle-jobs 0 --recycle-rss 0``)
-and ``with`` (the defaults, or ``--recycle-jobs N`` / ``--recycle-rss MB``). Also prints the cost of
-a worker's fresh child (its first job, imports included, against the next).
+per minute and per 100 jobs, for each variant: ``without`` (``--recycle-jobs 0 --recycle-rss 0
+--recycle-lane-rss 0``) and ``with`` (the defaults, or ``--recycle-jobs N`` / ``--recycle-rss MB`` /
+``--recycle-lane-rss MB``). Also prints the cost of a worker's fresh child (its first job, imports
+included, against the next).
 
     PYTHONPATH=. python benchmarks/memory.py [--minutes 20] [--jobs 2] [--variant both|with|without]
 
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,7 +147,7 @@ def run_variant(name: str, recycle: list[str], args) -> dict:
         summary_file = Path(folder) / "summary.json"
         summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
         lines = (Path(folder) / "stderr.txt").read_text().splitlines()
-    recycled_lines = [line for line in lines if "recycled after" in line]
+    recycled_lines = [line for line in lines if "recycled after" in line or "ended without" in line or "Traceback" in line]
     return {
         "name": name,
         "recycle": " ".join(recycle) or "defaults",
@@ -240,10 +242,12 @@ def main() -> None:
     parser.add_argument("--variant", choices=["both", "with", "without"], default="both")
     parser.add_argument("--recycle-jobs", type=int, help="for the `with` variant (default: fuzzdce's)")
     parser.add_argument("--recycle-rss", type=int, help="for the `with` variant (default: fuzzdce's)")
+    parser.add_argument("--recycle-lane-rss", type=int, help="for the `with` variant (default: fuzzdce's)")
     parser.add_argument("--sample-every", type=float, default=10.0, help="seconds between samples")
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds of imports before the start figure")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    warnings.filterwarnings("ignore")  # Thunder's import-time warnings, from restart_cost
     print(
         f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; fuzzdce run --placement stock --jobs {args.jobs} "
         f"for {args.minutes:g} min; RSS sampled from /proc every {args.sample_every:g} s; start = first sample after "
@@ -257,7 +261,9 @@ def main() -> None:
         with_recycle += ["--recycle-jobs", str(args.recycle_jobs)]
     if args.recycle_rss is not None:
         with_recycle += ["--recycle-rss", str(args.recycle_rss)]
-    variants = {"without": ["--recycle-jobs", "0", "--recycle-rss", "0"], "with": with_recycle}
+    if args.recycle_lane_rss is not None:
+        with_recycle += ["--recycle-lane-rss", str(args.recycle_lane_rss)]
+    variants = {"without": ["--recycle-jobs", "0", "--recycle-rss", "0", "--recycle-lane-rss", "0"], "with": with_recycle}
     for name in ("without", "with") if args.variant == "both" else (args.variant,):
         print("\n".join(report(run_variant(name, variants[name], args), args)), flush=True)
 

@@ -37,7 +37,8 @@ class Campaign:
     ``evaluator``: who evaluates programs (default: in this process, or in a sandboxed worker when
     ``config.sandbox``). ``run_round``: handed to the driver (tests give a stand-in Hypothesis run).
     ``process``: what summary.json's memory entry calls this process ("driver", "lane 0"); its
-    worker is "<process> worker".
+    worker is "<process> worker". ``recycle_rss_mb``: past this resident size, stop after the
+    current round (``recycled`` is then set; a lane's parent starts a fresh process to go on).
     """
 
     def __init__(
@@ -48,11 +49,13 @@ class Campaign:
         log: Log = stderr_log,
         run_round: Callable[[int], None] | None = None,
         process: str = "driver",
+        recycle_rss_mb: int | None = None,
     ) -> None:
         self.config = config
         self.own_memory = ProcessMemory(process)
         self.own_memory.observe_self()
         self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
+        self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
         self.paths = list(config.paths)
         self.seed = config.seed
@@ -80,6 +83,7 @@ class Campaign:
             run_round=run_round,
             catalog=config.catalog(),
             steering=Steering() if config.steer else None,
+            pause=self.grown_too_large,
         )
         self.interrupted = False
         self.started = time.monotonic()
@@ -106,6 +110,18 @@ class Campaign:
             report.recycled_workers += jobs.recycled
         report.merge(self.absorbed_memory)
         return report
+
+    def grown_too_large(self) -> bool:
+        """Asked between rounds: is this process past its recycling threshold?"""
+        if not self.recycle_rss_mb:
+            return False
+        self.own_memory.observe_self()
+        return self.own_memory.end_rss_mb > self.recycle_rss_mb
+
+    @property
+    def recycled(self) -> bool:
+        """Did the campaign stop early, between rounds, because this process grew too large?"""
+        return self.driver.paused
 
     @property
     def store(self) -> FindingStore:
@@ -217,7 +233,13 @@ class Campaign:
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
             self.driver.run()
-            self.log(self.ledger.progress_line() + " -- done")
+            if self.recycled:
+                self.log(
+                    f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
+                    f"{self.own_memory.end_rss_mb:.0f} MB resident (over {self.recycle_rss_mb} MB); a fresh process goes on"
+                )
+            else:
+                self.log(self.ledger.progress_line() + " -- done")
         except KeyboardInterrupt:
             # Ctrl-C or SIGTERM: every finding is already on disk; record where we stopped.
             self.interrupted = True

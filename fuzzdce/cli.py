@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.builds import BuildWorker
-from fuzzdce.config import CampaignConfig
+from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
@@ -127,6 +127,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="MB",
         help="replace each worker's process, between jobs, once its resident memory passes MB; "
         f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
+    )
+    run.add_argument(
+        "--recycle-lane-rss",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_LANE_RSS_MB,
+        metavar="MB",
+        help="a lane whose process passes MB resident stops after its Hypothesis round and a fresh process "
+        f"goes on with the lane's programs and time left; 0: never (default: {DEFAULT_RECYCLE_LANE_RSS_MB})",
     )
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
@@ -266,6 +274,7 @@ def config_from(args) -> CampaignConfig:
         memory_limit_mb=args.memory_limit,
         recycle_jobs=args.recycle_jobs,
         recycle_rss_mb=args.recycle_rss,
+        recycle_lane_rss_mb=args.recycle_lane_rss,
         ops=tuple(args.op or ()),
         steer=args.steer,
     )

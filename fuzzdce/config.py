@@ -19,6 +19,12 @@ from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
+# A lane starts near 660 MB resident (torch and Thunder imported) and grows about 8 MB a minute;
+# past 1024 MB (about 45 minutes) it hands over to a fresh process after its round: some seconds
+# of imports and a new Hypothesis run, a fraction of a percent of the lane's time.
+DEFAULT_RECYCLE_LANE_RSS_MB = 1024
+
+
 def derive_seed(seed: int, *parts: object) -> int:
     """A 32-bit seed for one part of a campaign (a shard, a lane's next process, a round), derived
     from the campaign's ``seed``: different parts get unrelated seeds, the same parts the same one."""
@@ -49,6 +55,9 @@ class CampaignConfig:
     # resident size, whichever comes first (0: never): its memory grows over a long campaign.
     recycle_jobs: int = DEFAULT_RECYCLE_JOBS
     recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
+    # A lane (a process of its own) past this resident size stops after its round and a fresh
+    # process carries on with what is left of its programs and time (0: never).
+    recycle_lane_rss_mb: int = DEFAULT_RECYCLE_LANE_RSS_MB
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
@@ -89,6 +98,13 @@ class CampaignConfig:
         """Lane ``index`` of a parallel campaign: seed + index, sandboxed, findings confirmed after merging."""
         seed = None if self.seed is None else self.seed + index
         return dataclasses.replace(self, seed=seed, sandbox=True, confirm=False, clear_findings=False)
+
+    def restarted(self, restart: int, programs_left: int, seconds_left: float | None) -> CampaignConfig:
+        """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
+        a seed of its own, and what is left of the lane's programs and time budget (both are the
+        lane's as a whole, across its processes)."""
+        seed = None if self.seed is None else derive_seed(self.seed, "restart", restart)
+        return dataclasses.replace(self, seed=seed, max_examples=programs_left, time_budget=seconds_left)
 
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.placements]

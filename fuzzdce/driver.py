@@ -63,6 +63,8 @@ class HypothesisDriver:
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
     tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
     entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
+    ``pause()`` is asked after each round that would be followed by another: True stops the run
+    there, with ``paused`` set (a lane grown too large hands over to a fresh process).
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class HypothesisDriver:
         run_round: Callable[[int], None] | None = None,
         catalog: tuple[OpSpec, ...] = CATALOG,
         steering: Steering | None = None,
+        pause: Callable[[], bool] = lambda: False,
     ) -> None:
         self.examine = examine
         self.catalog = catalog
@@ -95,6 +98,9 @@ class HypothesisDriver:
         self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False
+        self.pause = pause
+        self.paused = False
+        self.rounds = 0  # rounds run
 
     def stop(self) -> None:
         """Generate nothing more (as if the time budget were spent); shrinking stops too."""
@@ -181,9 +187,13 @@ class HypothesisDriver:
                     raise
                 found = True
             round_number += 1
+            self.rounds = round_number
             past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
             steered_on = self.steering is not None and not found
             if (not found and not steered_on) or self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+                return
+            if self.pause():  # between rounds only: nothing is lost but the next round's start
+                self.paused = True
                 return
             if steered_on:
                 continue

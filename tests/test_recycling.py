@@ -9,6 +9,7 @@ import pytest
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.config import CampaignConfig
+from fuzzdce.driver import failure_type
 from fuzzdce.evaluate import Evaluator, PathResult
 from fuzzdce.memory import MemoryReport, ProcessMemory, resident_mb
 from fuzzdce.model import EAGER, JobFailure, Outcome
@@ -143,3 +144,74 @@ def test_a_job_that_kills_the_child_is_still_a_crash_finding(tmp_path):
     campaign = cheap_campaign(tmp_path, dies_on="thunderfx")
     assert {f.violation.oracle for f in campaign.store} == {"crash"}
     assert {f.violation.path for f in campaign.store} == {"thunderfx"}
+
+
+# --- lanes ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold, rounds_run", [(1, [0]), (0, [0, 1, 2, 3, 4])])
+def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_follow(threshold, rounds_run):
+    rounds = []
+
+    def finding_round(round_number):
+        rounds.append(round_number)
+        campaign.observe(dataclasses.replace(SUB, seed=round_number + 1))
+        # As Hypothesis does on a finding: the round fails with it, so the campaign would go on.
+        raise failure_type(next(iter(campaign.store)).cause_key)("found")
+
+    worker = Worker(run, recycle_jobs=0, recycle_rss_mb=0)
+    config = CampaignConfig(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
+    evaluator = Evaluator(CheapWorkerJobs(worker, dies_on="jit"))
+    # Every process is past 1 MB; 0 means never.
+    campaign = Campaign(config, evaluator=evaluator, log=lambda line: None, run_round=finding_round, recycle_rss_mb=threshold)
+    campaign.run()
+    assert rounds == rounds_run and campaign.full_evaluations == len(rounds_run)
+    assert campaign.recycled == bool(threshold)
+
+
+def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_budgets():
+    from fuzzdce.config import derive_seed
+
+    lane = CampaignConfig(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).lane(1)
+    again = lane.restarted(2, programs_left=40, seconds_left=250.0)
+    assert again.seed == derive_seed(8, "restart", 2) and again.seed != lane.restarted(1, 40, 250.0).seed
+    assert (again.max_examples, again.time_budget) == (40, 250.0)
+    assert again.sandbox and not again.confirm and not again.clear_findings
+
+
+def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
+    import time
+
+    from fuzzdce import lanes as lanes_module
+    from fuzzdce.findings import FindingStore
+    from fuzzdce.ledger import Stats
+
+    started = []
+    monkeypatch.setattr(lanes_module.Lanes, "start", lambda self, lane, config: started.append((lane, config)))
+    config = CampaignConfig(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600)
+    lanes = lanes_module.Lanes(config, 2)
+    assert [(lane, c.seed) for lane, c in started] == [(0, 7), (1, 8)]
+    lanes.started[1] -= 100  # lane 1 has run 100 s
+    report = lanes_module.LaneReport(1, FindingStore(), Stats(), False, MemoryReport(), True, programs_left=30)
+    lanes.restart(report)
+    lane, again = started[-1]
+    assert lane == 1 and again.max_examples == 30 and 495 < again.time_budget <= 500
+    lanes.started[1] = time.monotonic() - 601  # its time is spent: no restart
+    lanes.restart(report)
+    assert len(started) == 3
+
+
+def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_memory(tmp_path):
+    """End to end, Thunder in the workers: two lanes under a fault that fails every program, each
+    recycled after every round (past 1 MB), restarted until its programs are spent."""
+    from fuzzdce.cli import main
+
+    folder = tmp_path / "findings"
+    argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--op", "add"]
+    argv += ["--max-examples", "3", "--seed", "5", "--jobs", "2", "--findings", str(folder), "--database", "none"]
+    assert main(argv + ["--recycle-lane-rss", "1", "--recycle-jobs", "4"]) == 1
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["programs"] <= 6 and summary["bugs"]["placement-induced"]
+    memory = summary["memory"]
+    assert {p["process"] for p in memory["processes"]} >= {"driver", "lane 0", "lane 0 worker", "lane 1", "lane 1 worker"}
+    assert memory["recycled"]["lanes"] >= 2 and memory["recycled"]["workers"] >= 1
