@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-JOBS_PER_PROGRAM = 7  # stock only: eager once, then each of the 6 default paths
 
 
 # --- reading /proc, from outside ---------------------------------------------------------------
@@ -182,12 +181,14 @@ def child_slope(samples) -> float:
 def report(result: dict, args) -> list[str]:
     summary = result["summary"]
     programs = summary.get("programs", 0)
-    jobs_per_lane = programs * JOBS_PER_PROGRAM / args.jobs
     minutes = result["elapsed"] / 60
     recycled = summary.get("memory", {}).get("recycled", {})
+    # Jobs each lane's worker completed (summary.json; programs plus shrink steps and replays).
+    jobs = {p["process"].removesuffix(" worker"): p.get("jobs", 0) for p in summary.get("memory", {}).get("processes", [])}
+    total_jobs = sum(n for lane, n in jobs.items() if lane.startswith("lane"))
     out = [
-        f"== {result['name']} recycling ({result['recycle']}): {minutes:.1f} min, {programs} programs "
-        f"(~{programs * JOBS_PER_PROGRAM} jobs, ~{jobs_per_lane / max(minutes, 1e-9):.0f} jobs/min per lane); "
+        f"== {result['name']} recycling ({result['recycle']}): {minutes:.1f} min, {programs} programs, "
+        f"{total_jobs} jobs ({total_jobs / max(minutes, 1e-9) / args.jobs:.0f} jobs/min per lane); "
         f"recycled (summary.json): workers {recycled.get('workers', '?')}, lanes {recycled.get('lanes', '?')} ==",
         f"{'process':<16}{'pids':>5}{'start MB':>10}{'end MB':>9}{'peak MB':>9}{'MB/min':>8}{'MB/min in child':>17}{'MB/100 jobs':>13}",
     ]
@@ -198,7 +199,8 @@ def report(result: dict, args) -> list[str]:
         span = max((end[0] - start[0]) / 60, 1e-9)
         net = (end[2] - start[2]) / span
         in_child = child_slope(later)
-        per_job = "" if name == "driver" else f"{100 * in_child / max(jobs_per_lane / minutes, 1e-9):13.2f}"
+        lane_jobs_per_minute = jobs.get(name.removesuffix(" worker"), 0) / minutes
+        per_job = "" if name == "driver" else f"{100 * in_child / max(lane_jobs_per_minute, 1e-9):13.2f}"
         peak = max(m for _, _, m in series.samples)
         out.append(
             f"{name:<16}{series.pids():>5}{start[2]:>10.0f}{end[2]:>9.0f}{peak:>9.0f}{net:>8.1f}{in_child:>17.1f}{per_job}"

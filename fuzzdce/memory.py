@@ -5,7 +5,8 @@ Long campaigns grow (Thunder's and torch's caches, Hypothesis's state), so worke
 past a job count or a resident size (``workers.Worker``); summary.json records each process's
 resident size at its start and end and its peak, and how many workers and lanes were recycled:
 ``{"memory": {"processes": [{"process", "start_rss_mb", "end_rss_mb", "peak_rss_mb"}, ...],
-"recycled": {"workers": N, "lanes": N}}}``.
+"recycled": {"workers": N, "lanes": N}}}``; a worker's entry also has ``jobs`` (jobs it ran), so
+growth can be read per job.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class ProcessMemory:
     start_rss_mb: float | None = None
     end_rss_mb: float | None = None
     peak_rss_mb: float = 0.0
+    jobs: int | None = None  # a worker's: jobs completed, across its children
 
     def observe(self, rss_mb: float, peak_mb: float | None = None) -> None:
         """Record a reading: resident MB now and, when known, the process's peak so far."""
@@ -79,15 +81,20 @@ class ProcessMemory:
             self.start_rss_mb = later.start_rss_mb
         self.end_rss_mb = later.end_rss_mb
         self.peak_rss_mb = max(self.peak_rss_mb, later.peak_rss_mb)
+        if later.jobs is not None:
+            self.jobs = (self.jobs or 0) + later.jobs
 
     def entry(self) -> dict[str, Any]:
         rounded = {k: None if v is None else round(v, 1) for k, v in (("start", self.start_rss_mb), ("end", self.end_rss_mb))}
-        return {
+        entry = {
             "process": self.process,
             "start_rss_mb": rounded["start"],
             "end_rss_mb": rounded["end"],
             "peak_rss_mb": round(self.peak_rss_mb, 1),
         }
+        if self.jobs is not None:
+            entry["jobs"] = self.jobs
+        return entry
 
 
 @dataclass

@@ -94,7 +94,7 @@ class Worker:
         self.restarts = 0  # children replaced after a job failed
         self.recycled = 0  # children retired healthy, for their job count or memory
         self.jobs_in_child = 0
-        self.memory = ProcessMemory(name)
+        self.memory = ProcessMemory(name, jobs=0)
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
@@ -139,6 +139,7 @@ class Worker:
         """The job is done and its result received: read the child's memory and retire the child
         if it has run enough jobs or grown too large (the next job starts a fresh one)."""
         self.jobs_in_child += 1
+        self.memory.jobs += 1
         rss_mb = self._read_memory(reported_peak_mb)
         reason = self._recycle_reason(rss_mb)
         if reason is not None:

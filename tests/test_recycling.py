@@ -135,6 +135,7 @@ def test_a_recycled_worker_is_no_crash_finding_and_summary_json_records_memory(t
     assert memory["recycled"] == {"workers": 6, "lanes": 0}  # 12 jobs, each child retired after 2
     processes = {p["process"]: p for p in memory["processes"]}
     assert set(processes) == {"driver", "driver worker"}
+    assert processes["driver worker"].pop("jobs") == 12  # a worker's entry also counts its jobs
     for entry in processes.values():
         assert set(entry) == {"process", "start_rss_mb", "end_rss_mb", "peak_rss_mb"}
         assert 0 < entry["start_rss_mb"] <= entry["peak_rss_mb"] and 0 < entry["end_rss_mb"] <= entry["peak_rss_mb"]
