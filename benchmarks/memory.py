@@ -86,12 +86,25 @@ class Series:
 
 class Sampler:
     """Names the processes under a campaign's root (lanes in the order they appear, each lane's
-    worker after its lane) and records their resident size."""
+    worker after its lane) and records their resident size. A child of the root that never has a
+    child of its own is no lane but the driver's worker (it confirms findings once the lanes are
+    done); ``series`` says so once sampling is over."""
 
     def __init__(self, root: int) -> None:
         self.root = root
         self.lane_slots: list[int | None] = []  # lane index -> pid of its current process
-        self.series: dict[str, Series] = defaultdict(Series)
+        self.samples: list[tuple[float, int, float, str]] = []
+        self.root_children: set[int] = set()
+        self.parents: set[int] = set()  # root children seen with a child
+
+    @property
+    def series(self) -> dict[str, Series]:
+        named: dict[str, Series] = defaultdict(Series)
+        for now, pid, mb, name in self.samples:
+            if pid in self.root_children and pid not in self.parents:
+                name = "driver worker"
+            named[name].samples.append((now, pid, mb))
+        return named
 
     def lane_name(self, pid: int, alive: set[int]) -> str:
         if pid not in self.lane_slots:
@@ -106,15 +119,17 @@ class Sampler:
         table = process_table()
         named = {self.root: "driver"}
         lanes = children(table, self.root)
-        for pid in children(table, self.root):
+        for pid in lanes:
+            self.root_children.add(pid)
             lane = self.lane_name(pid, set(lanes))
             named[pid] = lane
             for worker in children(table, pid):
+                self.parents.add(pid)
                 named[worker] = f"{lane} worker"
         for pid, name in named.items():
             mb = rss_mb(pid)
             if mb is not None:
-                self.series[name].samples.append((now, pid, mb))
+                self.samples.append((now, pid, mb, name))
 
 
 # --- one variant ------------------------------------------------------------------------------

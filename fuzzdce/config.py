@@ -19,9 +19,9 @@ from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
-# A lane starts near 660 MB resident (torch and Thunder imported) and grows about 8 MB a minute;
-# past 1024 MB (about 45 minutes) it hands over to a fresh process after its round: some seconds
-# of imports and a new Hypothesis run, a fraction of a percent of the lane's time.
+# A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
+# shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
+# over to a fresh process after its round: about 10 s of imports, a fraction of a percent.
 DEFAULT_RECYCLE_LANE_RSS_MB = 1024
 
 

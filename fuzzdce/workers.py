@@ -24,10 +24,11 @@ from fuzzdce.model import JobFailure
 
 DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
-# A fresh child costs a few seconds of imports (benchmarks/memory.py measures it); after 1000 jobs
-# (about 140 programs of 7 jobs) that is well under 1% of the child's work. A child starts near
-# 700 MB resident and grows about 10 MB a minute: 2048 MB is hours away, and far below the limit.
-DEFAULT_RECYCLE_JOBS = 1000
+# A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
+# its first few hundred jobs (to about 750 MB), then 2-4 MB per 100 jobs: 2000 jobs (about 10
+# minutes of a lane on 2 cores) bound that to under 100 MB more, for under 1% of the lane's time.
+# 2048 MB resident is the safety net for a job that leaves a child much larger.
+DEFAULT_RECYCLE_JOBS = 2000
 DEFAULT_RECYCLE_RSS_MB = 2048
 
 
