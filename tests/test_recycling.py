@@ -203,16 +203,17 @@ def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
 
 
 def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_memory(tmp_path):
-    """End to end, Thunder in the workers: two lanes under a fault that fails every program, each
-    recycled after every round (past 1 MB), restarted until its programs are spent."""
+    """End to end, Thunder in the workers: two lanes under a fault that fails every program (so each
+    round ends early, to shrink), each recycled after every round (past 1 MB) and restarted until
+    its 30 s are spent: the time budget is the lane's, across its processes."""
     from fuzzdce.cli import main
 
     folder = tmp_path / "findings"
     argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--op", "add"]
-    argv += ["--max-examples", "3", "--seed", "5", "--jobs", "2", "--findings", str(folder), "--database", "none"]
-    assert main(argv + ["--recycle-lane-rss", "1", "--recycle-jobs", "4"]) == 1
+    argv += ["--max-examples", "50", "--time-budget", "30", "--seed", "5", "--jobs", "2", "--findings", str(folder)]
+    assert main(argv + ["--database", "none", "--recycle-lane-rss", "1", "--recycle-jobs", "4"]) == 1
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["programs"] <= 6 and summary["bugs"]["placement-induced"]
+    assert summary["programs"] <= 100 and summary["bugs"]["placement-induced"]
     memory = summary["memory"]
     assert {p["process"] for p in memory["processes"]} >= {"driver", "lane 0", "lane 0 worker", "lane 1", "lane 1 worker"}
     assert memory["recycled"]["lanes"] >= 2 and memory["recycled"]["workers"] >= 1
