@@ -19,6 +19,7 @@ from fuzzdce.driver import HypothesisDriver
 from fuzzdce.evaluate import Evaluator
 from fuzzdce.findings import Finding, FindingStore, triage
 from fuzzdce.ledger import Ledger, Log
+from fuzzdce.memory import MemoryReport, ProcessMemory
 from fuzzdce.program import Program
 from fuzzdce.report import summary
 from fuzzdce.sandbox import SandboxedJobs
@@ -36,6 +37,9 @@ class Campaign:
 
     ``evaluator``: who evaluates programs (default: in this process, or in a sandboxed worker when
     ``config.sandbox``). ``run_round``: handed to the driver (tests give a stand-in Hypothesis run).
+    ``process``: what summary.json's memory entry calls this process ("driver", "lane 0"); its
+    worker is "<process> worker". ``recycle_rss_mb``: past this resident size, stop after the
+    current round (``recycled`` is then set; a lane's parent starts a fresh process to go on).
     """
 
     def __init__(
@@ -45,14 +49,20 @@ class Campaign:
         evaluator: Evaluator | None = None,
         log: Log = stderr_log,
         run_round: Callable[[int], None] | None = None,
+        process: str = "driver",
+        recycle_rss_mb: int | None = None,
     ) -> None:
         self.config = config
+        self.own_memory = ProcessMemory(process)
+        self.own_memory.observe_self()
+        self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
+        self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
         self.paths = list(config.paths)
         self.seed = config.seed
         self.log = log
         if evaluator is None:
-            evaluator = Evaluator(SandboxedJobs(memory_limit_mb=config.memory_limit_mb) if config.sandbox else None)
+            evaluator = Evaluator(self.sandbox(config) if config.sandbox else None)
         self.evaluator = evaluator
         folder = FindingsFolder(config.findings_dir, config.run_id) if config.findings_dir is not None else None
         self.epoch = config.started_at or time.time()  # wall-clock start of the timeline's clock
@@ -77,6 +87,7 @@ class Campaign:
             run_round=run_round,
             catalog=config.catalog(),
             steering=Steering() if config.steer else None,
+            pause=self.grown_too_large,
         )
         self.interrupted = False
         self.started = time.monotonic()
@@ -84,6 +95,41 @@ class Campaign:
     def clock(self) -> float:
         """Seconds since the campaign started (``config.started_at`` when given)."""
         return time.time() - self.epoch
+
+    def sandbox(self, config: CampaignConfig) -> SandboxedJobs:
+        """A sandboxed worker with the configured limits, recycled as configured."""
+        return SandboxedJobs(
+            memory_limit_mb=config.memory_limit_mb,
+            recycle_jobs=config.recycle_jobs,
+            recycle_rss_mb=config.recycle_rss_mb,
+            name=f"{self.own_memory.process} worker",
+            log=self.log,
+        )
+
+    def memory(self) -> MemoryReport:
+        """This process's memory, its worker's (if sandboxed) and any absorbed lanes'."""
+        self.own_memory.observe_self()
+        report = MemoryReport()
+        report.add(self.own_memory)
+        jobs = getattr(self.evaluator, "run_job", None)
+        worker_memory = getattr(jobs, "memory", None)
+        if worker_memory is not None and worker_memory.start_rss_mb is not None:
+            report.add(worker_memory)
+            report.recycled_workers += jobs.recycled
+        report.merge(self.absorbed_memory)
+        return report
+
+    def grown_too_large(self) -> bool:
+        """Asked between rounds: is this process past its recycling threshold?"""
+        if not self.recycle_rss_mb:
+            return False
+        self.own_memory.observe_self()
+        return self.own_memory.end_rss_mb > self.recycle_rss_mb
+
+    @property
+    def recycled(self) -> bool:
+        """Did the campaign stop early, between rounds, because this process grew too large?"""
+        return self.driver.paused
 
     @property
     def store(self) -> FindingStore:
@@ -171,10 +217,13 @@ class Campaign:
             self.stats.wall_seconds = time.monotonic() - self.started
             self.folder.write_summary(summary(self))
 
-    def absorb(self, store: FindingStore, stats, interrupted: bool) -> None:
-        """Fold in a lane's results (its findings, counts, and whether it was interrupted)."""
+    def absorb(self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None) -> None:
+        """Fold in a lane's results (its findings, counts, whether it was interrupted, and its
+        processes' memory)."""
         self.ledger.merge(store, stats)
         self.interrupted |= interrupted
+        if memory is not None:
+            self.absorbed_memory.merge(memory)
 
     def mark_interrupted(self) -> None:
         """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without grouping or confirming."""
@@ -199,7 +248,13 @@ class Campaign:
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
             self.driver.run()
-            self.log(self.ledger.progress_line() + " -- done")
+            if self.recycled:
+                self.log(
+                    f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
+                    f"{self.own_memory.end_rss_mb:.0f} MB resident (over {self.recycle_rss_mb} MB); a fresh process goes on"
+                )
+            else:
+                self.log(self.ledger.progress_line() + " -- done")
         except KeyboardInterrupt:
             # Ctrl-C or SIGTERM: every finding is already on disk; record where we stopped.
             self.interrupted = True

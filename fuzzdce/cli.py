@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.builds import BuildWorker
-from fuzzdce.config import CampaignConfig
+from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
@@ -28,7 +28,7 @@ from fuzzdce.report import render
 from fuzzdce.shards import ENVIRONMENT_HELP, resolve as resolve_shard
 from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
 def positive_int(text: str) -> int:
@@ -38,6 +38,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def count_or_zero(text: str) -> int:
+    """A non-negative integer: a threshold where 0 means never."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
 
 
@@ -103,6 +114,30 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_MEMORY_LIMIT_MB,
         metavar="MB",
         help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
+    )
+    run.add_argument(
+        "--recycle-jobs",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_JOBS,
+        metavar="N",
+        help="replace each worker's process, between jobs, after N jobs (its memory grows over a long run; "
+        f"a fresh one costs a few seconds of imports); 0: never (default: {DEFAULT_RECYCLE_JOBS})",
+    )
+    run.add_argument(
+        "--recycle-rss",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_RSS_MB,
+        metavar="MB",
+        help="replace each worker's process, between jobs, once its resident memory passes MB; "
+        f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
+    )
+    run.add_argument(
+        "--recycle-lane-rss",
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_LANE_RSS_MB,
+        metavar="MB",
+        help="a lane whose process passes MB resident stops after its Hypothesis round and a fresh process "
+        f"goes on with the lane's programs and time left; 0: never (default: {DEFAULT_RECYCLE_LANE_RSS_MB})",
     )
     run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
     run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
@@ -281,6 +316,9 @@ def config_from(args) -> CampaignConfig:
         known=load_known(args.known) if args.known else {},
         database=args.database,
         memory_limit_mb=args.memory_limit,
+        recycle_jobs=args.recycle_jobs,
+        recycle_rss_mb=args.recycle_rss,
+        recycle_lane_rss_mb=args.recycle_lane_rss,
         ops=tuple(args.op or ()),
         steer=args.steer,
     )

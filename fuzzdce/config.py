@@ -16,7 +16,13 @@ from fuzzdce.model import Placement
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
+
+
+# A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
+# shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
+# over to a fresh process after its round: about 10 s of imports, a fraction of a percent.
+DEFAULT_RECYCLE_LANE_RSS_MB = 1024
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -45,6 +51,13 @@ class CampaignConfig:
     database: str | None = None  # example database spec (profiles.database_from)
     sandbox: bool = False  # run Thunder's work in a child process with the limits below
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    # A sandboxed worker's child is replaced, between jobs, after this many jobs or past this
+    # resident size, whichever comes first (0: never): its memory grows over a long campaign.
+    recycle_jobs: int = DEFAULT_RECYCLE_JOBS
+    recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
+    # A lane (a process of its own) past this resident size stops after its round and a fresh
+    # process carries on with what is left of its programs and time (0: never).
+    recycle_lane_rss_mb: int = DEFAULT_RECYCLE_LANE_RSS_MB
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
@@ -119,6 +132,13 @@ class CampaignConfig:
     def run_id(self) -> str | None:
         """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
         return None if self.root_seed is None else f"{self.root_seed}:{self.shard_label}"
+
+    def restarted(self, restart: int, programs_left: int, seconds_left: float | None) -> CampaignConfig:
+        """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
+        a seed of its own, and what is left of the lane's programs and time budget (both are the
+        lane's as a whole, across its processes)."""
+        seed = None if self.seed is None else derive_seed(self.seed, "restart", restart)
+        return dataclasses.replace(self, seed=seed, max_examples=programs_left, time_budget=seconds_left)
 
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.placements]

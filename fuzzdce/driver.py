@@ -66,6 +66,8 @@ class HypothesisDriver:
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
     tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
     entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
+    ``pause()`` is asked after each round that would be followed by another: True stops the run
+    there, with ``paused`` set (a lane grown too large hands over to a fresh process).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class HypothesisDriver:
         run_round: Callable[[int], None] | None = None,
         catalog: tuple[OpSpec, ...] = CATALOG,
         steering: Steering | None = None,
+        pause: Callable[[], bool] = lambda: False,
     ) -> None:
         self.examine = examine
         self.catalog = catalog
@@ -100,6 +103,9 @@ class HypothesisDriver:
         self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False
+        self.pause = pause
+        self.paused = False
+        self.rounds = 0  # rounds run
 
     def stop(self) -> None:
         """Generate nothing more (as if the time budget were spent); shrinking stops too."""
@@ -187,11 +193,15 @@ class HypothesisDriver:
                     raise
                 found = True
             round_number += 1
+            self.rounds = round_number
             past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
             if self.spent() == before or self.spent() >= self.max_examples or past_deadline:
                 return
+            if not found and self.distinct() == distinct_before:
+                return  # a quiet round of programs run before: Hypothesis has no new ones to draw
+            if self.pause():  # between rounds only: nothing is lost but the next round's start
+                self.paused = True
+                return
             if not found:
-                if self.distinct() == distinct_before:
-                    return  # a quiet round of programs run before: Hypothesis has no new ones to draw
                 continue
             self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")

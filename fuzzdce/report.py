@@ -91,6 +91,8 @@ def summary(campaign) -> dict[str, Any]:
         # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
         "timeline": campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs]),
         "findings_dir": str(campaign.folder.root) if campaign.folder is not None else None,
+        # Resident MB of each process (driver, lanes, their workers across recycled children) and recyclings.
+        "memory": campaign.memory().summary(),
         "versions": versions(),
     }
 

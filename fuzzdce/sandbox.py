@@ -11,7 +11,8 @@ from __future__ import annotations
 from fuzzdce.evaluate import Job, LocalJobs, PathResult
 from fuzzdce.model import JobFailure, Outcome
 from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, Worker
+from fuzzdce.memory import ProcessMemory
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, Worker
 
 # The child enforces the per-path limit itself (SIGALRM); the parent's limit catches what that
 # cannot interrupt (a hang in C++), so it is a little longer.
@@ -31,10 +32,35 @@ def run_job_in_child(job: Job) -> Outcome | PathResult:
 
 class SandboxedJobs:
     """Runs each job in a ``Worker`` child with a time and memory limit; a ``JobFailure`` when the
-    job hung or killed its child (the next job gets a fresh one)."""
+    job hung or killed its child (the next job gets a fresh one). The child is recycled between
+    jobs after ``recycle_jobs`` jobs or past ``recycle_rss_mb`` resident MB (``Worker``)."""
 
-    def __init__(self, *, memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB) -> None:
-        self.worker = Worker(run_job_in_child, memory_limit_mb=memory_limit_mb)
+    def __init__(
+        self,
+        *,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        name: str = "worker",
+        log=lambda line: None,
+    ) -> None:
+        self.worker = Worker(
+            run_job_in_child,
+            memory_limit_mb=memory_limit_mb,
+            recycle_jobs=recycle_jobs,
+            recycle_rss_mb=recycle_rss_mb,
+            name=name,
+            log=log,
+        )
+
+    @property
+    def memory(self) -> ProcessMemory:
+        """The worker's resident sizes, across its successive children."""
+        return self.worker.memory
+
+    @property
+    def recycled(self) -> int:
+        return self.worker.recycled
 
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
         limit = None if job.timeout is None else job.timeout + PARENT_GRACE_SECONDS

@@ -3,6 +3,12 @@
 A compile that hangs, segfaults, aborts or exhausts memory must become a finding, not the end of a
 campaign. ``Worker`` keeps one child process alive across jobs (importing torch and Thunder costs
 seconds) and replaces it when a job times out or kills it.
+
+A child's memory grows with the jobs it runs (Thunder's and torch's caches), about 10 MB a minute;
+over a night that would reach the memory limit and surface as false ``crash`` findings. So a worker
+also *recycles* its child, between jobs only, after ``recycle_jobs`` jobs or once the child's
+resident size (read from /proc by the parent, free per job) passes ``recycle_rss_mb``: a normal
+event, counted in ``recycled``, never a failure. The next job starts a fresh child.
 """
 
 from __future__ import annotations
@@ -13,10 +19,17 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from fuzzdce.memory import ProcessMemory, own_peak_mb, resident_mb
 from fuzzdce.model import JobFailure
 
 DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
+# A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
+# its first few hundred jobs (to about 750 MB), then 2-4 MB per 100 jobs: 2000 jobs (about 10
+# minutes of a lane on 2 cores) bound that to under 100 MB more, for under 1% of the lane's time.
+# 2048 MB resident is the safety net for a job that leaves a child much larger.
+DEFAULT_RECYCLE_JOBS = 2000
+DEFAULT_RECYCLE_RSS_MB = 2048
 
 
 def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
@@ -32,7 +45,9 @@ def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int |
         except EOFError:
             return
         try:
-            connection.send(("ok", target(job)))
+            result = target(job)
+            # The peak resident size rides along, for the parent where it cannot read /proc.
+            connection.send(("ok", result, own_peak_mb()))
         except MemoryError:
             connection.send(("crash", "MemoryError: worker memory limit reached"))
         except Exception:
@@ -51,15 +66,36 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 class Worker:
-    """Runs ``target(job)`` in a child process; ``submit`` returns its result or a JobFailure."""
+    """Runs ``target(job)`` in a child process; ``submit`` returns its result or a JobFailure.
 
-    def __init__(self, target: Callable[[Any], Any], *, memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB):
+    ``recycle_jobs`` / ``recycle_rss_mb``: after that many jobs in one child, or once its resident
+    size passes that many MB, whichever comes first, the child is retired after handing back its
+    result (0 or None: never). ``memory`` records its children's resident sizes; ``log`` hears of
+    each recycling, once.
+    """
+
+    def __init__(
+        self,
+        target: Callable[[Any], Any],
+        *,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        name: str = "worker",
+        log: Callable[[str], None] = lambda line: None,
+    ):
         self.target = target
         self.memory_limit_mb = memory_limit_mb
+        self.recycle_jobs = recycle_jobs
+        self.recycle_rss_mb = recycle_rss_mb
+        self.log = log
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self._connection = None
-        self.restarts = 0
+        self.restarts = 0  # children replaced after a job failed
+        self.recycled = 0  # children retired healthy, for their job count or memory
+        self.jobs_in_child = 0
+        self.memory = ProcessMemory(name, jobs=0)
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
@@ -71,6 +107,7 @@ class Worker:
         self._connection = parent
 
     def _stop(self) -> None:
+        self.jobs_in_child = 0
         if self._process is not None:
             if self._process.is_alive():
                 self._process.kill()
@@ -89,13 +126,44 @@ class Worker:
             self._connection.send(job)
             if not self._connection.poll(None if timeout is None else timeout + allowance):
                 return self._replace(JobFailure("timeout", f"no result within {timeout:g} s"))
-            status, value = self._connection.recv()
+            status, value, *reported_peak = self._connection.recv()
+            reported_peak_mb = reported_peak[0] if reported_peak else None
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             self._process.join(timeout=10)
             return self._replace(JobFailure("crash", describe_exit(self._process.exitcode)))
         if status == "crash":
             return self._replace(JobFailure("crash", value))
+        self._after_job(reported_peak_mb)
         return value
+
+    def _after_job(self, reported_peak_mb: float | None) -> None:
+        """The job is done and its result received: read the child's memory and retire the child
+        if it has run enough jobs or grown too large (the next job starts a fresh one)."""
+        self.jobs_in_child += 1
+        self.memory.jobs += 1
+        rss_mb = self._read_memory(reported_peak_mb)
+        reason = self._recycle_reason(rss_mb)
+        if reason is not None:
+            self._stop()
+            self.recycled += 1
+            self.log(f"fuzzdce: {self.memory.process} recycled after {reason}; the next job starts a fresh one")
+
+    def _read_memory(self, reported_peak_mb: float | None) -> float | None:
+        """The child's resident MB now (its peak where /proc cannot be read), recorded in ``memory``."""
+        read = resident_mb(self._process.pid)
+        if read is None and reported_peak_mb is None:
+            return None
+        rss_mb, peak_mb = read if read is not None else (reported_peak_mb, reported_peak_mb)
+        self.memory.observe(rss_mb, peak_mb)
+        return rss_mb
+
+    def _recycle_reason(self, rss_mb: float | None) -> str | None:
+        """Why the child should go now, or None."""
+        if self.recycle_jobs and self.jobs_in_child >= self.recycle_jobs:
+            return f"{self.jobs_in_child} jobs"
+        if self.recycle_rss_mb and rss_mb is not None and rss_mb > self.recycle_rss_mb:
+            return f"growing to {rss_mb:.0f} MB resident (over {self.recycle_rss_mb} MB)"
+        return None
 
     def _replace(self, failure: JobFailure) -> JobFailure:
         """Drop the child after a failure; the next job starts a fresh one."""

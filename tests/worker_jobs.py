@@ -4,6 +4,8 @@ import os
 import signal
 import time
 
+HELD = []  # what "hold" jobs allocated: it stays resident until the child ends
+
 
 def run(job):
     kind, value = job
@@ -21,5 +23,8 @@ def run(job):
     if kind == "raise":
         raise RuntimeError(value)
     if kind == "pid":
+        return os.getpid()
+    if kind == "hold":  # allocate ``value`` MB, write every page (so it is resident), keep it
+        HELD.append(b"x" * (value << 20))
         return os.getpid()
     raise ValueError(kind)
