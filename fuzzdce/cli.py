@@ -31,25 +31,23 @@ from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def integer_at_least(minimum: int, what: str):
+    """An argparse type: an integer >= ``minimum``, else an error naming ``what`` was expected."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
 
 
-def count_or_zero(text: str) -> int:
-    """A non-negative integer: a threshold where 0 means never."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+positive_int = integer_at_least(1, "a positive integer")
+count_or_zero = integer_at_least(0, "an integer >= 0 (0: never)")  # a threshold where 0 means never
 
 
 def seed_value(text: str) -> int:
