@@ -60,6 +60,12 @@ def colliding_names_in_long_traces(min_computations: int = 4):
     return _after_dce(collide_if_long)
 
 
+def colliding_names_past_one_op():
+    """``colliding_names`` in traces of two or more torch-level ops: Hypothesis's first draw, its
+    simplest program, never shows it; most later ones of a few cheap ops do."""
+    return colliding_names_in_long_traces(2)
+
+
 def add_computes_sub():
     """After every DCE, each top-level ``ltorch.add`` is rebound to ``ltorch.sub``: values change."""
     import thunder.torch as ltorch
