@@ -16,8 +16,8 @@ from typing import Any
 
 from fuzzdce.coverage import activity_lines
 from fuzzdce.errors import UsageError
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED
-from fuzzdce.report import plural
+from fuzzdce.findings import BASELINE
+from fuzzdce.report import grouped, plural
 from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE
 from fuzzdce.strategies import CATALOG
 
@@ -44,13 +44,6 @@ svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
 """
 
 # The bug groups, in the order the page shows them: (title, which bug.json records belong).
-BUG_GROUPS = (
-    ("Placement-induced, new", lambda b: b.get("verdict") == PLACEMENT_INDUCED and not b.get("known")),
-    ("Placement-induced, known", lambda b: b.get("verdict") == PLACEMENT_INDUCED and bool(b.get("known"))),
-    ("Baseline (stock Thunder fails the same way)", lambda b: b.get("verdict") == BASELINE),
-)
-
-
 # --- reading the folder ---------------------------------------------------------------------------
 
 
@@ -228,9 +221,8 @@ def bug_block(bug: dict[str, Any], folder: Path) -> str:
 def bug_sections(bugs: list[dict[str, Any]], folder: Path) -> str:
     """The bugs, new placement-induced first, then known placement-induced, then baseline."""
     parts = ["<h2>Bugs</h2>"]
-    for title, belongs in BUG_GROUPS:
-        members = [b for b in bugs if belongs(b)]
-        parts.append(f"<h3>{escape(title)}: {len(members)}</h3>")
+    for title, members in grouped(bugs):
+        parts.append(f"<h3>{escape(title[0].upper() + title[1:])}: {len(members)}</h3>")
         parts += [bug_block(b, folder) for b in members]
     return "".join(parts)
 

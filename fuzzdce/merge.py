@@ -27,7 +27,7 @@ from fuzzdce.coverage import DceActivity
 from fuzzdce.errors import UsageError
 from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, VERDICTS
 from fuzzdce.model import STOCK
-from fuzzdce.report import BUG_FIELDS, MEMBER_FIELDS, plural
+from fuzzdce.report import BUG_FIELDS, MEMBER_FIELDS, bug_lines, grouped, plural
 from fuzzdce.signatures import short_id
 from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, write_atomically
 from fuzzdce.timeline import combine
@@ -428,14 +428,6 @@ def merge(out: str | Path, inputs: Sequence[str | Path], known: Mapping[str, str
 # --- rendering --------------------------------------------------------------------------------------
 
 
-def groups(bugs: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    return [
-        ("placement-induced, new", [b for b in bugs if reportable(b)]),
-        ("placement-induced, known", [b for b in bugs if b["verdict"] == PLACEMENT_INDUCED and not reportable(b)]),
-        ("baseline (stock Thunder fails the same way)", [b for b in bugs if b["verdict"] == BASELINE]),
-    ]
-
-
 def headline(merged: Merged) -> str:
     s = merged.summary
     return (
@@ -448,19 +440,11 @@ def headline(merged: Merged) -> str:
 def render(merged: Merged) -> str:
     """The printed report of a merge: ``report.render``'s bug blocks, from the records."""
     out = ["", f"== fuzzdce merge: {headline(merged)} ==", ""]
-    for title, bugs in groups(merged.bugs):
+    for title, bugs in grouped(merged.bugs):
         out.append(f"== {title}: {plural(len(bugs), 'bug')} ==")
         for b in bugs:
-            known = f"   known: {b['known']}" if b.get("known") else ""
-            out += [
-                f"--- bug {b['id']} under {', '.join(b['placements'])}{known}",
-                f"    {', '.join(b['oracles'])} on {', '.join(b['paths'])}: {plural(len(b['members']), 'finding')}, "
-                f"{plural(b['count'], 'occurrence')}, smallest program {plural(b['n_ops'], 'op')}",
-                f"    {b['message'][:300]}",
-            ]
-            if b["verdict"] == PLACEMENT_INDUCED:
-                out += ["    | " + line for line in b["program"].rstrip().splitlines()]
-            out.append(f"    reproduce: python {merged.out / b['id'] / REPRO_FILE}   issue text: fuzzdce issue {b['id']} --findings {merged.out}")
+            reproduce = f"python {merged.out / b['id'] / REPRO_FILE}   issue text: fuzzdce issue {b['id']} --findings {merged.out}"
+            out += bug_lines(b, reproduce)
         out.append("")
     out.append(f"merged folder: {merged.out} (runs: {', '.join(merged.summary['runs'])})")
     return "\n".join(out)
@@ -470,7 +454,7 @@ def markdown(merged: Merged) -> str:
     """A Markdown summary for CI (``$GITHUB_STEP_SUMMARY``): new placement-induced bugs in full,
     known and baseline ones briefly, then the campaign's size."""
     s = merged.summary
-    (new_title, new), (known_title, known), (baseline_title, baseline) = groups(merged.bugs)
+    (new_title, new), (known_title, known), (baseline_title, baseline) = grouped(merged.bugs)
     lines = [f"# fuzzdce: {plural(len(new), 'new placement-induced bug')}", ""]
     for b in new:
         lines += [

@@ -114,23 +114,38 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def bug_lines(bug: Bug, folder=None, *, verbose: bool = False) -> list[str]:
-    """One short block: what, where, how often, the message, the minimal program, how to reproduce."""
-    known = f"   known: {bug.known_reason}" if bug.known_reason else ""
-    confirmed = "" if bug.confirmed is not False else "   (a member did not reproduce the same on replay)"
+# The report's groups of bugs, read from bug records (bug.json's ``bug_record``), as ``fuzzdce run``,
+# ``fuzzdce merge`` and the HTML report list them: new placement-induced bugs first.
+BUG_GROUPS = (
+    ("placement-induced, new", lambda r: r.get("verdict") == PLACEMENT_INDUCED and not r.get("known")),
+    ("placement-induced, known", lambda r: r.get("verdict") == PLACEMENT_INDUCED and bool(r.get("known"))),
+    ("baseline (stock Thunder fails the same way)", lambda r: r.get("verdict") == BASELINE),
+)
+
+
+def grouped(records) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``BUG_GROUPS``' titles, each with its bug records."""
+    return [(title, [r for r in records if belongs(r)]) for title, belongs in BUG_GROUPS]
+
+
+def bug_lines(record: dict[str, Any], reproduce: str | None = None, *, verbose: bool = False) -> list[str]:
+    """One short block from a bug record: what, where, how often, the message, the minimal program,
+    and ``reproduce`` (how to rerun it) when given."""
+    known = f"   known: {record['known']}" if record.get("known") else ""
+    confirmed = "" if record.get("confirmed") is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- bug {bug.id} under {', '.join(bug.placements)}{known}{confirmed}",
-        f"    {', '.join(bug.oracles())} on {', '.join(bug.paths())}: {plural(len(bug.members), 'finding')}, "
-        f"{plural(bug.count, 'occurrence')}, smallest program {plural(bug.program.n_ops, 'op')}",
-        f"    {bug.smallest.violation.message[:300]}",
+        f"--- bug {record['id']} under {', '.join(record['placements'])}{known}{confirmed}",
+        f"    {', '.join(record['oracles'])} on {', '.join(record['paths'])}: {plural(len(record['members']), 'finding')}, "
+        f"{plural(record['count'], 'occurrence')}, smallest program {plural(record['n_ops'], 'op')}",
+        f"    {record['message'][:300]}",
     ]
     if verbose:
-        for f in bug.members:
-            lines.append(f"      member {f.id}: {f.violation.oracle} on {f.violation.path} ({f.count}x): {bug.why[f.signature]}")
-    if bug.verdict == PLACEMENT_INDUCED or verbose:
-        lines += textwrap.indent(bug.program.source(), "    | ").rstrip().splitlines()
-    if folder is not None:
-        lines.append(f"    reproduce: python {folder.folder(bug) / REPRO_FILE}   issue text: fuzzdce issue {bug.id}")
+        for m in record["members"]:
+            lines.append(f"      member {m['id']}: {m['oracle']} on {m['path']} ({m['count']}x): {m['why']}")
+    if record["verdict"] == PLACEMENT_INDUCED or verbose:
+        lines += textwrap.indent(record["program"], "    | ").rstrip().splitlines()
+    if reproduce is not None:
+        lines.append(f"    reproduce: {reproduce}")
     return lines
 
 
@@ -147,15 +162,13 @@ def render(campaign, *, verbose: bool = False) -> str:
     ]
     if verbose:
         out += ["distinct findings (occurrences) per placement x path and oracle:", table(data), ""]
-    groups = [
-        ("placement-induced, new", [b for b in bugs if b.reportable]),
-        ("placement-induced, known", [b for b in bugs if b.verdict == PLACEMENT_INDUCED and not b.reportable]),
-        ("baseline (stock Thunder fails the same way)", [b for b in bugs if b.verdict == BASELINE]),
-    ]
-    for title, members in groups:
-        out.append(f"== {title}: {plural(len(members), 'bug')} ==")
-        for bug in members:
-            out += bug_lines(bug, campaign.folder, verbose=verbose)
+    for title, records in grouped(bug_record(b) for b in bugs):
+        out.append(f"== {title}: {plural(len(records), 'bug')} ==")
+        for record in records:
+            reproduce = None
+            if campaign.folder is not None:
+                reproduce = f"python {campaign.folder.root / record['id'] / REPRO_FILE}   issue text: fuzzdce issue {record['id']}"
+            out += bug_lines(record, reproduce, verbose=verbose)
         out.append("")
     if data["dce_activity"]:
         out += ["DCE activity against stock (subsymbols removed per symbol, every path):"]
