@@ -150,12 +150,18 @@ class Renaming:
 
     def unify(self, stock: Node, placement: Node) -> bool:
         """Extend the renaming so that ``stock`` and ``placement`` are the same bound symbol up to
-        names; False (and nothing learnt) when their names cannot correspond one to one."""
-        pairs = [
-            (s.name, p.name)
-            for s, p in zip((*stock.args, *stock.outs), (*placement.args, *placement.outs))
-            if isinstance(s, Name) and isinstance(p, Name)
-        ]
+        names; False (and nothing learnt) when their names cannot correspond one to one.
+
+        An output stock names and the placement does not is *pruned* (DCE replaces an unused
+        output of a kept symbol by a placeholder, as Thunder's ``dce`` does): no edit, though its
+        liveness is checked like a removed subsymbol's (``pruned_outputs``).
+        """
+        pairs = []
+        for s, p in zip((*stock.args, *stock.outs), (*placement.args, *placement.outs)):
+            if isinstance(s, Name) and isinstance(p, Name):
+                pairs.append((s.name, p.name))
+            elif isinstance(p, Name) or (not isinstance(s, Name) and s != p):
+                return False  # a name where stock has a constant, or another constant: an edit
         forward, backward = dict(self.forward), dict(self.backward)
         for s, p in pairs:
             if forward.setdefault(s, p) != p or backward.setdefault(p, s) != s:
@@ -164,13 +170,20 @@ class Renaming:
         return True
 
 
+def pruned_outputs(stock: Node, placement: Node) -> tuple[Name, ...]:
+    """Stock's output names that the placement's paired bound symbol replaced by a placeholder."""
+    return tuple(s for s, p in zip(stock.outs, placement.outs) if isinstance(s, Name) and not isinstance(p, Name))
+
+
 def _key(node: Node, translate) -> tuple:
+    # Outputs enter by count only: a definition's output names are what pairing it teaches, and
+    # an output pruned to a placeholder is DCE, not another symbol (``Renaming.unify`` checks them).
     def atom(a: Atom):
         if isinstance(a, Name):
             return ("name", translate(a.name))
         return ("const", a)
 
-    return (node.sym, len(node.args), tuple(map(atom, node.args)), tuple(map(atom, node.outs)))
+    return (node.sym, tuple(map(atom, node.args)), len(node.outs))
 
 
 def align(stock_nodes: Sequence[Node], nodes: Sequence[Node], renaming: Renaming) -> list[tuple[int | None, int | None]]:
@@ -225,7 +238,9 @@ def _in_order(pairs: dict[int, int], n_stock: int, n: int) -> list[tuple[int | N
 class Change:
     """One subsymbol present on one side only, in the decomposition of a bound symbol both share."""
 
-    kind: str  # "removed" (stock has it, the placement not) or "added" (the placement only)
+    # "removed" (stock has it, the placement not), "added" (the placement only), or "pruned" (both
+    # have it; the placement replaced outputs of it by placeholders: ``child`` holds those outputs)
+    kind: str
     depth: int  # the parent's depth: 0 for a top-level bound symbol of the trace
     parent: Node  # the placement's bound symbol whose subsymbols differ
     child: Node  # the subsymbol removed (stock's) or added (the placement's)
@@ -264,8 +279,13 @@ def _align_children(stock_children, children, depth, parent, outer, renaming, ou
         p = children[j]
         if i is None:
             out.append(Change("added", depth, parent, p, kept, j, frozenset(visible)))
-        elif stock_children[i].subsymbols or p.subsymbols:
-            _align_children(stock_children[i].subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out)
+        else:
+            s = stock_children[i]
+            pruned = pruned_outputs(s, p)
+            if pruned:  # checked as a removal of those outputs alone, where the kept symbol stands
+                out.append(Change("pruned", depth, parent, Node(s.sym, s.args, pruned), kept, j + 1, frozenset(visible)))
+            if s.subsymbols or p.subsymbols:
+                _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out)
         visible |= p.out_names
         position = j + 1
 
@@ -407,6 +427,8 @@ def activity_of(found: Iterable[tuple[str, Change]]) -> dict[str, list[int]]:
     seen: set[tuple] = set()
     counts: dict[str, list[int]] = {}
     for _, c in found:
+        if c.kind == "pruned":  # a kept subsymbol: no subsymbol removed or added
+            continue
         key = (c.kind, c.depth, c.parent.head, c.child.head)
         if key in seen:
             continue

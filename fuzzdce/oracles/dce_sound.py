@@ -28,13 +28,15 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     violations, seen = [], set()
     for label, change in found:
         child = change.child.sym
-        if change.kind == "removed":
+        if change.kind in ("removed", "pruned"):
             reasons = why_live(change)
             if not reasons:
                 continue
-            key = f"{change.symbol} lost {child}: {', '.join(kind for kind, _ in reasons)}"
+            lost = f"live outputs {', '.join(map(str, change.child.outs))} of {child}" if change.kind == "pruned" else "live subsymbol"
+            key = f"{change.symbol} lost {'outputs of ' if change.kind == 'pruned' else ''}{child}: {', '.join(kind for kind, _ in reasons)}"
             why = "; ".join(text for _, text in reasons)
-            message = f"{label}: {change.symbol} at depth {change.depth} lost live subsymbol {change.child.head}: {why}"
+            shown = "" if change.kind == "pruned" else f" {change.child.head}"
+            message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
         else:
             key = f"{change.symbol} kept a changed {child}"
             message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which stock does not have"
