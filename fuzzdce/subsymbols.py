@@ -115,15 +115,40 @@ def portable_node(bsym) -> Node:
     )
 
 
-def portable_trace(trace) -> PortableTrace:
-    """A Thunder trace as a ``PortableTrace``; one already portable is returned as it is."""
+def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
+    """A Thunder trace as a ``PortableTrace``; one already portable is returned as it is.
+
+    ``with_text``: keep the printed trace too (for a findings folder). Printing costs more than the
+    rest together (Thunder prints every subsymbol), so comparisons leave it out.
+    """
     if isinstance(trace, PortableTrace):
         return trace
-    try:
-        text = str(trace)
-    except Exception as e:  # a malformed trace may not print; the names oracle says why
-        text = f"# str(trace) raised {type(e).__name__}: {e}\n"
+    text = ""
+    if with_text:
+        try:
+            text = str(trace)
+        except Exception as e:  # a malformed trace may not print; the names oracle says why
+            text = f"# str(trace) raised {type(e).__name__}: {e}\n"
     return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), text)
+
+
+# Traces already converted for comparison, with the trace objects (held, so ids stay theirs): stock's
+# traces on a path are compared with each placement's, and converting them once is enough.
+_converted: dict[int, tuple[Any, PortableTrace]] = {}
+_CONVERTED_KEPT = 64
+
+
+def _portable_for_comparison(trace) -> PortableTrace:
+    if isinstance(trace, PortableTrace):
+        return trace
+    hit = _converted.get(id(trace))
+    if hit is not None and hit[0] is trace:
+        return hit[1]
+    if len(_converted) >= _CONVERTED_KEPT:
+        _converted.clear()
+    converted = portable_trace(trace, with_text=False)
+    _converted[id(trace)] = (trace, converted)
+    return converted
 
 
 def head(bsym) -> str:
@@ -303,8 +328,8 @@ def _align_children(stock_children, children, depth, parent, outer, renaming, ou
 
 def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
     """Every subsymbol difference between two traces of one label; the reason, when not compared."""
-    stock_nodes = portable_trace(stock_trace).bound_symbols
-    nodes = portable_trace(trace).bound_symbols
+    stock_nodes = _portable_for_comparison(stock_trace).bound_symbols
+    nodes = _portable_for_comparison(trace).bound_symbols
     renaming = Renaming()
     paired = align(stock_nodes, nodes, renaming)
     if any(i is None or j is None for i, j in paired):
