@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import fuzzdce
-from fuzzdce.errors import UsageError
+from fuzzdce.errors import HARNESS, UsageError
 from fuzzdce.model import Build, JobFailure, Outcome, Placement, Violation
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, STARTUP_SECONDS, describe_exit
 
@@ -155,8 +155,8 @@ class BuildWorker:
         except (EOFError, BrokenPipeError, OSError, pickle.UnpicklingError):
             self.process.wait(timeout=10)
             return self._failed(request, JobFailure("crash", describe_exit(self.process.returncode)))
-        if status == "crash":
-            return self._failed(request, JobFailure("crash", value))
+        if status in ("crash", HARNESS):
+            return self._failed(request, JobFailure(status, value))
         return value
 
     def _failed(self, request: BuildRequest, failure: JobFailure) -> BuildResult:

@@ -16,6 +16,7 @@ import traceback
 
 from fuzzdce.builds import DOCTOR, BuildRequest, BuildResult, read_frame, write_frame
 from fuzzdce.doctor import report
+from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
 from fuzzdce.evaluate import trace_text
 from fuzzdce.execution import run_path
 from fuzzdce.model import Outcome, Placement, SplitRecord
@@ -59,8 +60,9 @@ def main(argv: list[str]) -> int:
             reply = ("ok", report() if request == DOCTOR else answer(request))
         except MemoryError:
             reply = ("crash", "MemoryError: worker memory limit reached")
-        except Exception:
-            reply = ("crash", traceback.format_exc(limit=-8))
+        except Exception as e:  # run_path records what Thunder raises: this is fuzzdce's own fault
+            text = traceback.format_exc(limit=-8) if request == DOCTOR else harness_message("a build worker", unexpected_exception(e))
+            reply = (HARNESS, text)
         write_frame(answers, reply)
 
 

@@ -13,7 +13,7 @@ from fuzzdce.campaign import Campaign
 from fuzzdce.builds import BuildWorker
 from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
-from fuzzdce.errors import UsageError
+from fuzzdce.errors import HarnessError, UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
 from fuzzdce.merge import markdown as merge_markdown, merge, render as merge_render
 from fuzzdce.model import STOCK
@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"fuzzdce: error: {e}", file=sys.stderr)
         return 2
+    except HarnessError as e:  # fuzzdce's own fault: the campaign stopped, nothing of it is a Thunder bug
+        print(f"fuzzdce: {e}", file=sys.stderr)
+        return 3
 
 
 def config_from(args) -> CampaignConfig:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzdce.builds import BuildRequest, BuildWorker
+from fuzzdce.errors import HARNESS, HarnessError
 from fuzzdce.execution import run_path
 from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.oracles import ORACLES
@@ -154,6 +155,13 @@ def dce_activity(outcome: Outcome, stock: Outcome) -> dict[str, list[int]]:
         return {}
 
 
+def stop_on_harness_error(result) -> None:
+    """A job that failed in fuzzdce's own code stops the campaign: it is no finding about Thunder."""
+    failure = result if isinstance(result, JobFailure) else getattr(getattr(result, "outcome", result), "failure", None)
+    if failure is not None and failure.kind == HARNESS:
+        raise HarnessError(failure.message)
+
+
 RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 
@@ -170,6 +178,7 @@ class Evaluator:
         """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per path."""
         stock = PLACEMENTS[STOCK]
         reference = self.run_job(Job(program, stock, EAGER, timeout))
+        stop_on_harness_error(reference)
         if isinstance(reference, JobFailure):
             # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
             error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
@@ -182,6 +191,7 @@ class Evaluator:
             evaluation = results[placement.name]
             for path in paths:
                 result = self.run_job(Job(program, placement, path, timeout))
+                stop_on_harness_error(result)
                 stock_outcome = None if placement.is_stock else results[STOCK].outcomes.get(path)
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
