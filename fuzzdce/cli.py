@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fuzzdce.campaign import Campaign
-from fuzzdce.builds import BuildWorker
+from fuzzdce.builds import BuildWorker, against_spec
 from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import HarnessError, UsageError
@@ -199,11 +199,21 @@ def add_build_argument(command) -> None:
         "--build",
         action="append",
         default=[],
-        metavar="NAME=DIR|PYTHON",
+        metavar="NAME=DIR|PYTHON|git:REPO_DIR@REF|ARCHIVE",
         help="another Thunder build, fuzzed as a placement named NAME against the Thunder fuzzdce runs under "
         "(repeatable): DIR is put first on its path (a lightning-thunder checkout, or a directory from "
         "`pip install --no-deps --target DIR lightning-thunder==VERSION`); PYTHON is another interpreter with "
-        "its own Thunder. Without --placement, run compares stock with the builds only",
+        "its own Thunder; git:REPO_DIR@REF is REF's thunder/ package in that git checkout, extracted once into a "
+        "cache keyed by its commit; ARCHIVE a .tar.gz holding thunder/. Without --placement, run compares stock "
+        "with the builds only",
+    )
+    command.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="the same as --build REF=git:CHECKOUT@REF, CHECKOUT the git checkout of the Thunder this process "
+        "imports: your branch (stock) against REF (repeatable)",
     )
 
 
@@ -331,16 +341,21 @@ def config_from(args) -> CampaignConfig:
 def chosen_placements(args) -> tuple[str, ...]:
     """``--placement``s then ``--build``s; without either, the built-in ones; with builds only,
     stock and the builds (a branch against main)."""
-    builds = tuple(args.build)
+    builds = build_arguments(args)
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
 
 
+def build_arguments(args) -> tuple[str, ...]:
+    """``--build``s, then ``--against``s as the builds they stand for."""
+    return (*args.build, *(against_spec(ref) for ref in getattr(args, "against", ())))
+
+
 def doctor_main(args) -> int:
     """``fuzzdce doctor``: this environment, then each ``--build``'s as its own process sees it."""
     print(doctor_report())
-    for spec in args.build:
+    for spec in build_arguments(args):
         placement = resolve(spec)
         worker = BuildWorker(placement.build)
         try:
@@ -381,7 +396,7 @@ def merge_main(args) -> int:
 
 def replay_main(args) -> int:
     """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
-    names = [*(args.placement or []), *args.build]
+    names = [*(args.placement or []), *build_arguments(args)]
     placements = [resolve(name) for name in names] if names else None
     if Path(args.target).exists():
         folders = bug_folders(args.target)
