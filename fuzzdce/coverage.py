@@ -33,6 +33,9 @@ class DceActivity:
     symbols: Counter = field(default_factory=Counter)
     # placement -> subsymbols changed in each program, in order (0: nothing changed)
     per_program: dict[str, list[int]] = field(default_factory=dict)
+    # placement -> programs with traces not compared with stock's (they went another way: a split,
+    # other traces; ``Outcome.dce_not_compared``): DCE activity and ``dce-sound`` did not see them
+    not_compared: Counter = field(default_factory=Counter)
 
     def add(self, evaluations: Mapping[str, Any]) -> None:
         """Count one program's evaluations (placement name -> ``Evaluation``); stock is the baseline."""
@@ -44,6 +47,7 @@ class DceActivity:
             self.changed[name] += bool(counts)
             self.symbols.update({(name, key, kind): n for (key, kind), n in counts.items()})
             self.per_program.setdefault(name, []).append(sum(counts.values()))
+            self.not_compared[name] += any(o.dce_not_compared for o in evaluation.outcomes.values())
 
     @classmethod
     def from_summary(cls, data: Mapping[str, Any]) -> DceActivity:
@@ -53,6 +57,7 @@ class DceActivity:
             activity.programs[name] += entry["programs"]
             activity.changed[name] += entry["programs_changed"]
             activity.per_program[name] = list(entry.get("per_program", []))
+            activity.not_compared[name] += entry.get("programs_not_compared", 0)
             for s in entry["symbols"]:
                 for kind in ("removed", "added"):
                     activity.symbols[(name, f"{s['symbol']}@{s['depth']}", kind)] += s[kind]
@@ -62,6 +67,7 @@ class DceActivity:
         self.programs.update(other.programs)
         self.changed.update(other.changed)
         self.symbols.update(other.symbols)
+        self.not_compared.update(other.not_compared)
         for name, values in other.per_program.items():
             self.per_program.setdefault(name, []).extend(values)
 
@@ -79,6 +85,7 @@ class DceActivity:
             "exercised": changed > 0,
             "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
             "per_program": self.per_program.get(name, []),
+            "programs_not_compared": self.not_compared[name],
         }
 
     def summary(self, names: Iterable[str]) -> dict[str, Any]:
@@ -106,6 +113,9 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12) -> list[str]:
             for s in symbols[:limit]
         )
         more = f", ... ({len(symbols) - limit} more)" if len(symbols) > limit else ""
+        not_compared = entry.get("programs_not_compared", 0)
+        if not_compared:
+            more += f"; traces not compared with stock's in {not_compared} programs (they went another way)"
         lines.append(
             f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
             f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"

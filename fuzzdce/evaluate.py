@@ -21,7 +21,7 @@ from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Out
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import PLACEMENTS
 from fuzzdce.program import Program
-from fuzzdce.subsymbols import activity
+from fuzzdce.subsymbols import activity_of, compare
 
 
 @dataclass
@@ -121,7 +121,7 @@ class LocalJobs:
             outcome, violations = self.run_build(job, stock)
         else:
             outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
-            outcome.dce_activity = dce_activity(outcome, stock)
+            outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
             violations = check_outcome(outcome, self.reference, stock)
         if not self.portable:
             return PathResult(outcome, violations)
@@ -147,12 +147,14 @@ class LocalJobs:
         self.builds.clear()
 
 
-def dce_activity(outcome: Outcome, stock: Outcome) -> dict[str, list[int]]:
-    """The placement's subsymbol changes against stock (empty when a trace could not be walked)."""
+def dce_activity(outcome: Outcome, stock: Outcome) -> tuple[dict[str, list[int]], list[str]]:
+    """The placement's subsymbol changes against stock, and the traces left out of the comparison
+    (nothing when a trace could not be walked)."""
     try:
-        return activity(outcome, stock)
+        comparison = compare(outcome, stock)
     except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
-        return {}
+        return {}, []
+    return activity_of(comparison.changes), comparison.not_compared
 
 
 def stop_on_harness_error(result) -> None:

@@ -116,6 +116,9 @@ class Outcome:
     # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.
     dce_activity: dict[str, list[int]] = field(default_factory=dict)
+    # Traces of this path not compared with stock's, and why ("thunderfx split the program
+    # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
+    dce_not_compared: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

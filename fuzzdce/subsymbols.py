@@ -1,15 +1,24 @@
 """How a placement's subsymbols differ from stock's: the diff behind DCE activity and ``dce-sound``.
 
 A placement changes what Thunder records as each bound symbol's decomposition (its
-``subsymbols``). Traces are matched across placements by label ("jit forward 3"); inside a pair of
-traces, bound symbols are matched by their *head* (symbol name, arguments, outputs), which is the
-same under every placement when compilation went the same way. For every matched pair, the two
-lists of subsymbols are aligned in order (``difflib``): a stock subsymbol with no counterpart was
-*removed* by the placement, a placement subsymbol with no counterpart was *added* (a kept one that
-differs from stock's). Matched subsymbols are compared the same way, one level down.
+``subsymbols``). The comparison works on a plain-data copy of each trace (``portable_trace``: the
+bound symbols' names, arguments, outputs, keep-tags and subsymbols), so it reads Thunder trace
+objects made here and traces another Thunder build sent back from its own process alike.
 
-Bound symbols whose heads match nothing on the other side (a trace that went another way after a
-placement renamed its proxies) are not compared: such differences are not subsymbol DCE.
+Traces are matched across placements by label ("jit forward 3"). Inside a pair, bound symbols are
+aligned *modulo a consistent renaming* of proxies: two placements may number their proxies
+differently (a subgraph traced afresh, a decomposition recorded in another order), and a renamed
+proxy is no edit. Alignment runs in passes: subsymbols whose heads (symbol, arguments, outputs) are
+equal once known names are translated through the renaming found so far, and unknown names erased,
+are paired when their names extend the renaming consistently; pairing a definition teaches the
+renaming its outputs, which lets the next pass pair their readers. What stays unpaired is a
+stock subsymbol the placement *removed*, or a placement subsymbol stock does not have (*added*: a
+kept one that was edited). Paired subsymbols are compared the same way, one level down.
+
+Traces that went different ways are not compared: thunderfx split the program differently, the
+placement produced other traces, or a trace's top-level symbols do not align. Those differences
+are not subsymbol DCE; the oracles that see their cause (``splits``, ``split-set``, ``names``)
+report them, and ``not_compared`` says which traces were left out.
 """
 
 from __future__ import annotations
@@ -17,151 +26,421 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Union
 
-from thunder.core import prims
-from thunder.core.proxies import Proxy
-from thunder.core.symbol import has_tags
-
-# Tags of a subsymbol (or of anything in its decomposition) that Thunder must keep whatever its
-# outputs: DONT_DCE (checks, ``copy_``, ``sink``, returns) and in-place ops.
-KEEP_TAGS = {prims.OpTags.DONT_DCE, prims.OpTags.IN_PLACE}
+# Tags that make Thunder keep a subsymbol (or anything in its decomposition) whatever its
+# outputs: DONT_DCE (checks, ``copy_``, ``sink``, returns) and in-place ops. Tag names, so that a
+# portable trace from another build carries them as plain strings.
+KEEP_TAGS = ("DONT_DCE", "IN_PLACE")
 
 
-def _atom(value: Any) -> str:
+# --- the portable form of a trace -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Name:
+    """A proxy, by its name in the trace (everything else a bound symbol holds is a constant)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Atom = Union[Name, str]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One bound symbol as plain data: what the alignment and the liveness rule read."""
+
+    sym: str
+    args: tuple[Atom, ...]
+    outs: tuple[Atom, ...]
+    # The KEEP_TAGS found on this bound symbol or anywhere in its decomposition (Thunder's
+    # ``has_tags`` reads them the same way).
+    keep_tags: frozenset[str] = frozenset()
+    subsymbols: tuple[Node, ...] = ()
+
+    @property
+    def head(self) -> str:
+        """The bound symbol without its decomposition: ``t3 = add(t1, t2, None)``."""
+        return f"{', '.join(map(str, self.outs))} = {self.sym}({', '.join(map(str, self.args))})"
+
+    @property
+    def arg_names(self) -> set[str]:
+        return {a.name for a in self.args if isinstance(a, Name)}
+
+    @property
+    def out_names(self) -> set[str]:
+        return {a.name for a in self.outs if isinstance(a, Name)}
+
+
+@dataclass(frozen=True)
+class PortableTrace:
+    """A trace as plain data (picklable across processes and Thunder versions), with its text."""
+
+    bound_symbols: tuple[Node, ...]
+    text: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _atom(value: Any) -> Atom:
+    from thunder.core.proxies import Proxy
+
     if isinstance(value, Proxy):
-        return value.name
+        return Name(value.name)
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _tag_names(bsym) -> set[str]:
+    tags = set(getattr(bsym.sym, "tags", None) or ()) | set(getattr(bsym, "tags", None) or ())
+    return {getattr(t, "name", str(t)) for t in tags} & set(KEEP_TAGS)
+
+
+def portable_node(bsym) -> Node:
+    """``bsym`` (a Thunder ``BoundSymbol``) and its decomposition as a ``Node``."""
+    subsymbols = tuple(portable_node(s) for s in bsym.subsymbols)
+    keep = frozenset(_tag_names(bsym).union(*(s.keep_tags for s in subsymbols)))
+    return Node(
+        bsym.sym.name,
+        tuple(_atom(a) for a in bsym.flat_args),
+        tuple(_atom(o) for o in bsym.flat_outs),
+        keep,
+        subsymbols,
+    )
+
+
+def portable_trace(trace) -> PortableTrace:
+    """A Thunder trace as a ``PortableTrace``; one already portable is returned as it is."""
+    if isinstance(trace, PortableTrace):
+        return trace
+    try:
+        text = str(trace)
+    except Exception as e:  # a malformed trace may not print; the names oracle says why
+        text = f"# str(trace) raised {type(e).__name__}: {e}\n"
+    return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), text)
+
+
 def head(bsym) -> str:
-    """A bound symbol without its decomposition: ``t3 = add(t1, t2, alpha=None)``."""
-    outs = ", ".join(_atom(o) for o in bsym.flat_outs)
-    args = ", ".join(_atom(a) for a in bsym.flat_args)
-    return f"{outs} = {bsym.sym.name}({args})"
+    """A bound symbol (a ``Node`` or a Thunder ``BoundSymbol``) without its decomposition."""
+    return (bsym if isinstance(bsym, Node) else portable_node(bsym)).head
+
+
+# --- alignment modulo renaming ----------------------------------------------------------------------
+
+
+class Renaming:
+    """A one-to-one map between stock's proxy names and the placement's, learnt while aligning."""
+
+    def __init__(self) -> None:
+        self.forward: dict[str, str] = {}
+        self.backward: dict[str, str] = {}
+
+    def stock_key(self, node: Node) -> tuple:
+        """``node``'s head with each name translated to the placement's, or erased if not known yet."""
+        return _key(node, lambda n: self.forward.get(n))
+
+    def placement_key(self, node: Node) -> tuple:
+        return _key(node, lambda n: n if n in self.backward else None)
+
+    def unify(self, stock: Node, placement: Node) -> bool:
+        """Extend the renaming so that ``stock`` and ``placement`` are the same bound symbol up to
+        names; False (and nothing learnt) when their names cannot correspond one to one.
+
+        An output stock names and the placement does not is *pruned* (DCE replaces an unused
+        output of a kept symbol by a placeholder, as Thunder's ``dce`` does): no edit, though its
+        liveness is checked like a removed subsymbol's (``pruned_outputs``).
+        """
+        pairs = []
+        for s, p in zip((*stock.args, *stock.outs), (*placement.args, *placement.outs)):
+            if isinstance(s, Name) and isinstance(p, Name):
+                pairs.append((s.name, p.name))
+            elif isinstance(p, Name) or (not isinstance(s, Name) and s != p):
+                return False  # a name where stock has a constant, or another constant: an edit
+        forward, backward = dict(self.forward), dict(self.backward)
+        for s, p in pairs:
+            if forward.setdefault(s, p) != p or backward.setdefault(p, s) != s:
+                return False
+        self.forward, self.backward = forward, backward
+        return True
+
+
+def pruned_outputs(stock: Node, placement: Node) -> tuple[Name, ...]:
+    """Stock's output names that the placement's paired bound symbol replaced by a placeholder."""
+    return tuple(s for s, p in zip(stock.outs, placement.outs) if isinstance(s, Name) and not isinstance(p, Name))
+
+
+def _key(node: Node, translate) -> tuple:
+    # Outputs enter by count only: a definition's output names are what pairing it teaches, and
+    # an output pruned to a placeholder is DCE, not another symbol (``Renaming.unify`` checks them).
+    def atom(a: Atom):
+        if isinstance(a, Name):
+            return ("name", translate(a.name))
+        return ("const", a)
+
+    return (node.sym, tuple(map(atom, node.args)), len(node.outs))
+
+
+def align(stock_nodes: Sequence[Node], nodes: Sequence[Node], renaming: Renaming) -> list[tuple[int | None, int | None]]:
+    """Pair ``stock_nodes`` with ``nodes`` in order, modulo ``renaming`` (which learns as it pairs).
+
+    Returns (stock index, placement index) pairs in order; an unpaired one has None on the other side.
+    """
+    pairs: dict[int, int] = {}
+    for _ in range(len(stock_nodes) + 1):  # each pass pairs more, or ends the loop
+        before = len(pairs)
+        _align_pass(stock_nodes, nodes, renaming, pairs)
+        if len(pairs) == before:
+            break
+    return _in_order(pairs, len(stock_nodes), len(nodes))
+
+
+def _align_pass(stock_nodes, nodes, renaming: Renaming, pairs: dict[int, int]) -> None:
+    # The unpaired stretches between pairs found so far are aligned on their own, so that a pair
+    # never crosses another (order is part of a decomposition).
+    done_p = set(pairs.values())
+    bounds = sorted(pairs.items())
+    starts = [(-1, -1), *bounds]
+    ends = [*bounds, (len(stock_nodes), len(nodes))]
+    for (s0, p0), (s1, p1) in zip(starts, ends):
+        stock_span = [i for i in range(s0 + 1, s1) if i not in pairs]
+        span = [j for j in range(p0 + 1, p1) if j not in done_p]
+        if not stock_span or not span:
+            continue
+        stock_keys = [renaming.stock_key(stock_nodes[i]) for i in stock_span]
+        keys = [renaming.placement_key(nodes[j]) for j in span]
+        matcher = difflib.SequenceMatcher(None, stock_keys, keys, autojunk=False)
+        for block in matcher.get_matching_blocks():
+            for k in range(block.size):
+                i, j = stock_span[block.a + k], span[block.b + k]
+                if renaming.unify(stock_nodes[i], nodes[j]):
+                    pairs[i] = j
+
+
+def _in_order(pairs: dict[int, int], n_stock: int, n: int) -> list[tuple[int | None, int | None]]:
+    out: list[tuple[int | None, int | None]] = []
+    s = p = 0
+    for i, j in sorted(pairs.items()):
+        out += [(k, None) for k in range(s, i)] + [(None, k) for k in range(p, j)] + [(i, j)]
+        s, p = i + 1, j + 1
+    return out + [(k, None) for k in range(s, n_stock)] + [(None, k) for k in range(p, n)]
+
+
+# --- the changes ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Change:
     """One subsymbol present on one side only, in the decomposition of a bound symbol both share."""
 
-    kind: str  # "removed" (stock has it, the placement not) or "added" (the placement only)
+    # "removed" (stock has it, the placement not), "added" (the placement only), or "pruned" (both
+    # have it; the placement replaced outputs of it by placeholders: ``child`` holds those outputs)
+    kind: str
     depth: int  # the parent's depth: 0 for a top-level bound symbol of the trace
-    parent: Any  # the placement's bound symbol whose subsymbols differ
-    child: Any  # the subsymbol removed (stock's) or added (the placement's)
-    kept: tuple  # the placement's subsymbols of ``parent``, in order
-    # Names defined where ``parent`` runs without ``child``: outputs of the trace's earlier
-    # top-level symbols and of the kept subsymbols at every level above and beside it. A removed
-    # definition of such a name (a duplicate ``shape`` query under symbolic values) loses nothing.
-    available: frozenset = frozenset()
+    parent: Node  # the placement's bound symbol whose subsymbols differ
+    child: Node  # the subsymbol removed (stock's) or added (the placement's)
+    kept: tuple[Node, ...]  # the placement's subsymbols of ``parent``, in order
+    position: int  # where ``child`` stood among ``kept``: the kept subsymbols from here on follow it
+    # Names a subsymbol of ``parent`` may read without defining them, in the placement's names:
+    # the outputs of the trace's earlier top-level symbols and, at every level above, the
+    # arguments of each enclosing bound symbol and the outputs of its earlier kept siblings.
+    outer: frozenset = frozenset()
+    # The stock-to-placement renaming the alignment found (``child``'s names are stock's when removed).
+    renaming: tuple[tuple[str, str], ...] = ()
 
     @property
     def symbol(self) -> str:
-        return self.parent.sym.name
+        return self.parent.sym
 
 
-def _align(
-    stock_children: Sequence, children: Sequence, depth: int, parent, out: list[Change], available: frozenset
-) -> None:
-    stock_heads = [head(b) for b in stock_children]
-    heads = [head(b) for b in children]
+@dataclass
+class TraceComparison:
+    """A placement's traces against stock's on one path: the changes, and what was not compared."""
+
+    changes: list[tuple[str, Change]] = field(default_factory=list)
+    # Why some traces were left out, e.g. "thunderfx graph 0 fn 0 forward 0: top-level symbols differ".
+    not_compared: list[str] = field(default_factory=list)
+
+
+def _align_children(stock_children, children, depth, parent, outer, renaming, out: list[Change]) -> None:
     kept = tuple(children)
-    available = available | _names(o for b in kept for o in b.flat_outs)
-    matcher = difflib.SequenceMatcher(None, stock_heads, heads, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            for s, p in zip(stock_children[i1:i2], children[j1:j2]):
-                if s.subsymbols or p.subsymbols:
-                    _align(s.subsymbols, p.subsymbols, depth + 1, p, out, available)
+    scope = frozenset(outer) | parent.arg_names  # what the parent's subsymbols may read unbound
+    visible = set(scope)
+    position = 0  # placement subsymbols passed so far: a removed one stood before children[position:]
+    for i, j in align(stock_children, children, renaming):
+        if j is None:
+            out.append(Change("removed", depth, parent, stock_children[i], kept, position, scope))
             continue
-        out.extend(Change("removed", depth, parent, s, kept, available) for s in stock_children[i1:i2])
-        out.extend(Change("added", depth, parent, p, kept, available) for p in children[j1:j2])
+        p = children[j]
+        if i is None:
+            out.append(Change("added", depth, parent, p, kept, j, frozenset(visible)))
+        else:
+            s = stock_children[i]
+            pruned = pruned_outputs(s, p)
+            if pruned:  # checked as a removal of those outputs alone, where the kept symbol stands
+                out.append(Change("pruned", depth, parent, Node(s.sym, s.args, pruned), kept, j + 1, frozenset(visible)))
+            if s.subsymbols or p.subsymbols:
+                _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out)
+        visible |= p.out_names
+        position = j + 1
+
+
+def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
+    """Every subsymbol difference between two traces of one label; the reason, when not compared."""
+    stock_nodes = portable_trace(stock_trace).bound_symbols
+    nodes = portable_trace(trace).bound_symbols
+    renaming = Renaming()
+    paired = align(stock_nodes, nodes, renaming)
+    if any(i is None or j is None for i, j in paired):
+        return [], "top-level symbols differ"
+    out: list[Change] = []
+    defined: set[str] = set()
+    for i, j in paired:
+        s, p = stock_nodes[i], nodes[j]
+        if s.subsymbols or p.subsymbols:
+            _align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out)
+        defined |= p.out_names
+    pairs = tuple(sorted(renaming.forward.items()))
+    return [_with_renaming(c, pairs) for c in out], ""
+
+
+def _with_renaming(change: Change, pairs) -> Change:
+    return Change(change.kind, change.depth, change.parent, change.child, change.kept, change.position, change.outer, pairs)
 
 
 def trace_changes(stock_trace, trace) -> list[Change]:
-    """Every subsymbol difference between two traces of the same label, top-level symbols matched by head."""
-    by_head: dict[str, list] = {}
-    for b in stock_trace.bound_symbols:
-        by_head.setdefault(head(b), []).append(b)
-    out: list[Change] = []
-    defined: frozenset = frozenset()
-    for b in trace.bound_symbols:
-        candidates = by_head.get(head(b))
-        if candidates:
-            s = candidates.pop(0)
-            if s.subsymbols or b.subsymbols:
-                _align(s.subsymbols, b.subsymbols, 0, b, out, defined)
-        defined = defined | _names(b.flat_outs)
-    return out
+    """Every subsymbol difference between two traces of the same label (none when not comparable)."""
+    return compare_traces(stock_trace, trace)[0]
 
 
-def matched_traces(outcome, stock) -> Iterable[tuple[str, Any, Any]]:
-    """(label, stock's trace, the placement's trace) for every label both have as trace objects."""
+def _is_trace(t: Any) -> bool:
+    return hasattr(t, "bound_symbols")
+
+
+def _split_kinds(outcome) -> list[str]:
+    return [getattr(r.reason_type, "name", str(r.reason_type)) for r in outcome.split_reasons]
+
+
+# The last comparison made, with the two outcomes it was made of (held, so their ids stay theirs):
+# DCE activity and ``dce-sound`` read the same comparison of one job, and it is worth making once.
+_last: tuple[Any, Any, TraceComparison] | None = None
+
+
+def compare(outcome, stock) -> TraceComparison:
+    """``outcome``'s traces against stock's on the same path (nothing when stock is None)."""
+    global _last
+    if _last is not None and _last[0] is outcome and _last[1] is stock:
+        return _last[2]
+    result = _compare(outcome, stock)
+    _last = (outcome, stock, result)
+    return result
+
+
+def _compare(outcome, stock) -> TraceComparison:
+    result = TraceComparison()
     if stock is None:
-        return
-    stock_traces = {label: t for label, t in stock.traces if hasattr(t, "bound_symbols")}
+        return result
+    if _split_kinds(outcome) != _split_kinds(stock):
+        result.not_compared.append("thunderfx split the program otherwise")
+        return result
+    stock_traces = {label: t for label, t in stock.traces if _is_trace(t)}
     for label, trace in outcome.traces:
-        if label in stock_traces and hasattr(trace, "bound_symbols"):
-            yield label, stock_traces[label], trace
+        if label not in stock_traces or not _is_trace(trace):
+            continue  # a path that stopped early (it raised) has fewer traces: the others say why
+        found, reason = compare_traces(stock_traces[label], trace)
+        if reason:
+            result.not_compared.append(f"{label}: {reason}")
+        result.changes += [(label, c) for c in found]
+    return result
 
 
 def changes(outcome, stock) -> list[tuple[str, Change]]:
     """(label, change) for every subsymbol difference between ``outcome``'s traces and stock's."""
-    return [(label, c) for label, s, t in matched_traces(outcome, stock) for c in trace_changes(s, t)]
+    return compare(outcome, stock).changes
 
 
 # --- was a removed subsymbol dead? ------------------------------------------------------------------
 
 
-def _names(proxies: Iterable) -> set[str]:
-    return {p.name for p in proxies if isinstance(p, Proxy)}
+def free_reads(node: Node) -> set[str]:
+    """The names ``node`` reads from the scope it runs in: its arguments, and whatever its
+    decomposition reads that no earlier subsymbol in it defined."""
+    return node.arg_names | _free_reads_of(node.subsymbols, node.arg_names)
 
 
-def _used_by(bsyms: Iterable) -> set[str]:
-    """Names every one of ``bsyms`` (and their decompositions) reads."""
-    used: set[str] = set()
-    for b in bsyms:
-        used |= _names(b.flat_args)
-        used |= _used_by(b.subsymbols)
-    return used
+def _free_reads_of(nodes: Iterable[Node], visible: set[str]) -> set[str]:
+    reads: set[str] = set()
+    defined = set(visible)
+    for n in nodes:
+        reads |= free_reads(n) - defined
+        defined |= n.out_names
+    return reads
 
 
 def why_live(change: Change) -> list[tuple[str, str]]:
     """Why the removed subsymbol was not dead where it was removed, as (kind, explanation) pairs:
-    kinds "parent output", "read by kept", and the tag names of ``KEEP_TAGS``. Empty: it was dead."""
+    kinds "parent output", "read by kept", and the names of ``KEEP_TAGS``. Empty: it was dead.
+
+    Thunder's scoping decides (``check_subsymbols``): a subsymbol reads its parent's arguments,
+    its earlier siblings' outputs and, under symbolic values, names defined further out. The
+    removed one was live only where a kept sibling after it reads one of its outputs *freely*
+    (not defined first inside that sibling's own decomposition, and not available already from
+    the parent's arguments, an earlier kept sibling or an enclosing scope), or where it produced
+    its parent's output and no kept sibling does.
+    """
     child, reasons = change.child, []
-    outs = _names(child.flat_outs)
-    parent_outs = (outs & _names(change.parent.flat_outs)) - change.available
+    forward = dict(change.renaming)
+    outs = {forward.get(n, n) for n in child.out_names}  # in the placement's names
+    kept_outs = set().union(*(k.out_names for k in change.kept))
+    parent_outs = (outs & change.parent.out_names) - kept_outs - change.outer
     if parent_outs:
         reasons.append(("parent output", f"it produces {change.symbol}'s output {', '.join(sorted(parent_outs))}"))
-    used = (outs & _used_by(change.kept)) - change.available
-    if used:
-        readers = [b.sym.name for b in change.kept if (_names(b.flat_args) | _used_by(b.subsymbols)) & used]
-        reasons.append(("read by kept", f"kept {', '.join(dict.fromkeys(readers))} read(s) {', '.join(sorted(used))}"))
-    for tag in sorted(KEEP_TAGS, key=lambda t: t.name):
-        if has_tags(child, {tag}):
-            reasons.append((tag.name, f"it is tagged {tag.name}"))
+    available = set(change.outer)
+    for k in change.kept[: change.position]:
+        available |= k.out_names
+    readers, read = [], set()
+    for k in change.kept[change.position :]:
+        used = (free_reads(k) & outs) - available
+        if used:
+            readers.append(k.sym)
+            read |= used
+        available |= k.out_names
+    if read:
+        reasons.append(("read by kept", f"kept {', '.join(dict.fromkeys(readers))} read(s) {', '.join(sorted(read))}"))
+    for tag in KEEP_TAGS:
+        if tag in child.keep_tags:
+            reasons.append((tag, f"it is tagged {tag}"))
     return reasons
 
 
 # --- DCE activity, as plain data --------------------------------------------------------------------
 
 
-def activity(outcome, stock) -> dict[str, list[int]]:
-    """``"symbol@depth" -> [removed, added]``: the placement's subsymbol changes against stock on one
-    path. A change that later traces carry along (the same parent and child) counts once."""
+def activity_of(found: Iterable[tuple[str, Change]]) -> dict[str, list[int]]:
+    """``"symbol@depth" -> [removed, added]``; a change that later traces carry along (the same
+    parent and child) counts once."""
     seen: set[tuple] = set()
     counts: dict[str, list[int]] = {}
-    for _, c in changes(outcome, stock):
-        key = (c.kind, c.depth, head(c.parent), head(c.child))
+    for _, c in found:
+        if c.kind == "pruned":  # a kept subsymbol: no subsymbol removed or added
+            continue
+        key = (c.kind, c.depth, c.parent.head, c.child.head)
         if key in seen:
             continue
         seen.add(key)
         entry = counts.setdefault(f"{c.symbol}@{c.depth}", [0, 0])
         entry[0 if c.kind == "removed" else 1] += 1
     return counts
+
+
+def activity(outcome, stock) -> dict[str, list[int]]:
+    """The placement's subsymbol changes against stock on one path (see ``activity_of``)."""
+    return activity_of(changes(outcome, stock))
 
 
 def merge_activity(per_path: Iterable[dict[str, list[int]]]) -> Counter:

@@ -229,3 +229,18 @@ def dce_drops_live():
 def does_nothing():
     """A placement that patches nothing: a campaign under it must say it was not exercised."""
     return contextlib.nullcontext()
+
+
+def dce_edits_kept():
+    """After every DCE, the first subsymbol of each decomposition that reads two different proxies
+    reads them the other way round: nothing is removed, a kept subsymbol is edited (executors run
+    the top-level symbols, so outputs stay right)."""
+
+    def swap_first_two_reads(subs):
+        for i, s in enumerate(subs):
+            proxies = [a for a in s.args if hasattr(a, "name")]
+            if len(proxies) >= 2 and proxies[0].name != proxies[1].name and proxies[0] is s.args[0] and proxies[1] is s.args[1]:
+                return [*subs[:i], s.from_bsym(args=(s.args[1], s.args[0], *s.args[2:])), *subs[i + 1 :]]
+        return subs
+
+    return _edit_subsymbols(swap_first_two_reads)

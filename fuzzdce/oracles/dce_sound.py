@@ -1,11 +1,13 @@
 """DCE is sound: every subsymbol a placement removed was dead where it was removed, and nothing it
 kept differs from stock's.
 
-Read from traces only (``subsymbols.changes`` aligns the placement's traces with stock's on the same
-path). A subsymbol present under stock but not under the placement must not produce its parent's
-output, must not be read by a subsymbol the placement kept, and must not be tagged ``DONT_DCE`` or
-in-place (an executor that runs the decomposition would lose the side effect). A subsymbol present
-under the placement but not under stock is a kept one that changed: DCE removes, it never edits.
+Read from traces only (``subsymbols.compare`` aligns the placement's traces with stock's on the
+same path, modulo a consistent renaming of proxies, and leaves out traces that went another way).
+A subsymbol present under stock but not under the placement was live, by Thunder's own scoping,
+when a kept sibling after it reads one of its outputs freely (see ``subsymbols.why_live``), when
+it produced its parent's output, or when it is tagged ``DONT_DCE`` or in-place (an executor that
+runs the decomposition would lose the side effect). A subsymbol present under the placement but
+not under stock, up to renaming, is a kept one that changed: DCE removes, it never edits.
 Outputs stay right under such a DCE as long as executors run the top-level symbols, which is why
 no other oracle sees it.
 """
@@ -13,7 +15,7 @@ no other oracle sees it.
 from __future__ import annotations
 
 from fuzzdce.model import Oracle, Outcome, Violation
-from fuzzdce.subsymbols import changes, head, why_live
+from fuzzdce.subsymbols import changes, why_live
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -25,21 +27,23 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         return []
     violations, seen = [], set()
     for label, change in found:
-        child = change.child.sym.name
-        if change.kind == "removed":
+        child = change.child.sym
+        if change.kind in ("removed", "pruned"):
             reasons = why_live(change)
             if not reasons:
                 continue
-            key = f"{change.symbol} lost {child}: {', '.join(kind for kind, _ in reasons)}"
+            lost = f"live outputs {', '.join(map(str, change.child.outs))} of {child}" if change.kind == "pruned" else "live subsymbol"
+            key = f"{change.symbol} lost {'outputs of ' if change.kind == 'pruned' else ''}{child}: {', '.join(kind for kind, _ in reasons)}"
             why = "; ".join(text for _, text in reasons)
-            message = f"{label}: {change.symbol} at depth {change.depth} lost live subsymbol {head(change.child)}: {why}"
+            shown = "" if change.kind == "pruned" else f" {change.child.head}"
+            message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
         else:
             key = f"{change.symbol} kept a changed {child}"
-            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {head(change.child)}, which stock does not have"
+            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which stock does not have"
         if key in seen:  # the same fault echoed by later traces and other symbols of the program
             continue
         seen.add(key)
-        violations.append(Violation("dce-sound", outcome.path, f"{message} (in {head(change.parent)})", "UnsoundDce", key=key))
+        violations.append(Violation("dce-sound", outcome.path, f"{message} (in {change.parent.head})", "UnsoundDce", key=key))
     return violations
 
 
