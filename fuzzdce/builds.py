@@ -18,8 +18,11 @@ build's jobs run in a child process of its own (``fuzzdce.buildworker``):
 
 The child runs the job under its Thunder and sends back the outcome with its tensors, so outputs,
 gradients and mutated inputs are compared with eager's and stock's here, bit for bit as for any
-placement. Only the oracles that read trace objects (``Oracle.reads_traces``) run in the child,
-where the traces are; their violations come back with the outcome, the traces as text.
+placement, and its traces in their portable form (``subsymbols.portable_trace``: bound symbols'
+names, arguments, outputs, keep-tags and subsymbols, and the printed text), so DCE activity and
+``dce-sound`` align the build's traces with stock's here exactly as for a patch placement. Only the
+oracles that read Thunder trace objects (``Oracle.reads_traces``: ``names``, ``idempotent``) run in
+the child, where those objects are; their violations come back with the outcome.
 """
 
 from __future__ import annotations

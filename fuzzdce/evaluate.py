@@ -137,8 +137,11 @@ class LocalJobs:
             worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
         reference = portable(self.reference, with_traces=False)
         result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
-        here = check_outcome(result.outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
-        return result.outcome, result.trace_violations + here
+        # The build's traces came back portable: aligned with stock's here, as a patch placement's are.
+        outcome = result.outcome
+        outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
+        here = check_outcome(outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
+        return outcome, result.trace_violations + here
 
     def close(self) -> None:
         """Stop the builds' worker processes."""

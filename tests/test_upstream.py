@@ -6,7 +6,11 @@ archives, fuzzed as archive builds beside the installed Thunder). Skipped when t
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +92,48 @@ def test_doctor_on_the_parent_needs_both_patches():
     assert re.search(r"proxies and symbol in one trace +absent", text), text
     symcall_fixed = next(line for line in text.splitlines() if line.strip().startswith("symcall-fixed"))
     assert "needs patch" in symcall_fixed
+
+
+# Run with the parent first on the path, so that stock is the parent and the build is the merge.
+MERGE_AGAINST_PARENT = """
+import json, sys
+import thunder
+from fuzzdce.evaluate import Evaluator
+from fuzzdce.placements import resolve
+from fuzzdce.program import Program, Ref, Step, TensorInput
+
+program = Program(
+    (TensorInput((3, 4)),),
+    (Step("softmax", "torch.softmax({0}, 1)", (Ref(0),)), Step("sum", "torch.sum({0}, 0)", (Ref(1),))),
+    (2,),
+    seed=1,
+)
+evaluator = Evaluator()
+try:
+    evaluation = evaluator(program, [resolve(sys.argv[1])], paths=["jit", "jit-symbolic"])["merged"]
+finally:
+    evaluator.close()
+print(json.dumps({
+    "stock": thunder.__file__,
+    "activity": {p: o.dce_activity for p, o in evaluation.outcomes.items()},
+    "violations": [str(v) for v in evaluation.violations],
+}))
+"""
+
+
+def test_the_merge_shows_dce_activity_against_its_parent_and_dce_sound_passes():
+    """What bc399d4a3 changed, measured: subsymbols removed under symbolic values (its duplicated
+    ``shape``/``eq`` queries), none of them live."""
+    parent, merge = snapshot(PARENT), snapshot(MERGE)
+    parent_dir = resolve(parent).build.path[0]
+    root = Path(__file__).resolve().parent.parent
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([parent_dir, str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", MERGE_AGAINST_PARENT, merge.replace(f"{MERGE}=", "merged=", 1)],
+        capture_output=True, text=True, timeout=600, env=environment,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["stock"].startswith(parent_dir)
+    assert found["activity"]["jit-symbolic"], found  # the merge removes subsymbols the parent keeps
+    assert found["violations"] == [], found
