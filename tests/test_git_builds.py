@@ -90,24 +90,24 @@ def test_the_planted_ref_shows_its_fault_and_the_stock_ref_nothing(repo):
     evaluator = Evaluator()
     try:
         evaluations = evaluator(
-            DEAD_CODE_PROGRAM, [resolve(f"planted=git:{repo}@planted"), resolve(f"copy=git:{repo}@stock-copy")], paths=["jit"]
+            DEAD_CODE_PROGRAM, [resolve(f"plantedref=git:{repo}@planted"), resolve(f"copyref=git:{repo}@stock-copy")], paths=["jit"]
         )
     finally:
         evaluator.close()
-    assert evaluations[STOCK].violations == [] and evaluations["copy"].violations == []
-    assert "outputs" in {v.oracle for v in evaluations["planted"].violations}
+    assert evaluations[STOCK].violations == [] and evaluations["copyref"].violations == []
+    assert "outputs" in {v.oracle for v in evaluations["plantedref"].violations}
 
 
 def test_fuzzdce_run_with_a_git_build_finds_the_fault_and_records_the_commit(repo, tmp_path, capsys):
     findings = tmp_path / "findings"
     code = main(
-        ["run", "--build", f"main=git:{repo}@planted", "--path", "jit", "--jobs", "1", "--op", "add", "--max-examples", "3",
+        ["run", "--build", f"gitmain=git:{repo}@planted", "--path", "jit", "--jobs", "1", "--op", "add", "--max-examples", "3",
          "--seed", "1", "--findings", str(findings), "--time-budget", "120"]
     )
     out = capsys.readouterr().out
     assert code == 1, out
-    bug = next(json.loads(p.read_text()) for p in findings.glob(f"*/{BUG_FILE}") if "main" in json.loads(p.read_text())["placements"])
-    assert bug["builds"] == {"main": f"main=git:{repo}@{git(repo, 'rev-parse', 'planted')}"}
+    bug = next(json.loads(p.read_text()) for p in findings.glob(f"*/{BUG_FILE}") if "gitmain" in json.loads(p.read_text())["placements"])
+    assert bug["builds"] == {"gitmain": f"gitmain=git:{repo}@{git(repo, 'rev-parse', 'planted')}"}
 
 
 def test_against_is_the_ref_of_the_checkout_of_the_imported_thunder(repo):
