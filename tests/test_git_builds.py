@@ -8,8 +8,10 @@ committed on top and tagged. Bad repositories and refs: one line, exit 2.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -146,3 +148,19 @@ def test_an_archive_holding_thunder_one_folder_down_is_a_build(repo, tmp_path):
         tar.add(repo / "README.md", arcname="README.md")
     with pytest.raises(UsageError, match="holds no thunder/__init__.py"):
         parse_build(f"e={empty}")
+
+
+def test_against_compares_the_imported_checkout_with_its_ref(repo, build_cache):
+    """A process whose Thunder is the repository's work tree (the planted HEAD): ``--against
+    stock-copy`` is that ref of the same checkout, extracted into the cache."""
+    root = Path(__file__).resolve().parent.parent
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(root)]), "FUZZDCE_BUILD_CACHE": str(build_cache)}
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "fuzzdce.cli", "doctor", "--against", "stock-copy"],
+        capture_output=True, text=True, timeout=300, env=environment,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    commit = git(repo, "rev-parse", "stock-copy")
+    assert f"thunder  " in done.stdout and str(repo / "thunder") in done.stdout  # this process: the work tree
+    assert f"build stock-copy (git:{repo}@{commit})" in done.stdout
+    assert str(build_cache / f"git-{commit}" / "thunder") in done.stdout  # the build: the ref, extracted

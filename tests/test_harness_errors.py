@@ -10,8 +10,11 @@ has none), so an AttributeError is raised in ``fuzzdce/paths.py``.
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
 
 import pytest
+import thunder
 import torch
 
 from fuzzdce import paths
@@ -80,3 +83,30 @@ def test_a_campaign_stops_with_one_line_exit_3_and_files_no_bug(collector_that_m
     assert code == 3 and len(lines) == 1, captured.err
     assert lines[0].startswith("fuzzdce: harness error on jit under stock (python ")
     assert not list(findings.glob("*/bug.json"))  # nothing filed
+
+
+@pytest.fixture(scope="module")
+def renamed_api_build(tmp_path_factory) -> str:
+    """NAME=DIR of a copy of the installed Thunder whose thunderfx backend renamed ``subgraph_infos``,
+    which fuzzdce's thunderfx collector reads: a Thunder API fuzzdce now calls wrongly."""
+    root = tmp_path_factory.mktemp("renamed-api-thunder")
+    shutil.copytree(Path(thunder.__file__).parent, root / "thunder", ignore=shutil.ignore_patterns("__pycache__"))
+    compiler = root / "thunder" / "dynamo" / "compiler.py"
+    source = compiler.read_text()
+    assert "self.subgraph_infos" in source
+    compiler.write_text(source.replace("subgraph_infos", "subgraphs_seen"))
+    return f"renamedapi={root}"
+
+
+def test_a_harness_error_in_a_build_stops_every_lane_with_one_line(renamed_api_build, tmp_path, capfd):
+    """Lanes and a build's worker: the failure crosses two processes and still stops the campaign."""
+    findings = tmp_path / "findings"
+    code = main(
+        ["run", "--build", renamed_api_build, "--path", "thunderfx", "--jobs", "2", "--max-examples", "2", "--seed", "1",
+         "--findings", str(findings)]
+    )
+    err = capfd.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("fuzzdce: harness error")]
+    assert code == 3 and len(lines) == 1, err[-3000:]
+    assert "on thunderfx under renamedapi" in lines[0] and "fuzzdce/paths.py" in lines[0] and "renamed-api-thunder" in lines[0]
+    assert not list(findings.glob("*/bug.json"))
