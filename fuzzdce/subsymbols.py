@@ -192,6 +192,9 @@ def align(stock_nodes: Sequence[Node], nodes: Sequence[Node], renaming: Renaming
     Returns (stock index, placement index) pairs in order; an unpaired one has None on the other side.
     """
     pairs: dict[int, int] = {}
+    # Same names first: where a decomposition computes one value twice (``i29 = sub(i0, i28)``,
+    # ``i30 = sub(i0, i28)``) and DCE kept one, the kept one is the one with its name.
+    _align_pass(stock_nodes, nodes, renaming, pairs, exact=True)
     for _ in range(len(stock_nodes) + 1):  # each pass pairs more, or ends the loop
         before = len(pairs)
         _align_pass(stock_nodes, nodes, renaming, pairs)
@@ -200,7 +203,11 @@ def align(stock_nodes: Sequence[Node], nodes: Sequence[Node], renaming: Renaming
     return _in_order(pairs, len(stock_nodes), len(nodes))
 
 
-def _align_pass(stock_nodes, nodes, renaming: Renaming, pairs: dict[int, int]) -> None:
+def _exact_key(node: Node) -> tuple:
+    return (node.sym, node.args, node.outs)
+
+
+def _align_pass(stock_nodes, nodes, renaming: Renaming, pairs: dict[int, int], exact: bool = False) -> None:
     # The unpaired stretches between pairs found so far are aligned on their own, so that a pair
     # never crosses another (order is part of a decomposition).
     done_p = set(pairs.values())
@@ -212,8 +219,12 @@ def _align_pass(stock_nodes, nodes, renaming: Renaming, pairs: dict[int, int]) -
         span = [j for j in range(p0 + 1, p1) if j not in done_p]
         if not stock_span or not span:
             continue
-        stock_keys = [renaming.stock_key(stock_nodes[i]) for i in stock_span]
-        keys = [renaming.placement_key(nodes[j]) for j in span]
+        if exact:
+            stock_keys = [_exact_key(stock_nodes[i]) for i in stock_span]
+            keys = [_exact_key(nodes[j]) for j in span]
+        else:
+            stock_keys = [renaming.stock_key(stock_nodes[i]) for i in stock_span]
+            keys = [renaming.placement_key(nodes[j]) for j in span]
         matcher = difflib.SequenceMatcher(None, stock_keys, keys, autojunk=False)
         for block in matcher.get_matching_blocks():
             for k in range(block.size):

@@ -101,6 +101,16 @@ def test_a_name_renamed_two_ways_is_an_edit():
     assert [v.key for v in violations(placement, stock)] == ["p kept a changed add"]
 
 
+def test_of_two_equal_computations_the_kept_one_is_the_one_with_its_name():
+    """``chunk`` under symbolic values computes ``i29 = sub(i0, i28)`` and ``i30 = sub(i0, i28)``;
+    DCE keeps ``i30``, which the slice reads. Pairing the kept one with ``i29`` would read as an edit."""
+    slice_ = n("slice_prim", ["x", "i30"], ["y"])
+    stock = outcome(n("chunk", ["x", "i28"], ["y"], [n("sub", ["i0", "i28"], ["i29"]), n("sub", ["i0", "i28"], ["i30"]), slice_]))
+    placement = outcome(n("chunk", ["x", "i28"], ["y"], [n("sub", ["i0", "i28"], ["i30"]), slice_]))
+    assert [(c.kind, c.child.head) for _, c in compare(placement, stock).changes] == [("removed", "i29 = sub(i0, i28)")]
+    assert violations(placement, stock) == []
+
+
 def test_an_unused_output_pruned_to_a_placeholder_is_dce_and_a_read_one_is_live():
     stock = outcome(n("p", ["x"], ["y"], [n("shape", ["x"], ["i0", "i1"]), n("broadcast_in_dim", ["x", "i0"], ["y"])]))
     pruned = outcome(n("p", ["x"], ["y"], [n("shape", ["x"], ["i0", 3]), n("broadcast_in_dim", ["x", "i0"], ["y"])]))
@@ -152,6 +162,12 @@ CORPUS = {
     "le (shape query of a broadcast)": program(("le", "torch.le({0}, {1})", (0, 1)), ("amax", "torch.amax({0}, dim=1)", (2,)), inputs=((2, 3), (3,))),
     "amax (shape query at depth 1)": program(("amax", "torch.amax({0}, dim=1, keepdim=True)", (0,)), ("sub", "torch.sub({0}, {1})", (0, 1))),
     "addcmul (pruned shape output)": program(("addcmul", "torch.addcmul({0}, {0}, {1}, value=0.5)", (0, 1)), inputs=((1, 3), (2, 3))),
+    "chunk (one of two equal computations kept)": Program(
+        (TensorInput((1, 3)),),
+        (Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True), Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True)),
+        (2,),
+        seed=1,
+    ),
 }
 THUNDERFX_CORPUS = program(
     ("sub", "torch.sub({0}, {1})", (0, 1)),
