@@ -44,7 +44,7 @@ SIGNATURE_MISMATCH = re.compile(
 
 def in_fuzzdce(filename: str) -> bool:
     """A source file of fuzzdce's own package (not a generated program, which has no real file)."""
-    return os.path.abspath(filename).startswith(FUZZDCE_DIR + os.sep)
+    return os.path.isabs(filename) and os.path.abspath(filename).startswith(FUZZDCE_DIR + os.sep)
 
 
 def _chain(e: BaseException | None):
@@ -92,10 +92,13 @@ def harness_fault(e: BaseException) -> str:
     for x in _chain(e):
         if isinstance(x, CompileTimeout):
             return ""
-        frames = traceback.extract_tb(x.__traceback__)
-        if frames and in_fuzzdce(frames[-1].filename):
-            where = os.path.relpath(frames[-1].filename, os.path.dirname(FUZZDCE_DIR))
-            return f"{type(x).__name__} raised in fuzzdce's own code ({where}:{frames[-1].lineno}, {frames[-1].name}): {_first_line(x)}"
+        innermost = x.__traceback__
+        while innermost is not None and innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        code = innermost.tb_frame.f_code if innermost is not None else None
+        if code is not None and in_fuzzdce(code.co_filename):
+            where = os.path.relpath(code.co_filename, os.path.dirname(FUZZDCE_DIR))
+            return f"{type(x).__name__} raised in fuzzdce's own code ({where}:{innermost.tb_lineno}, {code.co_name}): {_first_line(x)}"
         match = SIGNATURE_MISMATCH.match(str(x)) if isinstance(x, TypeError) else None
         if match and match.group(1) in fuzzdce_qualnames():
             return f"fuzzdce's {match.group(1)} was called with arguments it does not take: {_first_line(x)}"
