@@ -167,7 +167,8 @@ def against_spec(ref: str, thunder_dir: str | None = None) -> str:
             f"--against {ref}: the Thunder imported here ({thunder_dir}) is not in a git checkout; "
             f"give --build NAME=git:REPO_DIR@REF instead"
         )
-    name = ref if re.fullmatch(r"[\w.\-/]+", ref) and ref != STOCK else "against"
+    name = ref.replace("/", "-")  # origin/main -> origin-main: a placement name is also a folder's
+    name = name if re.fullmatch(r"[\w.\-]+", name) and name != STOCK else "against"
     return f"{name}={GIT_PREFIX}{checkout}@{ref}"
 
 

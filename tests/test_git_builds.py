@@ -115,6 +115,7 @@ def test_fuzzdce_run_with_a_git_build_finds_the_fault_and_records_the_commit(rep
 def test_against_is_the_ref_of_the_checkout_of_the_imported_thunder(repo):
     assert against_spec("planted", str(repo / "thunder")) == f"planted=git:{repo}@planted"
     assert against_spec("stock", str(repo / "thunder")).startswith("against=git:")  # never named stock
+    assert against_spec("origin/main", str(repo / "thunder")) == f"origin-main=git:{repo}@origin/main"
     with pytest.raises(UsageError, match="not in a git checkout"):
         against_spec("main", str(Path(thunder.__file__).parent))  # an installed Thunder
 
