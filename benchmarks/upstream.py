@@ -139,6 +139,7 @@ def side(programs_file: Path, placement: str, result_file: Path) -> None:
                     "program": i,
                     "path": path,
                     "symbols": sorted(outcome.dce_activity),
+                    "activity": outcome.dce_activity,  # symbol@depth -> [removed, added]
                     "not_compared": bool(outcome.dce_not_compared),
                     "dce_sound": [v.message[:200] for v in evaluation.violations if v.oracle == "dce-sound" and v.path == path],
                     "failed": bool(outcome.error or outcome.failure),
@@ -181,6 +182,10 @@ def compare(parent: Path, merge: Path, args, out: Path) -> None:
     disagree = [k for k in both if set(emulated[k]["symbols"]) != set(real[k]["symbols"])]
     skipped = [k for k in both if emulated[k]["not_compared"] or real[k]["not_compared"]]
     print(f"   pairs where they disagree: {len(disagree)}/{len(both)} ({len(skipped)} with traces not compared on one side)")
+    counts_differ = [k for k in both if k not in disagree and emulated[k].get("activity") != real[k].get("activity")]
+    print(f"   pairs changing the same symbols but removing or adding other numbers of subsymbols: {len(counts_differ)}")
+    for program, path in counts_differ[:5]:
+        print(f"     program {program} on {path}: emulation {emulated[(program, path)]['activity']}, merge {real[(program, path)]['activity']}")
     by_path = Counter(path for _, path in disagree)
     print(f"   disagreements by path: {dict(by_path.most_common())}")
     for program, path in disagree[:10]:
