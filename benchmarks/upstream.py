@@ -53,7 +53,9 @@ def snapshot_dir(snapshots: Path, commit: str) -> Path:
 def environment(first: Path | None) -> dict[str, str]:
     """This repository's fuzzdce on the path; ``first`` (a Thunder) before it, when given."""
     entries = [str(p) for p in (first, ROOT) if p is not None]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([*entries, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    path = os.pathsep.join([*entries, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # One hash seed for stock and the build's worker: Thunder's traces depend on it.
+    return {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
 
 
 # --- 1. the campaign ---------------------------------------------------------------------------------
@@ -140,7 +142,7 @@ def side(programs_file: Path, placement: str, result_file: Path) -> None:
                     "path": path,
                     "symbols": sorted(outcome.dce_activity),
                     "activity": outcome.dce_activity,  # symbol@depth -> [removed, added]
-                    "not_compared": bool(outcome.dce_not_compared),
+                    "not_compared": outcome.dce_not_compared,  # why traces were left out, if any
                     "dce_sound": [v.message[:200] for v in evaluation.violations if v.oracle == "dce-sound" and v.path == path],
                     "failed": bool(outcome.error or outcome.failure),
                 })

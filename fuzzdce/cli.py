@@ -285,6 +285,8 @@ def list_ops(findings: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if argv is None:  # the command line itself (not a caller in this process): may start afresh
+        same_hash_seed_everywhere(args)
     quiet_library_warnings()
     if args.command == "ops":
         return list_ops(args.findings)
@@ -345,6 +347,20 @@ def chosen_placements(args) -> tuple[str, ...]:
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
+
+
+def same_hash_seed_everywhere(args) -> None:
+    """With another Thunder build, start again with ``PYTHONHASHSEED=0`` unless it is set.
+
+    Thunder's traces depend on the hash seed (set iteration: ``update_aliases`` lists its arguments in
+    another order under another seed), and a build's jobs run in a process of its own: stock here and
+    the build there must hash alike, or their traces differ for no reason of the build's and DCE
+    activity and ``dce-sound`` compare different traces. Lanes, workers and build workers inherit the
+    environment, so one seed set here holds in every process of the campaign.
+    """
+    builds = [*getattr(args, "build", ()), *getattr(args, "against", ()), *(p for p in getattr(args, "placement", None) or () if "=" in p)]
+    if builds and "PYTHONHASHSEED" not in os.environ:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def build_arguments(args) -> tuple[str, ...]:

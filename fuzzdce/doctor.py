@@ -8,6 +8,7 @@ cannot take it (the patch target is missing: choose another placement or another
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,6 +44,7 @@ def environment_lines() -> list[str]:
         f"torch    {torch.__version__} ({Path(torch.__file__).parent})",
         f"thunder  {getattr(thunder, '__version__', 'unknown')} ({Path(thunder.__file__).parent})",
         f"fuzzdce  {__version__} ({Path(__file__).parent})",
+        f"hashseed {os.environ.get('PYTHONHASHSEED', 'random')} (PYTHONHASHSEED: a build's traces compare with stock's only when both hash alike)",
     ]
 
 

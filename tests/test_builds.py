@@ -6,6 +6,7 @@ installed Thunder. The fault shows under that build only, shrunk, with a reprodu
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -202,3 +203,18 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
 def test_a_bad_build_says_what_to_give(spec, message):
     with pytest.raises(UsageError, match=message):
         parse_build(spec)
+
+
+def test_with_a_build_every_process_hashes_alike():
+    """Thunder's traces depend on the hash seed (``update_aliases`` orders its arguments by set
+    iteration), so ``fuzzdce`` with a build starts again under ``PYTHONHASHSEED=0`` when it is unset,
+    and the build's worker inherits it: stock's traces and the build's compare."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    environment["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzzdce.cli", "doctor", "--build", f"samehash={sys.executable}"],
+        capture_output=True, text=True, timeout=300, env=environment,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seeds = [line.split()[1] for line in done.stdout.splitlines() if line.strip().startswith("hashseed")]
+    assert seeds == ["0", "0"], done.stdout  # this process, then the build's worker
