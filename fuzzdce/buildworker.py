@@ -16,26 +16,42 @@ import traceback
 
 from fuzzdce.builds import DOCTOR, BuildRequest, BuildResult, read_frame, write_frame
 from fuzzdce.doctor import report
+from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
 from fuzzdce.evaluate import trace_text
 from fuzzdce.execution import run_path
 from fuzzdce.model import Outcome, Placement, SplitRecord
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import stock
 from fuzzdce.quiet import quiet_library_warnings
+from fuzzdce.subsymbols import portable_trace
 
 
 def answer(request: BuildRequest) -> BuildResult:
     """Run the job under this process's Thunder; the trace oracles here, the rest in the parent."""
     outcome = run_path(request.path, request.program, Placement(request.placement, stock), timeout=request.timeout)
     violations = [v for o in ORACLES.values() if o.reads_traces for v in o(outcome, request.reference, None)]
-    return BuildResult(sendable(outcome, with_traces=bool(violations)), violations)
+    return BuildResult(sendable(outcome), violations)
 
 
-def sendable(outcome: Outcome, *, with_traces: bool) -> Outcome:
+def sendable(outcome: Outcome) -> Outcome:
     """The outcome as the parent can read it: tensors kept (the parent compares them), splits as
-    ``SplitRecord``, traces printed (only when a finding's folder will show them)."""
+    ``SplitRecord``, traces in their portable form (``subsymbols.portable_trace``: structure, names,
+    keep-tags, subsymbols and the printed text), which the parent aligns with stock's traces for DCE
+    activity and ``dce-sound`` exactly as for a patch placement."""
     splits = [SplitRecord.from_reason(r) for r in outcome.split_reasons]
-    return dataclasses.replace(outcome, split_reasons=splits, traces=trace_text(outcome) if with_traces else [])
+    return dataclasses.replace(outcome, split_reasons=splits, traces=portable_traces(outcome))
+
+
+def portable_traces(outcome: Outcome) -> list[tuple[str, object]]:
+    """(label, PortableTrace) per trace; a trace that cannot be walked goes as its text (the names
+    oracle, run here, says what is wrong with it)."""
+    traces = []
+    for (label, trace), (_, text) in zip(outcome.traces, trace_text(outcome)):
+        try:
+            traces.append((label, portable_trace(trace)))
+        except Exception:
+            traces.append((label, text))
+    return traces
 
 
 def main(argv: list[str]) -> int:
@@ -59,8 +75,9 @@ def main(argv: list[str]) -> int:
             reply = ("ok", report() if request == DOCTOR else answer(request))
         except MemoryError:
             reply = ("crash", "MemoryError: worker memory limit reached")
-        except Exception:
-            reply = ("crash", traceback.format_exc(limit=-8))
+        except Exception as e:  # run_path records what Thunder raises: this is fuzzdce's own fault
+            text = traceback.format_exc(limit=-8) if request == DOCTOR else harness_message("a build worker", unexpected_exception(e))
+            reply = (HARNESS, text)
         write_frame(answers, reply)
 
 

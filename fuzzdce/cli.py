@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from fuzzdce.campaign import Campaign
-from fuzzdce.builds import BuildWorker
+from fuzzdce.builds import BuildWorker, against_spec
 from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
-from fuzzdce.errors import UsageError
+from fuzzdce.errors import HarnessError, UsageError
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
 from fuzzdce.merge import markdown as merge_markdown, merge, render as merge_render
 from fuzzdce.model import STOCK
@@ -199,11 +199,21 @@ def add_build_argument(command) -> None:
         "--build",
         action="append",
         default=[],
-        metavar="NAME=DIR|PYTHON",
+        metavar="NAME=DIR|PYTHON|git:REPO_DIR@REF|ARCHIVE",
         help="another Thunder build, fuzzed as a placement named NAME against the Thunder fuzzdce runs under "
         "(repeatable): DIR is put first on its path (a lightning-thunder checkout, or a directory from "
         "`pip install --no-deps --target DIR lightning-thunder==VERSION`); PYTHON is another interpreter with "
-        "its own Thunder. Without --placement, run compares stock with the builds only",
+        "its own Thunder; git:REPO_DIR@REF is REF's thunder/ package in that git checkout, extracted once into a "
+        "cache keyed by its commit; ARCHIVE a .tar.gz holding thunder/. Without --placement, run compares stock "
+        "with the builds only",
+    )
+    command.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="the same as --build REF=git:CHECKOUT@REF, CHECKOUT the git checkout of the Thunder this process "
+        "imports: your branch (stock) against REF (repeatable)",
     )
 
 
@@ -275,6 +285,8 @@ def list_ops(findings: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if argv is None:  # the command line itself (not a caller in this process): may start afresh
+        same_hash_seed_everywhere(args)
     quiet_library_warnings()
     if args.command == "ops":
         return list_ops(args.findings)
@@ -295,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"fuzzdce: error: {e}", file=sys.stderr)
         return 2
+    except HarnessError as e:  # fuzzdce's own fault: the campaign stopped, nothing of it is a Thunder bug
+        print(f"fuzzdce: {e}", file=sys.stderr)
+        return 3
 
 
 def config_from(args) -> CampaignConfig:
@@ -328,16 +343,35 @@ def config_from(args) -> CampaignConfig:
 def chosen_placements(args) -> tuple[str, ...]:
     """``--placement``s then ``--build``s; without either, the built-in ones; with builds only,
     stock and the builds (a branch against main)."""
-    builds = tuple(args.build)
+    builds = build_arguments(args)
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
 
 
+def same_hash_seed_everywhere(args) -> None:
+    """With another Thunder build, start again with ``PYTHONHASHSEED=0`` unless it is set.
+
+    Thunder's traces depend on the hash seed (set iteration: ``update_aliases`` lists its arguments in
+    another order under another seed), and a build's jobs run in a process of its own: stock here and
+    the build there must hash alike, or their traces differ for no reason of the build's and DCE
+    activity and ``dce-sound`` compare different traces. Lanes, workers and build workers inherit the
+    environment, so one seed set here holds in every process of the campaign.
+    """
+    builds = [*getattr(args, "build", ()), *getattr(args, "against", ()), *(p for p in getattr(args, "placement", None) or () if "=" in p)]
+    if builds and "PYTHONHASHSEED" not in os.environ:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
+
+
+def build_arguments(args) -> tuple[str, ...]:
+    """``--build``s, then ``--against``s as the builds they stand for."""
+    return (*args.build, *(against_spec(ref) for ref in getattr(args, "against", ())))
+
+
 def doctor_main(args) -> int:
     """``fuzzdce doctor``: this environment, then each ``--build``'s as its own process sees it."""
     print(doctor_report())
-    for spec in args.build:
+    for spec in build_arguments(args):
         placement = resolve(spec)
         worker = BuildWorker(placement.build)
         try:
@@ -378,7 +412,7 @@ def merge_main(args) -> int:
 
 def replay_main(args) -> int:
     """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
-    names = [*(args.placement or []), *args.build]
+    names = [*(args.placement or []), *build_arguments(args)]
     placements = [resolve(name) for name in names] if names else None
     if Path(args.target).exists():
         folders = bug_folders(args.target)

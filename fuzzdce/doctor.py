@@ -8,6 +8,7 @@ cannot take it (the patch target is missing: choose another placement or another
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,7 +18,7 @@ import torch
 
 from fuzzdce import __version__
 from fuzzdce.model import Placement
-from fuzzdce.placements import PLACEMENTS
+from fuzzdce.placements import PLACEMENTS, splitter_fix_native, symcall_native
 
 NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
 
@@ -43,6 +44,7 @@ def environment_lines() -> list[str]:
         f"torch    {torch.__version__} ({Path(torch.__file__).parent})",
         f"thunder  {getattr(thunder, '__version__', 'unknown')} ({Path(thunder.__file__).parent})",
         f"fuzzdce  {__version__} ({Path(__file__).parent})",
+        f"hashseed {os.environ.get('PYTHONHASHSEED', 'random')} (PYTHONHASHSEED: a build's traces compare with stock's only when both hash alike)",
     ]
 
 
@@ -54,6 +56,27 @@ def placement_lines(placements: Iterable[Placement] = PLACEMENTS.values()) -> li
     return lines
 
 
+# The changes the built-in placements emulate, as this Thunder may already have them natively.
+CHANGES = (
+    ("subsymbol DCE in Symbol.__call__", symcall_native),
+    ("thunderfx splitter: proxies and symbol in one trace", splitter_fix_native),
+)
+
+
+def change_lines() -> list[str]:
+    """For each emulated change: ``native`` (with the evidence) or ``absent`` in this Thunder."""
+    lines = []
+    for what, native in CHANGES:
+        try:
+            why = native()
+        except Exception as e:
+            why, status = f"checking it raised {type(e).__name__}: {e}", "unknown"
+        else:
+            status = NATIVE if why else "absent"
+        lines.append(f"  {what:<52} {status}" + (f" ({why})" if why else ""))
+    return lines
+
+
 def report() -> str:
     """The whole ``fuzzdce doctor`` text for this process."""
-    return "\n".join([*environment_lines(), "placements:", *placement_lines()])
+    return "\n".join([*environment_lines(), "this Thunder:", *change_lines(), "placements:", *placement_lines()])

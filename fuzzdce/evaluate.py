@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzdce.builds import BuildRequest, BuildWorker
+from fuzzdce.errors import HARNESS, HarnessError
 from fuzzdce.execution import run_path
 from fuzzdce.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.oracles import ORACLES
@@ -136,8 +137,11 @@ class LocalJobs:
             worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
         reference = portable(self.reference, with_traces=False)
         result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
-        here = check_outcome(result.outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
-        return result.outcome, result.trace_violations + here
+        # The build's traces came back portable: aligned with stock's here, as a patch placement's are.
+        outcome = result.outcome
+        outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
+        here = check_outcome(outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
+        return outcome, result.trace_violations + here
 
     def close(self) -> None:
         """Stop the builds' worker processes."""
@@ -156,6 +160,13 @@ def dce_activity(outcome: Outcome, stock: Outcome) -> tuple[dict[str, list[int]]
     return activity_of(comparison.changes), comparison.not_compared
 
 
+def stop_on_harness_error(result) -> None:
+    """A job that failed in fuzzdce's own code stops the campaign: it is no finding about Thunder."""
+    failure = result if isinstance(result, JobFailure) else getattr(getattr(result, "outcome", result), "failure", None)
+    if failure is not None and failure.kind == HARNESS:
+        raise HarnessError(failure.message)
+
+
 RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 
@@ -172,6 +183,7 @@ class Evaluator:
         """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per path."""
         stock = PLACEMENTS[STOCK]
         reference = self.run_job(Job(program, stock, EAGER, timeout))
+        stop_on_harness_error(reference)
         if isinstance(reference, JobFailure):
             # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
             error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
@@ -184,6 +196,7 @@ class Evaluator:
             evaluation = results[placement.name]
             for path in paths:
                 result = self.run_job(Job(program, placement, path, timeout))
+                stop_on_harness_error(result)
                 stock_outcome = None if placement.is_stock else results[STOCK].outcomes.get(path)
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from fuzzdce.errors import CompileTimeout
+from fuzzdce.errors import HARNESS, CompileTimeout, harness_fault, harness_message
 from fuzzdce.model import EAGER, Call, CompilePath, ErrorInfo, JobFailure, Outcome, Placement
 from fuzzdce.paths import PATHS
 
@@ -128,9 +128,18 @@ def make_call(
     except Exception as e:
         if timed_out(e):
             raise timed_out(e) from None  # ends the path: the time limit is spent
+        fault = harness_fault(e) if outcome.path != EAGER else ""
+        if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
+            outcome.failure = outcome.failure or JobFailure(HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}"))
+            return call
         call.error = ErrorInfo.from_exception(e)
         outcome.error = outcome.error or call.error
     return call
+
+
+def harness_line(outcome: Outcome, fault: str) -> str:
+    """The one line a harness error stops a campaign with: path, placement, versions, what to do."""
+    return harness_message(f"{outcome.path} under {outcome.placement}", fault)
 
 
 def resized_program(program) -> tuple[Any | None, str]:
@@ -214,8 +223,11 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
             else:
                 run_compiled(PATHS[path], program, outcome)
     except Exception as e:
+        fault = harness_fault(e) if path != EAGER else ""
         if timed_out(e):
             outcome.failure = JobFailure("timeout", f"{path} ran past its time limit of {timeout:g} s")
+        elif fault:
+            outcome.failure = JobFailure(HARNESS, harness_line(outcome, fault))
         else:
             outcome.error = ErrorInfo.from_exception(e)
     outcome.seconds = time.perf_counter() - start

@@ -26,6 +26,7 @@ from typing import Any
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.config import CampaignConfig
+from fuzzdce.errors import HarnessError
 from fuzzdce.findings import FindingStore
 from fuzzdce.ledger import Log, Stats
 from fuzzdce.memory import MemoryReport
@@ -51,6 +52,14 @@ class LaneReport:
     programs_left: int
 
 
+@dataclass
+class HarnessStop:
+    """A lane's report that it stopped on a harness error (``errors.HarnessError``'s line)."""
+
+    lane: int
+    message: str
+
+
 def _lane_main(config: CampaignConfig, lane: int, results) -> None:
     quiet_library_warnings()
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
@@ -61,7 +70,11 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
         process=f"lane {lane}",
         recycle_rss_mb=config.recycle_lane_rss_mb,
     )
-    campaign.run()
+    try:
+        campaign.run()
+    except HarnessError as e:  # fuzzdce's own fault: the parent stops every lane and says so
+        results.put(HarnessStop(lane, str(e)))
+        return
     memory = campaign.memory()
     memory.recycled_lanes = int(campaign.recycled)
     left = campaign.max_examples - campaign.full_evaluations
@@ -97,6 +110,10 @@ class Lanes:
             except Exception:  # queue.Empty: see whether a lane died without reporting
                 self.forget_dead()
                 continue
+            if isinstance(report, HarnessStop):
+                self.running.pop(report.lane).join(timeout=30)
+                self.terminate()
+                raise HarnessError(report.message)
             self.reports.append(report)
             self.running.pop(report.lane).join(timeout=30)
             if restart and report.recycled:

@@ -64,6 +64,8 @@ def _is_patch_code(filename: str) -> bool:
     """A real source file outside the installed packages and the standard library: a placement's."""
     if not os.path.isfile(filename):  # "<fuzzdce-...>" programs, "<string>"
         return False
+    if re.search(r"/(thunder|torch)/.*\.py$", filename):  # a Thunder build in a directory (a checkout) is Thunder
+        return False
     installed = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]}
     here = os.path.dirname(os.path.abspath(__file__))  # fuzzdce itself
     path = os.path.abspath(filename)

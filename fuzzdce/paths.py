@@ -64,13 +64,22 @@ def fresh_dynamo_without_inductor() -> Iterator[None]:
     """Dynamo's caches cleared before and after; regions thunderfx does not give to Thunder run
     eagerly instead of through Inductor (they never reach Thunder, and Inductor's C++ compiles take
     seconds each)."""
+    import inspect
     from unittest import mock
 
     import torch
 
+    accepts = inspect.signature(torch._inductor.compile)
+
+    def compile_eagerly(*args, **kwargs):
+        # Takes exactly what torch's own ``compile(gm, example_inputs, options=None)`` takes (Thunder
+        # 0.2.6 passes two arguments, Thunder main also ``options=``): a call torch would reject
+        # fails here the same way, naming torch's parameters. The graph runs as captured.
+        return next(iter(accepts.bind(*args, **kwargs).arguments.values()))  # the graph module
+
     torch._dynamo.reset()
     try:
-        with mock.patch("torch._inductor.compile", lambda gm, example_inputs: gm):
+        with mock.patch("torch._inductor.compile", compile_eagerly):
             yield
     finally:
         torch._dynamo.reset()

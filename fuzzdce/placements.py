@@ -270,6 +270,12 @@ def symcall_native() -> str | None:
 
 
 def splitter_fix_native() -> str | None:
+    """The splitter makes the node's input proxies in the trace that runs the symbol: inside that
+    trace's context (a ``tracectx(`` before the proxies), or handing the proxies the very trace it
+    then enters (``get_proxy_inputs_from_node(node, T)`` and ``tracectx(T)``: Thunder since bc399d4a3)."""
+    import ast
+    import textwrap
+
     from thunder.dynamo import utils as dynamo_utils
 
     body = inspect.getsource(dynamo_utils.try_execute_thunder_symbol)
@@ -277,6 +283,22 @@ def splitter_fix_native() -> str | None:
     trace_at = body.find("tracectx(")
     if 0 <= trace_at < proxies_at:
         return "try_execute_thunder_symbol of the installed Thunder already makes proxies in the trace it runs"
+    handed, entered = set(), set()
+    for node in ast.walk(ast.parse(textwrap.dedent(body))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            names = {a.id for a in node.args if isinstance(a, ast.Name)}
+            if name == "get_proxy_inputs_from_node":
+                handed |= {a.id for a in node.args[1:] if isinstance(a, ast.Name)}
+                handed |= {k.value.id for k in node.keywords if isinstance(k.value, ast.Name)}
+            elif name == "tracectx":
+                entered |= names
+    if handed & entered:
+        return (
+            "try_execute_thunder_symbol of the installed Thunder already makes proxies in the trace it runs "
+            f"(get_proxy_inputs_from_node(node, {sorted(handed & entered)[0]}) and tracectx of the same trace)"
+        )
     return None
 
 
@@ -312,7 +334,17 @@ def symcall_missing() -> str | None:
 
 
 def symcall_fixed_missing() -> str | None:
-    return symcall_missing() or _lacks("thunder.dynamo.utils", "try_execute_thunder_symbol")
+    missing = symcall_missing() or _lacks("thunder.dynamo.utils", "try_execute_thunder_symbol")
+    if missing or splitter_fix_native():
+        return missing
+    # The emulated fix calls get_proxy_inputs_from_node(node) as Thunder 0.2.6 declares it.
+    from thunder.dynamo import utils as dynamo_utils
+
+    parameters = list(inspect.signature(dynamo_utils.get_proxy_inputs_from_node).parameters.values())
+    required = [p for p in parameters if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(required) != 1:
+        return f"the emulated splitter fix calls get_proxy_inputs_from_node(node); this Thunder's takes {', '.join(p.name for p in parameters)}"
+    return None
 
 
 PLACEMENTS: dict[str, Placement] = {

@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
 from fuzzdce.memory import ProcessMemory, own_peak_mb, resident_mb
 from fuzzdce.model import JobFailure
 
@@ -50,8 +51,8 @@ def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int |
             connection.send(("ok", result, own_peak_mb()))
         except MemoryError:
             connection.send(("crash", "MemoryError: worker memory limit reached"))
-        except Exception:
-            connection.send(("crash", traceback.format_exc(limit=-8)))
+        except Exception as e:  # the job's code records what Thunder raises: this is fuzzdce's own
+            connection.send((HARNESS, harness_message("a job worker", unexpected_exception(e))))
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -131,8 +132,8 @@ class Worker:
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             self._process.join(timeout=10)
             return self._replace(JobFailure("crash", describe_exit(self._process.exitcode)))
-        if status == "crash":
-            return self._replace(JobFailure("crash", value))
+        if status in ("crash", HARNESS):
+            return self._replace(JobFailure(status, value))
         self._after_job(reported_peak_mb)
         return value
 

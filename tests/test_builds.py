@@ -6,6 +6,7 @@ installed Thunder. The fault shows under that build only, shrunk, with a reprodu
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from fuzzdce.placements import resolve
 from fuzzdce.replay import replay_bug
 from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.store import BUG_FILE, REPRO_FILE
+from fuzzdce.subsymbols import PortableTrace
 from sample_programs import DEAD_CODE_PROGRAM
 
 PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
@@ -40,6 +42,63 @@ def planted_build(tmp_path_factory) -> str:
     assert source.count(PLANTED_LINE[0]) == 1
     torchex.write_text(source.replace(*PLANTED_LINE))
     return f"planted={root}"
+
+
+# Appended to the copy's thunder/core/transform_common.py: after every DCE, the first subsymbol of
+# each decomposition that a later sibling reads is dropped (``planted:dce_drops_live`` as a build).
+DROPS_LIVE = """
+
+# --- planted by fuzzdce's tests: a DCE that drops a live subsymbol -----------------------------------
+_planted_dce = dce
+
+
+def _planted_drop_first_read(subs):
+    for i, s in enumerate(subs):
+        outs = {o.name for o in s.flat_proxy_outs}
+        read = any(outs & {a.name for a in later.flat_proxy_args} for later in subs[i + 1 :])
+        if read and not has_tags(s, {prims.OpTags.DONT_DCE, prims.OpTags.IN_PLACE}):
+            return subs[:i] + subs[i + 1 :]
+    return subs
+
+
+def _planted_rebuild(bsym):
+    if not bsym.subsymbols:
+        return bsym
+    return bsym.from_bsym(subsymbols=[_planted_rebuild(s) for s in _planted_drop_first_read(list(bsym.subsymbols))])
+
+
+def dce(trace, *args, **kwargs):
+    result = _planted_dce(trace, *args, **kwargs)
+    result.bound_symbols = [_planted_rebuild(b) for b in result.bound_symbols]
+    return result
+"""
+
+
+@pytest.fixture(scope="module")
+def drops_live_build(tmp_path_factory) -> str:
+    """NAME=DIR of a copy of the installed Thunder whose DCE drops a live subsymbol."""
+    root = tmp_path_factory.mktemp("drops-live-thunder")
+    shutil.copytree(Path(thunder.__file__).parent, root / "thunder", ignore=shutil.ignore_patterns("__pycache__"))
+    module = root / "thunder" / "core" / "transform_common.py"
+    source = module.read_text()
+    assert "\ndef dce(" in source and "has_tags" in source
+    module.write_text(source + DROPS_LIVE)
+    return f"dropslive={root}"
+
+
+def test_a_build_whose_dce_drops_a_live_subsymbol_is_caught_by_dce_sound(drops_live_build):
+    """The build's traces come back portable and are aligned with stock's here: DCE activity and
+    ``dce-sound`` work for a build as for a patch placement (``planted:dce_drops_live``)."""
+    evaluator = Evaluator()
+    try:
+        evaluations = evaluator(DEAD_CODE_PROGRAM, [resolve(drops_live_build)], paths=["jit"], timeout=60.0)
+    finally:
+        evaluator.close()
+    build = evaluations["dropslive"]
+    assert evaluations[STOCK].violations == []
+    sound = [v for v in build.violations if v.oracle == "dce-sound"]
+    assert sound and any("read by kept" in v.key for v in sound), build.violations
+    assert build.outcomes["jit"].dce_activity  # what the build changed, measured against stock
 
 
 def test_a_build_runs_in_its_own_process_with_its_own_thunder(planted_build):
@@ -76,6 +135,9 @@ def test_the_same_thunder_run_by_another_python_process_shows_nothing():
         evaluator.close()
     assert evaluations["same"].violations == [] and evaluations[STOCK].violations == []
     assert evaluations["same"].outcomes["thunderfx"].calls["grad"].grads is not None
+    for outcome in evaluations["same"].outcomes.values():  # traces compared with stock's: nothing changed
+        assert outcome.traces and all(isinstance(t, PortableTrace) for _, t in outcome.traces)
+        assert outcome.dce_activity == {} and outcome.dce_not_compared == []
 
 
 def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
@@ -141,3 +203,18 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
 def test_a_bad_build_says_what_to_give(spec, message):
     with pytest.raises(UsageError, match=message):
         parse_build(spec)
+
+
+def test_with_a_build_every_process_hashes_alike():
+    """Thunder's traces depend on the hash seed (``update_aliases`` orders its arguments by set
+    iteration), so ``fuzzdce`` with a build starts again under ``PYTHONHASHSEED=0`` when it is unset,
+    and the build's worker inherits it: stock's traces and the build's compare."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    environment["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzzdce.cli", "doctor", "--build", f"samehash={sys.executable}"],
+        capture_output=True, text=True, timeout=300, env=environment,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seeds = [line.split()[1] for line in done.stdout.splitlines() if line.strip().startswith("hashseed")]
+    assert seeds == ["0", "0"], done.stdout  # this process, then the build's worker
