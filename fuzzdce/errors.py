@@ -16,8 +16,12 @@ class UsageError(ValueError):
     """
 
 
-class CompileTimeout(Exception):
-    """Raised in the main thread when a compile path runs past its time limit."""
+class CompileTimeout(BaseException):
+    """Raised in the main thread when a compile path runs past its time limit.
+
+    A ``BaseException``: code under test catches ``Exception`` (the thunderfx splitter turns any
+    exception into a split reason), and a time limit must end the path wherever it strikes.
+    """
 
 
 class HarnessError(BaseException):

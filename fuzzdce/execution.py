@@ -222,7 +222,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
                 run_eager(program, outcome)
             else:
                 run_compiled(PATHS[path], program, outcome)
-    except Exception as e:
+    except (Exception, CompileTimeout) as e:
         fault = harness_fault(e) if path != EAGER else ""
         if timed_out(e):
             outcome.failure = JobFailure("timeout", f"{path} ran past its time limit of {timeout:g} s")
