@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzdce.campaign import Campaign
+from fuzzdce.campaign import SHRINK_SHARE, Campaign
 from fuzzdce.config import CampaignConfig
 from fuzzdce.findings import FindingStore
 from fuzzdce.ledger import Log, Stats
@@ -149,6 +149,13 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         merged.absorb(report.store, report.stats, report.interrupted, report.memory)
     if interrupted:
         merged.mark_interrupted()
+    if config.time_budget:
+        # The lanes shrank their own bugs; what their merged grouping shrinks again (groups first
+        # seen on another group's program, a recycled lane's) gets what is left of the campaign's
+        # budget, and never nothing.
+        from_start = time.time() - config.started_at
+        left = (1 + SHRINK_SHARE) * config.time_budget - from_start
+        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * config.time_budget)
     if lanes.unreported:
         merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
     merged.finish()

@@ -124,7 +124,8 @@ BUG_GROUPS = (
 
 
 def grouped(records) -> list[tuple[str, list[dict[str, Any]]]]:
-    """``BUG_GROUPS``' titles, each with its bug records."""
+    """``BUG_GROUPS``' titles, each with its bug records (any iterable: read once)."""
+    records = list(records)
     return [(title, [r for r in records if belongs(r)]) for title, belongs in BUG_GROUPS]
 
 
@@ -139,6 +140,8 @@ def bug_lines(record: dict[str, Any], reproduce: str | None = None, *, verbose: 
         f"{plural(record['count'], 'occurrence')}, smallest program {plural(record['n_ops'], 'op')}",
         f"    {record['message'][:300]}",
     ]
+    if record.get("shrink"):
+        lines.append(f"    {record['shrink']} (the program may hold more than the bug needs)")
     if verbose:
         for m in record["members"]:
             lines.append(f"      member {m['id']}: {m['oracle']} on {m['path']} ({m['count']}x): {m['why']}")
@@ -162,7 +165,7 @@ def render(campaign, *, verbose: bool = False) -> str:
     ]
     if verbose:
         out += ["distinct findings (occurrences) per placement x path and oracle:", table(data), ""]
-    for title, records in grouped(bug_record(b) for b in bugs):
+    for title, records in grouped([bug_record(b) for b in bugs]):
         out.append(f"== {title}: {plural(len(records), 'bug')} ==")
         for record in records:
             reproduce = None
