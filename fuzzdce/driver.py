@@ -17,6 +17,7 @@ stock), so Hypothesis shrinks that bug and nothing else. Past its deadline the r
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -24,6 +25,11 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.control import current_build_context
 from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
 from hypothesis.reporting import with_reporter
+
+try:  # Hypothesis's internals (the pinned version's): see ``no_local_constants``
+    from hypothesis.internal.conjecture import providers as _providers
+except ImportError:  # pragma: no cover - another Hypothesis
+    _providers = None
 
 
 from fuzzdce.config import derive_seed
@@ -70,6 +76,26 @@ def current_choices() -> Choices | None:
         return tuple(current_build_context().data.choices)
     except Exception:
         return None
+
+
+@contextlib.contextmanager
+def no_local_constants():
+    """Hypothesis now and then draws a literal from the source of the "local" modules the process
+    has loaded (``sys.modules``; fuzzdce itself when not installed in site-packages, the user's
+    placement module, a script): so which modules a process imported changed the programs one seed
+    draws (from the third program on, e.g. after importing ``fuzzdce.issue``). Inside this, that
+    pool is empty: one seed, one sequence. Hypothesis's own constants are kept."""
+    original = getattr(_providers, "_get_local_constants", None)
+    pool = getattr(_providers, "_local_constants", None)
+    if original is None or pool is None:
+        yield
+        return
+    empty = type(pool)(**{name: type(values)(key=values.key) for name, values in vars(pool).items()})
+    _providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        _providers._get_local_constants = original
 
 
 def only_findings(failure: BaseException) -> bool:
@@ -205,7 +231,7 @@ class HypothesisDriver:
 
     def hypothesis_round(self, round_number: int) -> None:
         """One round, with what Hypothesis prints kept from the user: the findings are fuzzdce's to report."""
-        with with_reporter(self.hypothesis_said):
+        with with_reporter(self.hypothesis_said), no_local_constants():
             try:
                 self.hypothesis_test(round_number)()
             except RoundOver:
@@ -294,7 +320,7 @@ class HypothesisDriver:
         )(test)
         test._hypothesis_internal_database_key = SHRINK_KEY
         try:
-            with with_reporter(lambda text: None):
+            with with_reporter(lambda text: None), no_local_constants():
                 test()
         except ShrinkStopped:
             return False

@@ -102,8 +102,10 @@ def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     """Each fault's findings (several paths and oracles) group into bugs of its own, never into
     one of the other fault's. DCE that is no longer a fixed point is one bug on every path and
     oracle it shows (idempotent, and a raise under grad); add computing sub is at most two: its
-    wrong gradients shrink to a program whose inputs are zeros, where add and sub agree on values
-    (the minimal program shows wrong gradients only), so nothing shows the two to be one fault."""
+    wrong gradients shrink to ``torch.mul(v0, v0)``, with no add in its forward (the backward adds
+    the two products, and computes a subtraction), so that minimal program shows wrong gradients
+    only, and the forward's minimal programs show none: nothing shows the two to be one fault, and
+    two bugs beat one that hides another."""
     induced = [b for b in two_faults.ledger.bugs() if b.verdict == PLACEMENT_INDUCED]
     described = [(b.placements, b.oracles(), b.paths(), len(b.members)) for b in induced]
     assert {b.placements for b in induced} == {("planted:add_computes_sub",), ("planted:lazy_dce",)}, described
