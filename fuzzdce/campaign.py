@@ -213,7 +213,7 @@ class Campaign:
                 key, members = todo[0]
                 self.shrink_group(key, len(todo))
         finally:
-            self.ledger.phase_seconds["shrinking"] += time.perf_counter() - start
+            self.stats.phases["shrinking"] += time.perf_counter() - start
 
     def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
         groups = self.store.groups()
@@ -288,7 +288,7 @@ class Campaign:
                     if self.to_shrink(key, members):
                         shrink_start = time.perf_counter()
                         self.shrink_group(key, len(todo) - i)
-                        self.ledger.phase_seconds["shrinking"] += time.perf_counter() - shrink_start
+                        self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
                         start += time.perf_counter() - shrink_start  # not grouping's time
                         members = self.store.groups()[key]
                     smallest = members[0]
@@ -309,7 +309,7 @@ class Campaign:
                         if shown[fa.program] & {mark(f.verdict, f.placements, f.violation) for f in others}:
                             self.store.link(fa, others[0], f"shown by bug {fa.id}'s shrunk minimal program, on the same placements")
         finally:
-            self.ledger.phase_seconds["grouping"] += time.perf_counter() - start
+            self.stats.phases["grouping"] += time.perf_counter() - start
 
     def settled(self, finding: Finding, shown: dict[Program, set[str]]) -> bool:
         """Is the finding's program a finished shrink's result, or another group's settled program?"""
@@ -365,7 +365,8 @@ class Campaign:
         try:
             generation_start = time.perf_counter()
             self.driver.run()
-            self.ledger.phase_seconds["generation"] += time.perf_counter() - generation_start
+            self.stats.phases["generation"] += time.perf_counter() - generation_start
+            self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
                 self.log(f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups")
                 self.shrink_bugs()
@@ -403,7 +404,7 @@ class Campaign:
                 self.group()
                 confirm_start = time.perf_counter()
                 self.ledger.confirm(self.replay)
-                self.ledger.phase_seconds["confirming"] += time.perf_counter() - confirm_start
+                self.stats.phases["confirming"] += time.perf_counter() - confirm_start
             self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True

@@ -52,6 +52,10 @@ class Stats:
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
     timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
     lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
+    # Seconds per phase ("generation", "shrinking", "grouping", "confirming"), every lane's added up.
+    phases: Counter = field(default_factory=Counter)
+    # Why each generation (each lane's process) ended: "programs", "time", "nothing new", "stopped", "recycled".
+    generation_ended: list[str] = field(default_factory=list)
 
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
@@ -66,6 +70,8 @@ class Stats:
         self.dropped.update(other.dropped)
         self.dce.merge(other.dce)
         self.lane_timelines.append(list(other.timeline))
+        self.phases.update(other.phases)
+        self.generation_ended += other.generation_ended
 
 
 class Ledger:
@@ -90,7 +96,6 @@ class Ledger:
         self.clock = clock or seconds_since(time.time())
         self.shrink_seconds: Counter = Counter()  # group (cause key) -> seconds spent on its shrink steps
         self.shrink_budget: float | None = None  # seconds of shrinking (and grouping) after generation
-        self.phase_seconds: Counter = Counter()  # "generation", "shrinking", "grouping", "confirming" -> seconds
         # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
         # someone's suite fails only on placement-induced ones (unless stock is all it runs).
         self.shrink_baseline = True

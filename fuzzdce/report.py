@@ -63,6 +63,10 @@ def summary(campaign) -> dict[str, Any]:
         "seconds_per_program": round(s.seconds / max(s.programs, 1), 4),
         "programs_per_minute": round(60 * s.programs / max(s.wall_seconds, 1e-9), 2),
         "unsupported_splits": s.unsupported_splits,
+        # Seconds per phase, every lane's added up (lanes run at once: these are machine seconds),
+        # and why each lane's generation ended ("programs", "time", "nothing new", ...).
+        "phases": {phase: round(seconds, 3) for phase, seconds in sorted(s.phases.items())},
+        "generation_ended": list(s.generation_ended),
         "n_bugs": len(bugs),
         "n_findings": len(store),
         "bugs": {
