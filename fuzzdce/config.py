@@ -44,7 +44,7 @@ class CampaignConfig:
     max_examples: int | None = None
     seed: int | None = None  # None: a random one, printed at start
     timeout: float | None = 60.0  # seconds per compile path
-    time_budget: float | None = None  # seconds of generation; shrinking gets half as long again
+    time_budget: float | None = None  # seconds of generation; shrinking and grouping get half as long again
     findings_dir: str | None = None
     known: Mapping[str, str] = field(default_factory=dict)  # signature or id -> why it is suppressed
     profile: str | None = None
