@@ -269,13 +269,14 @@ class Campaign:
     def group(self) -> None:
         """The grouping phase. Each group's minimal program runs on every path under every
         placement (once per program); what it shows is recorded, and groups it shows for the first
-        time are shrunk in turn (from that program) and evaluated the same way. Then two groups of
-        one verdict and placements are one bug when each one's minimal program shows the other's
-        cause and each program is *settled*: a finished shrink's result (or the settled program
-        of another group). A group left unshrunk joins nothing: two bugs rather than one that hides
-        another."""
+        time are shrunk in turn (from that program) and evaluated the same way. Then a group joins
+        another of its verdict and placements when that group's minimal program is *settled* (a
+        finished shrink's result, or another group's settled program) and shows it (``mark``: the
+        same exception, or for a finding without one a finding on the same path and oracle).
+        Co-occurring on a program Hypothesis did not finish shrinking joins nothing, so no join is
+        transitive through a large program: two bugs rather than one that hides another."""
         start = time.perf_counter()
-        shown: dict[Program, set[str]] = {}  # settled minimal program -> causes it shows
+        shown: dict[Program, set[str]] = {}  # settled minimal program -> the marks of what it shows
         handled: set[str] = set()
         try:
             while True:
@@ -307,7 +308,7 @@ class Campaign:
                 for b, others in groups.items():
                     if b != a and (others[0].verdict, others[0].placements) == (fa.verdict, fa.placements):
                         if shown[fa.program] & {mark(f.verdict, f.placements, f.violation) for f in others}:
-                            self.store.link(fa, others[0], f"shown by bug {fa.id}'s shrunk minimal program, on the same placements")
+                            self.store.link(fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements")
         finally:
             self.stats.phases["grouping"] += time.perf_counter() - start
 

@@ -122,8 +122,9 @@ class HypothesisDriver:
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
     tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
     entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
-    ``pause()`` is asked after each round that would be followed by another: True stops the run
-    there, with ``paused`` set (a lane grown too large hands over to a fresh process).
+    ``pause()`` is asked after each program of a round (the first excepted) and after each round that
+    would be followed by another: True stops the run there, with ``paused`` set (a lane grown too
+    large hands over to a fresh process).
     """
 
     def __init__(
@@ -190,12 +191,16 @@ class HypothesisDriver:
         # Room for programs drawn again (each round starts from the simplest program; Hypothesis
         # draws a few twice), which are not evaluated again: the round ends when its programs are
         # spent (``RoundOver``), or when Hypothesis has drawn this many.
-        round_end = self.spent() + left
+        spent_at_start = self.spent()
+        round_end = spent_at_start + left
         left = 2 * left + 10
         weights = self.weights
 
         def fuzz(program: Program) -> None:
             if self.out_of_time() or self.spent() >= min(round_end, self.max_examples):
+                raise RoundOver
+            if self.spent() > spent_at_start and self.pause():  # grown too large: stop between programs
+                self.paused = True
                 raise RoundOver
             start = time.perf_counter()
             self.examine(program, current_choices(), weights)
@@ -262,6 +267,9 @@ class HypothesisDriver:
             self.rounds = round_number
             if self.stopped:
                 self.ended = "stopped"
+                return
+            if self.paused:
+                self.ended = "recycled"
                 return
             if self.out_of_time():
                 self.ended = "time"
