@@ -142,3 +142,28 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     for bug in bugs:
         assert bug.shrink_note == f"shrinking stopped at {bug.program.n_ops} ops: time" and bug.program.n_ops > 1
     assert render(campaign).count("shrinking stopped at") == 3
+
+
+def test_a_lane_ends_when_its_time_is_spent():
+    """A budget already spent before the first program: generation ends on time, evaluating nothing
+    (and the lane would end the same at any budget: "time" is the only reason besides programs and
+    Hypothesis running dry)."""
+    campaign, evaluator = campaign_of({}, programs=50, time_budget=1e-9)
+    campaign.driver.run()
+    assert campaign.driver.ended == "time" and campaign.full_evaluations == 0 and evaluator.calls == []
+
+
+def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):
+    """Generation never fails a Hypothesis test, so fuzzdce saves each finding's choices itself:
+    a later campaign sharing the database, allowed one program, evaluates a failing one first."""
+    both = {("exp", "neg"): wrong_values}
+    database = str(tmp_path / "examples")
+    first, _ = campaign_of(both, programs=40, profile="dev", database=database)
+    first.driver.run()
+    assert first.store.findings, "the fault was never drawn: pick another seed"
+    alone, _ = campaign_of(both, programs=1, seed=99, profile="dev", database="none")
+    alone.driver.run()
+    assert not alone.store.findings, "the first draw is a simple program, without both ops"
+    second, _ = campaign_of(both, programs=1, seed=99, profile="dev", database=database)
+    second.driver.run()
+    assert second.store.findings and second.full_evaluations == 1
