@@ -140,3 +140,15 @@ def test_a_stock_failure_on_four_paths_is_one_baseline_bug_of_one_op(baseline_fa
     assert bug.verdict == BASELINE and bug.paths() == ["jit", "jit-grad", "jit-symbolic", "thunderfx"]
     assert {m.violation.oracle for m in bug.members} >= {"raises", "splits"}, bug.why
     assert bug.program.n_ops == 1, bug.program
+
+
+def test_merging_lanes_keeps_the_smaller_program_with_its_choices_and_shrink_state():
+    mine, theirs = FindingStore(), FindingStore()
+    a, _ = mine.add(PLACEMENT_INDUCED, ("symcall",), mismatch("jit"), TWO_OPS, choices=(1, 2, 3))
+    b, _ = theirs.add(PLACEMENT_INDUCED, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    b.shrunk = True
+    mine.merge(theirs)
+    (merged,) = mine.findings.values()
+    assert (merged.program, merged.choices, merged.shrunk, merged.count) == (ONE_OP, (1,), True, 2)
+    _, change = mine.add(PLACEMENT_INDUCED, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    assert change == "seen" and merged.shrunk is True, "seeing the shrunk program again keeps it shrunk"

@@ -165,3 +165,13 @@ def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp
     second, evaluator = campaign_of(both, programs=3, seed=99, profile="dev", database=database)
     second.driver.run()
     assert found & {program for program, _, _ in evaluator.calls}
+
+
+def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
+    """Steered rounds draw under weights of their own: a bug's shrink run replays its choices under
+    the same weights, so it starts from the very program and shrinks it."""
+    campaign, _ = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None}, programs=40, steer=True)
+    campaign.run()
+    (bug,) = faulty_bugs(campaign)
+    assert bug.smallest.weights is not None and bug.smallest.shrunk is True
+    assert bug.program.ops == ["exp"]
