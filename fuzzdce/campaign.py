@@ -37,6 +37,15 @@ from fuzzdce.timeline import sample
 SHRINK_SHARE = 0.5  # of the time budget, for shrinking (and grouping's shrinks) after generation
 
 
+def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
+    """The fraction of the shrinking time left that the group ``members`` gets, among the groups
+    ``waiting`` to be shrunk (itself among them): in proportion to its smallest program's ops, so
+    a program of eight ops gets eight times a one-op program's time (which has little left to
+    shrink)."""
+    weight = lambda group: max(1, group[0].program.n_ops)  # noqa: E731
+    return weight(members) / max(sum(weight(g) for g in waiting), weight(members))
+
+
 def mark(verdict: str, placements: tuple[str, ...], violation) -> str:
     """What a minimal program must show for a finding to join its bug: the finding's cause when it
     has an exception; else its verdict, placements, path and oracle (wrong values differ in their
@@ -211,7 +220,7 @@ class Campaign:
                 if not todo:
                     return
                 key, members = todo[0]
-                self.shrink_group(key, len(todo))
+                self.shrink_group(key, share(members, [m for _, m in todo]))
         finally:
             self.stats.phases["shrinking"] += time.perf_counter() - start
 
@@ -222,9 +231,9 @@ class Campaign:
             key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
         )
 
-    def shrink_group(self, key: str, waiting: int = 1) -> bool:
+    def shrink_group(self, key: str, fraction: float = 1.0) -> bool:
         """Shrink one group (cause ``key``) in a Hypothesis run of its own, from its smallest
-        program's choices, within ``1 / waiting`` of the shrinking time left. A shrink step
+        program's choices, within ``fraction`` of the shrinking time left. A shrink step
         evaluates only the group's paths under its placements (and stock), and fails when it shows
         a finding of this cause with the group's verdict and placements; only those are recorded.
         Marks the group's findings shrunk (True) or stopped for time (False); returns which."""
@@ -235,7 +244,7 @@ class Campaign:
         showing = [p for p in self.placements if p.name in names and not p.is_stock]
         deadline = self.shrink_deadline()
         if deadline is not None:
-            deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) / max(1, waiting)
+            deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * fraction
 
         def reproduces(program: Program) -> bool:
             started = time.perf_counter()
@@ -288,7 +297,9 @@ class Campaign:
                     members = self.store.groups()[key]
                     if self.to_shrink(key, members):
                         shrink_start = time.perf_counter()
-                        self.shrink_group(key, len(todo) - i)
+                        groups = self.store.groups()
+                        waiting = [groups[k] for k, _ in todo[i:] if self.to_shrink(k, groups[k])]
+                        self.shrink_group(key, share(members, waiting))
                         self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
                         start += time.perf_counter() - shrink_start  # not grouping's time
                         members = self.store.groups()[key]

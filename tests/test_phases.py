@@ -4,10 +4,10 @@ these tests run Hypothesis for real, generation and shrinking, at little cost.""
 
 from hypothesis import strategies as st
 
-from fuzzdce.campaign import Campaign
+from fuzzdce.campaign import Campaign, share
 from fuzzdce.config import CampaignConfig
 from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.findings import PLACEMENT_INDUCED
+from fuzzdce.findings import PLACEMENT_INDUCED, Finding
 from fuzzdce.model import Outcome, Violation
 from fuzzdce.program import Program, Ref, Step, TensorInput
 from fuzzdce.report import render
@@ -175,3 +175,14 @@ def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
     (bug,) = faulty_bugs(campaign)
     assert bug.smallest.weights is not None and bug.smallest.shrunk is True
     assert bug.program.ops == ["exp"]
+
+
+def test_each_group_gets_a_share_of_the_time_left_in_proportion_to_its_ops():
+
+    def group(n_ops):
+        steps = tuple(Step("neg", "torch.neg({0})", (Ref(i),)) for i in range(n_ops))
+        program = Program((TensorInput((2,)),), steps, (n_ops,), seed=1)
+        return [Finding(PLACEMENT_INDUCED, (FAULTY,), wrong_values("jit"), program)]
+
+    eight, one, two = group(8), group(1), group(2)
+    assert share(eight, [eight, one, two]) == 8 / 11 and share(one, [one, two]) == 1 / 3 and share(two, [two]) == 1.0
