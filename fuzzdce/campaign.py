@@ -120,6 +120,8 @@ class Campaign:
         self.interrupted = False
         self.started = time.monotonic()
         self._shrink_deadline: float | None = None
+        # Settled minimal programs evaluated everywhere -> the marks of what each shows (``group``).
+        self.shown: dict[Program, set[str]] = {}
 
     def clock(self) -> float:
         """Seconds since the campaign started (``config.started_at`` when given)."""
@@ -285,7 +287,7 @@ class Campaign:
         Co-occurring on a program Hypothesis did not finish shrinking joins nothing, so no join is
         transitive through a large program: two bugs rather than one that hides another."""
         start = time.perf_counter()
-        shown: dict[Program, set[str]] = {}  # settled minimal program -> the marks of what it shows
+        shown = self.shown
         handled: set[str] = set()
         try:
             while True:
@@ -380,8 +382,10 @@ class Campaign:
             self.stats.phases["generation"] += time.perf_counter() - generation_start
             self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
+                # Shrinking, each group's minimal program then evaluated everywhere (what it shows
+                # is recorded: a later group may start from it), as grouping does.
                 self.log(f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups")
-                self.shrink_bugs()
+                self.group()
             if self.recycled:
                 self.log(
                     f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
