@@ -23,7 +23,7 @@ from fuzzdce.config import CampaignConfig
 from fuzzdce.driver import HypothesisDriver
 from fuzzdce.evaluate import Evaluator
 from fuzzdce.driver import current_choices
-from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, size, triage
+from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, triage
 from fuzzdce.ledger import Ledger, Log, shown_traces
 from fuzzdce.memory import MemoryReport, ProcessMemory
 from fuzzdce.program import Program

@@ -33,7 +33,6 @@ except ImportError:  # pragma: no cover - another Hypothesis
 
 
 from fuzzdce.config import derive_seed
-from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
 from fuzzdce.signatures import short_id
