@@ -382,10 +382,10 @@ class Campaign:
             self.stats.phases["generation"] += time.perf_counter() - generation_start
             self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
-                # Shrinking, each group's minimal program then evaluated everywhere (what it shows
-                # is recorded: a later group may start from it), as grouping does.
+                # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
+                # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
                 self.log(f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups")
-                self.group()
+                self.shrink_bugs()
             if self.recycled:
                 self.log(
                     f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
