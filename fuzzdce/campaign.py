@@ -2,10 +2,15 @@
 ``Ledger`` (findings, triage, what to shrink, confirmation) and a ``HypothesisDriver`` (rounds,
 seeds, time budget), made from one ``CampaignConfig``.
 
-Each example runs once in eager, once per path under stock Thunder, and once per path under each
-other chosen placement; every oracle reads those results, and each violation is triaged on the
-spot (which placements show it, stock among them or not). At the end, each finding's smallest
-program is replayed to confirm it shows the same finding again.
+Three phases. **Generation**: each program Hypothesis draws runs once in eager, once per path under
+stock Thunder, and once per path under each other chosen placement, whatever its size; every oracle
+reads those results, and each violation is triaged on the spot (which placements show it, stock
+among them or not). **Shrinking**: each group of findings (one cause) is shrunk in a Hypothesis run
+of its own that evaluates only the group's paths under its placements and stock, within an equal
+share of what is left of the shrinking budget. **Grouping**: each group's minimal program runs on
+every path under every placement; two groups whose finished minimal programs each show the other
+are one bug. At the end, each finding's smallest program is replayed to confirm it shows the same
+finding again.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from collections.abc import Callable
 from fuzzdce.config import CampaignConfig
 from fuzzdce.driver import HypothesisDriver
 from fuzzdce.evaluate import Evaluator
-from fuzzdce.findings import Finding, FindingStore, triage
-from fuzzdce.ledger import Ledger, Log
+from fuzzdce.driver import current_choices
+from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, triage
+from fuzzdce.ledger import Ledger, Log, shown_traces
 from fuzzdce.memory import MemoryReport, ProcessMemory
 from fuzzdce.program import Program
 from fuzzdce.report import summary
@@ -26,6 +32,26 @@ from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
 from fuzzdce.timeline import sample
+
+
+SHRINK_SHARE = 0.5  # of the time budget, for shrinking (and grouping's shrinks) after generation
+
+
+def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
+    """The fraction of the shrinking time left that the group ``members`` gets, among the groups
+    ``waiting`` to be shrunk (itself among them): an equal share. (Shares in proportion to ops were
+    tried: one-op groups then got less than one shrink step, and a group whose shrink is cut short
+    joins nothing, so a campaign of 33 programs came out as 72 bugs instead of a handful.)"""
+    return 1.0 / max(1, len(waiting))
+
+
+def mark(verdict: str, placements: tuple[str, ...], violation) -> str:
+    """What a minimal program must show for a finding to join its bug: the finding's cause when it
+    has an exception; else its verdict, placements, path and oracle (wrong values differ in their
+    message from program to program, one fault's alike)."""
+    if violation.cause:
+        return cause_key(verdict, placements, violation)
+    return "|".join((verdict, ",".join(placements), violation.path, violation.oracle))
 
 
 def stderr_log(line: str) -> None:
@@ -67,7 +93,8 @@ class Campaign:
         folder = FindingsFolder(config.findings_dir, config.run_id) if config.findings_dir is not None else None
         self.epoch = config.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log, clock=self.clock)
-        self.ledger.shrink_budget = config.time_budget
+        # Shrinking and grouping after generation: half the time budget again (README, "Rounds").
+        self.ledger.shrink_budget = SHRINK_SHARE * config.time_budget if config.time_budget else None
         self.ledger.shrink_baseline = config.shrink_baseline
         settings = config.settings()
         self.max_examples = config.examples(settings)
@@ -91,6 +118,9 @@ class Campaign:
         )
         self.interrupted = False
         self.started = time.monotonic()
+        self._shrink_deadline: float | None = None
+        # Settled minimal programs evaluated everywhere -> the marks of what each shows (``group``).
+        self.shown: dict[Program, set[str]] = {}
 
     def clock(self) -> float:
         """Seconds since the campaign started (``config.started_at`` when given)."""
@@ -149,18 +179,11 @@ class Campaign:
 
     # --- one program ----------------------------------------------------------------------------
 
-    def observe(self, program: Program) -> list[Finding]:
-        """Evaluate under every placement, record every finding, return those that fail the test."""
-        replayed = self.ledger.replayed(program)
-        if replayed:
-            return replayed
-        shrink_step = self.reproduce_smaller(program)
-        if shrink_step is not None:
-            return shrink_step
-        if self.full_evaluations >= self.max_examples:
-            # Past max_examples Hypothesis only shrinks. A candidate that is not smaller than a
-            # finding's program (by ``size``), or is smaller but does not reproduce it, cannot
-            # improve any reproducer: not worth every placement's and path's compiles.
+    def observe(self, program: Program, choices: tuple | None = None, weights: object = None) -> list[Finding]:
+        """Evaluate ``program`` under every placement and path, record every finding (with the
+        choices that drew it); return the findings it is new or smaller for. A program evaluated
+        before is not evaluated again (programs are deterministic)."""
+        if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
         evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
         self.full_evaluations += 1
@@ -168,38 +191,144 @@ class Campaign:
         self.ledger.count(program, evaluations)
         if self.driver.steering is not None:
             self.driver.steering.observe(program, evaluations)
-        return self.ledger.record(program, evaluations)
+        changed = self.ledger.record(program, evaluations, choices=choices, weights=weights)
+        if changed:
+            self.driver.save(choices)
+        return changed
 
-    def reproduce_smaller(self, program: Program) -> list[Finding] | None:
-        """Check a program smaller than a finding's smallest one for that finding first, alone.
+    # --- shrinking and grouping -----------------------------------------------------------------
 
-        Such a program is most likely one of Hypothesis's shrink steps; evaluating only the
-        finding's own path under its own placements (and stock) makes a shrink step cost one
-        path's compiles instead of every placement's and path's. Findings sharing placements and
-        path share that evaluation. Returns the findings reproduced ([] if none), or None when
-        no finding's program is larger.
-        """
-        groups: dict[tuple[tuple[str, ...], str], list[Finding]] = {}
-        for finding in self.ledger.larger_than(program):
-            groups.setdefault((finding.placements, finding.violation.path), []).append(finding)
-        if not groups:
-            return None
-        for (names, path), findings in groups.items():
-            showing = [p for p in self.placements if p.name in names and not p.is_stock]
-            start = time.perf_counter()
-            evaluations = self.evaluator(program, showing, paths=[path], timeout=self.config.timeout)
-            for cause in {f.cause_key for f in findings}:
-                self.ledger.shrink_seconds[cause] += time.perf_counter() - start
-            triaged = triage(evaluations)
-            reproduced = [f for f in findings if triaged.get(f.violation_signature, ())[:2] == (f.verdict, f.placements)]
-            if reproduced:
-                self.ledger.count(program, evaluations)
-                # Only these findings: under a subset of placements, any other signature's triage
-                # (which placements show it) would be wrong.
-                return [
-                    found for f in reproduced for found in self.ledger.record(program, evaluations, only=f.violation_signature)
-                ]
-        return []
+    def shrink_deadline(self) -> float | None:
+        """When shrinking (and grouping's shrinks) must end: ``shrink_budget`` seconds after
+        generation ended, set once (None: no time budget)."""
+        if self._shrink_deadline is None and self.ledger.shrink_budget:
+            self._shrink_deadline = time.monotonic() + self.ledger.shrink_budget
+        return self._shrink_deadline
+
+    def to_shrink(self, key: str, members: list[Finding]) -> bool:
+        """Is this group shrunk: a verdict that fails, choices to start from, not shrunk yet?"""
+        smallest = members[0]
+        return self.ledger.fails(smallest.verdict) and smallest.choices is not None and smallest.shrunk is None
+
+    def shrink_bugs(self) -> None:
+        """The shrinking phase: each group of findings with choices and not yet shrunk, shrunk in
+        turn (placement-induced first, then by first sighting), each within an equal share of the
+        time left."""
+        start = time.perf_counter()
+        try:
+            while not self.driver.stopped:
+                todo = [(k, m) for k, m in self.ordered_groups() if self.to_shrink(k, m)]
+                if not todo:
+                    return
+                key, members = todo[0]
+                self.shrink_group(key, share(members, [m for _, m in todo]))
+        finally:
+            self.stats.phases["shrinking"] += time.perf_counter() - start
+
+    def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
+        groups = self.store.groups()
+        return sorted(
+            groups.items(),
+            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+        )
+
+    def shrink_group(self, key: str, fraction: float = 1.0) -> bool:
+        """Shrink one group (cause ``key``) in a Hypothesis run of its own, from its smallest
+        program's choices, within ``fraction`` of the shrinking time left. A shrink step
+        evaluates only the group's paths under its placements (and stock), and fails when it shows
+        a finding of this cause with the group's verdict and placements; only those are recorded.
+        Marks the group's findings shrunk (True) or stopped for time (False); returns which."""
+        members = self.store.groups()[key]
+        smallest = members[0]
+        verdict, names = smallest.verdict, smallest.placements
+        paths = [p for p in self.paths if p in {f.violation.path for f in members}]
+        showing = [p for p in self.placements if p.name in names and not p.is_stock]
+        deadline = self.shrink_deadline()
+        if deadline is not None:
+            deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * fraction
+
+        def reproduces(program: Program) -> bool:
+            started = time.perf_counter()
+            evaluations = self.evaluator(program, showing, paths=paths, timeout=self.config.timeout)
+            self.ledger.shrink_seconds[key] += time.perf_counter() - started
+            hits = {
+                sig
+                for sig, (v, p, violation) in triage(evaluations).items()
+                if (v, p) == (verdict, names) and cause_key(v, p, violation) == key
+            }
+            if hits:
+                self.ledger.record(program, evaluations, only=hits, choices=current_choices(), weights=smallest.weights)
+            return bool(hits)
+
+        done = self.driver.shrink(
+            smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
+        )
+        members = self.store.groups()[key]
+        for f in members:
+            f.shrunk = done
+        if not done:
+            self.log(
+                f"fuzzdce: shrinking of bug {members[0].id} stopped at {members[0].program.n_ops} ops: time"
+                f" ({self.ledger.shrink_seconds[key]:.0f} s)"
+            )
+        elif self.folder is not None:
+            self.folder.write_record(self.ledger.bug_of(members[0]))
+        self.driver.save(members[0].choices)
+        return done
+
+    def group(self) -> None:
+        """The grouping phase. Each group's minimal program runs on every path under every
+        placement (once per program); what it shows is recorded, and groups it shows for the first
+        time are shrunk in turn (from that program) and evaluated the same way. Then a group joins
+        another of its verdict and placements when that group's minimal program is *settled* (a
+        finished shrink's result, or another group's settled program) and shows it (``mark``: the
+        same exception, or for a finding without one a finding on the same path and oracle).
+        Co-occurring on a program Hypothesis did not finish shrinking joins nothing, so no join is
+        transitive through a large program: two bugs rather than one that hides another."""
+        start = time.perf_counter()
+        shown = self.shown
+        handled: set[str] = set()
+        try:
+            while True:
+                todo = [(k, m) for k, m in self.ordered_groups() if k not in handled]
+                if not todo or self.driver.stopped:
+                    break
+                for i, (key, _) in enumerate(todo):
+                    handled.add(key)
+                    members = self.store.groups()[key]
+                    if self.to_shrink(key, members):
+                        shrink_start = time.perf_counter()
+                        groups = self.store.groups()
+                        waiting = [groups[k] for k, _ in todo[i:] if self.to_shrink(k, groups[k])]
+                        self.shrink_group(key, share(members, waiting))
+                        self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
+                        start += time.perf_counter() - shrink_start  # not grouping's time
+                        members = self.store.groups()[key]
+                    smallest = members[0]
+                    if not self.settled(smallest, shown) or smallest.program in shown:
+                        continue
+                    evaluations = self.evaluate_everywhere(smallest.program)
+                    self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
+                    shown[smallest.program] = {mark(*t) for t in triage(evaluations).values()}
+                    if self.folder is not None:
+                        self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
+            groups = self.store.groups()
+            for a, members in groups.items():
+                fa = members[0]
+                if not (self.settled(fa, shown) and fa.program in shown):
+                    continue
+                for b, others in groups.items():
+                    if b != a and (others[0].verdict, others[0].placements) == (fa.verdict, fa.placements):
+                        if shown[fa.program] & {mark(f.verdict, f.placements, f.violation) for f in others}:
+                            self.store.link(fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements")
+        finally:
+            self.stats.phases["grouping"] += time.perf_counter() - start
+
+    def settled(self, finding: Finding, shown: dict[Program, set[str]]) -> bool:
+        """Is the finding's program a finished shrink's result, or another group's settled program?"""
+        if finding.shrunk:
+            return True
+        return finding.program in shown
 
     # --- the whole campaign ---------------------------------------------------------------------
 
@@ -247,7 +376,15 @@ class Campaign:
                 self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
+            generation_start = time.perf_counter()
             self.driver.run()
+            self.stats.phases["generation"] += time.perf_counter() - generation_start
+            self.stats.generation_ended.append(self.driver.ended)
+            if not self.recycled:
+                # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
+                # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
+                self.log(f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups")
+                self.shrink_bugs()
             if self.recycled:
                 self.log(
                     f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
@@ -278,9 +415,11 @@ class Campaign:
         the evaluator."""
         try:
             if self.config.confirm and not self.interrupted:
-                self.log(f"fuzzdce: grouping {len(self.ledger.bugs())} bugs: each minimal program on every path")
-                self.ledger.group(self.evaluate_everywhere)
+                self.log(f"fuzzdce: grouping {len(self.store.groups())} groups: each minimal program on every path")
+                self.group()
+                confirm_start = time.perf_counter()
                 self.ledger.confirm(self.replay)
+                self.stats.phases["confirming"] += time.perf_counter() - confirm_start
             self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True

@@ -143,7 +143,7 @@ def parser() -> argparse.ArgumentParser:
         "--time-budget",
         type=positive_int,
         metavar="S",
-        help="stop generating after S seconds; shrinking what was found may take half as long again "
+        help="generate new programs for S seconds; shrinking and grouping what was found then take up to half as long again "
         "(default: the profile's: ci 300, dev 600, nightly none)",
     )
     run.add_argument(

@@ -21,7 +21,7 @@ from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAU
 
 # A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
 # shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
-# over to a fresh process after its round: about 10 s of imports, a fraction of a percent.
+# over to a fresh process after its current program: about 10 s of imports, a fraction of a percent.
 DEFAULT_RECYCLE_LANE_RSS_MB = 1024
 
 
@@ -44,7 +44,7 @@ class CampaignConfig:
     max_examples: int | None = None
     seed: int | None = None  # None: a random one, printed at start
     timeout: float | None = 60.0  # seconds per compile path
-    time_budget: float | None = None  # seconds of generation; shrinking gets half as long again
+    time_budget: float | None = None  # seconds of generation; shrinking and grouping get half as long again
     findings_dir: str | None = None
     known: Mapping[str, str] = field(default_factory=dict)  # signature or id -> why it is suppressed
     profile: str | None = None
@@ -55,7 +55,7 @@ class CampaignConfig:
     # resident size, whichever comes first (0: never): its memory grows over a long campaign.
     recycle_jobs: int = DEFAULT_RECYCLE_JOBS
     recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
-    # A lane (a process of its own) past this resident size stops after its round and a fresh
+    # A lane (a process of its own) past this resident size stops after its current program and a fresh
     # process carries on with what is left of its programs and time (0: never).
     recycle_lane_rss_mb: int = DEFAULT_RECYCLE_LANE_RSS_MB
     progress_every: float = 10.0  # seconds between progress lines

@@ -1,27 +1,38 @@
-"""The Hypothesis side of a campaign: the ``@given`` test, rounds with seeds of their own, the time
-budget, progress lines.
+"""The Hypothesis side of a campaign, in two phases: generation and shrinking.
 
-Each signature raises its own exception class, so Hypothesis treats distinct findings as distinct
-bugs and shrinks each separately. Hypothesis stops generating about ten seconds after a run's first
-failure, to shrink it; a campaign therefore goes on in rounds, each a new Hypothesis run with a seed
-derived from the campaign's, in which findings already seen fail no more (unless on a smaller
-program), until the programs or the time are spent, or a round finds nothing and evaluates no
-program it had not evaluated before. (A round that finds nothing may still leave programs to run:
-programs smaller than a finding's are checked for that finding alone, as shrink steps, and do not
-count.)
+**Generation.** Rounds of a ``@given`` test that never fails: every program Hypothesis draws is
+handed to ``examine`` (evaluated in full, under every placement and path, whatever its size) with
+its choice sequence, and Hypothesis goes on drawing until the round's programs are spent. A round
+has a seed of its own, derived from the campaign's; rounds go on until the programs or the time
+are spent, or a round draws no program not evaluated before (Hypothesis has nothing new to draw).
+A finding's choices are saved to the example database under ``GENERATION_KEY``, so the first round
+of a later campaign sharing that database replays them.
+
+**Shrinking** (``shrink``): one Hypothesis run per bug, its database holding that bug's smallest
+program's choices and its phases only ``reuse`` and ``shrink``. Its test fails only when a program
+reproduces that bug (``reproduces``, which evaluates only the bug's paths under its placements and
+stock), so Hypothesis shrinks that bug and nothing else. Past its deadline the run stops
+(``ShrinkStopped``), the bug's smallest program so far kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.control import current_build_context
+from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
 from hypothesis.reporting import with_reporter
+
+try:  # Hypothesis's internals (the pinned version's): see ``no_local_constants``
+    from hypothesis.internal.conjecture import providers as _providers
+except ImportError:  # pragma: no cover - another Hypothesis
+    _providers = None
 
 
 from fuzzdce.config import derive_seed
-from fuzzdce.findings import Finding
 from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
 from fuzzdce.signatures import short_id
@@ -43,6 +54,49 @@ def failure_type(sig: str) -> type[FindingFailure]:
     return _FAILURE_TYPES[sig]
 
 
+class RoundOver(BaseException):
+    """Raised inside a generation round once its programs or the time are spent: the round ends."""
+
+
+class ShrinkStopped(BaseException):
+    """Raised inside a shrink run past its deadline: Hypothesis lets it through, the run ends."""
+
+
+# Where generation saves its findings' choices in the example database (the first round replays them).
+GENERATION_KEY = b"fuzzdce.generation"
+SHRINK_KEY = b"fuzzdce.shrink"
+
+Choices = tuple  # a program's Hypothesis choice sequence
+
+
+def current_choices() -> Choices | None:
+    """Inside a ``@given`` test: the choices that drew its arguments (None outside one)."""
+    try:
+        return tuple(current_build_context().data.choices)
+    except Exception:
+        return None
+
+
+@contextlib.contextmanager
+def no_local_constants():
+    """Hypothesis now and then draws a literal from the source of the "local" modules the process
+    has loaded (``sys.modules``; fuzzdce itself when not installed in site-packages, the user's
+    placement module, a script): so which modules a process imported changed the programs one seed
+    draws (from the third program on, e.g. after importing ``fuzzdce.issue``). Inside this, that
+    pool is empty: one seed, one sequence. Hypothesis's own constants are kept."""
+    original = getattr(_providers, "_get_local_constants", None)
+    pool = getattr(_providers, "_local_constants", None)
+    if original is None or pool is None:
+        yield
+        return
+    empty = type(pool)(**{name: type(values)(key=values.key) for name, values in vars(pool).items()})
+    _providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        _providers._get_local_constants = original
+
+
 def only_findings(failure: BaseException) -> bool:
     """Is ``failure`` (or every exception of a group) a finding raised on purpose?"""
     if isinstance(failure, BaseExceptionGroup):
@@ -59,20 +113,22 @@ def derived_seed(campaign_seed: int | None, round_number: int) -> int | None:
 
 
 class HypothesisDriver:
-    """Feeds Hypothesis's programs to ``examine`` (evaluate and record one program, return the
-    findings it should fail on) until ``max_examples`` full evaluations (counted by ``spent``)
-    or the time budget are spent.
+    """Feeds Hypothesis's programs to ``examine(program, choices, weights)`` (evaluate and record one
+    program in full) until ``max_examples`` full evaluations (counted by ``spent``) or the time
+    budget are spent, or a round draws nothing new (``distinct`` counts the programs evaluated so
+    far, each once).
 
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
     tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
     entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
-    ``pause()`` is asked after each round that would be followed by another: True stops the run
-    there, with ``paused`` set (a lane grown too large hands over to a fresh process).
+    ``pause()`` is asked after each program of a round (the first excepted) and after each round that
+    would be followed by another: True stops the run there, with ``paused`` set (a lane grown too
+    large hands over to a fresh process).
     """
 
     def __init__(
         self,
-        examine: Callable[[Program], list[Finding]],
+        examine: Callable[..., object],
         ledger: Ledger,
         *,
         settings: settings,
@@ -106,39 +162,53 @@ class HypothesisDriver:
         self.pause = pause
         self.paused = False
         self.rounds = 0  # rounds run
+        self.ended = ""  # why generation ended: "programs", "time", "nothing new", "stopped", "recycled"
+        self.weights = None  # the current round's steering weights (None: unsteered)
 
     def stop(self) -> None:
         """Generate nothing more (as if the time budget were spent); shrinking stops too."""
         self.stopped = True
 
+    def strategy(self, weights=None):
+        return programs(catalog=self.catalog) if weights is None else programs(catalog=self.catalog, weights=weights)
+
     def hypothesis_test(self, round_number: int = 0) -> Callable[[], None]:
-        """The Hypothesis test of one round: the programs left to run, a seed of its own, and
-        (after the first round) no replay of the database, whose failures the first round saw.
+        """The Hypothesis test of one generation round: the programs left to run, a seed of its own,
+        and (after the first round) no replay of the database, whose entries the first round saw.
+        It never fails, so Hypothesis draws until the round's programs are spent, and never shrinks.
         Without a seed the settings' own randomness (or derandomization) applies."""
         last_progress = [time.monotonic()]
         base = self.settings
-        phases = base.phases if round_number == 0 else tuple(p for p in base.phases if p is not Phase.reuse)
+        wanted = (Phase.explicit, Phase.generate, Phase.target) + ((Phase.reuse,) if round_number == 0 else ())
+        phases = tuple(p for p in base.phases if p in wanted)
         chosen_seed = derived_seed(self.seed, round_number)
         overrides = dict(derandomize=False) if chosen_seed is not None else {}
+        left = max(self.max_examples - self.spent(), 1)
+        self.weights = None
+        if self.steering is not None:  # weights fixed for the round; rounds of ROUND programs
+            self.weights, left = self.steering.weights(), min(left, ROUND)
+        # Room for programs drawn again (each round starts from the simplest program; Hypothesis
+        # draws a few twice), which are not evaluated again: the round ends when its programs are
+        # spent (``RoundOver``), or when Hypothesis has drawn this many.
+        spent_at_start = self.spent()
+        round_end = spent_at_start + left
+        left = 2 * left + 10
+        weights = self.weights
 
         def fuzz(program: Program) -> None:
-            if self.out_of_time(program):
-                return  # passing quickly lets Hypothesis finish
+            if self.out_of_time() or self.spent() >= min(round_end, self.max_examples):
+                raise RoundOver
+            if self.spent() > spent_at_start and self.pause():  # grown too large: stop between programs
+                self.paused = True
+                raise RoundOver
             start = time.perf_counter()
-            to_shrink = self.examine(program)
+            self.examine(program, current_choices(), weights)
             self.ledger.stats.seconds += time.perf_counter() - start
             if time.monotonic() - last_progress[0] > self.progress_every:
                 last_progress[0] = time.monotonic()
                 self.progress()
-            if to_shrink:
-                # One exception class per bug (cause): Hypothesis shrinks each bug once, not once per path.
-                raise failure_type(to_shrink[0].cause_key)(str(to_shrink[0].violation)) from None
 
-        left = max(self.max_examples - self.spent(), 1)
-        if self.steering is not None:  # weights fixed for the round; rounds of ROUND programs
-            test, left = given(programs(catalog=self.catalog, weights=self.steering.weights()))(fuzz), min(left, ROUND)
-        else:
-            test = given(programs(catalog=self.catalog))(fuzz)
+        test = given(self.strategy(weights))(fuzz)
         if chosen_seed is not None:
             # Before settings: ``seed`` drops the database from settings already applied.
             test = seed(chosen_seed)(test)
@@ -148,60 +218,120 @@ class HypothesisDriver:
             phases=phases,
             deadline=None,
             suppress_health_check=list(HealthCheck),
-            report_multiple_bugs=True,
             print_blob=False,
             **overrides,
         )(test)
+        test._hypothesis_internal_database_key = GENERATION_KEY
         return test
 
+    def save(self, choices: Choices | None) -> None:
+        """Save a finding's choices in the example database, for later campaigns' first rounds."""
+        database = self.settings.database
+        if database is not None and choices is not None:
+            try:
+                database.save(GENERATION_KEY, choices_to_bytes(choices))
+            except Exception as e:  # a database gone away loses a replay, not the campaign
+                self.ledger.log(f"fuzzdce: could not save to the example database: {type(e).__name__}: {e}")
+
     def hypothesis_round(self, round_number: int) -> None:
-        """One round, with what Hypothesis prints (falsifying examples, its slow-shrinking warning)
-        kept from the user: the findings are fuzzdce's to report."""
-        with with_reporter(self.hypothesis_said):
-            self.hypothesis_test(round_number)()
+        """One round, with what Hypothesis prints kept from the user: the findings are fuzzdce's to report."""
+        with with_reporter(self.hypothesis_said), no_local_constants():
+            try:
+                self.hypothesis_test(round_number)()
+            except RoundOver:
+                pass
 
     def hypothesis_said(self, text: str) -> None:
         if "working to shrink" in str(text):
             self.ledger.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
 
-    def out_of_time(self, program: Program) -> bool:
-        """Past the time budget nothing new is generated, but for a grace period (half the budget)
-        programs smaller than a finding's smallest one still run: those are shrink steps, and an
-        unshrunk reproducer is worth little."""
-        if self.stopped:
-            return True
-        now = time.monotonic()
-        if self.deadline is None or now <= self.deadline:
-            return False
-        if now > self.deadline + 0.5 * (self.time_budget or 0):
-            return True
-        return not self.ledger.larger_than(program)
+    def out_of_time(self) -> bool:
+        """Past the time budget (or stopped), nothing new is generated."""
+        return self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
 
     def run(self) -> None:
-        """Rounds until the programs or the time are spent, or a round finds nothing and evaluates no
-        new program (``distinct`` counts the programs evaluated so far, each once)."""
+        """Generation: rounds until the programs or the time are spent, or a round draws no new program."""
         if self.time_budget:
             self.deadline = time.monotonic() + self.time_budget
         round_number = 0
         while True:
-            before, distinct_before, found = self.spent(), self.distinct(), False
+            distinct_before = self.distinct()
             self.ledger.new_round()
             try:
                 self.run_round(round_number)
-            except (FindingFailure, BaseExceptionGroup) as failure:  # findings are in the ledger
+            except (FindingFailure, BaseExceptionGroup) as failure:  # a stand-in round may still raise
                 if not only_findings(failure):
                     raise
-                found = True
             round_number += 1
             self.rounds = round_number
-            past_deadline = self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
-            if self.spent() == before or self.spent() >= self.max_examples or past_deadline:
+            if self.stopped:
+                self.ended = "stopped"
                 return
-            if not found and self.distinct() == distinct_before:
-                return  # a quiet round of programs run before: Hypothesis has no new ones to draw
+            if self.paused:
+                self.ended = "recycled"
+                return
+            if self.out_of_time():
+                self.ended = "time"
+                return
+            if self.spent() >= self.max_examples:
+                self.ended = "programs"
+                return
+            if self.distinct() == distinct_before:
+                self.ended = "nothing new"  # Hypothesis has no new program to draw
+                return
             if self.pause():  # between rounds only: nothing is lost but the next round's start
                 self.paused = True
+                self.ended = "recycled"
                 return
-            if not found:
-                continue
-            self.ledger.log(f"{self.ledger.progress_line()} -- round {round_number + 1}")
+
+    # --- shrinking --------------------------------------------------------------------------------
+
+    def shrink(
+        self,
+        choices: Choices,
+        reproduces: Callable[[Program], bool],
+        *,
+        weights=None,
+        deadline: float | None = None,
+        seed_parts: tuple = (),
+    ) -> bool:
+        """Shrink one bug: a Hypothesis run whose database holds ``choices`` (the bug's smallest
+        program) and whose test fails only when ``reproduces(program)``. Returns True when
+        Hypothesis finished shrinking, False when the run stopped at ``deadline`` (or was stopped)."""
+        database = InMemoryExampleDatabase()
+        # Under the secondary key: an interesting entry under the primary one counts as shrunk already.
+        database.save(SHRINK_KEY + b".secondary", choices_to_bytes(choices))
+        seen: dict[Program, bool] = {}
+
+        def check(program: Program) -> None:
+            if program not in seen:
+                if self.stopped or (deadline is not None and time.monotonic() > deadline):
+                    raise ShrinkStopped
+                seen[program] = reproduces(program)
+            if seen[program]:
+                raise failure_type("shrink")("reproduces")
+
+        test = given(self.strategy(weights))(check)
+        if self.seed is not None:
+            test = seed(derive_seed(self.seed, "shrink", *seed_parts))(test)
+        test = settings(
+            self.settings,
+            database=database,
+            max_examples=1,
+            phases=(Phase.reuse, Phase.shrink),
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            print_blob=False,
+            derandomize=False,
+        )(test)
+        test._hypothesis_internal_database_key = SHRINK_KEY
+        try:
+            with with_reporter(lambda text: None), no_local_constants():
+                test()
+        except ShrinkStopped:
+            return False
+        except (FindingFailure, BaseExceptionGroup) as failure:
+            if not only_findings(failure):
+                raise
+        return not self.stopped

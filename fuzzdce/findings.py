@@ -9,8 +9,11 @@ nothing). Stock among them makes it ``baseline``; otherwise it is ``placement-in
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
 joined by evidence a user can check:
 - the same exception (``Violation.cause``: type, normalised message, Thunder frame) is one bug
-  whatever the path and whichever call showed it;
-- findings that one bug's minimal program shows together (``FindingStore.link``) are one bug.
+  whatever the path and whichever call showed it (``cause_key``: findings of one cause are one
+  *group*, shrunk together);
+- two groups whose minimal programs, each a finished shrink's result, each show the other's cause
+  are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
+  program Hypothesis did not finish shrinking joins nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ def size(program) -> tuple[int, int, int]:
 def earliest(times: Iterable[float | None]) -> float | None:
     """The smallest of ``times`` that are known (None when none is)."""
     return min((t for t in times if t is not None), default=None)
+
+
+def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
+    """What joins findings into one group with no further evidence: the same exception under the
+    same verdict and placements. A finding without an exception is a cause of its own."""
+    if violation.cause:
+        return finding_signature(verdict, placements, "cause | " + normalise(violation.cause))
+    return finding_signature(verdict, placements, signature(violation))
 
 
 def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, tuple[str, tuple[str, ...], Violation]]:
@@ -73,6 +84,13 @@ class Finding:
     confirmed: bool | None = None
     # Seconds from the campaign's start (a lane's: its parent's) to this finding's first occurrence.
     first_seen_seconds: float | None = None
+    # The Hypothesis choices (and steering weights, None unsteered) that drew ``program``: what its
+    # shrink run starts from. None for a program not drawn by Hypothesis (tests hand some in).
+    choices: tuple | None = None
+    weights: object = None
+    # Is ``program`` a finished shrink's result (True), where a shrink run stopped for time (False),
+    # or not shrunk (None)?
+    shrunk: bool | None = None
 
     @property
     def violation_signature(self) -> str:
@@ -90,9 +108,7 @@ class Finding:
     def cause_key(self) -> str:
         """What joins findings into one bug with no further evidence: the same exception under the
         same verdict and placements. A finding without an exception is a cause of its own."""
-        if self.violation.cause:
-            return finding_signature(self.verdict, self.placements, "cause | " + normalise(self.violation.cause))
-        return self.signature
+        return cause_key(self.verdict, self.placements, self.violation)
 
     @property
     def placement(self) -> str:
@@ -145,6 +161,14 @@ class Bug:
         return sum(f.count for f in self.members)
 
     @property
+    def shrink_note(self) -> str | None:
+        """Said when the bug's program is not known to be at its minimum."""
+        smallest = self.smallest
+        if smallest.shrunk is False:
+            return f"shrinking stopped at {self.program.n_ops} ops: time"
+        return None
+
+    @property
     def confirmed(self) -> bool | None:
         """False when a member did not reproduce the same on its smallest program."""
         states = [f.confirmed for f in self.members]
@@ -174,32 +198,52 @@ class FindingStore:
         self.findings: dict[str, Finding] = {}
         # Known bug ids, finding signatures or ids -> reason they are suppressed.
         self.known = dict(known or {})
-        # (signature, signature) pairs one bug's minimal program showed together, with the bug's id.
+        # (cause key, cause key) pairs joined by their shrunk minimal programs -> why.
         self.links: dict[tuple[str, str], str] = {}
 
     def add(
-        self, verdict: str, placements: tuple[str, ...], violation: Violation, program, seconds: float | None = None
+        self,
+        verdict: str,
+        placements: tuple[str, ...],
+        violation: Violation,
+        program,
+        seconds: float | None = None,
+        choices: tuple | None = None,
+        weights: object = None,
     ) -> tuple[Finding, str]:
         """Record one occurrence, ``seconds`` into the campaign; returns the finding and "new",
         "smaller" or "seen"."""
         sig = finding_signature(verdict, placements, signature(violation))
         finding = self.findings.get(sig)
         if finding is None:
-            finding = self.findings[sig] = Finding(verdict, placements, violation, program, first_seen_seconds=seconds)
+            finding = self.findings[sig] = Finding(
+                verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
+            )
             finding.known_reason = self.known.get(sig, self.known.get(finding.id))
             change = "new"
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
+            finding.choices, finding.weights, finding.shrunk = choices, weights, None
             change = "smaller"
         else:
+            if finding.choices is None and program == finding.program:
+                finding.choices, finding.weights = choices, weights
             change = "seen"
         finding.count += 1
         return finding, change
 
-    def link(self, first: Finding, second: Finding, bug_id: str) -> None:
-        """Record that bug ``bug_id``'s minimal program showed both findings: one bug."""
-        if first.signature != second.signature:
-            self.links[tuple(sorted((first.signature, second.signature)))] = bug_id
+    def groups(self) -> dict[str, list[Finding]]:
+        """Findings by cause (``cause_key``), each group's smallest program first."""
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings.values():
+            groups.setdefault(finding.cause_key, []).append(finding)
+        return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(groups.items())}
+
+    def link(self, first: Finding, second: Finding, why: str = "each one's shrunk minimal program shows the other") -> None:
+        """Record that the groups of ``first`` and ``second`` are one bug."""
+        a, b = sorted((first.cause_key, second.cause_key))
+        if a != b:
+            self.links[(a, b)] = why
 
     def bugs(self) -> list[Bug]:
         """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
@@ -210,40 +254,39 @@ class FindingStore:
                 key = parent[key]
             return key
 
-        for finding in self.findings.values():
-            root(finding.cause_key)
-        for (a, b) in self.links:
-            if a in self.findings and b in self.findings:
-                ra, rb = root(self.findings[a].cause_key), root(self.findings[b].cause_key)
+        groups = self.groups()
+        for key in groups:
+            root(key)
+        for a, b in sorted(self.links):
+            if a in groups and b in groups:
+                ra, rb = root(a), root(b)
                 if ra != rb:
                     parent[max(ra, rb)] = min(ra, rb)
-        groups: dict[str, list[Finding]] = {}
-        for finding in self.findings.values():
-            groups.setdefault(root(finding.cause_key), []).append(finding)
-        bugs = [self._bug(members) for members in groups.values()]
+        joined: dict[str, list[Finding]] = {}
+        for key, members in groups.items():
+            joined.setdefault(root(key), []).extend(members)
+        bugs = [self._bug(members) for members in joined.values()]
         return sorted(bugs, key=lambda b: (VERDICTS.index(b.verdict), not b.reportable, b.id))
 
     def _bug(self, members: list[Finding]) -> Bug:
         members = sorted(members, key=lambda f: (size(f.program), f.signature))
         key = members[0].cause_key  # the cause of the smallest program's finding names the bug
-        linked = {s for pair in self.links for s in pair}
         why = {}
         for f in members:
-            if f.cause_key == key and f is members[0]:
+            if f is members[0]:
                 why[f.signature] = "the finding of the bug's smallest program"
-            elif f.violation.cause and f.cause_key == key:
+            elif f.cause_key == key:
                 why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
-            elif f.signature in linked:
-                why[f.signature] = "shown together with another member by one bug's minimal program, on the same placements"
             else:
-                why[f.signature] = f"same exception as another member: {normalise(f.violation.cause)[:200]}"
+                reason = self.links.get(tuple(sorted((key, f.cause_key))))
+                why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"
         known = self.known.get(key) or self.known.get(short_id(key))
         known = known or next((f.known_reason for f in members if f.known_reason), None)
         return Bug(key, members, why, known)
 
     def merge(self, other: FindingStore) -> None:
-        """Fold in another store (another lane's): counts add up, the smaller program and the
-        earlier first sighting win."""
+        """Fold in another store (another lane's): counts add up, the smaller program (with its
+        choices and shrink state) and the earlier first sighting win."""
         self.links.update(other.links)
         for sig, theirs in other.findings.items():
             mine = self.findings.get(sig)
@@ -254,6 +297,9 @@ class FindingStore:
             mine.first_seen_seconds = earliest((mine.first_seen_seconds, theirs.first_seen_seconds))
             if size(theirs.program) < size(mine.program):
                 mine.program, mine.violation = theirs.program, theirs.violation
+                mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
+            elif theirs.program == mine.program and theirs.shrunk and not mine.shrunk:
+                mine.shrunk = True
 
     def by_verdict(self, verdict: str) -> list[Finding]:
         return [f for f in self if f.verdict == verdict]

@@ -7,7 +7,7 @@ up, the smallest program and earliest sighting win, timelines combine), confirme
 written again.
 
 A lane's process grows (about 8 MB a minute, as its worker's does), so past
-``config.recycle_lane_rss_mb`` it stops after its current round and reports as at the end; the
+``config.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
 parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
 seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
 and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzdce.campaign import Campaign
+from fuzzdce.campaign import SHRINK_SHARE, Campaign
 from fuzzdce.config import CampaignConfig
 from fuzzdce.errors import HarnessError
 from fuzzdce.findings import FindingStore
@@ -166,6 +166,13 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         merged.absorb(report.store, report.stats, report.interrupted, report.memory)
     if interrupted:
         merged.mark_interrupted()
+    if config.time_budget:
+        # The lanes shrank their own bugs; what their merged grouping shrinks again (groups first
+        # seen on another group's program, a recycled lane's) gets what is left of the campaign's
+        # budget, and never nothing.
+        from_start = time.time() - config.started_at
+        left = (1 + SHRINK_SHARE) * config.time_budget - from_start
+        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * config.time_budget)
     if lanes.unreported:
         merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
     merged.finish()

@@ -1,12 +1,9 @@
 """The ledger of a campaign: every program's triaged violations recorded as findings, grouped into
-bugs, the choice of what Hypothesis should shrink, the final confirmation, and the findings folder
-kept in step.
+bugs, which findings are shrunk, the final confirmation, and the findings folder kept in step.
 
-Every finding observed, during generation and shrinking alike, goes into the ``FindingStore``
-(which keeps the smallest program per signature) and its bug's folder as soon as it appears. Every
-bug is shrunk, placement-induced ones first: a program showing several findings fails the
-Hypothesis test with a placement-induced one when it has one. Past the time budget each bug gets
-an equal share of the shrinking grace.
+Every finding observed, during generation, shrinking and grouping alike, goes into the
+``FindingStore`` (which keeps the smallest program per signature, with its Hypothesis choices) and
+its bug's folder as soon as it appears.
 """
 
 from __future__ import annotations
@@ -19,10 +16,9 @@ from dataclasses import dataclass, field
 
 from fuzzdce.coverage import DceActivity
 from fuzzdce.evaluate import Evaluation
-from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, size, triage
+from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, triage
 from fuzzdce.model import STOCK
 from fuzzdce.program import Program
-from fuzzdce.signatures import finding_signature as finding_signature_of
 from fuzzdce.store import FindingsFolder
 from fuzzdce.timeline import Sample
 
@@ -56,6 +52,10 @@ class Stats:
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
     timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
     lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
+    # Seconds per phase ("generation", "shrinking", "grouping", "confirming"), every lane's added up.
+    phases: Counter = field(default_factory=Counter)
+    # Why each generation (each lane's process) ended: "programs", "time", "nothing new", "stopped", "recycled".
+    generation_ended: list[str] = field(default_factory=list)
 
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
@@ -70,6 +70,8 @@ class Stats:
         self.dropped.update(other.dropped)
         self.dce.merge(other.dce)
         self.lane_timelines.append(list(other.timeline))
+        self.phases.update(other.phases)
+        self.generation_ended += other.generation_ended
 
 
 class Ledger:
@@ -92,40 +94,18 @@ class Ledger:
         self.stats = Stats()
         self.log = log
         self.clock = clock or seconds_since(time.time())
-        self.found_this_round: set[str] = set()  # signatures of the findings the current round found
-        self.shrink_seconds: Counter = Counter()  # bug (cause key) -> seconds spent on its shrink steps
-        self.shrink_budget: float | None = None  # seconds of shrinking all bugs may take, shared equally
+        self.shrink_seconds: Counter = Counter()  # group (cause key) -> seconds spent on its shrink steps
+        self.shrink_budget: float | None = None  # seconds of shrinking (and grouping) after generation
         # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
         # someone's suite fails only on placement-induced ones (unless stock is all it runs).
         self.shrink_baseline = True
 
     def new_round(self) -> None:
-        self.found_this_round = set()
+        """A generation round begins (nothing to reset: every program is evaluated in full)."""
 
     def fails(self, verdict: str) -> bool:
-        """Do findings of this verdict fail the Hypothesis test (and so get shrunk)?"""
+        """Are findings of this verdict shrunk (a fuzz test fails on them)?"""
         return verdict == PLACEMENT_INDUCED or self.shrink_baseline or self.stock_only
-
-    def larger_than(self, program: Program) -> list[Finding]:
-        """The findings whose smallest program is larger than ``program`` and whose bug has shrinking
-        time left: what a smaller program might shrink."""
-        smaller = size(program)
-        larger = [f for f in self.store if self.fails(f.verdict) and smaller < size(f.program)]
-        if self.shrink_budget is None or not larger:
-            return larger
-        share = self.shrink_budget / max(1, len(self.bugs()))
-        return [f for f in larger if self.shrink_seconds[f.cause_key] < share]
-
-    def replayed(self, program: Program) -> list[Finding]:
-        """The findings this round found whose smallest program is ``program``, placement-induced
-        first: Hypothesis replays the smallest failing program at the end of a round and expects it
-        to fail again, with no new evaluation needed (programs are deterministic)."""
-        same = [
-            f
-            for f in self.store
-            if f.signature in self.found_this_round and f.program == program
-        ]
-        return sorted(same, key=lambda f: f.verdict != PLACEMENT_INDUCED)
 
     def bugs(self) -> list[Bug]:
         return self.store.bugs()
@@ -133,28 +113,32 @@ class Ledger:
     def bug_of(self, finding: Finding) -> Bug:
         return next(b for b in self.bugs() if finding in b.members)
 
-    def record(self, program: Program, evaluations: Mapping[str, Evaluation], only: str | None = None) -> list[Finding]:
-        """Add every finding of ``evaluations`` (or only the one with violation signature ``only``)
-        to the store and folder; return those that should fail the Hypothesis test."""
-        to_shrink = []
+    def record(
+        self,
+        program: Program,
+        evaluations: Mapping[str, Evaluation],
+        only: set[str] | None = None,
+        choices: tuple | None = None,
+        weights: object = None,
+    ) -> list[Finding]:
+        """Add every finding of ``evaluations`` (or only those whose violation signature is in
+        ``only``) to the store and folder, with the choices that drew ``program``; return those
+        this program is new or smaller for."""
+        changed = []
         for sig, (verdict, placements, violation) in triage(evaluations).items():
-            if only is not None and sig != only:
+            if only is not None and sig not in only:
                 continue
-            finding, change = self.store.add(verdict, placements, violation, program, seconds=self.clock())
+            finding, change = self.store.add(
+                verdict, placements, violation, program, seconds=self.clock(), choices=choices, weights=weights
+            )
             if change == "new":
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
                 first_line = str(violation).splitlines()[0][:300]
                 self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(placements)}{known}: {first_line}")
-                self.found_this_round.add(finding.signature)
             self.save(finding, change, evaluations)
-            if self.fails(verdict) and (change != "seen" or finding.signature in self.found_this_round):
-                to_shrink.append(((finding.verdict != PLACEMENT_INDUCED, CHANGES.index(change)), finding))
-        # A finding fails the test when this program is new or smaller for it, or when this round
-        # found it (Hypothesis's shrinker may pass through programs no smaller by ``size``); one
-        # from an earlier round does not, so it cannot end a later round's generation.
-        # Placement-induced findings come first, then one this program is new for (Hypothesis then
-        # shrinks it too), then one it is smaller for: that steers shrinking.
-        return [finding for _, finding in sorted(to_shrink, key=lambda pair: pair[0])]
+            if change != "seen":
+                changed.append(finding)
+        return changed
 
     def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
         """Add one evaluated program to the statistics."""
@@ -196,27 +180,6 @@ class Ledger:
                 now = f"{triaged[0]} under {', '.join(triaged[1])}" if triaged else "not at all"
                 self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
 
-
-    def group(self, evaluate: Callable[[Program], Mapping[str, Evaluation]]) -> None:
-        """Evaluate each bug's minimal program on every path (``evaluate``), placement-induced bugs
-        first, record what it shows, and join into the bug every finding it shows with the bug's
-        verdict and placements: one program, one cause. (A program Hypothesis could not shrink
-        further within the budget may hold two causes; the members' reasons say which program
-        joined them.)"""
-        evaluated = set()
-        for bug in self.bugs():
-            program, smallest = bug.program, bug.smallest
-            if program in evaluated:
-                continue  # an earlier bug's program, evaluated already
-            evaluated.add(program)
-            evaluations = evaluate(program)
-            self.record(program, evaluations)
-            for sig, (verdict, placements, violation) in triage(evaluations).items():
-                shown = self.store.findings.get(finding_signature_of(verdict, placements, sig))
-                if shown is not None and (verdict, placements) == (bug.verdict, bug.placements):
-                    self.store.link(smallest, shown, bug.id)
-            if self.folder is not None:
-                self.folder.write(self.bug_of(smallest), shown_traces(smallest, evaluations))
 
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""

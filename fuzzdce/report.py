@@ -63,6 +63,10 @@ def summary(campaign) -> dict[str, Any]:
         "seconds_per_program": round(s.seconds / max(s.programs, 1), 4),
         "programs_per_minute": round(60 * s.programs / max(s.wall_seconds, 1e-9), 2),
         "unsupported_splits": s.unsupported_splits,
+        # Seconds per phase, every lane's added up (lanes run at once: these are machine seconds),
+        # and why each lane's generation ended ("programs", "time", "nothing new", ...).
+        "phases": {phase: round(seconds, 3) for phase, seconds in sorted(s.phases.items())},
+        "generation_ended": list(s.generation_ended),
         "n_bugs": len(bugs),
         "n_findings": len(store),
         "bugs": {
@@ -124,7 +128,8 @@ BUG_GROUPS = (
 
 
 def grouped(records) -> list[tuple[str, list[dict[str, Any]]]]:
-    """``BUG_GROUPS``' titles, each with its bug records."""
+    """``BUG_GROUPS``' titles, each with its bug records (any iterable: read once)."""
+    records = list(records)
     return [(title, [r for r in records if belongs(r)]) for title, belongs in BUG_GROUPS]
 
 
@@ -139,6 +144,8 @@ def bug_lines(record: dict[str, Any], reproduce: str | None = None, *, verbose: 
         f"{plural(record['count'], 'occurrence')}, smallest program {plural(record['n_ops'], 'op')}",
         f"    {record['message'][:300]}",
     ]
+    if record.get("shrink"):
+        lines.append(f"    {record['shrink']} (the program may hold more than the bug needs)")
     if verbose:
         for m in record["members"]:
             lines.append(f"      member {m['id']}: {m['oracle']} on {m['path']} ({m['count']}x): {m['why']}")
@@ -162,7 +169,7 @@ def render(campaign, *, verbose: bool = False) -> str:
     ]
     if verbose:
         out += ["distinct findings (occurrences) per placement x path and oracle:", table(data), ""]
-    for title, records in grouped(bug_record(b) for b in bugs):
+    for title, records in grouped([bug_record(b) for b in bugs]):
         out.append(f"== {title}: {plural(len(records), 'bug')} ==")
         for record in records:
             reproduce = None

@@ -98,6 +98,7 @@ def bug_record(bug: Bug, run_id: str | None = None) -> dict[str, Any]:
         "inputs": program.inputs_source(),
         "known": bug.known_reason,
         "confirmed": bug.confirmed,
+        "shrink": bug.shrink_note,  # set when the program is not known to be at its minimum
         "members": [member_record(f, bug.why.get(f.signature, ""), run_id) for f in bug.members],
         "versions": versions(),
     }

@@ -198,22 +198,22 @@ class SilentEvaluator(Evaluator):
 
 
 def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
-    """Hypothesis ends a run soon after its first failure (ten seconds later, by its clock). A
-    campaign then starts another round, with a seed of its own, until its programs are spent."""
+    """A round that ends early (Hypothesis ran out of its examples, or a stand-in raised) is
+    followed by another, with a seed of its own, until the campaign's programs are spent."""
     from fuzzdce.driver import derived_seed
 
     seeds = []
 
     def hypothesis_run_ending_at_a_failure(round_number):
         seeds.append(derived_seed(3, round_number))
-        for _ in range(4):
-            campaign.observe(ONE_OP)
+        for i in range(4):
+            campaign.observe(dataclasses.replace(ONE_OP, seed=10 * round_number + i))
         raise failure_type("a signature")("found")
 
     config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
     campaign.run()
-    assert campaign.full_evaluations == 10 and len(seeds) == 3
+    assert campaign.full_evaluations == 10 and len(seeds) == 3 and campaign.driver.ended == "programs"
     assert seeds[0] == 3 and len(set(seeds)) == 3
 
 
@@ -229,7 +229,7 @@ def test_a_round_that_finds_nothing_and_draws_no_new_program_ends_the_campaign()
     config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
-    assert rounds == [0, 1]
+    assert rounds == [0, 1] and campaign.driver.ended == "nothing new"
 
 
 def test_a_quiet_round_that_ran_short_is_followed_by_another():

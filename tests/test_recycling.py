@@ -205,9 +205,9 @@ def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
 
 
 def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_memory(tmp_path):
-    """End to end, Thunder in the workers: two lanes under a fault that fails every program (so each
-    round ends early, to shrink), each recycled after every round (past 1 MB) and restarted until
-    its 30 s are spent: the time budget is the lane's, across its processes."""
+    """End to end, Thunder in the workers: two lanes under a fault that fails every program, each
+    recycled after its process's first programs (past 1 MB: checked between programs) and restarted
+    until its 30 s are spent: the time budget is the lane's, across its processes."""
     from fuzzdce.cli import main
 
     folder = tmp_path / "findings"

@@ -1,0 +1,187 @@
+"""Generation and shrinking as separate phases, lanes that end only when they should, one fault one
+bug. The evaluator here is a stand-in (no Thunder): a fault is a function of the program's ops, so
+these tests run Hypothesis for real, generation and shrinking, at little cost."""
+
+from hypothesis import strategies as st
+
+from fuzzdce.campaign import Campaign, share
+from fuzzdce.config import CampaignConfig
+from fuzzdce.evaluate import Evaluation, Evaluator
+from fuzzdce.findings import PLACEMENT_INDUCED, Finding
+from fuzzdce.model import Outcome, Violation
+from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.report import render
+
+OPS = ("add", "mul", "abs", "exp", "neg")
+FAULTY, OTHER = "planted:does_nothing", "planted:colliding_names"  # names only: nothing compiles here
+
+
+def wrong_values(path):
+    return Violation("outputs", path, f"output[0]: Tensor-likes are not close! ({path})", "Mismatch")
+
+
+def wrong_grads(path):
+    return Violation("grads", path, "grad[0]: Tensor-likes are not close!", "Mismatch") if path == "jit-grad" else None
+
+
+def raised(path):
+    message, frame = "KeyError: 'planted'", "thunder/core/symbol.py:__call__"
+    return Violation("raises", path, message, "KeyError", frame, key=message, cause=f"{message} @ {frame}")
+
+
+class Faults(Evaluator):
+    """``FAULTY`` shows ``fault(path)`` on each path of a program using the fault's op (or all of
+    ``ops``, a tuple key); stock and other placements show nothing. Records every call."""
+
+    def __init__(self, faults):
+        self.faults = faults
+        self.calls = []  # (program, placement names, paths)
+
+    def __call__(self, program, placements, *, paths, timeout=None):
+        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+        self.calls.append((program, tuple(names), tuple(paths)))
+        result = {}
+        for name in names:
+            violations = []
+            if name == FAULTY:
+                for ops, fault in self.faults.items():
+                    if all(op in program.ops for op in (ops if isinstance(ops, tuple) else (ops,))):
+                        violations += [v for path in paths if (v := fault(path)) is not None]
+            result[name] = Evaluation(program, name, Outcome("eager", "stock"), violations=violations)
+        return result
+
+    def close(self):
+        pass
+
+
+def campaign_of(faults, *, programs=30, seed=4, **overrides):
+    config = CampaignConfig(("stock", FAULTY, OTHER), ("jit", "jit-grad"), max_examples=programs, seed=seed, ops=OPS, **overrides)
+    evaluator = Faults(faults)
+    return Campaign(config, evaluator=evaluator, log=lambda line: None), evaluator
+
+
+def faulty_bugs(campaign):
+    return [b for b in campaign.ledger.bugs() if b.verdict == PLACEMENT_INDUCED]
+
+
+def test_every_generated_program_is_evaluated_in_full_while_a_large_finding_is_unshrunk():
+    """Findings on large programs exist from early on (no shrinking during generation), and yet
+    every program Hypothesis draws, small ones too, is evaluated under every placement and path,
+    until the programs are spent."""
+    campaign, evaluator = campaign_of({("add", "mul"): wrong_values})
+    campaign.driver.run()
+    assert campaign.driver.ended == "programs"
+    assert campaign.full_evaluations == 30 == len(campaign.distinct_programs) == len(evaluator.calls)
+    assert all(names == ("stock", FAULTY, OTHER) and paths == ("jit", "jit-grad") for _, names, paths in evaluator.calls)
+    assert campaign.store.findings, "the fault was never drawn: pick another seed"
+    smallest_finding = min(f.program.n_ops for f in campaign.store)
+    assert any(p.n_ops < smallest_finding for p, _, _ in evaluator.calls[len(evaluator.calls) // 2 :]), (
+        "programs smaller than the finding's were drawn late, and evaluated in full"
+    )
+
+
+def test_a_lane_ends_when_hypothesis_has_nothing_new_to_draw():
+    """Three programs in all (a strategy that can draw nothing else): the campaign evaluates each
+    once and ends, "nothing new", with most of its programs unspent."""
+    programs = [Program((TensorInput((n,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,), seed=1) for n in (1, 2, 3)]
+    campaign, evaluator = campaign_of({}, programs=50)
+    campaign.driver.strategy = lambda weights=None: st.sampled_from(programs)
+    campaign.driver.run()
+    assert campaign.driver.ended == "nothing new" and campaign.full_evaluations == 3
+    assert sorted(p.inputs[0].shape for p, _, _ in evaluator.calls) == [(1,), (2,), (3,)]
+
+
+def test_each_bug_is_shrunk_in_its_own_run_on_its_own_path_and_placements():
+    """A fault of programs using exp, on jit only: after generation, its bug is shrunk to one op in
+    a run of its own whose steps evaluate jit under stock and the faulty placement only."""
+    campaign, evaluator = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None})
+    campaign.driver.run()
+    generated = len(evaluator.calls)
+    (before,) = faulty_bugs(campaign)
+    assert before.program.n_ops > 1, "generation shrinks nothing"
+    campaign.shrink_bugs()
+    steps = evaluator.calls[generated:]
+    assert steps and all(names == ("stock", FAULTY) and paths == ("jit",) for _, names, paths in steps)
+    (bug,) = faulty_bugs(campaign)
+    assert bug.program.ops == ["exp"] and bug.smallest.shrunk is True and bug.shrink_note is None
+    assert campaign.full_evaluations == 30, "shrink steps are not programs evaluated in full"
+
+
+def test_one_fault_on_several_paths_and_oracles_is_one_bug():
+    """Wrong values on both paths and wrong gradients (no exception: nothing joins them by cause)
+    all come from one fault: one bug, at one op."""
+    campaign, _ = campaign_of({"exp": wrong_values, ("exp",): wrong_grads})
+    campaign.run()
+    (bug,) = faulty_bugs(campaign)
+    assert bug.paths() == ["jit", "jit-grad"] and bug.oracles() == ["grads", "outputs"]
+    assert bug.program.ops == ["exp"]
+
+
+def test_two_independent_faults_shown_by_one_program_are_two_bugs():
+    """Wrong values where exp is, an exception where neg is: programs with both show both, and
+    they come out as two bugs, each at its own one-op minimum."""
+    campaign, evaluator = campaign_of({"exp": wrong_values, "neg": raised}, programs=40)
+    campaign.driver.run()
+    assert any({"exp", "neg"} <= set(p.ops) for p, _, _ in evaluator.calls), "no program showed both: pick another seed"
+    campaign.shrink_bugs()
+    campaign.finish()
+    bugs = faulty_bugs(campaign)
+    assert sorted(b.program.ops for b in bugs) == [["exp"], ["neg"]], [(b.id, b.program.ops, b.oracles()) for b in bugs]
+    assert {b.oracles()[0] for b in bugs} == {"outputs", "raises"}
+
+
+def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_stopped():
+    """No time to shrink: two faults that always show together (both need exp and neg) are never
+    joined (nor wrong values on one path with those on the other: no exception joins them), each
+    bug reported with where its shrinking stopped."""
+    campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
+    campaign.driver.time_budget = None  # generation spends its programs; the shrink budget stays ~0
+    campaign.run()
+    bugs = faulty_bugs(campaign)
+    assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]
+    for bug in bugs:
+        assert bug.shrink_note == f"shrinking stopped at {bug.program.n_ops} ops: time" and bug.program.n_ops > 1
+    assert render(campaign).count("shrinking stopped at") == 3
+
+
+def test_a_lane_ends_when_its_time_is_spent():
+    """A budget already spent before the first program: generation ends on time, evaluating nothing
+    (and the lane would end the same at any budget: "time" is the only reason besides programs and
+    Hypothesis running dry)."""
+    campaign, evaluator = campaign_of({}, programs=50, time_budget=1e-9)
+    campaign.driver.run()
+    assert campaign.driver.ended == "time" and campaign.full_evaluations == 0 and evaluator.calls == []
+
+
+def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):
+    """Generation never fails a Hypothesis test, so fuzzdce saves each finding's choices itself:
+    a later campaign sharing the database evaluates the first one's finding programs again."""
+    both = {("exp", "neg"): wrong_values}
+    database = str(tmp_path / "examples")
+    first, _ = campaign_of(both, programs=40, profile="dev", database=database)
+    first.driver.run()
+    found = {f.program for f in first.store}
+    assert found, "the fault was never drawn: pick another seed"
+    second, evaluator = campaign_of(both, programs=3, seed=99, profile="dev", database=database)
+    second.driver.run()
+    assert found & {program for program, _, _ in evaluator.calls}
+
+
+def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
+    """Steered rounds draw under weights of their own: a bug's shrink run replays its choices under
+    the same weights, so it starts from the very program and shrinks it."""
+    campaign, _ = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None}, programs=40, steer=True)
+    campaign.run()
+    (bug,) = faulty_bugs(campaign)
+    assert bug.smallest.weights is not None and bug.smallest.shrunk is True
+    assert bug.program.ops == ["exp"]
+
+
+def test_each_group_gets_an_equal_share_of_the_time_left():
+    def group(n_ops):
+        steps = tuple(Step("neg", "torch.neg({0})", (Ref(i),)) for i in range(n_ops))
+        program = Program((TensorInput((2,)),), steps, (n_ops,), seed=1)
+        return [Finding(PLACEMENT_INDUCED, (FAULTY,), wrong_values("jit"), program)]
+
+    eight, one, two = group(8), group(1), group(2)
+    assert share(eight, [eight, one, two]) == 1 / 3 and share(one, [one, two]) == 1 / 2 and share(two, [two]) == 1.0
