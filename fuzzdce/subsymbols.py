@@ -166,6 +166,11 @@ class Renaming:
         self.forward: dict[str, str] = {}
         self.backward: dict[str, str] = {}
 
+    def copy(self) -> Renaming:
+        twin = Renaming()
+        twin.forward, twin.backward = dict(self.forward), dict(self.backward)
+        return twin
+
     def stock_key(self, node: Node) -> tuple:
         """``node``'s head with each name translated to the placement's, or erased if not known yet."""
         return _key(node, lambda n: self.forward.get(n))
@@ -314,7 +319,8 @@ def _align_children(stock_children, children, depth, parent, outer, renaming, ou
             continue
         p = children[j]
         if i is None:
-            out.append(Change("added", depth, parent, p, kept, j, frozenset(visible)))
+            if not _repeats_stock(p, stock_children, renaming):
+                out.append(Change("added", depth, parent, p, kept, j, frozenset(visible)))
         else:
             s = stock_children[i]
             pruned = pruned_outputs(s, p)
@@ -324,6 +330,17 @@ def _align_children(stock_children, children, depth, parent, outer, renaming, ou
                 _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out)
         visible |= p.out_names
         position = j + 1
+
+
+def _repeats_stock(node: Node, stock_children, renaming: Renaming) -> bool:
+    """``node`` is, up to renaming and pruned outputs, one of stock's subsymbols of the same parent,
+    kept in another place or once more (a pure computation kept twice is no edit, and no unsound
+    DCE: Thunder's own duplicate ``shape`` queries under symbolic values are the common case)."""
+    key = renaming.placement_key(node)
+    for s in stock_children:
+        if renaming.stock_key(s) == key and renaming.copy().unify(s, node):
+            return True
+    return False
 
 
 def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:

@@ -111,6 +111,19 @@ def test_of_two_equal_computations_the_kept_one_is_the_one_with_its_name():
     assert violations(placement, stock) == []
 
 
+def test_a_computation_stock_makes_kept_once_more_or_elsewhere_is_no_edit():
+    """The merge bc399d4a3 under symbolic values keeps ``0, i1, i2 = shape(v6)`` and three copies
+    with every output pruned, where stock has four copies apart: no new computation, no edit."""
+    query = n("shape", ["v6"], [0, "i1", "i2"])
+    stock = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, n("eq", ["i1", 1], ["i3"]), query, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    pruned = n("shape", ["v6"], [0, 4, 1])
+    placement = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, pruned, pruned, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    assert violations(placement, stock) == []
+    # a computation stock does not make at all is still an edit
+    other = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, n("shape", ["v5"], [0, 4, 1]), n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    assert [v.key for v in violations(other, stock)] == ["logical_and kept a changed shape"]
+
+
 def test_an_unused_output_pruned_to_a_placeholder_is_dce_and_a_read_one_is_live():
     stock = outcome(n("p", ["x"], ["y"], [n("shape", ["x"], ["i0", "i1"]), n("broadcast_in_dim", ["x", "i0"], ["y"])]))
     pruned = outcome(n("p", ["x"], ["y"], [n("shape", ["x"], ["i0", 3]), n("broadcast_in_dim", ["x", "i0"], ["y"])]))
