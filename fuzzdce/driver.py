@@ -90,11 +90,18 @@ def no_local_constants():
         yield
         return
     empty = type(pool)(**{name: type(values)(key=values.key) for name, values in vars(pool).items()})
+    # Hypothesis also caches, per kind of choice, the local constants it once computed: a test that
+    # drew earlier in this process (pytest runs many) left them there. Empty inside, as it was after.
+    cache = getattr(_providers, "CONSTANTS_CACHE", None)
+    if cache is not None:
+        _providers.CONSTANTS_CACHE = type(cache)(cache.max_size)
     _providers._get_local_constants = lambda: empty
     try:
         yield
     finally:
         _providers._get_local_constants = original
+        if cache is not None:
+            _providers.CONSTANTS_CACHE = cache
 
 
 def only_findings(failure: BaseException) -> bool:
