@@ -31,8 +31,11 @@ def main() -> None:
     argv = sys.argv[1:]
     args = argv[argv.index("--") + 1 :] if "--" in argv else DEFAULT
     with tempfile.TemporaryDirectory() as tmp:
-        findings = Path(tmp) / "findings"
-        command = [sys.executable, "-m", "fuzzdce", "run", *args, "--findings", str(findings)]
+        # A --findings DIR among the arguments keeps the campaign's folder; else a temporary one.
+        findings = Path(args[args.index("--findings") + 1]) if "--findings" in args else Path(tmp) / "findings"
+        command = [sys.executable, "-m", "fuzzdce", "run", *args]
+        if "--findings" not in args:
+            command += ["--findings", str(findings)]
         print("running:", " ".join(command), flush=True)
         start = time.monotonic()
         run = subprocess.run(command, stdout=subprocess.PIPE, text=True)
