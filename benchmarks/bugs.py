@@ -57,18 +57,24 @@ def main() -> None:
             campaign = run_lanes(config, args.jobs, log=lambda line: None)
         wall = time.perf_counter() - start
     bugs = campaign.ledger.bugs()
-    print(f"campaign: placements {', '.join(config.placements)}; {len(config.paths)} paths; seed {args.seed}; "
-          f"budget {args.time_budget} s; {args.jobs} lanes; {campaign.stats.programs} programs; wall {wall:.0f} s")
+    print(
+        f"campaign: placements {', '.join(config.placements)}; {len(config.paths)} paths; seed {args.seed}; "
+        f"budget {args.time_budget} s; {args.jobs} lanes; {campaign.stats.programs} programs; wall {wall:.0f} s"
+    )
     for verdict in (PLACEMENT_INDUCED, BASELINE):
         findings = [f for f in campaign.store if f.verdict == verdict]
         mine = [b for b in bugs if b.verdict == verdict]
         largest = max((b.program.n_ops for b in mine), default=0)
-        print(f"{verdict:>18}: {len(findings)} findings in {len(mine)} bugs; largest shrunk bug {largest} ops; "
-              f"sizes {sorted(b.program.n_ops for b in mine)}")
+        print(
+            f"{verdict:>18}: {len(findings)} findings in {len(mine)} bugs; largest shrunk bug {largest} ops; "
+            f"sizes {sorted(b.program.n_ops for b in mine)}"
+        )
     for bug in bugs:
-        print(f"  {bug.id} [{bug.verdict}] {', '.join(bug.placements)}: {', '.join(bug.oracles())} on "
-              f"{', '.join(bug.paths())}; {len(bug.members)} findings; {bug.program.n_ops} ops: "
-              f"{bug.smallest.violation.message[:100]}")
+        print(
+            f"  {bug.id} [{bug.verdict}] {', '.join(bug.placements)}: {', '.join(bug.oracles())} on "
+            f"{', '.join(bug.paths())}; {len(bug.members)} findings; {bug.program.n_ops} ops: "
+            f"{bug.smallest.violation.message[:100]}"
+        )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,11 @@ def bare_cost(program, placement, paths) -> float:
                     inputs = program.make_inputs(requires_grad=True)
                     with mock.patch("torch._inductor.compile", lambda gm, example_inputs: gm):
                         result = thunderfx(fn)(*inputs)
-                        outputs = [o for o in (result if isinstance(result, (tuple, list)) else [result])
-                                   if isinstance(o, torch.Tensor) and o.requires_grad]
+                        outputs = [
+                            o
+                            for o in (result if isinstance(result, (tuple, list)) else [result])
+                            if isinstance(o, torch.Tensor) and o.requires_grad
+                        ]
                         leaves = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
                         if outputs and leaves:
                             torch.autograd.grad([o.sum() for o in outputs], leaves, allow_unused=True)

@@ -47,7 +47,9 @@ def run(n: int, seed_value: int, steer: bool, examine=None) -> list[Program]:
         strategy = programs(weights=steering.weights()) if steer else programs()
         before = len(drawn)
 
-        @settings(max_examples=size, database=None, deadline=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+        @settings(
+            max_examples=size, database=None, deadline=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet
+        )
         @seed(random.Random(f"{seed_value}/{round_number}").getrandbits(32))
         @given(strategy)
         def collect(program):
@@ -74,8 +76,12 @@ def generation_figures(n: int, seed_value: int, steer: bool) -> None:
     valid = sum(k for r, k in results.items() if not r.startswith("error"))
     dtypes = Counter(i.dtype for p in drawn for i in p.inputs)
     domains = Counter(i.domain for p in drawn for i in p.inputs)
-    print(f"  {len(drawn)} programs drawn in {seconds:.1f} s, {sum(ops.values())} ops ({sum(ops.values()) / len(drawn):.1f}/program)")
-    print(f"  catalog entries exercised: {len(ops)}/{len(CATALOG)} = {100 * len(ops) / len(CATALOG):.0f}%; most drawn: {ops.most_common(3)}")
+    print(
+        f"  {len(drawn)} programs drawn in {seconds:.1f} s, {sum(ops.values())} ops ({sum(ops.values()) / len(drawn):.1f}/program)"
+    )
+    print(
+        f"  catalog entries exercised: {len(ops)}/{len(CATALOG)} = {100 * len(ops) / len(CATALOG):.0f}%; most drawn: {ops.most_common(3)}"
+    )
     print(f"  eager validity: {valid}/{len(drawn)} = {100 * valid / len(drawn):.1f}% (all-NaN outputs {results['all-nan']})")
     print(f"  input dtypes: {dict(dtypes.most_common())}")
     print(f"  value domains: {dict(domains.most_common())}")

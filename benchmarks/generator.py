@@ -37,7 +37,7 @@ def draw_programs(n: int, seed_value: int) -> list[Program]:
 
 
 def eager_result(program: Program) -> str:
-    """"ok", "all-nan" (every floating output entirely NaN) or the exception type."""
+    """ "ok", "all-nan" (every floating output entirely NaN) or the exception type."""
     try:
         outputs = program.function()(*program.make_inputs())
     except Exception as e:  # invalid program: what the benchmark counts
@@ -84,8 +84,10 @@ def main() -> None:
     print(table("program sizes (ops)", Counter(p.n_ops for p in drawn), len(drawn)))
     dropped = Counter(op for p in drawn for op in p.dropped)
     kept = sum(p.n_ops for p in drawn)
-    print(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(dropped.values())} "
-          f"against {kept} kept ({100 * sum(dropped.values()) / max(kept + sum(dropped.values()), 1):.1f}% of drawn)")
+    print(
+        f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(dropped.values())} "
+        f"against {kept} kept ({100 * sum(dropped.values()) / max(kept + sum(dropped.values()), 1):.1f}% of drawn)"
+    )
     print(table("dropped steps by op (top 15)", dropped, sum(dropped.values()), 15))
     dead = sum(1 for p in drawn if len(p.live_steps()) < p.n_ops)
     print(f"programs with dead code: {dead}/{len(drawn)}")

@@ -139,9 +139,27 @@ def run_variant(name: str, recycle: list[str], args) -> dict:
     """Run the campaign for ``args.minutes``, sampling; SIGTERM ends it (cleanly, summary written)."""
     with tempfile.TemporaryDirectory() as folder:
         command = [
-            sys.executable, "-m", "fuzzdce.cli", "run", "--placement", "stock", "--jobs", str(args.jobs),
-            "--seed", str(args.seed), "--profile", "nightly", "--database", "none", "--max-examples", "1000000",
-            "--time-budget", str(int(args.minutes * 60) + 600), "--findings", folder, *recycle,
+            sys.executable,
+            "-m",
+            "fuzzdce.cli",
+            "run",
+            "--placement",
+            "stock",
+            "--jobs",
+            str(args.jobs),
+            "--seed",
+            str(args.seed),
+            "--profile",
+            "nightly",
+            "--database",
+            "none",
+            "--max-examples",
+            "1000000",
+            "--time-budget",
+            str(int(args.minutes * 60) + 600),
+            "--findings",
+            folder,
+            *recycle,
         ]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         log = open(Path(folder) / "stderr.txt", "w")
@@ -272,7 +290,10 @@ def main() -> None:
         flush=True,
     )
     first, second = restart_cost()
-    print(f"restart cost: a fresh worker child's first job {first:.1f} s (spawn + torch/Thunder imports), the next {second:.3f} s", flush=True)
+    print(
+        f"restart cost: a fresh worker child's first job {first:.1f} s (spawn + torch/Thunder imports), the next {second:.3f} s",
+        flush=True,
+    )
     with_recycle = []
     if args.recycle_jobs is not None:
         with_recycle += ["--recycle-jobs", str(args.recycle_jobs)]

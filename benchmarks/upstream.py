@@ -64,9 +64,22 @@ def environment(first: Path | None) -> dict[str, str]:
 def campaign(parent: Path, merge: Path, args, out: Path) -> dict:
     findings = out / "campaign"
     command = [
-        sys.executable, "-m", "fuzzdce.cli", "run", "--build", f"merged={merge}", "--seed", str(args.seed),
-        "--jobs", str(args.jobs), "--time-budget", str(int(args.minutes * 60)), "--findings", str(findings),
-        "--max-examples", str(args.max_examples),
+        sys.executable,
+        "-m",
+        "fuzzdce.cli",
+        "run",
+        "--build",
+        f"merged={merge}",
+        "--seed",
+        str(args.seed),
+        "--jobs",
+        str(args.jobs),
+        "--time-budget",
+        str(int(args.minutes * 60)),
+        "--findings",
+        str(findings),
+        "--max-examples",
+        str(args.max_examples),
     ]
     print(f"== campaign: stock = parent {PARENT} ({parent}), build merged = {MERGE} ({merge})", flush=True)
     print("   " + " ".join(command), flush=True)
@@ -93,7 +106,9 @@ def campaign(parent: Path, merge: Path, args, out: Path) -> dict:
         print(f"   {verdict}: {len(bugs)}")
         for bug in bugs:
             placements = ", ".join(bug["placements"])
-            print(f"     {bug['id']} under {placements}: {', '.join(bug['oracles'])} on {', '.join(bug['paths'])}: {bug['message'][:160]}")
+            print(
+                f"     {bug['id']} under {placements}: {', '.join(bug['oracles'])} on {', '.join(bug['paths'])}: {bug['message'][:160]}"
+            )
     print(f"   programs {summary['programs']}, wall {summary['wall_seconds']:.0f} s")
     return summary
 
@@ -137,15 +152,19 @@ def side(programs_file: Path, placement: str, result_file: Path) -> None:
             if evaluation.invalid:
                 continue
             for path, outcome in evaluation.outcomes.items():
-                rows.append({
-                    "program": i,
-                    "path": path,
-                    "symbols": sorted(outcome.dce_activity),
-                    "activity": outcome.dce_activity,  # symbol@depth -> [removed, added]
-                    "not_compared": outcome.dce_not_compared,  # why traces were left out, if any
-                    "dce_sound": [v.message[:200] for v in evaluation.violations if v.oracle == "dce-sound" and v.path == path],
-                    "failed": bool(outcome.error or outcome.failure),
-                })
+                rows.append(
+                    {
+                        "program": i,
+                        "path": path,
+                        "symbols": sorted(outcome.dce_activity),
+                        "activity": outcome.dce_activity,  # symbol@depth -> [removed, added]
+                        "not_compared": outcome.dce_not_compared,  # why traces were left out, if any
+                        "dce_sound": [
+                            v.message[:200] for v in evaluation.violations if v.oracle == "dce-sound" and v.path == path
+                        ],
+                        "failed": bool(outcome.error or outcome.failure),
+                    }
+                )
     finally:
         evaluator.close()
     result_file.write_text(json.dumps(rows))
@@ -159,7 +178,16 @@ def compare(parent: Path, merge: Path, args, out: Path) -> None:
     results = {}
     for name, first, placement in (("emulation", None, EMULATION), ("merge", parent, f"merged={merge}")):
         result_file = out / f"compare-{name}.json"
-        command = [sys.executable, __file__, "--side", placement, "--programs-file", str(programs_file), "--result", str(result_file)]
+        command = [
+            sys.executable,
+            __file__,
+            "--side",
+            placement,
+            "--programs-file",
+            str(programs_file),
+            "--result",
+            str(result_file),
+        ]
         start = time.monotonic()
         done = subprocess.run(command, env=environment(first), stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
@@ -173,7 +201,9 @@ def compare(parent: Path, merge: Path, args, out: Path) -> None:
         for name in results:
             for symbol in results[name][key]["symbols"]:
                 counts[name][symbol] += 1
-    symbols = sorted(set(counts["emulation"]) | set(counts["merge"]), key=lambda s: -(counts["emulation"][s] + counts["merge"][s]))
+    symbols = sorted(
+        set(counts["emulation"]) | set(counts["merge"]), key=lambda s: -(counts["emulation"][s] + counts["merge"][s])
+    )
     print(f"   (program, path) pairs in both: {len(both)}; symbol@depth: (program, path) pairs changed by emulation / merge")
     for s in symbols:
         print(f"     {s:<28} {counts['emulation'][s]:>5} / {counts['merge'][s]:<5}")
@@ -187,7 +217,9 @@ def compare(parent: Path, merge: Path, args, out: Path) -> None:
     counts_differ = [k for k in both if k not in disagree and emulated[k].get("activity") != real[k].get("activity")]
     print(f"   pairs changing the same symbols but removing or adding other numbers of subsymbols: {len(counts_differ)}")
     for program, path in counts_differ[:5]:
-        print(f"     program {program} on {path}: emulation {emulated[(program, path)]['activity']}, merge {real[(program, path)]['activity']}")
+        print(
+            f"     program {program} on {path}: emulation {emulated[(program, path)]['activity']}, merge {real[(program, path)]['activity']}"
+        )
     by_path = Counter(path for _, path in disagree)
     print(f"   disagreements by path: {dict(by_path.most_common())}")
     for program, path in disagree[:10]:

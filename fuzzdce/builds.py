@@ -101,7 +101,9 @@ def materialize_git(repo_text: str, ref: str) -> tuple[Path, str]:
         raise UsageError(f"git build: {repo} has no commit {ref!r} (a branch, tag or commit of that checkout; fetch it first)")
     commit = found.stdout.decode().strip()
     if _git(repo, "cat-file", "-e", f"{commit}:thunder/__init__.py").returncode != 0:
-        raise UsageError(f"git build: {ref!r} ({commit[:12]}) of {repo} has no thunder/__init__.py (is it a lightning-thunder checkout?)")
+        raise UsageError(
+            f"git build: {ref!r} ({commit[:12]}) of {repo} has no thunder/__init__.py (is it a lightning-thunder checkout?)"
+        )
     target = cache_root() / f"git-{commit}"
     if not (target / "thunder" / "__init__.py").is_file():
         scratch = Path(tempfile.mkdtemp(prefix=f".git-{commit[:12]}-", dir=_made(cache_root())))
@@ -199,9 +201,7 @@ def parse_build(spec: str) -> tuple[str, Build]:
         return name, Build(sys.executable, (str(where),), target)
     if where.is_file() and os.access(where, os.X_OK):
         return name, Build(str(where), (), target)
-    raise UsageError(
-        f"build {name!r}: {target} is neither a directory, an executable Python, a tar archive nor git:REPO_DIR@REF"
-    )
+    raise UsageError(f"build {name!r}: {target} is neither a directory, an executable Python, a tar archive nor git:REPO_DIR@REF")
 
 
 @contextlib.contextmanager
@@ -276,9 +276,7 @@ class BuildWorker:
     def _start(self) -> None:
         # -P: the working directory does not go first on the path; the build's directories do.
         command = [self.build.python, "-P", "-m", "fuzzdce.buildworker", str(self.memory_limit_mb or 0)]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(self.build)
-        )
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(self.build))
 
     def run(self, request: BuildRequest) -> BuildResult:
         allowance = 0.0
@@ -313,7 +311,9 @@ class BuildWorker:
             write_frame(self.process.stdin, DOCTOR)
             status, value = read_frame(self.process.stdout)
         except (EOFError, BrokenPipeError, OSError) as e:
-            raise UsageError(f"build {self.build}: its worker did not start ({type(e).__name__}: {e}); see stderr above") from None
+            raise UsageError(
+                f"build {self.build}: its worker did not start ({type(e).__name__}: {e}); see stderr above"
+            ) from None
         if status != "ok":
             raise UsageError(f"build {self.build}: its worker failed:\n{value}")
         return value

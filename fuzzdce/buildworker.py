@@ -76,7 +76,11 @@ def main(argv: list[str]) -> int:
         except MemoryError:
             reply = ("crash", "MemoryError: worker memory limit reached")
         except Exception as e:  # run_path records what Thunder raises: this is fuzzdce's own fault
-            text = traceback.format_exc(limit=-8) if request == DOCTOR else harness_message("a build worker", unexpected_exception(e))
+            text = (
+                traceback.format_exc(limit=-8)
+                if request == DOCTOR
+                else harness_message("a build worker", unexpected_exception(e))
+            )
             reply = (HARNESS, text)
         write_frame(answers, reply)
 

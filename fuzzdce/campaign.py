@@ -20,9 +20,8 @@ import time
 from collections.abc import Callable
 
 from fuzzdce.config import CampaignConfig
-from fuzzdce.driver import HypothesisDriver
+from fuzzdce.driver import HypothesisDriver, current_choices
 from fuzzdce.evaluate import Evaluator
-from fuzzdce.driver import current_choices
 from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, triage
 from fuzzdce.ledger import Ledger, Log, shown_traces
 from fuzzdce.memory import MemoryReport, ProcessMemory
@@ -32,7 +31,6 @@ from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
 from fuzzdce.timeline import sample
-
 
 SHRINK_SHARE = 0.5  # of the time budget, for shrinking (and grouping's shrinks) after generation
 
@@ -260,9 +258,7 @@ class Campaign:
                 self.ledger.record(program, evaluations, only=hits, choices=current_choices(), weights=smallest.weights)
             return bool(hits)
 
-        done = self.driver.shrink(
-            smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
-        )
+        done = self.driver.shrink(smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,))
         members = self.store.groups()[key]
         for f in members:
             f.shrunk = done
@@ -320,7 +316,9 @@ class Campaign:
                 for b, others in groups.items():
                     if b != a and (others[0].verdict, others[0].placements) == (fa.verdict, fa.placements):
                         if shown[fa.program] & {mark(f.verdict, f.placements, f.violation) for f in others}:
-                            self.store.link(fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements")
+                            self.store.link(
+                                fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements"
+                            )
         finally:
             self.stats.phases["grouping"] += time.perf_counter() - start
 
@@ -383,7 +381,9 @@ class Campaign:
             if not self.recycled:
                 # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
                 # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
-                self.log(f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups")
+                self.log(
+                    f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
+                )
                 self.shrink_bugs()
             if self.recycled:
                 self.log(

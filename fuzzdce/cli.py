@@ -9,24 +9,27 @@ import signal
 import sys
 from pathlib import Path
 
-from fuzzdce.campaign import Campaign
 from fuzzdce.builds import BuildWorker, against_spec
+from fuzzdce.campaign import Campaign
 from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.doctor import report as doctor_report
 from fuzzdce.errors import HarnessError, UsageError
+from fuzzdce.html_report import REPORT_FILE, write_report
+from fuzzdce.issue import issue_markdown
 from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
-from fuzzdce.merge import markdown as merge_markdown, merge, render as merge_render
+from fuzzdce.merge import markdown as merge_markdown
+from fuzzdce.merge import merge
+from fuzzdce.merge import render as merge_render
 from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
-from fuzzdce.profiles import PROFILE_EXAMPLES
+from fuzzdce.profiles import DEFAULT_FINDINGS_DIR, PROFILE_EXAMPLES
 from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.html_report import REPORT_FILE, write_report
-from fuzzdce.issue import issue_markdown
 from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
-from fuzzdce.shards import ENVIRONMENT_HELP, resolve as resolve_shard
-from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
+from fuzzdce.shards import ENVIRONMENT_HELP
+from fuzzdce.shards import resolve as resolve_shard
+from fuzzdce.store import bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
@@ -240,9 +243,13 @@ def add_merge_parser(commands) -> None:
         "exit 1 on any new placement-induced bug",
     )
     merge.add_argument("out", metavar="OUT", help="the merged findings folder (its earlier bugs and summary are replaced)")
-    merge.add_argument("inputs", nargs="+", metavar="DIR", help="findings folders to join (each with summary.json or bug folders)")
+    merge.add_argument(
+        "inputs", nargs="+", metavar="DIR", help="findings folders to join (each with summary.json or bug folders)"
+    )
     merge.add_argument("--known", metavar="FILE", help="known-bugs JSON file, as for fuzzdce run")
-    merge.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary of the merged bugs (for CI step summaries)")
+    merge.add_argument(
+        "--markdown", metavar="FILE", help="also write a Markdown summary of the merged bugs (for CI step summaries)"
+    )
 
 
 def add_issue_parser(commands) -> None:
@@ -358,7 +365,11 @@ def same_hash_seed_everywhere(args) -> None:
     activity and ``dce-sound`` compare different traces. Lanes, workers and build workers inherit the
     environment, so one seed set here holds in every process of the campaign.
     """
-    builds = [*getattr(args, "build", ()), *getattr(args, "against", ()), *(p for p in getattr(args, "placement", None) or () if "=" in p)]
+    builds = [
+        *getattr(args, "build", ()),
+        *getattr(args, "against", ()),
+        *(p for p in getattr(args, "placement", None) or () if "=" in p),
+    ]
     if builds and "PYTHONHASHSEED" not in os.environ:
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
 

@@ -18,7 +18,6 @@ from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
-
 # A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
 # shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
 # over to a fresh process after its current program: about 10 s of imports, a fraction of a percent.

@@ -102,9 +102,7 @@ def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[to
     return _detach(list(grads))
 
 
-def make_call(
-    outcome: Outcome, label: str, fn: Callable, program, *, grad: bool = False, device: str | None = None
-) -> Call:
+def make_call(outcome: Outcome, label: str, fn: Callable, program, *, grad: bool = False, device: str | None = None) -> Call:
     """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``.
 
     Exceptions are recorded, not raised (a time-out is re-raised: it ends the whole path).
@@ -130,7 +128,9 @@ def make_call(
             raise timed_out(e) from None  # ends the path: the time limit is spent
         fault = harness_fault(e) if outcome.path != EAGER else ""
         if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
-            outcome.failure = outcome.failure or JobFailure(HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}"))
+            outcome.failure = outcome.failure or JobFailure(
+                HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}")
+            )
             return call
         call.error = ErrorInfo.from_exception(e)
         outcome.error = outcome.error or call.error

@@ -62,8 +62,7 @@ def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
     return {
-        sig: (BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
-        for sig, names in showing.items()
+        sig: (BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig]) for sig, names in showing.items()
     }
 
 

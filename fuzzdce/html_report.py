@@ -152,14 +152,21 @@ def header(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) ->
         return f"<h1>fuzzdce report</h1>{missing(f'no {SUMMARY_FILE} in {folder}: only the bugs are shown')}"
     rows = [
         ("findings folder", escape(str(folder))),
-        ("bugs", f"{len(bugs)} ({summary.get('new_placement_induced', '?')} new placement-induced; {summary.get('n_findings', '?')} findings)"),
+        (
+            "bugs",
+            f"{len(bugs)} ({summary.get('new_placement_induced', '?')} new placement-induced; {summary.get('n_findings', '?')} findings)",
+        ),
         ("programs", f"{summary.get('programs', '?')} ({summary.get('invalid_programs', '?')} invalid)"),
         ("wall time", f"{summary.get('wall_seconds', 0) / 60:.1f} min ({summary.get('wall_seconds', '?')} s)"),
         ("programs per minute", escape(str(summary.get("programs_per_minute", "?")))),
         ("placements", joined(summary.get("placements", []))),
         ("paths", joined(summary.get("paths", []))),
     ]
-    rows += [(key, joined(value) if isinstance(value, list) else escape(str(value))) for key, value in summary.items() if key in ("seed", "shard", "shards") and value is not None]
+    rows += [
+        (key, joined(value) if isinstance(value, list) else escape(str(value)))
+        for key, value in summary.items()
+        if key in ("seed", "shard", "shards") and value is not None
+    ]
     if summary.get("runs"):  # a merged folder: the runs it covers
         rows += [(f"run {escape(run_id)}", run_line(run)) for run_id, run in sorted(summary["runs"].items())]
     if summary.get("memory"):
@@ -181,7 +188,13 @@ def memory_rows(memory: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         (
             f"memory: {escape(str(p.get('process', '?')))}",
-            escape(" ".join(f"{k.removesuffix('_rss_mb')} {number(p[k])} MB" for k in ("start_rss_mb", "end_rss_mb", "peak_rss_mb") if k in p)),
+            escape(
+                " ".join(
+                    f"{k.removesuffix('_rss_mb')} {number(p[k])} MB"
+                    for k in ("start_rss_mb", "end_rss_mb", "peak_rss_mb")
+                    if k in p
+                )
+            ),
         )
         for p in memory.get("processes", [])
     ]
@@ -200,8 +213,14 @@ def bug_block(bug: dict[str, Any], folder: Path) -> str:
         ("placements", joined(bug.get("placements", []))),
         ("paths", joined(bug.get("paths", []))),
         ("oracles", joined(bug.get("oracles", []))),
-        ("count", f"{plural(bug.get('count', 0), 'occurrence')}, {plural(len(bug.get('members', [])), 'finding')}, smallest program {plural(bug.get('n_ops', 0), 'op')}"),
-        ("first seen", "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign"),
+        (
+            "count",
+            f"{plural(bug.get('count', 0), 'occurrence')}, {plural(len(bug.get('members', [])), 'finding')}, smallest program {plural(bug.get('n_ops', 0), 'op')}",
+        ),
+        (
+            "first seen",
+            "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign",
+        ),
     ]
     if bug.get("known"):
         rows.append(("known", escape(str(bug["known"]))))

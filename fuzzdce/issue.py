@@ -54,7 +54,9 @@ def issue_markdown(folder: Path) -> str:
     lines += ["", "## Actual", ""]
     for m in record["members"]:
         path = PATHS[m["path"]]
-        lines.append(f"- `{m['path']}` (`{path.compile.__name__}`, {', '.join(path.calls)} call), {m['oracle']}: {m['message'][:400]}")
+        lines.append(
+            f"- `{m['path']}` (`{path.compile.__name__}`, {', '.join(path.calls)} call), {m['oracle']}: {m['message'][:400]}"
+        )
     lines += [
         "",
         "## Reproduce",
@@ -75,7 +77,9 @@ def issue_markdown(folder: Path) -> str:
         diff_file = folder / TRACE_DIFF_FILE
         diff = diff_file.read_text().splitlines() if diff_file.is_file() else []
         if diff:
-            shown = diff[:MAX_DIFF_LINES] + ([f"... ({len(diff) - MAX_DIFF_LINES} more lines in {diff_file})"] if len(diff) > MAX_DIFF_LINES else [])
+            shown = diff[:MAX_DIFF_LINES] + (
+                [f"... ({len(diff) - MAX_DIFF_LINES} more lines in {diff_file})"] if len(diff) > MAX_DIFF_LINES else []
+            )
             lines += ["", "## Trace difference (stock against the placement)", "", "```diff", *shown, "```"]
     else:
         lines += ["", f"Shown under: {', '.join(record['placements'])} (stock Thunder included)."]

@@ -151,7 +151,9 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
     # One clock for every lane: their findings' first sightings and timelines compare.
     config = dataclasses.replace(config.with_seed(), started_at=time.time())
     # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
-    merged = Campaign(dataclasses.replace(config, sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
+    merged = Campaign(
+        dataclasses.replace(config, sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True))
+    )
     if merged.folder is not None and config.clear_findings:
         merged.folder.clear()
     lanes = Lanes(config, jobs)

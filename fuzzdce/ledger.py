@@ -180,7 +180,6 @@ class Ledger:
                 now = f"{triaged[0]} under {', '.join(triaged[1])}" if triaged else "not at all"
                 self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
 
-
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""
         self.store.merge(store)

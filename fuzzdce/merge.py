@@ -258,7 +258,9 @@ def merged_notes(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     total: Counter = Counter()
     for run in runs:
         total.update({(n["path"], n["note"]): n["programs"] for n in run.get("notes", [])})
-    return [{"path": path, "note": note, "programs": n} for (path, note), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return [
+        {"path": path, "note": note, "programs": n} for (path, note), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
 
 
 def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -274,7 +276,13 @@ def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[Mapping[str,
             distinct.update((p, m["path"], m["oracle"]) for p in bug["placements"])
     cells = list(occurrences) + [cell for cell in distinct if cell not in occurrences]
     return [
-        {"placement": p, "path": path, "oracle": o, "findings": distinct[(p, path, o)], "occurrences": occurrences.get((p, path, o), 0)}
+        {
+            "placement": p,
+            "path": path,
+            "oracle": o,
+            "findings": distinct[(p, path, o)],
+            "occurrences": occurrences.get((p, path, o), 0),
+        }
         for (p, path, o) in cells
     ]
 
@@ -354,7 +362,9 @@ def merged_summary(runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[Mapping
         "unsupported_splits": sum(r.get("unsupported_splits", 0) for r in each),
         "n_bugs": len(bugs),
         "n_findings": len({m["signature"] for b in bugs for m in b["members"]}),
-        "bugs": {v: [bug_summary_entry(b, out / b["id"]) for b in bugs if b["verdict"] == v] for v in (PLACEMENT_INDUCED, BASELINE)},
+        "bugs": {
+            v: [bug_summary_entry(b, out / b["id"]) for b in bugs if b["verdict"] == v] for v in (PLACEMENT_INDUCED, BASELINE)
+        },
         "new_placement_induced": sum(reportable(b) for b in bugs),
         "counts": merged_counts(each, bugs),
         "op_counts": summed(each, "op_counts"),
@@ -443,7 +453,9 @@ def render(merged: Merged) -> str:
     for title, bugs in grouped(merged.bugs):
         out.append(f"== {title}: {plural(len(bugs), 'bug')} ==")
         for b in bugs:
-            reproduce = f"python {merged.out / b['id'] / REPRO_FILE}   issue text: fuzzdce issue {b['id']} --findings {merged.out}"
+            reproduce = (
+                f"python {merged.out / b['id'] / REPRO_FILE}   issue text: fuzzdce issue {b['id']} --findings {merged.out}"
+            )
             out += bug_lines(b, reproduce)
         out.append("")
     out.append(f"merged folder: {merged.out} (runs: {', '.join(merged.summary['runs'])})")
@@ -476,7 +488,10 @@ def markdown(merged: Merged) -> str:
         ]
     for title, bugs in ((known_title, known), (baseline_title, baseline)):
         lines += [f"## {title}: {plural(len(bugs), 'bug')}", ""]
-        lines += [f"- {b['id']} under {', '.join(b['placements'])}: {', '.join(b['oracles'])} on {', '.join(b['paths'])} ({b['count']}x)" for b in bugs]
+        lines += [
+            f"- {b['id']} under {', '.join(b['placements'])}: {', '.join(b['oracles'])} on {', '.join(b['paths'])} ({b['count']}x)"
+            for b in bugs
+        ]
         lines += [""] if bugs else []
     lines += [
         "## Campaign",

@@ -20,8 +20,9 @@ import sys
 import sysconfig
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
-from typing import Any, ContextManager
+from typing import Any
 
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"

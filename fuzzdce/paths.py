@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 from fuzzdce.model import CompilePath, Outcome
 
-
 # --- what the paths record ---------------------------------------------------------------------
 
 
@@ -159,9 +158,7 @@ PATHS: dict[str, CompilePath] = {
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, ("grad",), record_jit_traces, context=dynamo_without_inductor
         ),
-        CompilePath(
-            "jit-nvfuser", jit_nvfuser, ("grad",), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"
-        ),
+        CompilePath("jit-nvfuser", jit_nvfuser, ("grad",), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"),
         CompilePath(
             "thunderfx", thunderfx_static, ("grad",), record_thunderfx, context=fresh_dynamo_without_inductor, splits_graphs=True
         ),

@@ -26,6 +26,7 @@ from fuzzdce.model import STOCK, Placement
 # The calibration placement: patches nothing (see ``identity``).
 IDENTITY = "identity"
 
+
 @dataclass(frozen=True)
 class PatchRecord:
     owner: Any
@@ -164,6 +165,7 @@ def try_execute_thunder_symbol_in_one_trace(thunder_symbol, node, thunder_option
     every input name before it generates any.
     """
     import thunder
+    import torch
     from thunder.common import CompileData, CompileStats
     from thunder.core.compile_data import compile_data_and_stats
     from thunder.core.proxies import Proxy
@@ -171,8 +173,6 @@ def try_execute_thunder_symbol_in_one_trace(thunder_symbol, node, thunder_option
     from thunder.core.trace import TraceCtx
     from thunder.core.transforms import value_and_grad
     from thunder.dynamo import utils as dynamo_utils
-
-    import torch
 
     cd = CompileData(fn=lambda x: x, disable_preprocessing=True)
     cs = CompileStats()
@@ -341,7 +341,9 @@ def symcall_fixed_missing() -> str | None:
     from thunder.dynamo import utils as dynamo_utils
 
     parameters = list(inspect.signature(dynamo_utils.get_proxy_inputs_from_node).parameters.values())
-    required = [p for p in parameters if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p for p in parameters if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if len(required) != 1:
         return f"the emulated splitter fix calls get_proxy_inputs_from_node(node); this Thunder's takes {', '.join(p.name for p in parameters)}"
     return None

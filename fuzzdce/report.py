@@ -18,7 +18,20 @@ from fuzzdce.store import REPRO_FILE, bug_record
 from fuzzdce.timeline import campaign_timeline
 from fuzzdce.versions import versions
 
-BUG_FIELDS = ("id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "first_seen_seconds", "n_ops", "known", "confirmed")
+BUG_FIELDS = (
+    "id",
+    "key",
+    "verdict",
+    "placements",
+    "paths",
+    "oracles",
+    "message",
+    "count",
+    "first_seen_seconds",
+    "n_ops",
+    "known",
+    "confirmed",
+)
 
 
 MEMBER_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why")
@@ -174,7 +187,9 @@ def render(campaign, *, verbose: bool = False) -> str:
         for record in records:
             reproduce = None
             if campaign.folder is not None:
-                reproduce = f"python {campaign.folder.root / record['id'] / REPRO_FILE}   issue text: fuzzdce issue {record['id']}"
+                reproduce = (
+                    f"python {campaign.folder.root / record['id'] / REPRO_FILE}   issue text: fuzzdce issue {record['id']}"
+                )
             out += bug_lines(record, reproduce, verbose=verbose)
         out.append("")
     if data["dce_activity"]:

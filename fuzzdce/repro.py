@@ -28,7 +28,7 @@ from fuzzdce.paths import PATHS
 from fuzzdce.placements import PLACEMENTS, resolve
 from fuzzdce.versions import versions
 
-MAIN_SOURCE = '''
+MAIN_SOURCE = """
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
@@ -40,7 +40,7 @@ def main(argv=None):
 
 if __name__ == "__main__":
     raise SystemExit(main())
-'''
+"""
 
 
 def script(bug) -> str:
@@ -129,9 +129,7 @@ def run_under(placement: Placement, program, path: str, reference: Outcome, orac
     return result.outcome, [v for v in result.trace_violations if v.oracle == oracle]
 
 
-def reproduce(
-    fn: Callable, make_inputs: Callable, *, path: str, placement: str, oracle: str, script: str | None = None
-) -> int:
+def reproduce(fn: Callable, make_inputs: Callable, *, path: str, placement: str, oracle: str, script: str | None = None) -> int:
     """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: 1 if it fails, else 0.
 
     Thunder raising counts as failing for every oracle: a fix that trades a wrong result for an

@@ -9,9 +9,9 @@ which the ``timeout`` and ``crash`` oracles report like any other violation.
 from __future__ import annotations
 
 from fuzzdce.evaluate import Job, LocalJobs, PathResult
+from fuzzdce.memory import ProcessMemory
 from fuzzdce.model import JobFailure, Outcome
 from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.memory import ProcessMemory
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, Worker
 
 # The child enforces the per-path limit itself (SIGALRM); the parent's limit catches what that

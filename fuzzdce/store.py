@@ -27,7 +27,6 @@ from typing import Any
 
 from fuzzdce.builds import build_specs
 from fuzzdce.errors import UsageError
-from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
 from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding
 from fuzzdce.model import STOCK
 from fuzzdce.repro import script

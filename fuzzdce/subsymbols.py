@@ -27,7 +27,7 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 # Tags that make Thunder keep a subsymbol (or anything in its decomposition) whatever its
 # outputs: DONT_DCE (checks, ``copy_``, ``sink``, returns) and in-place ops. Tag names, so that a
@@ -48,7 +48,7 @@ class Name:
         return self.name
 
 
-Atom = Union[Name, str]
+Atom = Name | str
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,12 @@ def combine(timelines: Sequence[Sequence[Sample]], first_seen: Iterable[float | 
     with no time counts from the start)."""
     seen = sorted(0.0 if t is None else t for t in first_seen)
     times = sorted({s["seconds"] for timeline in timelines for s in timeline})
-    return [
-        sample(t, sum(programs_at(timeline, t) for timeline in timelines), sum(1 for f in seen if f <= t))
-        for t in times
-    ]
+    return [sample(t, sum(programs_at(timeline, t) for timeline in timelines), sum(1 for f in seen if f <= t)) for t in times]
 
 
-def campaign_timeline(own: Sequence[Sample], lanes: Sequence[Sequence[Sample]], first_seen: Iterable[float | None]) -> list[Sample]:
+def campaign_timeline(
+    own: Sequence[Sample], lanes: Sequence[Sequence[Sample]], first_seen: Iterable[float | None]
+) -> list[Sample]:
     """summary.json's ``timeline``: a campaign's own samples, or for one that merged lanes the
     lanes' combined, followed by its own samples taken after them (its end)."""
     if not lanes:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -100,9 +99,7 @@ class Worker:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(
-            target=_child_main, args=(child, self.target, self.memory_limit_mb), daemon=True
-        )
+        self._process = self._context.Process(target=_child_main, args=(child, self.target, self.memory_limit_mb), daemon=True)
         self._process.start()
         child.close()
         self._connection = parent

@@ -15,6 +15,7 @@ def stock():
 
     return resolve("stock")
 
+
 pytest_plugins = ["pytester"]
 
 

@@ -6,6 +6,7 @@ Importable as ``planted:NAME`` when ``tests/`` is on the path, which also exerci
 from __future__ import annotations
 
 import contextlib
+
 from fuzzdce.placements import patch_everywhere
 
 
@@ -72,8 +73,7 @@ def add_computes_sub():
 
     def subtract(trace, result) -> None:
         result.bound_symbols = [
-            bsym.from_bsym(sym=ltorch.sub, subsymbols=()) if bsym.sym is ltorch.add else bsym
-            for bsym in result.bound_symbols
+            bsym.from_bsym(sym=ltorch.sub, subsymbols=()) if bsym.sym is ltorch.add else bsym for bsym in result.bound_symbols
         ]
 
     return _after_dce(subtract)
@@ -101,8 +101,7 @@ def cos_grad_flipped():
     """The grad rule of ``prims.cos`` forgets the minus sign: forward right, backward wrong."""
     from unittest import mock
 
-    from thunder.core import prims
-    from thunder.core import transforms
+    from thunder.core import prims, transforms
     from thunder.core.langctxs import Languages, langctx
 
     def flipped(a):

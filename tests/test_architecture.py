@@ -52,7 +52,7 @@ def test_the_import_graph_has_no_cycles():
         visiting.add(node)
         for nxt in sorted(graph[node]):
             if nxt in visiting:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in done:
                 visit(nxt, stack + [nxt])
         visiting.discard(node)

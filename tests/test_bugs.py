@@ -19,7 +19,9 @@ TWO_OPS = Program(
 
 def raised(path, where="forward", name="t3", frame="thunder/core/symbol.py:__call__"):
     message = f"KeyError: '{name}'"
-    return Violation("raises", path, f"KeyError ({where}): '{name}'", "KeyError", frame, key=message, cause=f"{message} @ {frame}")
+    return Violation(
+        "raises", path, f"KeyError ({where}): '{name}'", "KeyError", frame, key=message, cause=f"{message} @ {frame}"
+    )
 
 
 def mismatch(path):
@@ -91,7 +93,11 @@ def two_faults():
     """Two faults, each its own placement: add computes sub (wrong outputs and gradients, on every
     path), and DCE that is no longer a fixed point (idempotent oracle)."""
     config = CampaignConfig(
-        ("stock", "planted:add_computes_sub", "planted:lazy_dce"), ("jit", "jit-grad", "thunderfx"), max_examples=15, seed=2, ops=OPS
+        ("stock", "planted:add_computes_sub", "planted:lazy_dce"),
+        ("jit", "jit-grad", "thunderfx"),
+        max_examples=15,
+        seed=2,
+        ops=OPS,
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()

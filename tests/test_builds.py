@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import thunder
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.builds import BuildRequest, BuildWorker, parse_build
 from fuzzdce.campaign import Campaign
@@ -27,7 +28,6 @@ from fuzzdce.replay import replay_bug
 from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.store import BUG_FILE, REPRO_FILE
 from fuzzdce.subsymbols import PortableTrace
-from sample_programs import DEAD_CODE_PROGRAM
 
 PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
 
@@ -183,7 +183,9 @@ def test_the_reproducer_selects_the_build(planted_campaign, planted_build):
     assert repr(planted_build) in script.read_text()
     under_build = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert under_build.returncode == 1 and "FAIL outputs" in under_build.stdout, under_build.stdout + under_build.stderr
-    under_stock = subprocess.run([sys.executable, str(script), "--placement", "stock"], capture_output=True, text=True, timeout=300)
+    under_stock = subprocess.run(
+        [sys.executable, str(script), "--placement", "stock"], capture_output=True, text=True, timeout=300
+    )
     assert under_stock.returncode == 0, under_stock.stdout + under_stock.stderr
     replayed = replay_bug(finding_folder, [resolve(planted_build)])
     assert replayed.failing == ["planted"] and replayed.passing == [STOCK]
@@ -198,7 +200,11 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
 
 @pytest.mark.parametrize(
     "spec, message",
-    [("x=/nonexistent", "neither a directory"), ("=/tmp", "NAME=DIR"), ("x=" + str(Path(__file__).parent), "no thunder/__init__.py")],
+    [
+        ("x=/nonexistent", "neither a directory"),
+        ("=/tmp", "NAME=DIR"),
+        ("x=" + str(Path(__file__).parent), "no thunder/__init__.py"),
+    ],
 )
 def test_a_bad_build_says_what_to_give(spec, message):
     with pytest.raises(UsageError, match=message):
@@ -213,7 +219,10 @@ def test_with_a_build_every_process_hashes_alike():
     environment["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run(
         [sys.executable, "-m", "fuzzdce.cli", "doctor", "--build", f"samehash={sys.executable}"],
-        capture_output=True, text=True, timeout=300, env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     seeds = [line.split()[1] for line in done.stdout.splitlines() if line.strip().startswith("hashseed")]

@@ -11,7 +11,9 @@ from fuzzdce.config import CampaignConfig
 
 @pytest.fixture(scope="module")
 def symcall_run():
-    config = CampaignConfig(("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx", "thunderfx-dynamic"), max_examples=12, seed=0)
+    config = CampaignConfig(
+        ("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx", "thunderfx-dynamic"), max_examples=12, seed=0
+    )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     return campaign
@@ -77,7 +79,9 @@ def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(plant
     assert induced and all(b["placements"] == ["planted:colliding_names"] for b in induced)
     assert summary["programs"] >= 3 and sum(summary["op_counts"].values()) > 0
     assert {(c["placement"], c["path"]) for c in summary["counts"]} == {("stock", "jit"), ("planted:colliding_names", "jit")}
-    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(b["id"] for bs in summary["bugs"].values() for b in bs)
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(
+        b["id"] for bs in summary["bugs"].values() for b in bs
+    )
 
 
 def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path, capsys):

@@ -76,10 +76,11 @@ def test_entries_whose_programs_were_active_weigh_more():
 
 def test_activity_crosses_the_sandbox():
     from conftest import evaluate_under  # noqa: F401 (tests/ on the path)
+    from sample_programs import DEAD_CODE_PROGRAM
+
     from fuzzdce.evaluate import Evaluator
     from fuzzdce.placements import resolve
     from fuzzdce.sandbox import SandboxedJobs
-    from sample_programs import DEAD_CODE_PROGRAM
 
     local = Evaluator()(DEAD_CODE_PROGRAM, [resolve("planted:dce_drops_live")], paths=["jit"])
     sandboxed_evaluator = Evaluator(SandboxedJobs())

@@ -73,7 +73,9 @@ RARE = ["--placement", "stock", "--placement", "planted:colliding_names_past_one
 
 
 def test_a_second_worker_replays_the_first_workers_failure(redis_url, tmp_path):
-    first = fuzz(tmp_path / "first", *RARE, "--database", redis_url, "--seed", "11", "--max-examples", "30", "--time-budget", "120")
+    first = fuzz(
+        tmp_path / "first", *RARE, "--database", redis_url, "--seed", "11", "--max-examples", "30", "--time-budget", "120"
+    )
     found = induced(tmp_path / "first")
     assert found, first.stderr[-3000:]
     # One program, alone: Hypothesis's first draw is its simplest program, too short for the fault.

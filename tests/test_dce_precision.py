@@ -8,8 +8,8 @@ show no violation, beside the planted faults that must stay caught on the same p
 """
 
 import pytest
-
 from conftest import evaluate_under
+
 from fuzzdce.model import Outcome, SplitKind, SplitRecord
 from fuzzdce.oracles import dce_sound
 from fuzzdce.program import Program, Ref, Step, TensorInput
@@ -65,7 +65,13 @@ def test_a_removed_definition_a_kept_follower_reads_freely_is_live():
 def test_a_read_the_parent_or_an_earlier_kept_sibling_or_an_earlier_symbol_provides_loses_nothing():
     reader = n("broadcast_in_dim", ["x", "i0"], ["y"])
     # i0 is the parent's argument
-    assert violations(outcome(n("p", ["x", "i0"], ["y"], [reader])), outcome(n("p", ["x", "i0"], ["y"], [n("shape", ["x"], ["i0"]), reader]))) == []
+    assert (
+        violations(
+            outcome(n("p", ["x", "i0"], ["y"], [reader])),
+            outcome(n("p", ["x", "i0"], ["y"], [n("shape", ["x"], ["i0"]), reader])),
+        )
+        == []
+    )
     # i0 comes from an earlier kept sibling
     kept_shape = n("shape", ["x"], ["i0"])
     stock = outcome(n("p", ["x"], ["y"], [kept_shape, n("shape", ["x"], ["i0"]), reader]))
@@ -80,16 +86,22 @@ def test_removing_the_parent_output_or_a_tagged_subsymbol_is_flagged():
     stock = outcome(n("p", ["x"], ["y"], [n("neg", ["x"], ["y"])]))
     assert [v.key for v in violations(outcome(n("p", ["x"], ["y"], [])), stock)] == ["p lost neg: parent output"]
     stock = outcome(n("p", ["x"], ["y"], [n("sink", ["x"], [], keep=["DONT_DCE"]), n("neg", ["x"], ["y"])]))
-    assert [v.key for v in violations(outcome(n("p", ["x"], ["y"], [n("neg", ["x"], ["y"])])), stock)] == ["p lost sink: DONT_DCE"]
+    assert [v.key for v in violations(outcome(n("p", ["x"], ["y"], [n("neg", ["x"], ["y"])])), stock)] == [
+        "p lost sink: DONT_DCE"
+    ]
 
 
 def test_consistently_renamed_proxies_are_no_edit_and_an_edit_is_one():
     def program(a, b):
-        return outcome(n("hardshrink", ["x"], ["y"], [n("abs", ["x"], [a]), n("le", [a, 0.5], [b]), n("where", [b, 0, "x"], ["y"])]))
+        return outcome(
+            n("hardshrink", ["x"], ["y"], [n("abs", ["x"], [a]), n("le", [a, 0.5], [b]), n("where", [b, 0, "x"], ["y"])])
+        )
 
     assert compare(program("t5", "t6"), program("t0", "t1")).changes == []
     assert violations(program("t0", "t1"), program("t5", "t6")) == []
-    swapped = outcome(n("hardshrink", ["x"], ["y"], [n("abs", ["x"], ["t0"]), n("le", [0.5, "t0"], ["t1"]), n("where", ["t1", 0, "x"], ["y"])]))
+    swapped = outcome(
+        n("hardshrink", ["x"], ["y"], [n("abs", ["x"], ["t0"]), n("le", [0.5, "t0"], ["t1"]), n("where", ["t1", 0, "x"], ["y"])])
+    )
     [v] = violations(swapped, program("t5", "t6"))
     assert v.key == "hardshrink kept a changed le"
 
@@ -115,12 +127,33 @@ def test_a_computation_stock_makes_kept_once_more_or_elsewhere_is_no_edit():
     """The merge bc399d4a3 under symbolic values keeps ``0, i1, i2 = shape(v6)`` and three copies
     with every output pruned, where stock has four copies apart: no new computation, no edit."""
     query = n("shape", ["v6"], [0, "i1", "i2"])
-    stock = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, n("eq", ["i1", 1], ["i3"]), query, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    stock = outcome(
+        n(
+            "logical_and",
+            ["v5", "v6"],
+            ["v7"],
+            [query, n("eq", ["i1", 1], ["i3"]), query, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])],
+        )
+    )
     pruned = n("shape", ["v6"], [0, 4, 1])
-    placement = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, pruned, pruned, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    placement = outcome(
+        n(
+            "logical_and",
+            ["v5", "v6"],
+            ["v7"],
+            [query, pruned, pruned, n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])],
+        )
+    )
     assert violations(placement, stock) == []
     # a computation stock does not make at all is still an edit
-    other = outcome(n("logical_and", ["v5", "v6"], ["v7"], [query, n("shape", ["v5"], [0, 4, 1]), n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])]))
+    other = outcome(
+        n(
+            "logical_and",
+            ["v5", "v6"],
+            ["v7"],
+            [query, n("shape", ["v5"], [0, 4, 1]), n("ne", ["v6", 0.0], ["t7"]), n("bitwise_and", ["t7", "t7"], ["v7"])],
+        )
+    )
     assert [v.key for v in violations(other, stock)] == ["logical_and kept a changed shape"]
 
 
@@ -137,7 +170,9 @@ def test_traces_that_went_another_way_are_not_compared():
     other_graph = outcome(n("p", ["y"], ["z"], [n("abs", ["y"], ["z"])]))
     comparison = compare(other_graph, stock)
     assert comparison.changes == [] and comparison.not_compared == ["jit forward 0: top-level symbols differ"]
-    split = outcome(n("sub", ["x", "x"], ["y"]), n("p", ["y"], ["z"], [n("abs", ["y"], ["z"])]), splits=["EXCEPTION_META_THUNDER_OP"])
+    split = outcome(
+        n("sub", ["x", "x"], ["y"]), n("p", ["y"], ["z"], [n("abs", ["y"], ["z"])]), splits=["EXCEPTION_META_THUNDER_OP"]
+    )
     assert compare(split, stock).not_compared == ["thunderfx split the program otherwise"]
     assert violations(split, stock) == [] and violations(other_graph, stock) == []
     # the same pair, not split: the edit is seen
@@ -156,6 +191,7 @@ def test_compare_traces_reads_thunder_traces_and_portable_ones_alike():
 
 # --- the precision corpus: false alarms once raised, now none -----------------------------------------
 
+
 def program(*steps, inputs=((2, 3),), outputs=None):
     made = tuple(Step(name, template, tuple(Ref(i) for i in refs)) for name, template, refs in steps)
     n_values = len(inputs) + len(steps)
@@ -172,12 +208,21 @@ CORPUS = {
         seed=1,
     ),
     "layer_norm": LAYER_NORM,
-    "le (shape query of a broadcast)": program(("le", "torch.le({0}, {1})", (0, 1)), ("amax", "torch.amax({0}, dim=1)", (2,)), inputs=((2, 3), (3,))),
-    "amax (shape query at depth 1)": program(("amax", "torch.amax({0}, dim=1, keepdim=True)", (0,)), ("sub", "torch.sub({0}, {1})", (0, 1))),
-    "addcmul (pruned shape output)": program(("addcmul", "torch.addcmul({0}, {0}, {1}, value=0.5)", (0, 1)), inputs=((1, 3), (2, 3))),
+    "le (shape query of a broadcast)": program(
+        ("le", "torch.le({0}, {1})", (0, 1)), ("amax", "torch.amax({0}, dim=1)", (2,)), inputs=((2, 3), (3,))
+    ),
+    "amax (shape query at depth 1)": program(
+        ("amax", "torch.amax({0}, dim=1, keepdim=True)", (0,)), ("sub", "torch.sub({0}, {1})", (0, 1))
+    ),
+    "addcmul (pruned shape output)": program(
+        ("addcmul", "torch.addcmul({0}, {0}, {1}, value=0.5)", (0, 1)), inputs=((1, 3), (2, 3))
+    ),
     "chunk (one of two equal computations kept)": Program(
         (TensorInput((1, 3)),),
-        (Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True), Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True)),
+        (
+            Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True),
+            Step("chunk", "torch.chunk({0}, 2, dim=0)", (Ref(0),), unpack=True),
+        ),
         (2,),
         seed=1,
     ),

@@ -2,12 +2,12 @@
 flagged, and activity counts what a placement changed against stock."""
 
 import pytest
-
 from conftest import evaluate_under
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.subsymbols import activity
 from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
+
+from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.subsymbols import activity
 
 
 def oracles_hit(evaluation, path=None):
@@ -44,7 +44,7 @@ def test_removing_a_dont_dce_subsymbol_whose_outputs_nobody_reads_is_flagged_and
     from fuzzdce.oracles import dce_sound
 
     placement = evaluate_under(DEAD_CODE_PROGRAM, "stock", paths=["jit"])["stock"].outcomes["jit"]
-    label, trace = next((l, t) for l, t in placement.traces if any(b.subsymbols for b in t.bound_symbols))
+    label, trace = next((lbl, t) for lbl, t in placement.traces if any(b.subsymbols for b in t.bound_symbols))
     index = next(i for i, b in enumerate(trace.bound_symbols) if b.subsymbols and b.flat_proxy_args)
     arg = trace.bound_symbols[index].flat_proxy_args[0]
     if tagged:

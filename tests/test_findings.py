@@ -281,13 +281,15 @@ def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
 def test_a_seeded_round_keeps_the_example_database(tmp_path):
     """Hypothesis's ``seed`` drops the database from settings applied before it: a seeded round
     must still save its failures (a shared database replays them on other machines)."""
+    from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     from fuzzdce.driver import HypothesisDriver
     from fuzzdce.ledger import Ledger
-    from hypothesis import settings
 
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
     ledger = Ledger(["stock"], log=lambda line: None)
-    driver = HypothesisDriver(lambda program: [], ledger, settings=settings(database=database), max_examples=1, spent=lambda: 0, seed=7)
+    driver = HypothesisDriver(
+        lambda program: [], ledger, settings=settings(database=database), max_examples=1, spent=lambda: 0, seed=7
+    )
     assert driver.hypothesis_test()._hypothesis_internal_use_settings.database is database

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import thunder
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce import builds
 from fuzzdce.builds import against_spec, parse_build
@@ -26,7 +27,6 @@ from fuzzdce.evaluate import Evaluator
 from fuzzdce.model import STOCK
 from fuzzdce.placements import resolve
 from fuzzdce.store import BUG_FILE
-from sample_programs import DEAD_CODE_PROGRAM
 
 PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
 
@@ -85,14 +85,19 @@ def test_a_ref_is_extracted_once_into_a_cache_keyed_by_its_commit(repo, build_ca
     assert parse_build(f"again=git:{repo}@{commit[:10]}")[1].path == build.path
     assert calls and "archive" not in calls  # cached: nothing extracted again
     stock_copy = parse_build(f"s=git:{repo}@stock-copy")[1]
-    assert stock_copy.path != build.path and PLANTED_LINE[0] in (Path(stock_copy.path[0]) / "thunder" / "executors" / "torchex.py").read_text()
+    assert (
+        stock_copy.path != build.path
+        and PLANTED_LINE[0] in (Path(stock_copy.path[0]) / "thunder" / "executors" / "torchex.py").read_text()
+    )
 
 
 def test_the_planted_ref_shows_its_fault_and_the_stock_ref_nothing(repo):
     evaluator = Evaluator()
     try:
         evaluations = evaluator(
-            DEAD_CODE_PROGRAM, [resolve(f"plantedref=git:{repo}@planted"), resolve(f"copyref=git:{repo}@stock-copy")], paths=["jit"]
+            DEAD_CODE_PROGRAM,
+            [resolve(f"plantedref=git:{repo}@planted"), resolve(f"copyref=git:{repo}@stock-copy")],
+            paths=["jit"],
         )
     finally:
         evaluator.close()
@@ -103,12 +108,31 @@ def test_the_planted_ref_shows_its_fault_and_the_stock_ref_nothing(repo):
 def test_fuzzdce_run_with_a_git_build_finds_the_fault_and_records_the_commit(repo, tmp_path, capsys):
     findings = tmp_path / "findings"
     code = main(
-        ["run", "--build", f"gitmain=git:{repo}@planted", "--path", "jit", "--jobs", "1", "--op", "add", "--max-examples", "3",
-         "--seed", "1", "--findings", str(findings), "--time-budget", "120"]
+        [
+            "run",
+            "--build",
+            f"gitmain=git:{repo}@planted",
+            "--path",
+            "jit",
+            "--jobs",
+            "1",
+            "--op",
+            "add",
+            "--max-examples",
+            "3",
+            "--seed",
+            "1",
+            "--findings",
+            str(findings),
+            "--time-budget",
+            "120",
+        ]
     )
     out = capsys.readouterr().out
     assert code == 1, out
-    bug = next(json.loads(p.read_text()) for p in findings.glob(f"*/{BUG_FILE}") if "gitmain" in json.loads(p.read_text())["placements"])
+    bug = next(
+        json.loads(p.read_text()) for p in findings.glob(f"*/{BUG_FILE}") if "gitmain" in json.loads(p.read_text())["placements"]
+    )
     assert bug["builds"] == {"gitmain": f"gitmain=git:{repo}@{git(repo, 'rev-parse', 'planted')}"}
 
 
@@ -158,10 +182,13 @@ def test_against_compares_the_imported_checkout_with_its_ref(repo, build_cache):
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(root)]), "FUZZDCE_BUILD_CACHE": str(build_cache)}
     done = subprocess.run(
         [sys.executable, "-P", "-m", "fuzzdce.cli", "doctor", "--against", "stock-copy"],
-        capture_output=True, text=True, timeout=300, env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     commit = git(repo, "rev-parse", "stock-copy")
-    assert f"thunder  " in done.stdout and str(repo / "thunder") in done.stdout  # this process: the work tree
+    assert "thunder  " in done.stdout and str(repo / "thunder") in done.stdout  # this process: the work tree
     assert f"build stock-copy (git:{repo}@{commit})" in done.stdout
     assert str(build_cache / f"git-{commit}" / "thunder") in done.stdout  # the build: the ref, extracted

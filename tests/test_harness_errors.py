@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 import thunder
 import torch
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce import paths
 from fuzzdce.cli import main
 from fuzzdce.errors import HarnessError, harness_fault
 from fuzzdce.evaluate import Evaluator
-from fuzzdce.execution import run_path, cotangents
+from fuzzdce.execution import cotangents, run_path
 from fuzzdce.placements import PLACEMENTS
-from sample_programs import DEAD_CODE_PROGRAM
 
 
 @pytest.fixture
@@ -75,8 +75,21 @@ def test_the_evaluator_stops_on_it(collector_that_misuses_thunder):
 def test_a_campaign_stops_with_one_line_exit_3_and_files_no_bug(collector_that_misuses_thunder, tmp_path, capsys):
     findings = tmp_path / "findings"
     code = main(
-        ["run", "--placement", "stock", "--path", "jit", "--jobs", "1", "--max-examples", "3", "--seed", "1",
-         "--findings", str(findings)]
+        [
+            "run",
+            "--placement",
+            "stock",
+            "--path",
+            "jit",
+            "--jobs",
+            "1",
+            "--max-examples",
+            "3",
+            "--seed",
+            "1",
+            "--findings",
+            str(findings),
+        ]
     )
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if "harness error" in line]
@@ -102,8 +115,21 @@ def test_a_harness_error_in_a_build_stops_every_lane_with_one_line(renamed_api_b
     """Lanes and a build's worker: the failure crosses two processes and still stops the campaign."""
     findings = tmp_path / "findings"
     code = main(
-        ["run", "--build", renamed_api_build, "--path", "thunderfx", "--jobs", "2", "--max-examples", "2", "--seed", "1",
-         "--findings", str(findings)]
+        [
+            "run",
+            "--build",
+            renamed_api_build,
+            "--path",
+            "thunderfx",
+            "--jobs",
+            "2",
+            "--max-examples",
+            "2",
+            "--seed",
+            "1",
+            "--findings",
+            str(findings),
+        ]
     )
     err = capfd.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("fuzzdce: harness error")]

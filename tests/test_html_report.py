@@ -192,7 +192,7 @@ def test_everything_is_escaped(findings):
 
 def chromium(*args: str) -> subprocess.CompletedProcess:
     """Headless chromium that cannot resolve any host: a page that fetches would fail to, visibly."""
-    command = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", '--host-resolver-rules=MAP * ~NOTFOUND', *args]
+    command = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
@@ -251,7 +251,9 @@ def screenshot(html_file: Path, png: Path) -> str:
     return dom.stdout
 
 
-@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium); ./dev test installs it when root")
+@pytest.mark.skipif(
+    not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium); ./dev test installs it when root"
+)
 def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_path):
     assert main(["report", str(findings), "--output", str(tmp_path / "report.html")]) == 0
     html = (tmp_path / "report.html").read_text()

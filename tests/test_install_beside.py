@@ -33,7 +33,9 @@ def environment_with(directory: Path, packages: dict[str, str]) -> Path:
     python = directory / "bin" / "python"
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     for name, version in packages.items():
         info = Path(purelib) / f"{name.replace('-', '_')}-{version}.dist-info"
@@ -79,7 +81,11 @@ def test_installing_fuzzdce_replaces_neither_thunder_nor_torch(developer_python,
 
 def test_exact_pins_would_replace_them(developer_python, tmp_path):
     """The control: requirements pinned as constraints.txt pins them cannot keep that environment."""
-    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines() if line.startswith(("torch==", "lightning-thunder=="))]
+    pins = [
+        line
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line.startswith(("torch==", "lightning-thunder=="))
+    ]
     assert len(pins) == 2
     result = dry_run(developer_python, metadata_wheel(tmp_path, pins))
     assert result.returncode != 0 and "lightning-thunder==" in result.stderr + result.stdout

@@ -146,7 +146,9 @@ def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_
 
 
 def test_counts_by_run_are_derived_for_folders_written_without_them(tmp_path):
-    old = write_folder(tmp_path / "old", {k: v for k, v in run_summary("4:0/1", 2, 1.0).items() if k != "run_id"}, [bug("K", [member("S", 2)])])
+    old = write_folder(
+        tmp_path / "old", {k: v for k, v in run_summary("4:0/1", 2, 1.0).items() if k != "run_id"}, [bug("K", [member("S", 2)])]
+    )
     merged = merge(tmp_path / "m", [old, old])
     assert merged.bugs[0]["count"] == 2 and merged.summary["programs"] == 2
 

@@ -1,13 +1,13 @@
 """Each oracle catches a fault planted through a placement, and is silent on stock for the same program."""
 
 import pytest
-
 from conftest import evaluate_under
+from sample_programs import DEAD_CODE_PROGRAM
+
 from fuzzdce.model import Call, ErrorInfo, JobFailure, Outcome
 from fuzzdce.oracles import raises, split_set
 from fuzzdce.paths import DEFAULT_PATHS
 from fuzzdce.program import Program, Ref, Step, TensorInput
-from sample_programs import DEAD_CODE_PROGRAM
 
 PROGRAM = DEAD_CODE_PROGRAM
 

@@ -4,13 +4,13 @@ import contextlib
 
 import pytest
 import torch
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.execution import resized_program, run_path
 from fuzzdce.model import Placement
 from fuzzdce.paths import DEFAULT_PATHS, PATHS, nvfuser_unavailable
 from fuzzdce.placements import resolve
 from fuzzdce.program import Program, Ref, Step, TensorInput
-from sample_programs import DEAD_CODE_PROGRAM
 
 PROGRAM = DEAD_CODE_PROGRAM
 

@@ -20,10 +20,7 @@ def test_source_renders_dead_code_and_outputs():
         seed=7,
     )
     assert p.source() == (
-        "def program(v0, v1):\n"
-        "    v2 = torch.add(v0, v1, alpha=2.0)\n"
-        "    v3 = torch.cos(v2)  # dead\n"
-        "    return (v2,)\n"
+        "def program(v0, v1):\n    v2 = torch.add(v0, v1, alpha=2.0)\n    v3 = torch.cos(v2)  # dead\n    return (v2,)\n"
     )
     assert "float32[2, 3]" in repr(p) and "def program" in repr(p)
     out = p.function()(*p.make_inputs())

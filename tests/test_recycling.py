@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 import pytest
+from worker_jobs import run
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.config import CampaignConfig
@@ -15,7 +16,6 @@ from fuzzdce.memory import MemoryReport, ProcessMemory, resident_mb
 from fuzzdce.model import EAGER, JobFailure, Outcome
 from fuzzdce.program import Program, Ref, Step, TensorInput
 from fuzzdce.workers import Worker
-from worker_jobs import run
 
 
 def pids_of(worker, jobs):
@@ -117,6 +117,7 @@ class CheapWorkerJobs:
 
 def cheap_campaign(tmp_path, dies_on=None) -> Campaign:
     """Stock on two paths, 4 programs (3 jobs each), a worker recycled every 2 jobs."""
+
     def one_round(round_number):
         for seed in range(1, 5):
             campaign.observe(dataclasses.replace(SUB, seed=seed))

@@ -36,7 +36,17 @@ def thunder_025(tmp_path_factory) -> str:
     if getattr(thunder, "__version__", "") != "0.2.6":
         pytest.skip(f"the reference here is Thunder {thunder.__version__}, not 0.2.6")
     target = tmp_path_factory.mktemp("thunder-0.2.5")
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), "lightning-thunder==0.2.5"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--target",
+        str(target),
+        "lightning-thunder==0.2.5",
+    ]
     if subprocess.run(command, capture_output=True, timeout=120).returncode != 0:
         pytest.skip("lightning-thunder 0.2.5 could not be installed (no package registry?)")
     return f"0.2.5={target}"

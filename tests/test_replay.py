@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 import pytest
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
 from fuzzdce.config import CampaignConfig
-from sample_programs import DEAD_CODE_PROGRAM
 
 TESTS = os.path.dirname(__file__)
 ROOT = os.path.dirname(TESTS)

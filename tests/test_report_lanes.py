@@ -27,9 +27,31 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     findings = tmp_path / "findings"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "fuzzdce", "run", "--jobs", "2", "--placement", "stock", "--placement", "planted:colliding_names"]
+    command = [
+        sys.executable,
+        "-m",
+        "fuzzdce",
+        "run",
+        "--jobs",
+        "2",
+        "--placement",
+        "stock",
+        "--placement",
+        "planted:colliding_names",
+    ]
     command += ["--path", "jit", "--max-examples", "6", "--seed", "3", "--profile", "ci", "--findings", str(findings)]
-    command += ["--op", "add", "--op", "mul", "--op", "neg", "--op", "exp", "--op", "abs"]  # cheap, always apply: programs of 2+ ops soon
+    command += [
+        "--op",
+        "add",
+        "--op",
+        "mul",
+        "--op",
+        "neg",
+        "--op",
+        "exp",
+        "--op",
+        "abs",
+    ]  # cheap, always apply: programs of 2+ ops soon
     run = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 1, run.stderr[-3000:]
     out = run.stdout
@@ -43,7 +65,9 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     assert set(printed) == set(in_summary) == {p.parent.name for p in findings.glob("*/bug.json")}
     baseline = re.search(r"== baseline \(stock Thunder fails the same way\): (\d+) bugs? ==", out)
     assert int(baseline.group(1)) == len(summary["bugs"]["baseline"]) > 0, out
-    page = subprocess.run([sys.executable, "-m", "fuzzdce", "report", str(findings)], capture_output=True, text=True, env=env, timeout=300)
+    page = subprocess.run(
+        [sys.executable, "-m", "fuzzdce", "report", str(findings)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert page.returncode == 0, page.stderr[-2000:]
     html = (findings / "report.html").read_text()
     assert set(re.findall(r'id="bug-(\w+)"', html)) == set(printed)

@@ -51,10 +51,10 @@ hypothesis.strategies.integers().example()  # Hypothesis's own global random use
 
 
 def draw_programs_outside_the_driver() -> None:
-    import fuzzdce.html_report  # noqa: F401  (modules whose literals Hypothesis would pick up)
-    import fuzzdce.issue  # noqa: F401
     from hypothesis import HealthCheck, given, settings
 
+    import fuzzdce.html_report  # noqa: F401  (modules whose literals Hypothesis would pick up)
+    import fuzzdce.issue  # noqa: F401
     from fuzzdce.strategies import programs
 
     @settings(max_examples=100, database=None, deadline=None, suppress_health_check=list(HealthCheck))
@@ -68,7 +68,11 @@ def draw_programs_outside_the_driver() -> None:
 def drawn(before: str) -> list[str]:
     script = DRAW.format(before=before)
     result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT,
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -79,7 +83,9 @@ def test_one_seed_draws_the_same_programs_whatever_was_imported_before():
     bare, everything = drawn(NOTHING), drawn(EVERYTHING)
     assert len(bare) == 40 and len(set(bare)) == 40
     first_difference = next((i for i, (a, b) in enumerate(zip(bare, everything)) if a != b), None)
-    assert bare == everything, f"program {first_difference} differs:\n{bare[first_difference]}\n---\n{everything[first_difference]}"
+    assert bare == everything, (
+        f"program {first_difference} differs:\n{bare[first_difference]}\n---\n{everything[first_difference]}"
+    )
     # A test that drew programs in this process before, outside fuzzdce's driver, leaves Hypothesis's
     # cache of local constants filled (the suite has many): the driver must not read it.
     draw_programs_outside_the_driver()

@@ -108,7 +108,10 @@ def campaigns(tmp_path_factory):
 
 def induced(summary):
     """Placement-induced bugs: key -> (placements, oracles, paths, occurrences)."""
-    return {b["key"]: (tuple(b["placements"]), tuple(b["oracles"]), tuple(b["paths"]), b["count"]) for b in summary["bugs"]["placement-induced"]}
+    return {
+        b["key"]: (tuple(b["placements"]), tuple(b["oracles"]), tuple(b["paths"]), b["count"])
+        for b in summary["bugs"]["placement-induced"]
+    }
 
 
 def shape(summary):

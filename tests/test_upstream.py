@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.builds import BuildWorker
 from fuzzdce.evaluate import Evaluator
@@ -21,7 +22,6 @@ from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS
 from fuzzdce.placements import resolve
 from fuzzdce.program import Program, Ref, Step, TensorInput
-from sample_programs import DEAD_CODE_PROGRAM
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent.parent / "shared" / "thunder-upstream"
 PARENT, MERGE, MAIN = "8236d1c97", "bc399d4a3", "1e22aacb1"
@@ -49,7 +49,9 @@ def every_path_on_every_snapshot():
     specs = [snapshot(c) for c in (PARENT, MERGE, MAIN)]
     evaluator = Evaluator()
     try:
-        return {p.name: evaluator(p, [resolve(s) for s in specs], paths=DEFAULT_PATHS) for p in (DEAD_CODE_PROGRAM, CLIP_THEN_COS)}
+        return {
+            p.name: evaluator(p, [resolve(s) for s in specs], paths=DEFAULT_PATHS) for p in (DEAD_CODE_PROGRAM, CLIP_THEN_COS)
+        }
     finally:
         evaluator.close()
 
@@ -130,7 +132,10 @@ def test_the_merge_shows_dce_activity_against_its_parent_and_dce_sound_passes():
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([parent_dir, str(root)])}
     done = subprocess.run(
         [sys.executable, "-c", MERGE_AGAINST_PARENT, merge.replace(f"{MERGE}=", "merged=", 1)],
-        capture_output=True, text=True, timeout=600, env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])

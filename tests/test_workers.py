@@ -1,9 +1,9 @@
 """A hung, crashing or memory-hungry job becomes a JobFailure and the worker carries on."""
 
 import pytest
+from worker_jobs import run
 
 from fuzzdce.workers import JobFailure, Worker
-from worker_jobs import run
 
 
 @pytest.fixture

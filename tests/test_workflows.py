@@ -66,7 +66,7 @@ def test_every_nightly_fuzz_command_is_a_shard_the_cli_accepts():
 def test_the_nightly_merge_command_is_accepted_by_the_cli():
     from fuzzdce.cli import parser
 
-    (arguments,) = commands(NIGHTLY, "merge", "bin/fuzzdce\" merge")
+    (arguments,) = commands(NIGHTLY, "merge", 'bin/fuzzdce" merge')
     args = parser().parse_args(["merge", *arguments])
     assert args.out == "merged" and args.inputs and args.known and args.markdown
 
@@ -74,7 +74,7 @@ def test_the_nightly_merge_command_is_accepted_by_the_cli():
 def test_the_nightly_report_command_is_accepted_by_the_cli():
     from fuzzdce.cli import parser
 
-    (arguments,) = commands(NIGHTLY, "merge", "bin/fuzzdce\" report")
+    (arguments,) = commands(NIGHTLY, "merge", 'bin/fuzzdce" report')
     args = parser().parse_args(["report", *arguments])
     assert args.folder == "merged" and args.output == "merged/report.html"
 

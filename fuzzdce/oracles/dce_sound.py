@@ -32,14 +32,20 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             reasons = why_live(change)
             if not reasons:
                 continue
-            lost = f"live outputs {', '.join(map(str, change.child.outs))} of {child}" if change.kind == "pruned" else "live subsymbol"
+            lost = (
+                f"live outputs {', '.join(map(str, change.child.outs))} of {child}"
+                if change.kind == "pruned"
+                else "live subsymbol"
+            )
             key = f"{change.symbol} lost {'outputs of ' if change.kind == 'pruned' else ''}{child}: {', '.join(kind for kind, _ in reasons)}"
             why = "; ".join(text for _, text in reasons)
             shown = "" if change.kind == "pruned" else f" {change.child.head}"
             message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
         else:
             key = f"{change.symbol} kept a changed {child}"
-            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which stock does not have"
+            message = (
+                f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which stock does not have"
+            )
         if key in seen:  # the same fault echoed by later traces and other symbols of the program
             continue
         seen.add(key)

@@ -17,7 +17,9 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
         if expected is None or call.output_requires_grad is None or expected.output_requires_grad is None:
             continue
         if call.output_requires_grad != expected.output_requires_grad:
-            message = f"{label} call: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
+            message = (
+                f"{label} call: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
+            )
             violations.append(Violation("grads", outcome.path, message, "RequiresGradMismatch"))
     return violations
 

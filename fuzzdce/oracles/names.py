@@ -41,7 +41,12 @@ def _defined_twice(bsyms, where: str, *, same_number_allowed: bool = False) -> l
     for bsym in bsyms:
         for out in bsym.flat_proxy_outs:
             first = defined.get(out.name)
-            if same_number_allowed and isinstance(out, NumberProxy) and first is not None and any(o is out for o in first.flat_proxy_outs):
+            if (
+                same_number_allowed
+                and isinstance(out, NumberProxy)
+                and first is not None
+                and any(o is out for o in first.flat_proxy_outs)
+            ):
                 continue
             if first is not None and first is not bsym:
                 detail = f"name {out.name} defined twice {where} (by {defined[out.name].sym.name} and {bsym.sym.name})"
@@ -53,7 +58,10 @@ def _defined_twice(bsyms, where: str, *, same_number_allowed: bool = False) -> l
 def _same_name_as_input(bsym) -> list[Problem]:
     inputs = {p.name: p for p in bsym.flat_proxy_args}
     return [
-        Problem("an output named like a different input proxy", f"{bsym.sym.name} outputs {out.name}, the name of a different input proxy")
+        Problem(
+            "an output named like a different input proxy",
+            f"{bsym.sym.name} outputs {out.name}, the name of a different input proxy",
+        )
         for out in bsym.flat_proxy_outs
         if out.name in inputs and inputs[out.name] is not out
     ]

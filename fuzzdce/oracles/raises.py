@@ -27,7 +27,15 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 
 def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
     """One exception as a violation; which call raised it is in the message, not in its identity."""
-    return Violation("raises", path, f"{e.type}{where}: {e.message}", e.type, e.frame, key=f"{e.type}: {e.message}", cause=f"{e.type}: {e.message} @ {e.frame}")
+    return Violation(
+        "raises",
+        path,
+        f"{e.type}{where}: {e.message}",
+        e.type,
+        e.frame,
+        key=f"{e.type}: {e.message}",
+        cause=f"{e.type}: {e.message} @ {e.frame}",
+    )
 
 
 ORACLE = Oracle("raises", check, "Thunder raises no exception where eager did not")

@@ -31,7 +31,9 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 
     mine, theirs = keys(outcome.split_reasons), keys(stock.split_reasons)
     violations = [Violation("split-set", outcome.path, f"split appears: {k}", "SplitAppears") for k in sorted(mine - theirs)]
-    violations += [Violation("split-set", outcome.path, f"split disappears: {k}", "SplitDisappears") for k in sorted(theirs - mine)]
+    violations += [
+        Violation("split-set", outcome.path, f"split disappears: {k}", "SplitDisappears") for k in sorted(theirs - mine)
+    ]
     return violations
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hypothesis.strategies as st
 
 from fuzzdce.strategies.spec import (
-    no_params,
     ALL,
     ALL_FLOATS,
     BOOL,
@@ -18,6 +17,7 @@ from fuzzdce.strategies.spec import (
     OpSpec,
     broadcastable,
     const,
+    no_params,
     params,
     small_floats,
 )
@@ -32,18 +32,36 @@ def unary(name: str, dtypes=ALL_FLOATS, needs: str = "any", yields: str = "real"
 
 
 def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = "real") -> OpSpec:
-    return OpSpec(name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, (Operand(domain="any"),), params=p or (no_params), yields=yields)
+    return OpSpec(
+        name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, (Operand(domain="any"),), params=p or (no_params), yields=yields
+    )
 
 
 def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "any", p=None, **kw) -> OpSpec:
     """Broadcasting binary op; the second operand may have another dtype (type promotion)."""
     operands = (Operand(domain="any"), Operand(relation=broadcastable, domain=divisor))
-    return OpSpec(name, kw.pop("family", "binary"), template or f"torch.{name}({{0}}, {{1}})", dtypes, operands, params=p or (no_params), **kw)
+    return OpSpec(
+        name,
+        kw.pop("family", "binary"),
+        template or f"torch.{name}({{0}}, {{1}})",
+        dtypes,
+        operands,
+        params=p or (no_params),
+        **kw,
+    )
 
 
 def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) -> OpSpec:
     operands = (Operand(domain="any"),)
-    return OpSpec(name, "scalar", template, dtypes, operands, params=params(scalar=const(small_floats() if scalar is None else scalar)), **kw)
+    return OpSpec(
+        name,
+        "scalar",
+        template,
+        dtypes,
+        operands,
+        params=params(scalar=const(small_floats() if scalar is None else scalar)),
+        **kw,
+    )
 
 
 ROUNDING = st.sampled_from([None, "trunc", "floor"])
@@ -124,7 +142,13 @@ OPS: tuple[OpSpec, ...] = (
     binary("div", ALL_FLOATS),
     # Integer division by zero kills the process (SIGFPE) in some CPU kernels: integer divisors
     # are clamped away from zero in the program itself, which keeps eager and Thunder comparable.
-    binary("div_rounding", NUMERIC, template="torch.div({0}, {1}.clamp(min=1), rounding_mode={mode})", divisor="positive", p=params(mode=const(ROUNDING))),
+    binary(
+        "div_rounding",
+        NUMERIC,
+        template="torch.div({0}, {1}.clamp(min=1), rounding_mode={mode})",
+        divisor="positive",
+        p=params(mode=const(ROUNDING)),
+    ),
     binary("true_divide", ALL_FLOATS),
     binary("floor_divide", NUMERIC, template="torch.floor_divide({0}, {1}.clamp(min=1))", divisor="positive"),
     binary("remainder", NUMERIC, template="torch.remainder({0}, {1}.clamp(min=1))", divisor="positive"),
@@ -164,23 +188,103 @@ OPS: tuple[OpSpec, ...] = (
     with_scalar("rsub_operator", "{scalar} - {0}", torch_op=""),
     with_scalar("pow_scalar", "torch.pow({0}, {scalar})", scalar=st.sampled_from([2, 3, 0.5, -1]), torch_op="torch.pow"),
     with_scalar("float_power", "torch.float_power({0}, {scalar})", FLOATS, scalar=st.sampled_from([2, 3])),
-    with_scalar("div_scalar_int", "torch.div({0}, {scalar}, rounding_mode='floor')", INTS, scalar=st.sampled_from([2, 3, -2]), torch_op="torch.div"),
+    with_scalar(
+        "div_scalar_int",
+        "torch.div({0}, {scalar}, rounding_mode='floor')",
+        INTS,
+        scalar=st.sampled_from([2, 3, -2]),
+        torch_op="torch.div",
+    ),
     with_scalar("eq_scalar", "torch.eq({0}, {scalar})", NUMERIC, scalar=st.sampled_from([0, 1]), torch_op="torch.eq"),
     with_scalar("gt_scalar", "{0} > {scalar}", NUMERIC, scalar=st.sampled_from([0, 0.5]), torch_op=""),
     # with a Python int from the program (x.shape[i], numel()) as the scalar
     OpSpec("mul_number", "number", "{0} * {1}", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op=""),
     OpSpec("add_number", "number", "torch.add({0}, {1})", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op="torch.add"),
     # ternary
-    OpSpec("where", "ternary", "torch.where({0}, {1}, {2})", BOOL, (Operand(), Operand(NUMERIC, broadcastable), Operand(NUMERIC, broadcastable))),
-    OpSpec("where_scalar", "ternary", "torch.where({0} > 0, {0}, {scalar})", ALL_FLOATS, params=params(scalar=const(small_floats())), torch_op="torch.where"),
-    OpSpec("clamp", "ternary", "torch.clamp({0}, min={lo}, max={hi})", NUMERIC, params=params(lo=const(st.sampled_from([-1, 0, None])), hi=const(st.sampled_from([1, 2])))),
-    OpSpec("clamp_tensor", "ternary", "torch.clamp({0}, {1}, {2})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), torch_op="torch.clamp"),
+    OpSpec(
+        "where",
+        "ternary",
+        "torch.where({0}, {1}, {2})",
+        BOOL,
+        (Operand(), Operand(NUMERIC, broadcastable), Operand(NUMERIC, broadcastable)),
+    ),
+    OpSpec(
+        "where_scalar",
+        "ternary",
+        "torch.where({0} > 0, {0}, {scalar})",
+        ALL_FLOATS,
+        params=params(scalar=const(small_floats())),
+        torch_op="torch.where",
+    ),
+    OpSpec(
+        "clamp",
+        "ternary",
+        "torch.clamp({0}, min={lo}, max={hi})",
+        NUMERIC,
+        params=params(lo=const(st.sampled_from([-1, 0, None])), hi=const(st.sampled_from([1, 2]))),
+    ),
+    OpSpec(
+        "clamp_tensor",
+        "ternary",
+        "torch.clamp({0}, {1}, {2})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)),
+        torch_op="torch.clamp",
+    ),
     OpSpec("clamp_min", "ternary", "torch.clamp_min({0}, {lo})", NUMERIC, params=params(lo=const(st.sampled_from([-1, 0])))),
-    OpSpec("clip", "ternary", "torch.clip({0}, {lo}, {hi})", NUMERIC, params=params(lo=const(st.sampled_from([-2, 0])), hi=const(st.sampled_from([1, 3])))),
-    OpSpec("lerp", "ternary", "torch.lerp({0}, {1}, {w})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable)), params=params(w=const(st.sampled_from([0.25, 0.5, 1.5])))),
-    OpSpec("lerp_tensor", "ternary", "torch.lerp({0}, {1}, {2})", FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), torch_op="torch.lerp"),
-    OpSpec("addcmul", "ternary", "torch.addcmul({0}, {1}, {2}, value={v})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)), params=params(v=const(small_floats()))),
-    OpSpec("addcdiv", "ternary", "torch.addcdiv({0}, {1}, {2}, value={v})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable, domain="positive")), params=params(v=const(small_floats()))),
-    OpSpec("masked_fill", "ternary", "torch.masked_fill({0}, {1}, {v})", ALL_FLOATS, (Operand(), Operand(BOOL, broadcastable)), params=params(v=const(small_floats()))),
-    OpSpec("isclose", "ternary", "torch.isclose({0}, {1})", ALL_FLOATS, (Operand(), Operand(relation=broadcastable)), torch_op="torch.isclose"),
+    OpSpec(
+        "clip",
+        "ternary",
+        "torch.clip({0}, {lo}, {hi})",
+        NUMERIC,
+        params=params(lo=const(st.sampled_from([-2, 0])), hi=const(st.sampled_from([1, 3]))),
+    ),
+    OpSpec(
+        "lerp",
+        "ternary",
+        "torch.lerp({0}, {1}, {w})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=broadcastable)),
+        params=params(w=const(st.sampled_from([0.25, 0.5, 1.5]))),
+    ),
+    OpSpec(
+        "lerp_tensor",
+        "ternary",
+        "torch.lerp({0}, {1}, {2})",
+        FLOATS,
+        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)),
+        torch_op="torch.lerp",
+    ),
+    OpSpec(
+        "addcmul",
+        "ternary",
+        "torch.addcmul({0}, {1}, {2}, value={v})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable)),
+        params=params(v=const(small_floats())),
+    ),
+    OpSpec(
+        "addcdiv",
+        "ternary",
+        "torch.addcdiv({0}, {1}, {2}, value={v})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable, domain="positive")),
+        params=params(v=const(small_floats())),
+    ),
+    OpSpec(
+        "masked_fill",
+        "ternary",
+        "torch.masked_fill({0}, {1}, {v})",
+        ALL_FLOATS,
+        (Operand(), Operand(BOOL, broadcastable)),
+        params=params(v=const(small_floats())),
+    ),
+    OpSpec(
+        "isclose",
+        "ternary",
+        "torch.isclose({0}, {1})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=broadcastable)),
+        torch_op="torch.isclose",
+    ),
 )

@@ -8,7 +8,6 @@ import math
 import hypothesis.strategies as st
 
 from fuzzdce.strategies.spec import (
-    no_params,
     ALL_FLOATS,
     FLOATS,
     INTS,
@@ -16,11 +15,12 @@ from fuzzdce.strategies.spec import (
     Operand,
     OpSpec,
     choose,
-    conv_weight,
     const,
+    conv_weight,
     dim,
     in_range_indices,
     linear_weight,
+    no_params,
     normalized_shape_of,
     one_of_range,
     params,
@@ -31,7 +31,10 @@ from fuzzdce.strategies.spec import (
 F = "torch.nn.functional"
 
 
-def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=(Operand(),), p=None, **kw) -> OpSpec:
+ONE_OPERAND = (Operand(),)
+
+
+def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=ONE_OPERAND, p=None, **kw) -> OpSpec:
     return OpSpec(name, kw.pop("family", "nn"), template, dtypes, operands, params=p or (no_params), **kw)
 
 
@@ -80,17 +83,50 @@ OPS: tuple[OpSpec, ...] = (
     nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax"),
     nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields="prob"),
     nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape),
-    nn("layer_norm_affine", f"{F}.layer_norm({{0}}, {{1}}.shape, {{1}}, {{2}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=normalized_shape_of), Operand(same_dtype=True, relation=normalized_shape_of)), torch_op=f"{F}.layer_norm"),
+    nn(
+        "layer_norm_affine",
+        f"{F}.layer_norm({{0}}, {{1}}.shape, {{1}}, {{2}})",
+        FLOATS,
+        (
+            Operand(),
+            Operand(same_dtype=True, relation=normalized_shape_of),
+            Operand(same_dtype=True, relation=normalized_shape_of),
+        ),
+        torch_op=f"{F}.layer_norm",
+    ),
     nn("rms_norm", f"{F}.rms_norm({{0}}, {{shape}})", FLOATS, p=normalized_shape),
     nn("group_norm", f"{F}.group_norm({{0}}, {{groups}})", FLOATS, p=channels_groups),
-    nn("batch_norm_eval", f"{F}.batch_norm({{0}}, torch.zeros({{0}}.shape[1]), torch.ones({{0}}.shape[1]), training=False)", ("float32",), torch_op=f"{F}.batch_norm"),
+    nn(
+        "batch_norm_eval",
+        f"{F}.batch_norm({{0}}, torch.zeros({{0}}.shape[1]), torch.ones({{0}}.shape[1]), training=False)",
+        ("float32",),
+        torch_op=f"{F}.batch_norm",
+    ),
     nn("instance_norm", f"{F}.instance_norm({{0}})", FLOATS),
     nn("local_response_norm", f"{F}.local_response_norm({{0}}, 2)", FLOATS),
     nn("normalize", f"{F}.normalize({{0}}, dim={{dim}})", p=params(dim=dim)),
     nn("linear", f"{F}.linear({{0}}, {{1}})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=linear_weight))),
-    nn("linear_bias", f"{F}.linear({{0}}, {{1}}, {{1}}[:, 0])", FLOATS, (Operand(), Operand(same_dtype=True, relation=linear_weight)), torch_op=f"{F}.linear"),
-    nn("conv1d", f"{F}.conv1d({{0}}, {{1}}, stride={{stride}}, padding={{padding}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=conv_weight)), p=params(stride=const(st.integers(1, 2)), padding=const(st.integers(0, 1)))),
-    nn("conv2d", f"{F}.conv2d({{0}}, {{1}}, padding={{padding}})", FLOATS, (Operand(), Operand(same_dtype=True, relation=conv_weight)), p=params(padding=const(st.integers(0, 1)))),
+    nn(
+        "linear_bias",
+        f"{F}.linear({{0}}, {{1}}, {{1}}[:, 0])",
+        FLOATS,
+        (Operand(), Operand(same_dtype=True, relation=linear_weight)),
+        torch_op=f"{F}.linear",
+    ),
+    nn(
+        "conv1d",
+        f"{F}.conv1d({{0}}, {{1}}, stride={{stride}}, padding={{padding}})",
+        FLOATS,
+        (Operand(), Operand(same_dtype=True, relation=conv_weight)),
+        p=params(stride=const(st.integers(1, 2)), padding=const(st.integers(0, 1))),
+    ),
+    nn(
+        "conv2d",
+        f"{F}.conv2d({{0}}, {{1}}, padding={{padding}})",
+        FLOATS,
+        (Operand(), Operand(same_dtype=True, relation=conv_weight)),
+        p=params(padding=const(st.integers(0, 1))),
+    ),
     nn("embedding", f"{F}.embedding({{indices}}, {{0}})", ALL_FLOATS, (Operand(),), p=embedding_indices),
     nn("one_hot", f"{F}.one_hot({{0}}.long().clamp(0, 2), 3)", INTS),
     nn("avg_pool1d", f"{F}.avg_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
@@ -105,9 +141,27 @@ OPS: tuple[OpSpec, ...] = (
     loss("mse_loss", f"{F}.mse_loss({{0}}, {{1}}, reduction={{reduction}})", ALL_FLOATS),
     loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
     loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
-    loss("bce_with_logits", f"{F}.binary_cross_entropy_with_logits({{0}}, {{1}}, reduction={{reduction}})", second=Operand(relation=same_shape, domain="prob"), torch_op=f"{F}.binary_cross_entropy_with_logits"),
+    loss(
+        "bce_with_logits",
+        f"{F}.binary_cross_entropy_with_logits({{0}}, {{1}}, reduction={{reduction}})",
+        second=Operand(relation=same_shape, domain="prob"),
+        torch_op=f"{F}.binary_cross_entropy_with_logits",
+    ),
     loss("kl_div", f"{F}.kl_div({{0}}, {{1}}, reduction={{reduction}})", second=Operand(relation=same_shape, domain="prob")),
-    nn("cross_entropy", f"{F}.cross_entropy({{0}}, {{target}}, label_smoothing={{ls}})", FLOATS, p=lambda x: class_targets(x).map(lambda d: {**d, "ls": 0.0}), family="loss"),
-    nn("cross_entropy_smooth", f"{F}.cross_entropy({{0}}, {{target}}, label_smoothing=0.1, reduction='sum')", FLOATS, p=class_targets, family="loss", torch_op=f"{F}.cross_entropy"),
+    nn(
+        "cross_entropy",
+        f"{F}.cross_entropy({{0}}, {{target}}, label_smoothing={{ls}})",
+        FLOATS,
+        p=lambda x: class_targets(x).map(lambda d: {**d, "ls": 0.0}),
+        family="loss",
+    ),
+    nn(
+        "cross_entropy_smooth",
+        f"{F}.cross_entropy({{0}}, {{target}}, label_smoothing=0.1, reduction='sum')",
+        FLOATS,
+        p=class_targets,
+        family="loss",
+        torch_op=f"{F}.cross_entropy",
+    ),
     nn("nll_loss", f"{F}.nll_loss({{0}}, {{target}})", FLOATS, p=class_targets, family="loss"),
 )

@@ -19,12 +19,12 @@ from typing import TypeVar
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
-from hypothesis.errors import InvalidArgument
 import torch
+from hypothesis.errors import InvalidArgument
 
 from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput, input_strides
 from fuzzdce.strategies.catalog import CATALOG
-from fuzzdce.strategies.spec import SATISFIES, Meta, OpSpec
+from fuzzdce.strategies.spec import Meta, OpSpec
 
 T = TypeVar("T")
 
@@ -324,5 +324,3 @@ def programs(
             outputs.append(candidate)
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(inputs), tuple(steps), tuple(outputs), seed, dropped=tuple(dropped))
-
-
