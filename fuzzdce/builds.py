@@ -48,7 +48,7 @@ from typing import Any
 
 import fuzzdce
 from fuzzdce.errors import HARNESS, UsageError
-from fuzzdce.model import STOCK, Build, JobFailure, Outcome, Placement, Violation
+from fuzzdce.model import STOCK, Build, FailureKind, JobFailure, Outcome, Placement, Violation
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, STARTUP_SECONDS, describe_exit
 
 # The child enforces a job's time limit itself (SIGALRM); this much longer, the parent kills it.
@@ -289,12 +289,12 @@ class BuildWorker:
             write_frame(self.process.stdin, request)
             ready, _, _ = select.select([self.process.stdout], [], [], limit)
             if not ready:
-                return self._failed(request, JobFailure("timeout", f"no result within {request.timeout:g} s"))
+                return self._failed(request, JobFailure(FailureKind.TIMEOUT, f"no result within {request.timeout:g} s"))
             status, value = read_frame(self.process.stdout)
         except (EOFError, BrokenPipeError, OSError, pickle.UnpicklingError):
             self.process.wait(timeout=10)
-            return self._failed(request, JobFailure("crash", describe_exit(self.process.returncode)))
-        if status in ("crash", HARNESS):
+            return self._failed(request, JobFailure(FailureKind.CRASH, describe_exit(self.process.returncode)))
+        if status in (FailureKind.CRASH, HARNESS):
             return self._failed(request, JobFailure(status, value))
         return value
 

@@ -19,7 +19,7 @@ from fuzzdce.doctor import report
 from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
 from fuzzdce.evaluate import trace_text
 from fuzzdce.execution import run_path
-from fuzzdce.model import Outcome, Placement, SplitRecord
+from fuzzdce.model import FailureKind, Outcome, Placement, SplitRecord
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import stock
 from fuzzdce.quiet import quiet_library_warnings
@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
         try:
             reply = ("ok", report() if request == DOCTOR else answer(request))
         except MemoryError:
-            reply = ("crash", "MemoryError: worker memory limit reached")
+            reply = (FailureKind.CRASH, "MemoryError: worker memory limit reached")
         except Exception as e:  # run_path records what Thunder raises: this is fuzzdce's own fault
             text = (
                 traceback.format_exc(limit=-8)

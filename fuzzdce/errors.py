@@ -7,6 +7,8 @@ import re
 import sys
 import traceback
 
+from fuzzdce.vocabulary import FailureKind
+
 
 class UsageError(ValueError):
     """Bad user input (unknown placement, bad option value, unreadable file).
@@ -34,7 +36,7 @@ class HarnessError(BaseException):
     """
 
 
-HARNESS = "harness"  # the kind of a JobFailure that is fuzzdce's own fault, never a finding
+HARNESS = FailureKind.HARNESS  # the kind of a JobFailure that is fuzzdce's own fault, never a finding
 
 # --- is fuzzdce, not Thunder, at fault for an exception? -----------------------------------------
 

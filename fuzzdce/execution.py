@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from fuzzdce.errors import HARNESS, CompileTimeout, harness_fault, harness_message
-from fuzzdce.model import EAGER, Call, CompilePath, ErrorInfo, JobFailure, Outcome, Placement
+from fuzzdce.model import EAGER, Call, CompilePath, ErrorInfo, FailureKind, JobFailure, Outcome, Placement
 from fuzzdce.paths import PATHS
 
 
@@ -225,7 +225,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
     except (Exception, CompileTimeout) as e:
         fault = harness_fault(e) if path != EAGER else ""
         if timed_out(e):
-            outcome.failure = JobFailure("timeout", f"{path} ran past its time limit of {timeout:g} s")
+            outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
         elif fault:
             outcome.failure = JobFailure(HARNESS, harness_line(outcome, fault))
         else:

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from fuzzdce.model import STOCK, Violation
+from fuzzdce.model import STOCK, Verdict, Violation
 from fuzzdce.program import Program
 from fuzzdce.signatures import finding_signature, normalise, short_id, signature
 
-PLACEMENT_INDUCED = "placement-induced"
-BASELINE = "baseline"
+PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
+BASELINE = Verdict.BASELINE
 VERDICTS = (PLACEMENT_INDUCED, BASELINE)
 
 

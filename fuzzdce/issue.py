@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fuzzdce.model import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.paths import PATHS
 from fuzzdce.store import BUG_FILE, REPRO_FILE, TRACE_DIFF_FILE
@@ -20,7 +21,7 @@ def title(record: dict) -> str:
     """One line: who fails, how, where."""
     first_line = record["message"].splitlines()[0][:100] if record["message"] else ""
     where = ", ".join(record["paths"])
-    if record["verdict"] == "placement-induced":
+    if record["verdict"] == Verdict.PLACEMENT_INDUCED:
         return f"DCE placement {record['placement']}: {', '.join(record['oracles'])} on {where}: {first_line}"
     return f"{', '.join(record['oracles'])} on {where}: {first_line}"
 
@@ -68,7 +69,7 @@ def issue_markdown(folder: Path) -> str:
         "It exits 1 while the bug is present and 0 once it is fixed"
         + (" (`--placement stock` runs it on Thunder as installed)." if placement != "stock" else "."),
     ]
-    if record["verdict"] == "placement-induced":
+    if record["verdict"] == Verdict.PLACEMENT_INDUCED:
         lines += [
             "",
             f"Thunder as installed (`stock`) passes the same program on the same paths: the failure comes "

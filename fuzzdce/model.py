@@ -24,6 +24,8 @@ from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzdce.vocabulary import FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
+
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"
 # The reference "path": the program run by PyTorch itself.
@@ -88,9 +90,9 @@ class Call:
 
 @dataclass(frozen=True)
 class JobFailure:
-    """A job that produced no result: ``kind`` is "timeout" or "crash"."""
+    """A job that produced no result, and why (``FailureKind``)."""
 
-    kind: str
+    kind: FailureKind
     message: str
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
 from fuzzdce.memory import ProcessMemory, own_peak_mb, resident_mb
-from fuzzdce.model import JobFailure
+from fuzzdce.model import FailureKind, JobFailure
 
 DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
@@ -49,7 +49,7 @@ def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int |
             # The peak resident size rides along, for the parent where it cannot read /proc.
             connection.send(("ok", result, own_peak_mb()))
         except MemoryError:
-            connection.send(("crash", "MemoryError: worker memory limit reached"))
+            connection.send((FailureKind.CRASH, "MemoryError: worker memory limit reached"))
         except Exception as e:  # the job's code records what Thunder raises: this is fuzzdce's own
             connection.send((HARNESS, harness_message("a job worker", unexpected_exception(e))))
 
@@ -123,13 +123,13 @@ class Worker:
         try:
             self._connection.send(job)
             if not self._connection.poll(None if timeout is None else timeout + allowance):
-                return self._replace(JobFailure("timeout", f"no result within {timeout:g} s"))
+                return self._replace(JobFailure(FailureKind.TIMEOUT, f"no result within {timeout:g} s"))
             status, value, *reported_peak = self._connection.recv()
             reported_peak_mb = reported_peak[0] if reported_peak else None
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             self._process.join(timeout=10)
-            return self._replace(JobFailure("crash", describe_exit(self._process.exitcode)))
-        if status in ("crash", HARNESS):
+            return self._replace(JobFailure(FailureKind.CRASH, describe_exit(self._process.exitcode)))
+        if status in (FailureKind.CRASH, HARNESS):
             return self._replace(JobFailure(status, value))
         self._after_job(reported_peak_mb)
         return value

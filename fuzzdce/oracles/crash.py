@@ -6,12 +6,12 @@ Only a sandboxed worker can survive such a job to report it; the outcome then ca
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     failure = outcome.failure
-    if failure is None or failure.kind != "crash":
+    if failure is None or failure.kind != FailureKind.CRASH:
         return []
     lines = failure.message.strip().splitlines()
     last = lines[-1] if lines else "crash"

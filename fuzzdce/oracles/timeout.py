@@ -6,12 +6,12 @@ child that cannot be interrupted (a hang in C++). Either way the outcome carries
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     failure = outcome.failure
-    if failure is None or failure.kind != "timeout":
+    if failure is None or failure.kind != FailureKind.TIMEOUT:
         return []
     return [Violation("timeout", outcome.path, f"timeout: {failure.message}", "Timeout", key="timeout")]
 
