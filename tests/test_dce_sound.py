@@ -68,7 +68,7 @@ def test_a_dce_dropping_a_live_subsymbol_is_caught():
     assert any("read by kept" in v.key for v in evaluation.violations if v.oracle == "dce-sound")
 
 
-@pytest.mark.parametrize("placement", ["rdnp", "symcall"])
+@pytest.mark.parametrize("placement", ["rdnp", "symcall", "symcall-fixed", "identity"])
 @pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, MUTATING], ids=["dead-code", "mutating"])
 def test_the_built_in_placements_are_sound_on_sample_programs(placement, program):
     evaluation = evaluate_under(program, placement, paths=["jit", "jit-grad", "jit-symbolic"])[placement]
