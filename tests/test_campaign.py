@@ -1,6 +1,7 @@
 """End to end: the fuzzer, not a hand-written program, finds what symcall breaks in thunderfx."""
 
 import json
+import os
 
 import pytest
 
@@ -68,8 +69,11 @@ def planted_run(tmp_path_factory):
     """``fuzzdce run`` with a fault that breaks every program: its exit code, findings folder, summary."""
     folder = tmp_path_factory.mktemp("run") / "findings"
     argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit"]
-    argv += ["--max-examples", "3", "--seed", "5", "--jobs", "1", "--findings", str(folder)]
-    return argv, main(argv), folder, json.loads((folder / "summary.json").read_text())
+    argv += ["--max-examples", "3", "--seed", "5", "--jobs", "1", "--database", "none", "--findings", str(folder)]
+    # In a process of its own, as the reruns below: what the planted fault shows depends on what
+    # this process compiled before (Thunder keeps generated code), and they must see the same.
+    code = run_in_a_fresh_process(argv).returncode
+    return argv, code, folder, json.loads((folder / "summary.json").read_text())
 
 
 def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(planted_run):
@@ -84,21 +88,35 @@ def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(plant
     )
 
 
-def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path, capsys):
+def run_in_a_fresh_process(argv):
+    """``fuzzdce`` in a process of its own: the planted fault's compiles depend on what the process
+    compiled before (a ``NameError`` in a fresh process, none after other tests' compiles)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
+    return subprocess.run([sys.executable, "-m", "fuzzdce", *argv], capture_output=True, text=True, env=env)
+
+
+def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path):
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
     known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["placement-induced"]]))
-    assert main(argv + ["--known", str(known)]) == 0
-    assert "placement-induced, new: 0 bugs" in capsys.readouterr().out
+    rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    assert "placement-induced, new: 0 bugs" in rerun.stdout
 
 
-def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path, capsys):
+def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path):
     """Known-findings files written before bugs existed listed each finding: they keep working."""
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
     members = [m for b in summary["bugs"]["placement-induced"] for m in b["members"]]
     known.write_text(json.dumps([{"signature": m["id"], "reason": "filed upstream"} for m in members]))
-    assert main(argv + ["--known", str(known)]) == 0
+    rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
 
 
 def test_run_clears_only_its_own_earlier_output(planted_run, tmp_path):
