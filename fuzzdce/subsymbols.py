@@ -186,16 +186,24 @@ class Renaming:
         output of a kept symbol by a placeholder, as Thunder's ``dce`` does): no edit, though its
         liveness is checked like a removed subsymbol's (``pruned_outputs``).
         """
-        pairs = []
-        for s, p in zip((*stock.args, *stock.outs), (*placement.args, *placement.outs)):
-            if isinstance(s, Name) and isinstance(p, Name):
-                pairs.append((s.name, p.name))
-            elif isinstance(p, Name) or (not isinstance(s, Name) and s != p):
-                return False  # a name where stock has a constant, or another constant: an edit
+        reads, definitions = [], []
+        for kind, atoms in (("read", zip(stock.args, placement.args)), ("def", zip(stock.outs, placement.outs))):
+            for s, p in atoms:
+                if isinstance(s, Name) and isinstance(p, Name):
+                    (reads if kind == "read" else definitions).append((s.name, p.name))
+                elif isinstance(p, Name) or (not isinstance(s, Name) and s != p):
+                    return False  # a name where stock has a constant, or another constant: an edit
         forward, backward = dict(self.forward), dict(self.backward)
-        for s, p in pairs:
+        for s, p in reads:
             if forward.setdefault(s, p) != p or backward.setdefault(p, s) != s:
                 return False
+        # A definition binds its names anew: Thunder reuses a name for another value (``i0`` is the
+        # first dimension of every tensor a decomposition queries), and the placement may have
+        # named that value otherwise (``i5``); only reads must agree with the binding they see.
+        for s, p in definitions:
+            backward.pop(forward.get(s, p), None)
+            forward.pop(backward.get(p, s), None)
+            forward[s], backward[p] = p, s
         self.forward, self.backward = forward, backward
         return True
 

@@ -123,6 +123,24 @@ def test_of_two_equal_computations_the_kept_one_is_the_one_with_its_name():
     assert violations(placement, stock) == []
 
 
+def test_a_name_stock_reuses_for_another_value_may_be_renamed_otherwise():
+    """Stock names the first dimension of every tensor it queries ``i0``; the placement, having
+    numbered anew, calls one of them ``i5``: a definition binds a name anew, reads must follow."""
+
+    def trace(dim, t):
+        return outcome(
+            n("shape", ["x"], ["i0"]),
+            n("nll_loss", [t], ["y"], [n("shape", [t], [dim]), n("where", [t, dim], ["y"])]),
+        )
+
+    assert violations(trace("i5", "t227"), trace("i0", "t229")) == []
+    read_wrong = outcome(
+        n("shape", ["x"], ["i0"]),
+        n("nll_loss", ["t227"], ["y"], [n("shape", ["t227"], ["i5"]), n("where", ["t227", "i0"], ["y"])]),
+    )
+    assert [v.key for v in violations(read_wrong, trace("i0", "t229"))] == ["nll_loss kept a changed where"]
+
+
 def test_a_computation_stock_makes_kept_once_more_or_elsewhere_is_no_edit():
     """The merge bc399d4a3 under symbolic values keeps ``0, i1, i2 = shape(v6)`` and three copies
     with every output pruned, where stock has four copies apart: no new computation, no edit."""
