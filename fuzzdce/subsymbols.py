@@ -23,6 +23,7 @@ report them, and ``not_compared`` says which traces were left out.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -149,11 +150,6 @@ def _portable_for_comparison(trace) -> PortableTrace:
     converted = portable_trace(trace, with_text=False)
     _converted[id(trace)] = (trace, converted)
     return converted
-
-
-def head(bsym) -> str:
-    """A bound symbol (a ``Node`` or a Thunder ``BoundSymbol``) without its decomposition."""
-    return (bsym if isinstance(bsym, Node) else portable_node(bsym)).head
 
 
 # --- alignment modulo renaming ----------------------------------------------------------------------
@@ -367,16 +363,7 @@ def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
             _align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out)
         defined |= p.out_names
     pairs = tuple(sorted(renaming.forward.items()))
-    return [_with_renaming(c, pairs) for c in out], ""
-
-
-def _with_renaming(change: Change, pairs) -> Change:
-    return Change(change.kind, change.depth, change.parent, change.child, change.kept, change.position, change.outer, pairs)
-
-
-def trace_changes(stock_trace, trace) -> list[Change]:
-    """Every subsymbol difference between two traces of the same label (none when not comparable)."""
-    return compare_traces(stock_trace, trace)[0]
+    return [dataclasses.replace(c, renaming=pairs) for c in out], ""
 
 
 def _is_trace(t: Any) -> bool:
