@@ -35,12 +35,19 @@ from fuzzdce.timeline import sample
 SHRINK_SHARE = 0.5  # of the time budget, for shrinking (and grouping's shrinks) after generation
 
 
+# The least fraction of the shrinking time left that the group shrunk next gets. Equal shares among
+# many groups leave each less than a shrink step (a campaign with a planted fault had 260 groups a
+# lane); a group shrunk to its end and evaluated everywhere settles every group its program shows,
+# which then need no shrink of their own. Hypothesis returns what a shrink does not use.
+SHARE_FLOOR = 0.15
+
+
 def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
     """The fraction of the shrinking time left that the group ``members`` gets, among the groups
-    ``waiting`` to be shrunk (itself among them): an equal share. (Shares in proportion to ops were
-    tried: one-op groups then got less than one shrink step, and a group whose shrink is cut short
-    joins nothing, so a campaign of 33 programs came out as 72 bugs instead of a handful.)"""
-    return 1.0 / max(1, len(waiting))
+    ``waiting`` to be shrunk (itself among them): an equal share, and at least ``SHARE_FLOOR``.
+    (Shares in proportion to ops were tried: one-op groups then got less than one shrink step, and
+    a group whose shrink is cut short joins nothing.)"""
+    return max(SHARE_FLOOR, 1.0 / max(1, len(waiting)))
 
 
 def mark(verdict: str, placements: tuple[str, ...], violation) -> str:
@@ -213,15 +220,37 @@ class Campaign:
         turn (placement-induced first, then by first sighting), each within an equal share of the
         time left."""
         start = time.perf_counter()
+        covered: set[str] = set()
         try:
             while not self.driver.stopped:
-                todo = [(k, m) for k, m in self.ordered_groups() if self.to_shrink(k, m)]
+                todo = [(k, m) for k, m in self.ordered_groups() if self.to_shrink(k, m) and k not in covered]
                 if not todo:
                     return
                 key, members = todo[0]
-                self.shrink_group(key, share(members, [m for _, m in todo]))
+                if self.shown_by_a_settled_program(members):
+                    covered.add(key)  # it joins that program's bug when grouped: no shrink of its own
+                    continue
+                if self.shrink_group(key, share(members, [m for _, m in todo])):
+                    self.settle(self.store.groups()[key][0])
         finally:
             self.stats.phases["shrinking"] += time.perf_counter() - start
+
+    def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
+        """Does a settled minimal program (a finished shrink's, evaluated everywhere) show this
+        group, with its verdict and placements (``mark``)?"""
+        marks = {mark(f.verdict, f.placements, f.violation) for f in members}
+        return any(marks & shown for shown in self.shown.values())
+
+    def settle(self, smallest: Finding) -> None:
+        """Evaluate a finished shrink's program on every path under every placement, once: what it
+        shows is recorded (its findings may now have it as their smallest program) and marked."""
+        if smallest.program in self.shown:
+            return
+        evaluations = self.evaluate_everywhere(smallest.program)
+        self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
+        self.shown[smallest.program] = {mark(*t) for t in triage(evaluations).values()}
+        if self.folder is not None:
+            self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
 
     def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
         groups = self.store.groups()
@@ -275,7 +304,8 @@ class Campaign:
     def group(self) -> None:
         """The grouping phase. Each group's minimal program runs on every path under every
         placement (once per program); what it shows is recorded, and groups it shows for the first
-        time are shrunk in turn (from that program) and evaluated the same way. Then a group joins
+        time are shrunk in turn (from that program) and evaluated the same way; a group a settled
+        program already shows is not shrunk on its own. Then a group joins
         another of its verdict and placements when that group's minimal program is *settled* (a
         finished shrink's result, or another group's settled program) and shows it (``mark``: the
         same exception, or for a finding without one a finding on the same path and oracle).
@@ -292,7 +322,7 @@ class Campaign:
                 for i, (key, _) in enumerate(todo):
                     handled.add(key)
                     members = self.store.groups()[key]
-                    if self.to_shrink(key, members):
+                    if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members):
                         shrink_start = time.perf_counter()
                         groups = self.store.groups()
                         waiting = [groups[k] for k, _ in todo[i:] if self.to_shrink(k, groups[k])]
@@ -300,14 +330,8 @@ class Campaign:
                         self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
                         start += time.perf_counter() - shrink_start  # not grouping's time
                         members = self.store.groups()[key]
-                    smallest = members[0]
-                    if not self.settled(smallest, shown) or smallest.program in shown:
-                        continue
-                    evaluations = self.evaluate_everywhere(smallest.program)
-                    self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
-                    shown[smallest.program] = {mark(*t) for t in triage(evaluations).values()}
-                    if self.folder is not None:
-                        self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
+                    if self.settled(members[0], shown):
+                        self.settle(members[0])
             groups = self.store.groups()
             for a, members in groups.items():
                 fa = members[0]

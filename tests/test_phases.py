@@ -4,7 +4,7 @@ these tests run Hypothesis for real, generation and shrinking, at little cost.""
 
 from hypothesis import strategies as st
 
-from fuzzdce.campaign import Campaign, share
+from fuzzdce.campaign import SHARE_FLOOR, Campaign, share
 from fuzzdce.config import CampaignConfig
 from fuzzdce.evaluate import Evaluation, Evaluator
 from fuzzdce.findings import PLACEMENT_INDUCED, Finding
@@ -100,8 +100,11 @@ def test_each_bug_is_shrunk_in_its_own_run_on_its_own_path_and_placements():
     (before,) = faulty_bugs(campaign)
     assert before.program.n_ops > 1, "generation shrinks nothing"
     campaign.shrink_bugs()
-    steps = evaluator.calls[generated:]
+    *steps, settling = evaluator.calls[generated:]
     assert steps and all(names == ("stock", FAULTY) and paths == ("jit",) for _, names, paths in steps)
+    # once shrunk to its end, the minimal program is evaluated everywhere, once: what it shows
+    # settles the groups it shows, which need no shrink of their own
+    assert settling[0].ops == ["exp"] and settling[1] == ("stock", FAULTY, OTHER) and settling[2] == ("jit", "jit-grad")
     (bug,) = faulty_bugs(campaign)
     assert bug.program.ops == ["exp"] and bug.smallest.shrunk is True and bug.shrink_note is None
     assert campaign.full_evaluations == 30, "shrink steps are not programs evaluated in full"
@@ -185,3 +188,21 @@ def test_each_group_gets_an_equal_share_of_the_time_left():
 
     eight, one, two = group(8), group(1), group(2)
     assert share(eight, [eight, one, two]) == 1 / 3 and share(one, [one, two]) == 1 / 2 and share(two, [two]) == 1.0
+    many = [group(1) for _ in range(20)]
+    assert share(many[0], many) == SHARE_FLOOR, "twenty groups: each still gets enough for a shrink to end"
+
+
+def test_groups_a_settled_program_shows_are_not_shrunk_on_their_own():
+    """One fault on two paths and two oracles is three groups. Once the first is shrunk to its end
+    and its program evaluated everywhere, that program shows the other two: they get no shrink run
+    of their own (so a tight budget does not leave them apart) and come out in the same bug."""
+    campaign, evaluator = campaign_of({"exp": wrong_values, ("exp",): wrong_grads})
+    campaign.driver.run()
+    assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == PLACEMENT_INDUCED}) == 3
+    generated = len(evaluator.calls)
+    campaign.shrink_bugs()
+    shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == ("stock", FAULTY)}
+    assert len(shrunk_paths) == 1, f"more than one group was shrunk: {shrunk_paths}"
+    campaign.finish()
+    (bug,) = faulty_bugs(campaign)
+    assert bug.program.ops == ["exp"] and sorted(bug.oracles()) == ["grads", "outputs"]
