@@ -13,7 +13,11 @@ joined by evidence a user can check:
   *group*, shrunk together);
 - two groups whose minimal programs, each a finished shrink's result, each show the other's cause
   are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
-  program Hypothesis did not finish shrinking joins nothing.
+  program Hypothesis did not finish shrinking joins nothing;
+- but a bug holds at most one type of exception that Thunder raised to its caller (``raised``): one
+  small program can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError``
+  under grad), and two bugs are better than one that hides another. A link that would join two
+  such types is not followed, so no bug glues them together through a third group either.
 """
 
 from __future__ import annotations
@@ -28,6 +32,17 @@ from fuzzdce.signatures import finding_signature, normalise, short_id, signature
 PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
 BASELINE = Verdict.BASELINE
 VERDICTS = (PLACEMENT_INDUCED, BASELINE)
+RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
+
+
+def raised(finding: Finding) -> str | None:
+    """The type of the exception Thunder raised to its caller in this finding, if it did. (A
+    split's reason or a malformed trace is not one: those follow from one fault together with what
+    it raises, and join it.)"""
+    violation = finding.violation
+    if violation.oracle != RAISES:
+        return None
+    return violation.error_type or None
 
 
 def size(program) -> tuple[int, int, int]:
@@ -254,13 +269,17 @@ class FindingStore:
             return key
 
         groups = self.groups()
-        for key in groups:
+        raised_types: dict[str, set[str]] = {}  # by root: the types of exception Thunder raised
+        for key, members in groups.items():
             root(key)
+            raised_types[key] = {t for f in members if (t := raised(f))}
         for a, b in sorted(self.links):
             if a in groups and b in groups:
                 ra, rb = root(a), root(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
+                if ra != rb and len(raised_types[ra] | raised_types[rb]) <= 1:
+                    low, high = min(ra, rb), max(ra, rb)
+                    parent[high] = low
+                    raised_types[low] |= raised_types.pop(high)
         joined: dict[str, list[Finding]] = {}
         for key, members in groups.items():
             joined.setdefault(root(key), []).extend(members)

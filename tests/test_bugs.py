@@ -59,6 +59,35 @@ def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_sm
     assert "minimal program" in bug.why[second.signature]
 
 
+def test_two_types_of_raised_exception_are_two_bugs_even_when_one_program_shows_both():
+    """One small program raises a TypeError on jit and a ValueError under grad, and shows wrong
+    values: every group is linked to every other (each shown by the others' minimal program), yet
+    the two raised types stay apart, and the wrong values join one of them, not both."""
+    store = FindingStore()
+    type_error = Violation(
+        "raises", "jit", "TypeError (forward): bad", "TypeError", "f.py:a", key="TypeError: bad", cause="TypeError: bad @ f.py:a"
+    )
+    value_error = Violation(
+        "raises",
+        "jit-grad",
+        "ValueError (grad): bad",
+        "ValueError",
+        "f.py:b",
+        key="ValueError: bad",
+        cause="ValueError: bad @ f.py:b",
+    )
+    findings = [store.add(BASELINE, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, mismatch("jit"))]
+    for first in findings:
+        for second in findings:
+            store.link(first, second)
+    bugs = store.bugs()
+    assert len(bugs) == 2, [[m.violation.error_type for m in b.members] for b in bugs]
+    assert sorted(sorted(m.violation.error_type for m in b.members) for b in bugs) in (
+        [["Mismatch", "TypeError"], ["ValueError"]],
+        [["Mismatch", "ValueError"], ["TypeError"]],
+    )
+
+
 def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins_nothing():
     store = FindingStore()
     a, _ = store.add(PLACEMENT_INDUCED, ("symcall",), raised("jit"), ONE_OP)
