@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import thunder
+import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.builds import BuildRequest, BuildWorker, parse_build
@@ -138,6 +139,27 @@ def test_the_same_thunder_run_by_another_python_process_shows_nothing():
     for outcome in evaluations["same"].outcomes.values():  # traces compared with stock's: nothing changed
         assert outcome.traces and all(isinstance(t, PortableTrace) for _, t in outcome.traces)
         assert outcome.dce_activity == {} and outcome.dce_not_compared == []
+
+
+def test_a_build_worker_recycles_after_n_jobs_and_its_results_do_not_change():
+    """A build's child is recycled like a sandbox's, between jobs: no failure, the same outcome
+    from the fresh child as from the one that ran the jobs before (here the build is this Python)."""
+    lines = []
+    worker = BuildWorker(resolve(f"same={sys.executable}").build, recycle_jobs=2, recycle_rss_mb=0, log=lines.append)
+    request = BuildRequest(DEAD_CODE_PROGRAM, "jit", "same", 60.0, Outcome(EAGER, STOCK))
+    try:
+        results = [worker.run(request) for _ in range(3)]  # two in the first child, one in the next
+    finally:
+        worker.close()
+    assert worker.recycled == 1 and worker.worker.restarts == 0
+    assert len(lines) == 1 and "recycled after 2 jobs" in lines[0], lines
+    first, *later = [r.outcome for r in results]
+    for outcome in later:
+        assert outcome.failure is None and outcome.error is None
+        assert [(label, str(trace)) for label, trace in outcome.traces] == [(label, str(t)) for label, t in first.traces]
+        for name, call in first.calls.items():
+            assert all(torch.equal(a, b) for a, b in zip(call.outputs or (), outcome.calls[name].outputs or (), strict=True))
+    assert all(r.trace_violations == results[0].trace_violations for r in results)
 
 
 def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
