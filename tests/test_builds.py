@@ -156,7 +156,9 @@ def test_a_build_worker_recycles_after_n_jobs_and_its_results_do_not_change():
     first, *later = [r.outcome for r in results]
     for outcome in later:
         assert outcome.failure is None and outcome.error is None
-        assert [(label, str(trace)) for label, trace in outcome.traces] == [(label, str(t)) for label, t in first.traces]
+        # Structure, names and keep-tags, as stock's are compared (the printed source's file name
+        # differs from process to process).
+        assert outcome.traces == first.traces
         for name, call in first.calls.items():
             assert all(torch.equal(a, b) for a, b in zip(call.outputs or (), outcome.calls[name].outputs or (), strict=True))
     assert all(r.trace_violations == results[0].trace_violations for r in results)
