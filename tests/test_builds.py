@@ -17,7 +17,7 @@ import thunder
 import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.builds import BuildRequest, BuildWorker, parse_build
+from fuzzdce.builds import BuildRequest, BuildWorker, build_specs, parse_build
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import config_from, parser
 from fuzzdce.config import CampaignConfig
@@ -233,6 +233,13 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
 def test_a_bad_build_says_what_to_give(spec, message):
     with pytest.raises(UsageError, match=message):
         parse_build(spec)
+
+
+def test_a_campaign_names_each_build_by_its_spec_and_refuses_two_builds_under_one_name():
+    same, other = resolve(f"same={sys.executable}"), resolve("same=/bin/sh")
+    assert build_specs([resolve(STOCK), same]) == {"same": f"same={sys.executable}"}
+    with pytest.raises(UsageError, match="give the other build another name"):
+        build_specs([same, other])
 
 
 def test_with_a_build_every_process_hashes_alike():
