@@ -32,29 +32,30 @@ import functools
 import hashlib
 import io
 import os
-import pickle
 import re
-import select
 import shutil
-import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import fuzzdce
-from fuzzdce.errors import HARNESS, UsageError
+from fuzzdce.errors import UsageError
 from fuzzdce.model import STOCK, Build, FailureKind, JobFailure, Outcome, Placement, Violation
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, STARTUP_SECONDS, describe_exit
+from fuzzdce.workers import (
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_RECYCLE_JOBS,
+    DEFAULT_RECYCLE_RSS_MB,
+    GRACE_SECONDS,
+    ChildWorker,
+    CommandChild,
+)
 
-# The child enforces a job's time limit itself (SIGALRM); this much longer, the parent kills it.
-GRACE_SECONDS = 15.0
 FUZZDCE_ROOT = str(Path(fuzzdce.__file__).resolve().parent.parent)
-HEADER = struct.Struct("!Q")  # a frame: its length, then that many bytes of pickle
 DOCTOR = "doctor"  # the request for the build's ``fuzzdce doctor`` text
 
 
@@ -212,26 +213,33 @@ def runs_in_its_own_process(name: str) -> Iterator[None]:
     yield  # pragma: no cover
 
 
-# Every build resolved in this process, NAME -> NAME=TARGET: a finding names its placements only, and
-# its reproducer and finding.json must say how to select the build again.
-BUILD_SPECS: dict[str, str] = {}
-
-
 def build_placement(spec: str) -> Placement:
     """The placement of build ``spec`` (``NAME=DIR`` or ``NAME=PYTHON``), named NAME."""
     name, build = parse_build(spec)
-    if build.spec.startswith(GIT_PREFIX):
-        spec = f"{name}={build.spec}"  # the commit, not a ref that moves: a reproducer selects the same code
-    known = BUILD_SPECS.setdefault(name, spec)
-    if parse_build(known)[1] != build:
-        raise UsageError(f"build {name!r} is already {known!r}; give the other build another name")
     factory = functools.partial(runs_in_its_own_process, name)
     return Placement(name, factory, f"Thunder build {build}", build=build)
 
 
-def build_specs(names) -> dict[str, str]:
-    """NAME -> NAME=TARGET for the names among ``names`` that are builds."""
-    return {name: BUILD_SPECS[name] for name in names if name in BUILD_SPECS}
+def build_spec(placement: Placement) -> str:
+    """NAME=TARGET selecting the build of ``placement`` again (a git ref's build by its commit, not
+    a ref that moves, so that a reproducer selects the same code)."""
+    return f"{placement.name}={placement.build.spec}"
+
+
+def build_specs(placements: Iterable[Placement]) -> dict[str, str]:
+    """NAME -> NAME=TARGET for the placements that are builds: a finding names its placements only,
+    and its reproducer and bug.json must say how to select each build again. UsageError for two
+    different builds under one name."""
+    specs: dict[str, str] = {}
+    builds: dict[str, Build] = {}
+    for placement in placements:
+        if placement.build is None:
+            continue
+        known = builds.setdefault(placement.name, placement.build)
+        if known != placement.build:
+            raise UsageError(f"build {placement.name!r} is already {specs[placement.name]!r}; give the other build another name")
+        specs[placement.name] = build_spec(placement)
+    return specs
 
 
 def child_environment(build: Build) -> dict[str, str]:
@@ -265,82 +273,51 @@ class BuildResult:
 
 
 class BuildWorker:
-    """One child process running ``fuzzdce.buildworker`` for one build, kept across jobs and
-    replaced after a job that hung or killed it (that job's outcome then carries the failure)."""
+    """One child process running ``fuzzdce.buildworker`` for one build, kept across jobs, replaced
+    after a job that hung or killed it (that job's outcome then carries the failure) and recycled
+    like a sandbox's child (``workers.ChildWorker``: after ``recycle_jobs`` jobs or past
+    ``recycle_rss_mb`` resident MB, between jobs)."""
 
-    def __init__(self, build: Build, *, memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB) -> None:
+    def __init__(
+        self,
+        build: Build,
+        *,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        log: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.build = build
         self.memory_limit_mb = memory_limit_mb
-        self.process: subprocess.Popen | None = None
+        self.worker = ChildWorker(
+            self._start, recycle_jobs=recycle_jobs, recycle_rss_mb=recycle_rss_mb, name=f"build {build} worker", log=log
+        )
 
-    def _start(self) -> None:
+    def _start(self) -> CommandChild:
         # -P: the working directory does not go first on the path; the build's directories do.
         command = [self.build.python, "-P", "-m", "fuzzdce.buildworker", str(self.memory_limit_mb or 0)]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_environment(self.build))
+        return CommandChild(command, child_environment(self.build))
 
     def run(self, request: BuildRequest) -> BuildResult:
-        allowance = 0.0
-        if self.process is None or self.process.poll() is not None:
-            self.close()
-            self._start()
-            allowance = STARTUP_SECONDS
-        limit = None if request.timeout is None else request.timeout + GRACE_SECONDS + allowance
-        try:
-            write_frame(self.process.stdin, request)
-            ready, _, _ = select.select([self.process.stdout], [], [], limit)
-            if not ready:
-                return self._failed(request, JobFailure(FailureKind.TIMEOUT, f"no result within {request.timeout:g} s"))
-            status, value = read_frame(self.process.stdout)
-        except (EOFError, BrokenPipeError, OSError, pickle.UnpicklingError):
-            self.process.wait(timeout=10)
-            return self._failed(request, JobFailure(FailureKind.CRASH, describe_exit(self.process.returncode)))
-        if status in (FailureKind.CRASH, HARNESS):
-            return self._failed(request, JobFailure(status, value))
-        return value
-
-    def _failed(self, request: BuildRequest, failure: JobFailure) -> BuildResult:
-        """Drop the child; the job's outcome is the failure, which the timeout and crash oracles report."""
-        self.close()
-        return BuildResult(Outcome(request.path, request.placement, failure=failure))
+        """The request's outcome under the build; a job that hung or killed the child comes back as
+        an outcome carrying the failure, which the timeout and crash oracles report."""
+        result = self.worker.submit(request, request.timeout, grace=GRACE_SECONDS)
+        if isinstance(result, JobFailure):
+            return BuildResult(Outcome(request.path, request.placement, failure=result))
+        return result
 
     def doctor(self) -> str:
         """The build's ``fuzzdce doctor`` text: its Python, torch, Thunder and placements."""
-        if self.process is None or self.process.poll() is not None:
-            self._start()
-        try:
-            write_frame(self.process.stdin, DOCTOR)
-            status, value = read_frame(self.process.stdout)
-        except (EOFError, BrokenPipeError, OSError) as e:
-            raise UsageError(
-                f"build {self.build}: its worker did not start ({type(e).__name__}: {e}); see stderr above"
-            ) from None
-        if status != "ok":
-            raise UsageError(f"build {self.build}: its worker failed:\n{value}")
-        return value
+        result = self.worker.submit(DOCTOR, None)
+        if isinstance(result, JobFailure) and result.kind == FailureKind.CRASH:
+            raise UsageError(f"build {self.build}: its worker did not start ({result.message}); see stderr above")
+        if isinstance(result, JobFailure):
+            raise UsageError(f"build {self.build}: its worker failed:\n{result.message}")
+        return result
+
+    @property
+    def recycled(self) -> int:
+        return self.worker.recycled
 
     def close(self) -> None:
-        if self.process is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
-            if self.process.poll() is None:
-                self.process.kill()
-            self.process.wait(timeout=10)
-            self.process.stdout.close()
-        self.process = None
-
-
-def write_frame(stream, value: Any) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def read_frame(stream) -> Any:
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        raise EOFError("the build's worker closed its output")
-    (size,) = HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError("the build's worker stopped mid-answer")
-    return pickle.loads(data)
+        self.worker.close()

@@ -2,28 +2,30 @@
 
 Started by ``fuzzdce.builds.BuildWorker`` with the build's directories first on ``PYTHONPATH``, so
 the ``thunder`` imported here (by fuzzdce's modules, below) is the build's. Reads requests from
-stdin and answers on the original stdout, framed pickles; anything Thunder or torch prints goes to
-stderr instead, so it cannot corrupt an answer. Ends when stdin closes.
+stdin and answers on the original stdout, framed pickles, in the protocol of every worker child
+(``fuzzdce.workers.serve``: its limits, Ctrl-C left to the parent, ok / crash / harness replies);
+anything Thunder or torch prints goes to stderr instead, so it cannot corrupt an answer. Ends when
+stdin closes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import sys
 import traceback
 
-from fuzzdce.builds import DOCTOR, BuildRequest, BuildResult, read_frame, write_frame
+from fuzzdce.builds import DOCTOR, BuildRequest, BuildResult
 from fuzzdce.doctor import report
-from fuzzdce.errors import HARNESS, harness_message, unexpected_exception
+from fuzzdce.errors import harness_message, unexpected_exception
 from fuzzdce.evaluate import trace_text
 from fuzzdce.execution import run_path
-from fuzzdce.model import FailureKind, Outcome, Placement, SplitRecord
+from fuzzdce.model import Outcome, Placement, SplitRecord
 from fuzzdce.oracles import ORACLES
 from fuzzdce.placements import stock
 from fuzzdce.quiet import quiet_library_warnings
 from fuzzdce.subsymbols import portable_trace
+from fuzzdce.workers import read_frame, serve, write_frame
 
 
 def answer(request: BuildRequest) -> BuildResult:
@@ -54,35 +56,34 @@ def portable_traces(outcome: Outcome) -> list[tuple[str, object]]:
     return traces
 
 
-def main(argv: list[str]) -> int:
-    memory_limit_mb = int(argv[0]) if argv else 0
-    if memory_limit_mb:
-        import resource
+def explain(request, error: Exception) -> str:
+    """What an exception that escaped a request says: for ``doctor``, the traceback (the build may
+    be unable to import fuzzdce's modules at all); for a job, the one-line harness message."""
+    if request == DOCTOR:
+        return traceback.format_exc(limit=-8)
+    return harness_message("a build worker", unexpected_exception(error))
 
-        limit = memory_limit_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+def handle(request: BuildRequest | str) -> BuildResult | str:
+    return report() if request == DOCTOR else answer(request)
+
+
+def main(argv: list[str]) -> int:
+    """Serve requests on stdin until it closes, answers on the original stdout, under the worker's
+    limits (``workers.serve``); ``argv``: the memory limit in MB (0: none)."""
+    memory_limit_mb = int(argv[0]) if argv else 0
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints go to stderr from now on
     requests = sys.stdin.buffer
     quiet_library_warnings()
-    while True:
-        try:
-            request = read_frame(requests)
-        except EOFError:
-            return 0
-        try:
-            reply = ("ok", report() if request == DOCTOR else answer(request))
-        except MemoryError:
-            reply = (FailureKind.CRASH, "MemoryError: worker memory limit reached")
-        except Exception as e:  # run_path records what Thunder raises: this is fuzzdce's own fault
-            text = (
-                traceback.format_exc(limit=-8)
-                if request == DOCTOR
-                else harness_message("a build worker", unexpected_exception(e))
-            )
-            reply = (HARNESS, text)
-        write_frame(answers, reply)
+    serve(
+        lambda: read_frame(requests),
+        lambda reply: write_frame(answers, reply),
+        handle,
+        memory_limit_mb=memory_limit_mb,
+        explain=explain,
+    )
+    return 0
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from fuzzdce.builds import build_specs
 from fuzzdce.config import CampaignConfig
 from fuzzdce.driver import HypothesisDriver, current_choices
 from fuzzdce.evaluate import Evaluator
@@ -95,7 +96,8 @@ class Campaign:
         if evaluator is None:
             evaluator = Evaluator(self.sandbox(config) if config.sandbox else None)
         self.evaluator = evaluator
-        folder = FindingsFolder(config.findings_dir, config.run_id) if config.findings_dir is not None else None
+        builds = build_specs(self.placements)  # what the records and reproducers select a build by
+        folder = FindingsFolder(config.findings_dir, config.run_id, builds) if config.findings_dir is not None else None
         self.epoch = config.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log, clock=self.clock)
         # Shrinking and grouping after generation: half the time budget again (README, "Rounds").

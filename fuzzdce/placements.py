@@ -6,7 +6,8 @@ registered in ``PLACEMENTS``; any ``package.module:attr`` naming such a callable
 which is how a user fuzzes a patch of their own.
 
 Every patch goes through :func:`patch_everywhere`, which records each (owner, attribute, original)
-it replaced so that tests can prove the originals are back once the context exits.
+it replaced inside a :func:`recording_patches` block, so that tests can prove the originals are back
+once the context exits.
 """
 
 from __future__ import annotations
@@ -34,8 +35,21 @@ class PatchRecord:
     original: Any
 
 
-# Every patch applied by patch_everywhere, in order; tests read it to check restoration.
-PATCH_LOG: list[PatchRecord] = []
+# The lists of ``recording_patches`` blocks now open (none outside tests): a process records no
+# patch unless asked, so a long campaign's workers do not keep one record of every patch they applied.
+_RECORDINGS: list[list[PatchRecord]] = []
+
+
+@contextlib.contextmanager
+def recording_patches() -> Iterator[list[PatchRecord]]:
+    """A list of every patch ``patch_everywhere`` applies inside the block, in order: tests read it
+    to check that each original is back once a placement exits."""
+    recorded: list[PatchRecord] = []
+    _RECORDINGS.append(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDINGS.remove(recorded)
 
 
 @contextlib.contextmanager
@@ -56,7 +70,8 @@ def patch_everywhere(owner: Any, attribute: str, replacement: Any) -> Iterator[A
                     targets.append((module, attr))
     with contextlib.ExitStack() as stack:
         for target, attr in targets:
-            PATCH_LOG.append(PatchRecord(target, attr, original))
+            for recorded in _RECORDINGS:
+                recorded.append(PatchRecord(target, attr, original))
             stack.enter_context(_set_attribute(target, attr, replacement))
         yield original
 

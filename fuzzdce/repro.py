@@ -15,11 +15,11 @@ from __future__ import annotations
 import inspect
 import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzdce.builds import BUILD_SPECS, BuildRequest, BuildWorker
+from fuzzdce.builds import BuildRequest, BuildWorker
 from fuzzdce.evaluate import portable
 from fuzzdce.execution import run_path
 from fuzzdce.model import EAGER, STOCK, Outcome, Placement, Violation
@@ -43,9 +43,10 @@ if __name__ == "__main__":
 """
 
 
-def script(bug) -> str:
+def script(bug, builds: Mapping[str, str] | None = None) -> str:
     """The reproducer of ``bug`` (a ``fuzzdce.findings.Bug``) as Python source: its smallest
-    program, and every (path, oracle) its members showed."""
+    program, and every (path, oracle) its members showed; ``builds`` (NAME -> NAME=TARGET) says
+    how it selects a placement that is another build."""
     checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
     versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
     message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
@@ -63,7 +64,7 @@ def script(bug) -> str:
         "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
         '"""\n\n'
         "import argparse\n\nimport torch\n\n"
-        f"PLACEMENT = {BUILD_SPECS.get(bug.placement, bug.placement)!r}\nCHECKS = {checks!r}  # (path, oracle)\n\n\n"
+        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nCHECKS = {checks!r}  # (path, oracle)\n\n\n"
     )
     compile_sources = []
     for name in sorted({path for path, _ in checks}):

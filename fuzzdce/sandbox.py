@@ -12,11 +12,7 @@ from fuzzdce.evaluate import Job, LocalJobs, PathResult
 from fuzzdce.memory import ProcessMemory
 from fuzzdce.model import JobFailure, Outcome
 from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, Worker
-
-# The child enforces the per-path limit itself (SIGALRM); the parent's limit catches what that
-# cannot interrupt (a hang in C++), so it is a little longer.
-PARENT_GRACE_SECONDS = 15.0
+from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, GRACE_SECONDS, Worker
 
 _jobs: LocalJobs | None = None  # the child's, created on its first job
 
@@ -63,8 +59,9 @@ class SandboxedJobs:
         return self.worker.recycled
 
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
-        limit = None if job.timeout is None else job.timeout + PARENT_GRACE_SECONDS
-        return self.worker.submit(job, limit)
+        # The child enforces the per-path limit itself (SIGALRM); the grace catches what that cannot
+        # interrupt (a hang in C++).
+        return self.worker.submit(job, job.timeout, grace=GRACE_SECONDS)
 
     def close(self) -> None:
         self.worker.close()

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fuzzdce.builds import build_specs
 from fuzzdce.errors import UsageError
 from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding
 from fuzzdce.model import STOCK
@@ -76,8 +75,9 @@ def member_record(finding: Finding, why: str = "", run_id: str | None = None) ->
     }
 
 
-def bug_record(bug: Bug, run_id: str | None = None) -> dict[str, Any]:
-    """What bug.json holds; ``run_id`` (the run writing it) keys each member's ``counts_by_run``."""
+def bug_record(bug: Bug, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What bug.json holds; ``run_id`` (the run writing it) keys each member's ``counts_by_run``;
+    ``builds``: NAME -> NAME=TARGET of the campaign's builds (``builds.build_specs``)."""
     program = bug.program
     return {
         "id": bug.id,
@@ -85,7 +85,7 @@ def bug_record(bug: Bug, run_id: str | None = None) -> dict[str, Any]:
         "verdict": bug.verdict,
         "placements": list(bug.placements),
         "placement": bug.placement,
-        "builds": build_specs(bug.placements),  # NAME -> NAME=TARGET, for those that are builds
+        "builds": {name: spec for name, spec in (builds or {}).items() if name in bug.placements},  # NAME -> NAME=TARGET
         "paths": bug.paths(),
         "oracles": bug.oracles(),
         "message": bug.smallest.violation.message,
@@ -133,11 +133,13 @@ def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, 
 
 
 class FindingsFolder:
-    """Writes bugs and the summary under ``root``, for the run ``run_id`` (``CampaignConfig.run_id``)."""
+    """Writes bugs and the summary under ``root``, for the run ``run_id`` (``CampaignConfig.run_id``);
+    ``builds``: NAME -> NAME=TARGET of the campaign's builds, which its records and reproducers name."""
 
-    def __init__(self, root: str | os.PathLike, run_id: str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> None:
         self.root = Path(root).absolute()
         self.run_id = run_id
+        self.builds = dict(builds or {})
 
     def clear(self) -> None:
         """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
@@ -155,13 +157,13 @@ class FindingsFolder:
 
     def write_record(self, bug: Bug) -> None:
         """bug.json only: cheap enough for every occurrence (a count changes)."""
-        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug, self.run_id), indent=2) + "\n")
+        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug, self.run_id, self.builds), indent=2) + "\n")
 
     def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
         """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
         placement-induced bug, their difference from stock's; the record last."""
         folder = self.folder(bug)
-        write_atomically(folder / REPRO_FILE, script(bug))
+        write_atomically(folder / REPRO_FILE, script(bug, self.builds))
         if traces is not None:
             traces_dir = folder / "traces"
             if traces_dir.exists():  # traces of a larger program seen earlier

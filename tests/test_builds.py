@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 import thunder
+import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.builds import BuildRequest, BuildWorker, parse_build
+from fuzzdce.builds import BuildRequest, BuildWorker, build_specs, parse_build
 from fuzzdce.campaign import Campaign
 from fuzzdce.cli import config_from, parser
 from fuzzdce.config import CampaignConfig
@@ -140,6 +141,29 @@ def test_the_same_thunder_run_by_another_python_process_shows_nothing():
         assert outcome.dce_activity == {} and outcome.dce_not_compared == []
 
 
+def test_a_build_worker_recycles_after_n_jobs_and_its_results_do_not_change():
+    """A build's child is recycled like a sandbox's, between jobs: no failure, the same outcome
+    from the fresh child as from the one that ran the jobs before (here the build is this Python)."""
+    lines = []
+    worker = BuildWorker(resolve(f"same={sys.executable}").build, recycle_jobs=2, recycle_rss_mb=0, log=lines.append)
+    request = BuildRequest(DEAD_CODE_PROGRAM, "jit", "same", 60.0, Outcome(EAGER, STOCK))
+    try:
+        results = [worker.run(request) for _ in range(3)]  # two in the first child, one in the next
+    finally:
+        worker.close()
+    assert worker.recycled == 1 and worker.worker.restarts == 0
+    assert len(lines) == 1 and "recycled after 2 jobs" in lines[0], lines
+    first, *later = [r.outcome for r in results]
+    for outcome in later:
+        assert outcome.failure is None and outcome.error is None
+        # Structure, names and keep-tags, as stock's are compared (the printed source's file name
+        # differs from process to process).
+        assert outcome.traces == first.traces
+        for name, call in first.calls.items():
+            assert all(torch.equal(a, b) for a, b in zip(call.outputs or (), outcome.calls[name].outputs or (), strict=True))
+    assert all(r.trace_violations == results[0].trace_violations for r in results)
+
+
 def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
     """Lanes run jobs in a sandboxed worker; its jobs under a build go on to the build's process."""
     evaluator = Evaluator(SandboxedJobs())
@@ -209,6 +233,13 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
 def test_a_bad_build_says_what_to_give(spec, message):
     with pytest.raises(UsageError, match=message):
         parse_build(spec)
+
+
+def test_a_campaign_names_each_build_by_its_spec_and_refuses_two_builds_under_one_name():
+    same, other = resolve(f"same={sys.executable}"), resolve("same=/bin/sh")
+    assert build_specs([resolve(STOCK), same]) == {"same": f"same={sys.executable}"}
+    with pytest.raises(UsageError, match="give the other build another name"):
+        build_specs([same, other])
 
 
 def test_with_a_build_every_process_hashes_alike():

@@ -4,14 +4,12 @@ import textwrap
 import pytest
 
 from fuzzdce.errors import UsageError
-from fuzzdce.placements import IDENTITY, PATCH_LOG, PLACEMENTS, resolve
+from fuzzdce.placements import IDENTITY, PLACEMENTS, recording_patches, resolve
 
 
 @pytest.mark.parametrize("name", list(PLACEMENTS))
 def test_every_patched_attribute_is_the_original_after_exit(name):
-    start = len(PATCH_LOG)
-    with resolve(name)():
-        applied = PATCH_LOG[start:]
+    with recording_patches() as applied, resolve(name)():
         for record in applied:
             assert inspect.getattr_static(record.owner, record.attribute) is not record.original
     if name in ("stock", IDENTITY):
@@ -24,10 +22,9 @@ def test_every_patched_attribute_is_the_original_after_exit(name):
 
 @pytest.mark.parametrize("name", list(PLACEMENTS))
 def test_restored_even_when_the_body_raises(name):
-    start = len(PATCH_LOG)
-    with pytest.raises(RuntimeError), resolve(name)():
+    with recording_patches() as applied, pytest.raises(RuntimeError), resolve(name)():
         raise RuntimeError("boom")
-    for record in PATCH_LOG[start:]:
+    for record in applied:
         assert inspect.getattr_static(record.owner, record.attribute) is record.original
 
 
