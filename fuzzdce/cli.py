@@ -23,13 +23,13 @@ from fuzzdce.merge import render as merge_render
 from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
-from fuzzdce.profiles import DEFAULT_FINDINGS_DIR, PROFILE_EXAMPLES
+from fuzzdce.profiles import PROFILE_EXAMPLES
 from fuzzdce.quiet import quiet_library_warnings
 from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
 from fuzzdce.shards import ENVIRONMENT_HELP
 from fuzzdce.shards import resolve as resolve_shard
-from fuzzdce.store import bug_folders, find_bug, load_known
+from fuzzdce.store import DEFAULT_FINDINGS_DIR, bug_folders, find_bug, load_known
 from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 

@@ -18,8 +18,9 @@ joined by evidence a user can check:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fuzzdce.model import STOCK, Verdict, Violation
 from fuzzdce.program import Program
@@ -30,14 +31,65 @@ BASELINE = Verdict.BASELINE
 VERDICTS = (PLACEMENT_INDUCED, BASELINE)
 
 
+Item = TypeVar("Item")
+
+
+def size_of(n_ops: int, n_inputs: int, source: str) -> tuple[int, int, int]:
+    """Smaller is better: fewer ops, then fewer inputs, then less source. (Bug records, which hold
+    a program's source and counts but not the program, are ordered by it too.)"""
+    return (n_ops, n_inputs, len(source))
+
+
 def size(program) -> tuple[int, int, int]:
-    """Smaller is better: fewer ops, then fewer inputs, then less source."""
-    return (program.n_ops, len(program.inputs), len(program.source()))
+    """``size_of`` a program."""
+    return size_of(program.n_ops, len(program.inputs), program.source())
 
 
 def earliest(times: Iterable[float | None]) -> float | None:
     """The smallest of ``times`` that are known (None when none is)."""
     return min((t for t in times if t is not None), default=None)
+
+
+def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
+    """Whether findings (or copies of one) reproduced the same on replay, together: False if any
+    says False, else None if any is unknown, else True."""
+    states = list(states)
+    return False if False in states else (None if None in states else True)
+
+
+def is_reportable(verdict: str, known: str | None) -> bool:
+    """Placement-induced and not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
+    return verdict == PLACEMENT_INDUCED and not known
+
+
+def bug_order(bug) -> tuple:
+    """How bugs are listed (a ``Bug`` or a ``records.BugRecord``: anything with a verdict, reportable
+    and id): placement-induced and new first, then by id."""
+    return (VERDICTS.index(bug.verdict), not bug.reportable, bug.id)
+
+
+def connected(items: Sequence[Item], names: Callable[[Item], Iterable[Hashable]]) -> list[list[Item]]:
+    """``items`` joined when they share a name, directly or through other items (union-find): the
+    groups, each in the items' order. The one join of findings into bugs: the campaign's
+    (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it."""
+    parent = list(range(len(items)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        for name in names(item):
+            a, b = root(i), root(owner.setdefault(name, i))
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[Item]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(root(i), []).append(item)
+    return list(groups.values())
 
 
 def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
@@ -117,7 +169,7 @@ class Finding:
     @property
     def reportable(self) -> bool:
         """Placement-induced and not suppressed: what makes ``fuzzdce run`` exit 1."""
-        return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
+        return is_reportable(self.verdict, self.known_reason)
 
 
 @dataclass
@@ -170,12 +222,11 @@ class Bug:
     @property
     def confirmed(self) -> bool | None:
         """False when a member did not reproduce the same on its smallest program."""
-        states = [f.confirmed for f in self.members]
-        return False if False in states else (None if None in states else True)
+        return combined_confirmed(f.confirmed for f in self.members)
 
     @property
     def reportable(self) -> bool:
-        return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
+        return is_reportable(self.verdict, self.known_reason)
 
     @property
     def first_seen_seconds(self) -> float | None:
@@ -246,26 +297,16 @@ class FindingStore:
 
     def bugs(self) -> list[Bug]:
         """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
-        parent: dict[str, str] = {}
-
-        def root(key: str) -> str:
-            while parent.setdefault(key, key) != key:
-                key = parent[key]
-            return key
-
         groups = self.groups()
-        for key in groups:
-            root(key)
+        # A link joins two groups: a name the two share and no other group has.
+        links: dict[str, list[tuple[str, str]]] = {}
         for a, b in sorted(self.links):
             if a in groups and b in groups:
-                ra, rb = root(a), root(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-        joined: dict[str, list[Finding]] = {}
-        for key, members in groups.items():
-            joined.setdefault(root(key), []).extend(members)
-        bugs = [self._bug(members) for members in joined.values()]
-        return sorted(bugs, key=lambda b: (VERDICTS.index(b.verdict), not b.reportable, b.id))
+                links.setdefault(a, []).append((a, b))
+                links.setdefault(b, []).append((a, b))
+        joined = connected(list(groups), lambda key: [key, *links.get(key, ())])
+        bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
+        return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
         members = sorted(members, key=lambda f: (size(f.program), f.signature))
