@@ -72,10 +72,10 @@ class MemberRecord:
 
     id: str
     signature: str
-    path: str
-    oracle: str
-    message: str
-    count: int
+    path: str = ""
+    oracle: str = ""
+    message: str = ""
+    count: int = 0
     n_ops: int = 0  # summary.json's entries leave it out
     violation_signature: str = ""
     error_type: str | None = None
@@ -424,6 +424,7 @@ class RunSummary:
         """A summary as any version of summary.json wrote it (what it lacks: None or empty)."""
         values = known_fields(cls, data)
         values.pop("bugs", None)
+        values.setdefault("campaign_seed", values.get("seed"))  # written before shards: the seed was the campaign's
         for name in ("placements", "paths", "counts", "notes", "timeline", "generation_ended", "shards"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
