@@ -5,10 +5,11 @@ The unit of accounting is the *run* (``run_id``: one shard of one campaign). Eve
 per-run summaries it covers (a run's own summary.json is one run; a merged one has ``runs``), and
 every bug member its counts per run (``counts_by_run``). Merging takes the union of runs (one run
 seen twice counts once: the copy with more programs, ties broken by content) and recomputes every
-total from that union, so merging is idempotent and order-independent:
+total from that union (``records.RunSummary.combine``), so merging is idempotent and order-independent:
 merge(A, B) == merge(B, A) == merge(merge(A, B), B).
 
-Bugs are joined when they share a key or any member finding signature (union-find); the joined
+Bugs (``records.BugRecord``) are joined when they share a key or any member finding signature
+(``findings.connected``, the union-find that joins the campaign's findings into bugs); the joined
 bug keeps the smallest program (fewest ops, then inputs, then source length, then source and key:
 ``Bug.smallest``'s order, made total), that bug's key and id, and its folder's reproducer and traces.
 """
