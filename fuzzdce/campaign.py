@@ -27,7 +27,7 @@ from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key
 from fuzzdce.ledger import Ledger, Log, shown_traces
 from fuzzdce.memory import MemoryReport, ProcessMemory
 from fuzzdce.program import Program
-from fuzzdce.report import summary
+from fuzzdce.records import campaign_summary
 from fuzzdce.sandbox import SandboxedJobs
 from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
@@ -368,7 +368,7 @@ class Campaign:
     def write_summary(self) -> None:
         if self.folder is not None:
             self.stats.wall_seconds = time.monotonic() - self.started
-            self.folder.write_summary(summary(self))
+            self.folder.write_summary(campaign_summary(self))
 
     def absorb(self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None) -> None:
         """Fold in a lane's results (its findings, counts, whether it was interrupted, and its

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -23,13 +22,13 @@ from fuzzdce.merge import render as merge_render
 from fuzzdce.model import STOCK
 from fuzzdce.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
-from fuzzdce.profiles import DEFAULT_FINDINGS_DIR, PROFILE_EXAMPLES
+from fuzzdce.profiles import PROFILE_EXAMPLES
 from fuzzdce.quiet import quiet_library_warnings
 from fuzzdce.replay import replay_bug
 from fuzzdce.report import render
 from fuzzdce.shards import ENVIRONMENT_HELP
 from fuzzdce.shards import resolve as resolve_shard
-from fuzzdce.store import bug_folders, find_bug, load_known
+from fuzzdce.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
 from fuzzdce.strategies import CATALOG, thunder_support
 from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
@@ -278,8 +277,9 @@ def add_ops_parser(commands) -> None:
 
 def list_ops(findings: str) -> int:
     """``fuzzdce ops``: one line per catalog entry (op, family, dtypes, Thunder support, campaign count)."""
-    summary = Path(findings) / "summary.json"
-    counts = json.loads(summary.read_text()).get("op_counts", {}) if summary.is_file() else None
+    summary = Path(findings) / SUMMARY_FILE
+    run = read_summary(Path(findings))
+    counts = None if run is None else (run.op_counts or {})
     print(f"{'op':<24} {'family':<11} {'thunder':<9} {'count':>6}  dtypes")
     for spec in CATALOG:
         count = "-" if counts is None else str(counts.get(spec.name, 0))

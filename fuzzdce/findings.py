@@ -14,16 +14,15 @@ joined by evidence a user can check:
 - two groups whose minimal programs, each a finished shrink's result, each show the other's cause
   are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
   program Hypothesis did not finish shrinking joins nothing;
-- but a bug holds at most one type of exception that Thunder raised to its caller (``raised``): one
-  small program can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError``
-  under grad), and two bugs are better than one that hides another. A link that would join two
-  such types is not followed, so no bug glues them together through a third group either.
+- but a bug holds at most one type of exception that Thunder raised to its caller (``raised``): a
+  link that would join two such types is not followed, so no bug glues them through a third group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fuzzdce.model import STOCK, Verdict, Violation
 from fuzzdce.program import Program
@@ -32,27 +31,89 @@ from fuzzdce.signatures import finding_signature, normalise, short_id, signature
 PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
 BASELINE = Verdict.BASELINE
 VERDICTS = (PLACEMENT_INDUCED, BASELINE)
-RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
 
 
-def raised(finding: Finding) -> str | None:
-    """The type of the exception Thunder raised to its caller in this finding, if it did. (A
-    split's reason or a malformed trace is not one: those follow from one fault together with what
-    it raises, and join it.)"""
-    violation = finding.violation
-    if violation.oracle != RAISES:
-        return None
-    return violation.error_type or None
+Item = TypeVar("Item")
+
+
+def size_of(n_ops: int, n_inputs: int, source: str) -> tuple[int, int, int]:
+    """Smaller is better: fewer ops, then fewer inputs, then less source. (Bug records, which hold
+    a program's source and counts but not the program, are ordered by it too.)"""
+    return (n_ops, n_inputs, len(source))
 
 
 def size(program) -> tuple[int, int, int]:
-    """Smaller is better: fewer ops, then fewer inputs, then less source."""
-    return (program.n_ops, len(program.inputs), len(program.source()))
+    """``size_of`` a program."""
+    return size_of(program.n_ops, len(program.inputs), program.source())
 
 
 def earliest(times: Iterable[float | None]) -> float | None:
     """The smallest of ``times`` that are known (None when none is)."""
     return min((t for t in times if t is not None), default=None)
+
+
+def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
+    """Whether findings (or copies of one) reproduced the same on replay, together: False if any
+    says False, else None if any is unknown, else True."""
+    states = list(states)
+    return False if False in states else (None if None in states else True)
+
+
+def is_reportable(verdict: str, known: str | None) -> bool:
+    """Placement-induced and not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
+    return verdict == PLACEMENT_INDUCED and not known
+
+
+def bug_order(bug) -> tuple:
+    """How bugs are listed (a ``Bug`` or a ``records.BugRecord``: anything with a verdict, reportable
+    and id): placement-induced and new first, then by id."""
+    return (VERDICTS.index(bug.verdict), not bug.reportable, bug.id)
+
+
+def connected(
+    items: Sequence[Item],
+    names: Callable[[Item], Iterable[Hashable]],
+    kept_apart: Callable[[Item], Iterable[Hashable]] = lambda item: (),
+) -> list[list[Item]]:
+    """``items`` joined when they share a name, directly or through other items (union-find): the
+    groups, each in the items' order. The one join of findings into bugs: the campaign's
+    (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
+
+    A group holds at most one of the labels ``kept_apart`` gives its items: a shared name that would
+    join two groups with different labels is not followed (nor, so, any path through a third)."""
+    parent = list(range(len(items)))
+    labels = [set(kept_apart(item)) for item in items]  # by root
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        for name in names(item):
+            a, b = root(i), root(owner.setdefault(name, i))
+            if a != b and len(labels[a] | labels[b]) <= 1:
+                low, high = min(a, b), max(a, b)
+                parent[high] = low
+                labels[low] |= labels[high]
+    groups: dict[int, list[Item]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(root(i), []).append(item)
+    return list(groups.values())
+
+
+RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
+
+
+def raised(oracle: str, error_type: str | None) -> str | None:
+    """The type of the exception Thunder raised to its caller in a finding (of ``oracle``, with
+    ``error_type``), if it did: a bug holds at most one. One small program can show two faults
+    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
+    better than one that hides another. (A split's reason or a malformed trace is not such a type:
+    those follow from one fault together with what it raises, and join it.)"""
+    return (error_type or None) if oracle == RAISES else None
 
 
 def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
@@ -132,7 +193,7 @@ class Finding:
     @property
     def reportable(self) -> bool:
         """Placement-induced and not suppressed: what makes ``fuzzdce run`` exit 1."""
-        return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
+        return is_reportable(self.verdict, self.known_reason)
 
 
 @dataclass
@@ -185,12 +246,11 @@ class Bug:
     @property
     def confirmed(self) -> bool | None:
         """False when a member did not reproduce the same on its smallest program."""
-        states = [f.confirmed for f in self.members]
-        return False if False in states else (None if None in states else True)
+        return combined_confirmed(f.confirmed for f in self.members)
 
     @property
     def reportable(self) -> bool:
-        return self.verdict == PLACEMENT_INDUCED and self.known_reason is None
+        return is_reportable(self.verdict, self.known_reason)
 
     @property
     def first_seen_seconds(self) -> float | None:
@@ -261,30 +321,20 @@ class FindingStore:
 
     def bugs(self) -> list[Bug]:
         """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
-        parent: dict[str, str] = {}
-
-        def root(key: str) -> str:
-            while parent.setdefault(key, key) != key:
-                key = parent[key]
-            return key
-
         groups = self.groups()
-        raised_types: dict[str, set[str]] = {}  # by root: the types of exception Thunder raised
-        for key, members in groups.items():
-            root(key)
-            raised_types[key] = {t for f in members if (t := raised(f))}
+        # A link joins two groups: a name the two share and no other group has.
+        links: dict[str, list[tuple[str, str]]] = {}
         for a, b in sorted(self.links):
             if a in groups and b in groups:
-                ra, rb = root(a), root(b)
-                if ra != rb and len(raised_types[ra] | raised_types[rb]) <= 1:
-                    low, high = min(ra, rb), max(ra, rb)
-                    parent[high] = low
-                    raised_types[low] |= raised_types.pop(high)
-        joined: dict[str, list[Finding]] = {}
-        for key, members in groups.items():
-            joined.setdefault(root(key), []).extend(members)
-        bugs = [self._bug(members) for members in joined.values()]
-        return sorted(bugs, key=lambda b: (VERDICTS.index(b.verdict), not b.reportable, b.id))
+                links.setdefault(a, []).append((a, b))
+                links.setdefault(b, []).append((a, b))
+        joined = connected(
+            list(groups),
+            lambda key: [key, *links.get(key, ())],
+            kept_apart=lambda key: {t for f in groups[key] if (t := raised(f.violation.oracle, f.violation.error_type))},
+        )
+        bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
+        return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
         members = sorted(members, key=lambda f: (size(f.program), f.signature))

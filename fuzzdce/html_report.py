@@ -8,7 +8,6 @@ charts drawn here as inline SVG, every piece of text through ``html.escape``.
 
 from __future__ import annotations
 
-import json
 import os
 from html import escape
 from pathlib import Path
@@ -16,9 +15,9 @@ from typing import Any
 
 from fuzzdce.coverage import activity_lines
 from fuzzdce.errors import UsageError
-from fuzzdce.findings import BASELINE
-from fuzzdce.report import grouped, plural
-from fuzzdce.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE
+from fuzzdce.records import BugRecord, RunSummary, grouped
+from fuzzdce.report import plural
+from fuzzdce.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.strategies import CATALOG
 
 REPORT_FILE = "report.html"
@@ -43,19 +42,17 @@ svg.chart .line {{ fill: none; stroke: {DATA_COLOUR}; stroke-width: 2; }}
 svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
 """
 
-# The bug groups, in the order the page shows them: (title, which bug.json records belong).
 # --- reading the folder ---------------------------------------------------------------------------
 
 
-def load_summary(folder: Path) -> dict[str, Any]:
-    """summary.json, or {} when the folder has none (the page then says so)."""
-    path = folder / SUMMARY_FILE
-    return json.loads(path.read_text()) if path.is_file() else {}
+def load_summary(folder: Path) -> RunSummary | None:
+    """summary.json, or None when the folder has none (the page then says so)."""
+    return read_summary(folder)
 
 
-def load_bugs(folder: Path) -> list[dict[str, Any]]:
+def load_bugs(folder: Path) -> list[BugRecord]:
     """Every bug.json under the folder, by id."""
-    return [json.loads(p.read_text()) for p in sorted(folder.glob(f"*/{BUG_FILE}"))]
+    return [record for record, _ in read_bugs(folder)]
 
 
 # --- small pieces ---------------------------------------------------------------------------------
@@ -67,7 +64,7 @@ def missing(what: str) -> str:
 
 
 def joined(values: Any) -> str:
-    return escape(", ".join(map(str, values))) if isinstance(values, list) else escape(str(values))
+    return escape(", ".join(map(str, values))) if isinstance(values, (list, tuple)) else escape(str(values))
 
 
 def number(value: float) -> str:
@@ -146,32 +143,32 @@ def svg(title: str, height: int, body: str) -> str:
 # --- sections -------------------------------------------------------------------------------------
 
 
-def header(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) -> str:
+def header(summary: RunSummary | None, bugs: list[BugRecord], folder: Path) -> str:
     """What was run and how much: programs, time, rate, placements, paths, seeds or shards, versions."""
-    if not summary:
+    if summary is None:
         return f"<h1>fuzzdce report</h1>{missing(f'no {SUMMARY_FILE} in {folder}: only the bugs are shown')}"
     rows = [
         ("findings folder", escape(str(folder))),
         (
             "bugs",
-            f"{len(bugs)} ({summary.get('new_placement_induced', '?')} new placement-induced; {summary.get('n_findings', '?')} findings)",
+            f"{len(bugs)} ({summary.new_placement_induced} new placement-induced; {summary.n_findings} findings)",
         ),
-        ("programs", f"{summary.get('programs', '?')} ({summary.get('invalid_programs', '?')} invalid)"),
-        ("wall time", f"{summary.get('wall_seconds', 0) / 60:.1f} min ({summary.get('wall_seconds', '?')} s)"),
-        ("programs per minute", escape(str(summary.get("programs_per_minute", "?")))),
-        ("placements", joined(summary.get("placements", []))),
-        ("paths", joined(summary.get("paths", []))),
+        ("programs", f"{summary.programs} ({summary.invalid_programs} invalid)"),
+        ("wall time", f"{summary.wall_seconds / 60:.1f} min ({round(summary.wall_seconds, 3)} s)"),
+        ("programs per minute", escape(str(summary.programs_per_minute))),
+        ("placements", joined(summary.placements)),
+        ("paths", joined(summary.paths)),
     ]
     rows += [
-        (key, joined(value) if isinstance(value, list) else escape(str(value)))
-        for key, value in summary.items()
-        if key in ("seed", "shard", "shards") and value is not None
+        (key, joined(value) if isinstance(value, tuple) else escape(str(value)))
+        for key, value in (("seed", summary.seed), ("shard", summary.shard), ("shards", summary.shards))
+        if value is not None
     ]
-    if summary.get("runs"):  # a merged folder: the runs it covers
-        rows += [(f"run {escape(run_id)}", run_line(run)) for run_id, run in sorted(summary["runs"].items())]
-    if summary.get("memory"):
-        rows += memory_rows(summary["memory"])
-    rows.append(("versions", escape(", ".join(f"{k} {v}" for k, v in summary.get("versions", {}).items())) or "not recorded"))
+    if summary.runs:  # a merged folder: the runs it covers
+        rows += [(f"run {escape(run_id)}", run_line(run)) for run_id, run in sorted(summary.runs.items())]
+    if summary.memory:
+        rows += memory_rows(summary.memory)
+    rows.append(("versions", escape(", ".join(f"{k} {v}" for k, v in summary.versions.items())) or "not recorded"))
     return f"<h1>fuzzdce report: {len(bugs)} bug{'s' * (len(bugs) != 1)}</h1>{facts_table(rows)}"
 
 
@@ -204,40 +201,39 @@ def memory_rows(memory: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def bug_block(bug: dict[str, Any], folder: Path) -> str:
+def bug_block(bug: BugRecord, folder: Path) -> str:
     """One bug: what, where, how often, the message, its minimal program, how to reproduce it."""
-    kind = "known" if bug.get("known") else ("baseline" if bug.get("verdict") == BASELINE else "new")
-    bug_dir = folder / str(bug.get("id"))
-    first_seen = bug.get("first_seen_seconds")
+    bug_dir = folder / bug.id
+    first_seen = bug.first_seen_seconds
     rows = [
-        ("placements", joined(bug.get("placements", []))),
-        ("paths", joined(bug.get("paths", []))),
-        ("oracles", joined(bug.get("oracles", []))),
+        ("placements", joined(bug.placements)),
+        ("paths", joined(bug.paths)),
+        ("oracles", joined(bug.oracles)),
         (
             "count",
-            f"{plural(bug.get('count', 0), 'occurrence')}, {plural(len(bug.get('members', [])), 'finding')}, smallest program {plural(bug.get('n_ops', 0), 'op')}",
+            f"{plural(bug.count, 'occurrence')}, {plural(len(bug.members), 'finding')}, smallest program {plural(bug.n_ops, 'op')}",
         ),
         (
             "first seen",
             "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign",
         ),
     ]
-    if bug.get("known"):
-        rows.append(("known", escape(str(bug["known"]))))
-    if bug.get("confirmed") is False:
+    if bug.known:
+        rows.append(("known", escape(str(bug.known))))
+    if bug.confirmed is False:
         rows.append(("confirmed", "no: a member did not reproduce the same on replay"))
-    program = "\n".join(part for part in (bug.get("inputs", ""), bug.get("program", "")) if part)
+    program = "\n".join(part for part in (bug.inputs, bug.program) if part)
     commands = f"python {bug_dir / REPRO_FILE}\nfuzzdce replay {bug_dir}"
     return (
-        f'<div class="bug {kind}" id="bug-{escape(str(bug.get("id")))}">'
-        f"<h3>bug {escape(str(bug.get('id')))}</h3>{facts_table(rows)}"
-        f"<pre>{escape(str(bug.get('message', '')))}</pre>"
+        f'<div class="bug {bug.group}" id="bug-{escape(bug.id)}">'
+        f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
+        f"<pre>{escape(bug.message)}</pre>"
         f"<p>minimal program:</p><pre>{escape(program)}</pre>"
         f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"
     )
 
 
-def bug_sections(bugs: list[dict[str, Any]], folder: Path) -> str:
+def bug_sections(bugs: list[BugRecord], folder: Path) -> str:
     """The bugs, new placement-induced first, then known placement-induced, then baseline."""
     parts = ["<h2>Bugs</h2>"]
     for title, members in grouped(bugs):
@@ -265,9 +261,9 @@ def steps(timeline: list[dict[str, Any]], unit: float) -> list[tuple[float, floa
     return points
 
 
-def discoveries(bugs: list[dict[str, Any]], end: float, unit: float) -> list[tuple[float, float]] | None:
+def discoveries(bugs: list[BugRecord], end: float, unit: float) -> list[tuple[float, float]] | None:
     """Bugs so far as a step at each bug's first-seen time, to ``end``; None when a bug has no time."""
-    times = sorted(b.get("first_seen_seconds") for b in bugs if b.get("first_seen_seconds") is not None)
+    times = sorted(b.first_seen_seconds for b in bugs if b.first_seen_seconds is not None)
     if len(times) != len(bugs):
         return None
     points = [(0.0, 0)]
@@ -276,10 +272,10 @@ def discoveries(bugs: list[dict[str, Any]], end: float, unit: float) -> list[tup
     return points + [(max(end, times[-1] if times else 0.0) / unit, len(times))]
 
 
-def time_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
+def time_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     """Distinct bugs and programs per minute over the campaign's time (in seconds when short, else
     minutes). Bugs step at their first-seen times, exact; programs are sampled at progress lines."""
-    timeline = summary.get("timeline")
+    timeline = summary.timeline
     if not timeline:
         return "<h2>Over time</h2>" + missing("no timeline in summary.json (a campaign from before fuzzdce recorded one)")
     unit, name = (1, "seconds") if timeline[-1]["seconds"] < 300 else (60, "minutes")
@@ -291,11 +287,11 @@ def time_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     )
 
 
-def op_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
+def op_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     """Programs per catalog op, and which entries were never drawn."""
-    if "op_counts" not in summary:
+    counts = summary.op_counts
+    if counts is None:
         return "<h2>Op coverage</h2>" + missing("no op_counts in summary.json")
-    counts = summary["op_counts"]
     never = [spec.name for spec in CATALOG if spec.name not in counts]
     bars = [(op, n, str(n)) for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     return (
@@ -307,15 +303,15 @@ def op_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     )
 
 
-def path_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
+def path_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     """Programs each path compiled (the skipped ones taken out), and violations observed per path."""
-    paths = summary.get("paths") or sorted({c["path"] for c in summary.get("counts", [])})
-    if not paths or "programs" not in summary:
+    paths = summary.paths or sorted({c["path"] for c in summary.counts})
+    if not paths:
         return "<h2>Path coverage</h2>" + missing("no paths or programs in summary.json")
-    notes = summary.get("notes") or []
+    notes = summary.notes
     skipped = {p: sum(n["programs"] for n in notes if n["path"] == p and n["note"].startswith("skipped")) for p in paths}
-    ran = [(p, summary["programs"] - skipped[p], f"{summary['programs'] - skipped[p]} ({skipped[p]} skipped)") for p in paths]
-    violations = {p: sum(c["occurrences"] for c in summary.get("counts", []) if c["path"] == p) for p in paths}
+    ran = [(p, summary.programs - skipped[p], f"{summary.programs - skipped[p]} ({skipped[p]} skipped)") for p in paths]
+    violations = {p: sum(c["occurrences"] for c in summary.counts if c["path"] == p) for p in paths}
     other = [f"{n['path']}: {n['note']} ({n['programs']})" for n in notes if not n["note"].startswith("skipped")]
     return (
         "<h2>Path coverage</h2>"
@@ -325,9 +321,9 @@ def path_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
     )
 
 
-def dce_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
+def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     """Per placement: the share of programs in which it changed subsymbols against stock, and where."""
-    activity = summary.get("dce_activity")
+    activity = summary.dce_activity
     if activity is None:
         return "<h2>DCE activity</h2>" + missing("no dce_activity in summary.json")
     bars = [
@@ -348,9 +344,10 @@ def dce_section(summary: dict[str, Any], bugs: list[dict[str, Any]]) -> str:
 SECTIONS = (time_section, op_section, path_section, dce_section)
 
 
-def page(summary: dict[str, Any], bugs: list[dict[str, Any]], folder: Path) -> str:
-    """The whole HTML page."""
-    body = header(summary, bugs, folder) + bug_sections(bugs, folder) + "".join(section(summary, bugs) for section in SECTIONS)
+def page(summary: RunSummary | None, bugs: list[BugRecord], folder: Path) -> str:
+    """The whole HTML page (``summary`` None: the folder has none, its sections say what is missing)."""
+    sections = "".join(section(summary or RunSummary(), bugs) for section in SECTIONS)
+    body = header(summary, bugs, folder) + bug_sections(bugs, folder) + sections
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>fuzzdce report: {escape(str(folder))}</title><style>{STYLE}</style></head>"

@@ -22,7 +22,6 @@ from fuzzdce.errors import UsageError
 PROFILE_ENV = "HYPOTHESIS_PROFILE"
 DATABASE_ENV = "FUZZDCE_DATABASE"
 DEFAULT_DATABASE_DIR = os.path.join(".hypothesis", "examples")
-DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
 
 # Compiles take a fraction of a second and programs vary in size: timing checks only add noise.
 _COMMON = dict(

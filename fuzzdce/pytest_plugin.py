@@ -12,6 +12,10 @@ import pytest
 from fuzzdce import profiles
 from fuzzdce.errors import UsageError
 
+# store.DEFAULT_FINDINGS_DIR, named again rather than imported: store imports Thunder, and this
+# plugin is loaded by every pytest run in the environment (tests/test_plugin.py checks they agree).
+DEFAULT_FINDINGS_DIR = "fuzzdce-findings"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fuzzdce")
@@ -31,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fuzz-findings",
         default=None,
         metavar="DIR",
-        help=f"where fuzz tests write their findings, as fuzzdce run does (default: ./{profiles.DEFAULT_FINDINGS_DIR})",
+        help=f"where fuzz tests write their findings, as fuzzdce run does (default: ./{DEFAULT_FINDINGS_DIR})",
     )
 
 

@@ -7,7 +7,6 @@ exception type, normalised message, frame).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +16,9 @@ from fuzzdce.evaluate import Evaluator
 from fuzzdce.findings import triage
 from fuzzdce.model import STOCK, Placement
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.records import BugRecord
 from fuzzdce.repro import load_script
-from fuzzdce.store import BUG_FILE, REPRO_FILE
+from fuzzdce.store import REPRO_FILE, read_bug
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Replay:
     """One bug replayed: under which placements it still shows."""
 
     folder: Path
-    record: dict
+    record: BugRecord
     failing: list[str] = field(default_factory=list)
     passing: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "name (why)" for placements that could not be applied
@@ -38,7 +38,7 @@ class Replay:
 
     def line(self) -> str:
         r = self.record
-        head = f"{r['id']} [{r['verdict']}, was under {', '.join(r['placements'])}] {', '.join(r['oracles'])} on {', '.join(r['paths'])}: "
+        head = f"{r.id} [{r.verdict}, was under {', '.join(r.placements)}] {', '.join(r.oracles)} on {', '.join(r.paths)}: "
         if self.invalid:
             status = "eager now rejects the program; nothing to reproduce"
         elif self.failing:
@@ -52,17 +52,16 @@ class Replay:
         return head + status
 
 
-def replay_placements(record: dict, chosen: Sequence[Placement] | None) -> tuple[list[Placement], list[str]]:
+def replay_placements(record: BugRecord, chosen: Sequence[Placement] | None) -> tuple[list[Placement], list[str]]:
     """The chosen placements, or every built-in plus those the bug was seen under (a build as
     bug.json names it: NAME=TARGET)."""
     if chosen:
         return list(chosen), []
     placements, skipped = [resolve(name) for name in DEFAULT_PLACEMENTS], []
-    builds = record.get("builds", {})
-    for name in record["placements"]:
+    for name in record.placements:
         if name not in DEFAULT_PLACEMENTS:
             try:
-                placements.append(resolve(builds.get(name, name)))
+                placements.append(resolve(record.builds.get(name, name)))
             except UsageError as e:  # a user placement not importable here: say so, replay the rest
                 skipped.append(f"{name} ({e})")
     return placements, skipped
@@ -73,14 +72,14 @@ def replay_bug(
 ) -> Replay:
     """Rerun the bug saved in ``folder`` under each placement on its paths (``evaluator``:
     default, in this process)."""
-    record = json.loads((folder / BUG_FILE).read_text())
+    record = read_bug(folder)
     placements, skipped = replay_placements(record, chosen)
     result = Replay(folder, record, skipped=skipped)
     program = load_script(folder / REPRO_FILE)
-    evaluations = (evaluator or Evaluator())(program, placements, paths=record["paths"], timeout=timeout)
+    evaluations = (evaluator or Evaluator())(program, placements, paths=list(record.paths), timeout=timeout)
     result.invalid = evaluations[STOCK].invalid
     triaged = triage(evaluations)
-    failing = {name for m in record["members"] for name in triaged.get(m["violation_signature"], (None, ()))[1]}
+    failing = {name for m in record.members for name in triaged.get(m.violation_signature, (None, ()))[1]}
     names = [STOCK, *(p.name for p in placements if not p.is_stock)]
     result.failing = [n for n in names if n in failing]
     result.passing = [n for n in names if n not in failing]

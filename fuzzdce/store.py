@@ -2,9 +2,10 @@
 
 Layout of ``DIR``::
 
-    summary.json                    the campaign's summary (rewritten as the campaign goes)
-    <bug id>/bug.json               verdict, placements, members (path, oracle, message, count, why
-                                    joined, first seen), smallest program, counts, first seen, versions
+    summary.json                    the campaign's ``records.RunSummary`` (rewritten as the campaign goes)
+    <bug id>/bug.json               ``records.BugRecord``: verdict, placements, members (path, oracle,
+                                    message, count, why joined, first seen), smallest program, counts,
+                                    first seen, versions
     <bug id>/repro.py               the standalone reproducer (fuzzdce.repro.script)
     <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
     <bug id>/trace-diff.txt         placement-induced bugs: stock's traces against the placement's
@@ -26,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.errors import UsageError
-from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding
+from fuzzdce.findings import Bug
 from fuzzdce.model import STOCK
+from fuzzdce.records import BugRecord, RunSummary
 from fuzzdce.repro import script
-from fuzzdce.versions import versions
+from fuzzdce.vocabulary import Verdict
 
+DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
 BUG_FILE = "bug.json"
 LEGACY_FINDING_FILE = "finding.json"  # one folder per finding, as campaigns before bugs wrote them
 SUMMARY_FILE = "summary.json"
@@ -51,56 +54,28 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def member_record(finding: Finding, why: str = "", run_id: str | None = None) -> dict[str, Any]:
-    """One finding of a bug: where it showed, how, how often (in all, and by run: ``fuzzdce merge``
-    counts each run once), and why it belongs to the bug."""
-    v = finding.violation
-    by_run = {"counts_by_run": {run_id: finding.count}} if run_id is not None else {}
-    return {
-        "id": finding.id,
-        "signature": finding.signature,
-        "violation_signature": finding.violation_signature,
-        "path": v.path,
-        "oracle": v.oracle,
-        "error_type": v.error_type,
-        "frame": v.frame,
-        "message": v.message,
-        "count": finding.count,
-        **by_run,
-        "n_ops": finding.program.n_ops,
-        "confirmed": finding.confirmed,
-        "known": finding.known_reason,
-        "why": why,
-        "first_seen_seconds": finding.first_seen_seconds,
-    }
+def read_json(path: Path) -> dict[str, Any]:
+    """A record file's JSON; UsageError naming the file when it is unreadable or not JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"{path}: cannot read it as JSON ({e})") from None
 
 
-def bug_record(bug: Bug, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """What bug.json holds; ``run_id`` (the run writing it) keys each member's ``counts_by_run``;
-    ``builds``: NAME -> NAME=TARGET of the campaign's builds (``builds.build_specs``)."""
-    program = bug.program
-    return {
-        "id": bug.id,
-        "key": bug.key,
-        "verdict": bug.verdict,
-        "placements": list(bug.placements),
-        "placement": bug.placement,
-        "builds": {name: spec for name, spec in (builds or {}).items() if name in bug.placements},  # NAME -> NAME=TARGET
-        "paths": bug.paths(),
-        "oracles": bug.oracles(),
-        "message": bug.smallest.violation.message,
-        "count": bug.count,
-        "first_seen_seconds": bug.first_seen_seconds,  # seconds from the campaign's start, earliest member
-        "n_ops": program.n_ops,
-        "ops": list(program.ops),
-        "program": program.source(),
-        "inputs": program.inputs_source(),
-        "known": bug.known_reason,
-        "confirmed": bug.confirmed,
-        "shrink": bug.shrink_note,  # set when the program is not known to be at its minimum
-        "members": [member_record(f, bug.why.get(f.signature, ""), run_id) for f in bug.members],
-        "versions": versions(),
-    }
+def read_bug(folder: Path) -> BugRecord:
+    """The bug saved in ``folder`` (its bug.json, any version)."""
+    return BugRecord.from_json(read_json(folder / BUG_FILE))
+
+
+def read_bugs(root: Path) -> list[tuple[BugRecord, Path]]:
+    """Every bug saved in the findings folder ``root``, with its folder, by id."""
+    return [(read_bug(folder), folder) for folder in sorted(p.parent for p in root.glob(f"*/{BUG_FILE}"))]
+
+
+def read_summary(root: Path) -> RunSummary | None:
+    """The findings folder's summary.json (any version), or None when it has none."""
+    path = root / SUMMARY_FILE
+    return RunSummary.from_json(read_json(path)) if path.is_file() else None
 
 
 def _file_label(label: str) -> str:
@@ -157,7 +132,7 @@ class FindingsFolder:
 
     def write_record(self, bug: Bug) -> None:
         """bug.json only: cheap enough for every occurrence (a count changes)."""
-        write_atomically(self.folder(bug) / BUG_FILE, json.dumps(bug_record(bug, self.run_id, self.builds), indent=2) + "\n")
+        write_bug(self.folder(bug), BugRecord.of(bug, self.run_id, self.builds))
 
     def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
         """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
@@ -173,7 +148,7 @@ class FindingsFolder:
                     write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
             diff_file = folder / TRACE_DIFF_FILE
             diff_file.unlink(missing_ok=True)
-            if bug.verdict == PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
+            if bug.verdict == Verdict.PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
                 write_atomically(diff_file, trace_diff(traces[STOCK], traces[bug.placement], bug.placement))
         self.write_record(bug)  # last: a bug.json means the folder is complete
 
@@ -188,8 +163,13 @@ class FindingsFolder:
                 if child.is_dir() and (child / BUG_FILE).exists() and child.name not in keep:
                     shutil.rmtree(child)
 
-    def write_summary(self, summary: Mapping[str, Any]) -> None:
-        write_atomically(self.root / SUMMARY_FILE, json.dumps(summary, indent=2, default=str) + "\n")
+    def write_summary(self, summary: RunSummary) -> None:
+        write_atomically(self.root / SUMMARY_FILE, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
+
+
+def write_bug(folder: Path, record: BugRecord) -> None:
+    """``folder``/bug.json: written last of a bug's files, since a bug.json means the folder is complete."""
+    write_atomically(folder / BUG_FILE, json.dumps(record.to_json(), indent=2) + "\n")
 
 
 def bug_folders(path: str | os.PathLike) -> list[Path]:

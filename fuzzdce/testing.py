@@ -22,8 +22,8 @@ from fuzzdce.config import CampaignConfig
 from fuzzdce.evaluate import Evaluator
 from fuzzdce.paths import DEFAULT_PATHS
 from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
-from fuzzdce.profiles import DEFAULT_FINDINGS_DIR
 from fuzzdce.report import render
+from fuzzdce.store import DEFAULT_FINDINGS_DIR
 
 
 def fuzz_test(

@@ -90,13 +90,13 @@ def findings(tmp_path_factory) -> Path:
 
 def test_summary_has_a_timeline_and_bugs_when_they_were_first_seen(findings):
     summary = load_summary(findings)
-    timeline = summary["timeline"]
+    timeline = summary.timeline
     assert [s["programs"] for s in timeline] == [1, 2, 3, 3]  # each progress line, then the end
     assert [s["seconds"] for s in timeline] == sorted(s["seconds"] for s in timeline)
-    assert timeline[-1]["bugs"] == summary["n_bugs"] == 2
+    assert timeline[-1]["bugs"] == summary.n_bugs == 2
     for bug in load_bugs(findings):
-        members = [m["first_seen_seconds"] for m in bug["members"]]
-        assert bug["first_seen_seconds"] == min(members) and 0 <= min(members) <= timeline[-1]["seconds"]
+        members = [m.first_seen_seconds for m in bug.members]
+        assert bug.first_seen_seconds == min(members) and 0 <= min(members) <= timeline[-1]["seconds"]
 
 
 def test_lanes_timelines_combine_on_one_clock():
@@ -169,7 +169,7 @@ def empty_charts(html: str) -> list[str]:
 
 
 def test_the_checker_finds_charts_with_no_drawn_elements(findings):
-    empty = dict(load_summary(findings), timeline=[sample(0, 0, 0)], op_counts={}, dce_activity={})
+    empty = dataclasses.replace(load_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
     html = page(empty, [], findings)
     assert {t.split(" (")[0] for t in empty_charts(html)} >= {"Programs per minute over time", "Steps drawn per op"}
     assert not empty_charts(page(load_summary(findings), load_bugs(findings), findings))
@@ -265,7 +265,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
 
     # It rendered: the browser's DOM has every bug and every chart, each with drawn data marks.
     for bug in load_bugs(findings):
-        assert f"bug {bug['id']}" in dom
+        assert f"bug {bug.id}" in dom
     charts = Charts()
     charts.feed(dom)
     for title in CHART_TITLES:
@@ -277,7 +277,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
 
     # The charts drew pixels; the same page with empty charts draws none.
     assert data_pixels(png) > 2000
-    blank = dict(load_summary(findings), timeline=[], op_counts={}, dce_activity={}, paths=[], counts=[])
+    blank = dataclasses.replace(load_summary(findings), timeline=(), op_counts={}, dce_activity={}, paths=(), counts=())
     (tmp_path / "blank.html").write_text(page(blank, [], findings))
     screenshot(tmp_path / "blank.html", tmp_path / "blank.png")
     assert data_pixels(tmp_path / "blank.png") == 0

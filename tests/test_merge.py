@@ -12,6 +12,7 @@ from fuzzdce.issue import issue_markdown
 from fuzzdce.merge import merge
 from fuzzdce.signatures import short_id
 from fuzzdce.store import bug_folders
+from fuzzdce.vocabulary import Verdict
 
 ONE_OP = "def program(v0):\n    v1 = torch.add(v0, v0)\n    return (v1,)\n"
 TWO_OPS = "def program(v0):\n    v1 = torch.add(v0, v0)\n    v2 = torch.cos(v1)\n    return (v2,)\n"
@@ -90,15 +91,16 @@ def comparable(folder: Path) -> dict:
 def test_bugs_sharing_a_member_are_one_bug_with_the_smallest_program_and_summed_counts(shards, tmp_path):
     a, b = shards
     merged = merge(tmp_path / "m", [a, b])
-    (joined,) = [r for r in merged.bugs if r["verdict"] == "placement-induced"]
-    assert joined["key"] == "K2" and joined["id"] == short_id("K2") and joined["program"] == ONE_OP
-    assert {m["signature"]: m["count"] for m in joined["members"]} == {"S1": 3, "S2": 6, "S3": 1}
-    assert joined["count"] == 10 and joined["paths"] == ["jit", "jit-grad", "thunderfx"]
-    assert joined["members"][[m["signature"] for m in joined["members"]].index("S2")]["counts_by_run"] == {"7:0/2": 2, "7:1/2": 4}
-    assert joined["first_seen_seconds"] == 10.0
-    assert (tmp_path / "m" / joined["id"] / "repro.py").read_text() == "# from b\n"
-    assert (tmp_path / "m" / joined["id"] / "traces" / "stock" / "00-t.txt").is_file()
-    s = merged.summary
+    (joined,) = [r for r in merged.bugs if r.verdict == Verdict.PLACEMENT_INDUCED]
+    assert joined.key == "K2" and joined.id == short_id("K2") and joined.program == ONE_OP
+    assert {m.signature: m.count for m in joined.members} == {"S1": 3, "S2": 6, "S3": 1}
+    assert joined.count == 10 and joined.paths == ("jit", "jit-grad", "thunderfx")
+    assert next(m for m in joined.members if m.signature == "S2").counts_by_run == {"7:0/2": 2, "7:1/2": 4}
+    assert joined.first_seen_seconds == 10.0
+    assert (tmp_path / "m" / joined.id / "repro.py").read_text() == "# from b\n"
+    assert (tmp_path / "m" / joined.id / "traces" / "stock" / "00-t.txt").is_file()
+    s = json.loads((tmp_path / "m" / "summary.json").read_text())
+    assert s == merged.summary.to_json()
     assert s["programs"] == 30 and s["invalid_programs"] == 2 and s["evaluation_seconds"] == 60.0
     assert s["wall_seconds"] == 120.0 and s["machine_seconds"] == 220.0 and s["programs_per_minute"] == 15.0
     assert s["n_bugs"] == 2 and s["n_findings"] == 4 and s["new_placement_induced"] == 1 and s["campaign_seed"] == 7
@@ -121,8 +123,8 @@ def test_bugs_with_the_same_key_are_joined(tmp_path):
     a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("K", [member("S1", 2)])])
     b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("K", [member("S9", 3)], program=TWO_OPS)])
     (joined,) = merge(tmp_path / "m", [a, b]).bugs
-    assert joined["count"] == 5 and [m["signature"] for m in joined["members"]] == ["S1", "S9"]
-    assert merge(tmp_path / "m2", [a, b]).summary["campaign_seed"] is None  # two campaigns
+    assert joined.count == 5 and [m.signature for m in joined.members] == ["S1", "S9"]
+    assert merge(tmp_path / "m2", [a, b]).summary.campaign_seed is None  # two campaigns
 
 
 def test_merging_is_idempotent_and_order_independent(shards, tmp_path):
@@ -134,7 +136,7 @@ def test_merging_is_idempotent_and_order_independent(shards, tmp_path):
     expected = comparable(tmp_path / "ab")
     for other in ("ba", "ab_b", "ab_ab", "a_ab"):
         assert comparable(tmp_path / other) == expected, other
-    assert ab.summary["programs"] == ba.summary["programs"] == 30
+    assert ab.summary.programs == ba.summary.programs == 30
 
 
 def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_path):
@@ -142,7 +144,7 @@ def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_
     late = write_folder(tmp_path / "late", run_summary("3:0/1", 9, 20.0), [bug("K", [member("S", 5)])])
     for order in ([early, late], [late, early]):
         merged = merge(tmp_path / f"m-{order[0].name}", order)
-        assert merged.summary["programs"] == 9 and merged.bugs[0]["count"] == 5
+        assert merged.summary.programs == 9 and merged.bugs[0].count == 5
 
 
 def test_counts_by_run_are_derived_for_folders_written_without_them(tmp_path):
@@ -150,7 +152,7 @@ def test_counts_by_run_are_derived_for_folders_written_without_them(tmp_path):
         tmp_path / "old", {k: v for k, v in run_summary("4:0/1", 2, 1.0).items() if k != "run_id"}, [bug("K", [member("S", 2)])]
     )
     merged = merge(tmp_path / "m", [old, old])
-    assert merged.bugs[0]["count"] == 2 and merged.summary["programs"] == 2
+    assert merged.bugs[0].count == 2 and merged.summary.programs == 2
 
 
 def test_exit_code_known_file_and_markdown(shards, tmp_path, capsys):
@@ -173,7 +175,7 @@ def test_a_merged_folder_serves_issue_and_bug_folders(shards, tmp_path):
     a, b = shards
     merged = merge(tmp_path / "m", [a, b])
     assert len(bug_folders(tmp_path / "m")) == 2
-    body = issue_markdown(tmp_path / "m" / merged.bugs[0]["id"])
+    body = issue_markdown(tmp_path / "m" / merged.bugs[0].id)
     assert "torch.add(v0, v0)" in body and "10 occurrences" in body
 
 

@@ -42,6 +42,17 @@ def test_unknown_profile_names_the_choices():
         profiles.load("weekly")
 
 
+def test_the_plugin_names_the_findings_folder_fuzzdce_run_writes_without_importing_thunder():
+    import subprocess
+    import sys
+
+    from fuzzdce import pytest_plugin, store
+
+    assert pytest_plugin.DEFAULT_FINDINGS_DIR == store.DEFAULT_FINDINGS_DIR
+    loaded = "import sys, fuzzdce.pytest_plugin; print('thunder' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", loaded], capture_output=True, text=True).stdout.strip() == "False"
+
+
 def test_bad_profile_on_the_command_line_is_a_usage_error(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--fuzz-profile", "weekly", "-p", "no:cacheprovider")

@@ -11,6 +11,7 @@ from fuzzdce.config import CampaignConfig, derive_seed
 from fuzzdce.errors import UsageError
 from fuzzdce.merge import merge
 from fuzzdce.shards import parse, resolve
+from fuzzdce.vocabulary import Verdict
 
 # --- which shard ------------------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ def test_shards_run_their_own_programs_and_say_which_shard(campaigns):
 
 def test_two_shards_merged_equal_one_process_of_as_many_programs(campaigns):
     root, shards, merged, _, _, (single_code, single) = campaigns
-    s = merged.summary
+    s = merged.summary.to_json()
     # ``programs`` counts shrink steps too, and how many each run's shrinking takes depends on what it
     # drew: the single run generates as many programs as both shards (2 x PER_SHARD), and totals are
     # compared with the shards' sums, exactly.
@@ -167,4 +168,4 @@ def test_the_report_of_a_merged_folder_lists_its_runs_and_bugs(campaigns):
     root, _, merged, *_ = campaigns
     html = write_report(root / "merged", root / "merged.html").read_text()
     assert f"run {SEED}:0/2" in html and f"run {SEED}:1/2" in html
-    assert all(f"bug {b['id']}" in html for b in merged.summary["bugs"]["placement-induced"])
+    assert all(f"bug {b.id}" in html for b in merged.bugs if b.verdict == Verdict.PLACEMENT_INDUCED)
