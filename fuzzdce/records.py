@@ -487,6 +487,7 @@ def distinct_counts(findings) -> Counter:
 def campaign_summary(campaign) -> RunSummary:
     """Everything a campaign (``campaign.Campaign``) measured, and its bugs."""
     s, store = campaign.stats, campaign.store
+    folder = campaign.folder
     distinct = distinct_counts(store)
     bugs = campaign.ledger.bugs()
     config = campaign.config
@@ -504,7 +505,7 @@ def campaign_summary(campaign) -> RunSummary:
         unsupported_splits=s.unsupported_splits,
         phases=dict(s.phases),
         generation_ended=tuple(s.generation_ended),
-        bugs=tuple(BugRecord.of(b, campaign.folder.run_id if campaign.folder is not None else None) for b in bugs),
+        bugs=tuple(BugRecord.of(b, folder.run_id, folder.builds) if folder else BugRecord.of(b) for b in bugs),
         counts=tuple(
             {
                 "placement": p,
