@@ -156,7 +156,7 @@ def planted_campaign(planted_build, tmp_path_factory):
     folder = tmp_path_factory.mktemp("findings")
     # A few ops, the planted one among them, so that it is drawn whatever the generator's other choices.
     ops = ("add", "mul", "abs", "exp", "cos", "sum_all")
-    config = CampaignConfig(
+    config = CampaignConfig.of(
         (STOCK, planted_build), ("jit",), max_examples=12, seed=0, findings_dir=str(folder), timeout=60.0, ops=ops
     )
     campaign = Campaign(config, log=lambda line: None)
