@@ -195,7 +195,7 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
     config = config_from(parser().parse_args(["run", "--build", planted_build, "--path", "jit"]))
     assert [p.name for p in config.resolved_placements()] == [STOCK, "planted"]
     both = config_from(parser().parse_args(["run", "--placement", "symcall", "--build", planted_build]))
-    assert both.placements == ("symcall", planted_build)
+    assert both.scope.placements == ("symcall", planted_build)
 
 
 @pytest.mark.parametrize(
