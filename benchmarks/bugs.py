@@ -39,7 +39,7 @@ def main() -> None:
 
     quiet_library_warnings()
     with tempfile.TemporaryDirectory() as folder:
-        config = CampaignConfig(
+        config = CampaignConfig.of(
             placements=(*DEFAULT_PLACEMENTS, *args.planted),
             paths=tuple(args.path or DEFAULT_PATHS),
             max_examples=args.max_examples,
@@ -58,7 +58,7 @@ def main() -> None:
         wall = time.perf_counter() - start
     bugs = campaign.ledger.bugs()
     print(
-        f"campaign: placements {', '.join(config.placements)}; {len(config.paths)} paths; seed {args.seed}; "
+        f"campaign: placements {', '.join(config.scope.placements)}; {len(config.scope.paths)} paths; seed {args.seed}; "
         f"budget {args.time_budget} s; {args.jobs} lanes; {campaign.stats.programs} programs; wall {wall:.0f} s"
     )
     for verdict in (PLACEMENT_INDUCED, BASELINE):

@@ -94,7 +94,7 @@ def throughput(jobs: int, seconds: int, paths) -> float:
     from fuzzdce.lanes import run_lanes
 
     with tempfile.TemporaryDirectory() as folder:
-        config = CampaignConfig(
+        config = CampaignConfig.of(
             placements=("stock", "symcall"),
             paths=tuple(paths),
             max_examples=100_000,
@@ -128,7 +128,7 @@ def time_to_first_finding(paths, limit: int = 600) -> float | None:
             campaign.stop()  # the figure is measured
 
     with tempfile.TemporaryDirectory() as folder:
-        config = CampaignConfig(
+        config = CampaignConfig.of(
             placements=("stock", "symcall"),
             paths=tuple(paths),
             max_examples=10_000,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from fuzzdce.builds import build_specs
 from fuzzdce.config import CampaignConfig
-from fuzzdce.driver import HypothesisDriver, current_choices
+from fuzzdce.driver import DriverSettings, HypothesisDriver, current_choices
 from fuzzdce.evaluate import Evaluator
 from fuzzdce.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, triage
 from fuzzdce.ledger import Ledger, Log, shown_traces
@@ -29,7 +29,6 @@ from fuzzdce.memory import MemoryReport, ProcessMemory
 from fuzzdce.program import Program
 from fuzzdce.records import campaign_summary
 from fuzzdce.sandbox import SandboxedJobs
-from fuzzdce.steering import Steering
 from fuzzdce.store import FindingsFolder
 from fuzzdce.timeline import sample
 
@@ -65,10 +64,10 @@ def stderr_log(line: str) -> None:
 
 
 class Campaign:
-    """Fuzz ``config.placements`` x ``config.paths``.
+    """Fuzz ``config.scope.placements`` x ``config.scope.paths``; the driver's host (``DriverHost``).
 
     ``evaluator``: who evaluates programs (default: in this process, or in a sandboxed worker when
-    ``config.sandbox``). ``run_round``: handed to the driver (tests give a stand-in Hypothesis run).
+    ``config.workers.sandbox``). ``run_round``: handed to the driver (tests give a stand-in Hypothesis run).
     ``process``: what summary.json's memory entry calls this process ("driver", "lane 0"); its
     worker is "<process> worker". ``recycle_rss_mb``: past this resident size, stop after the
     current round (``recycled`` is then set; a lane's parent starts a fresh process to go on).
@@ -90,55 +89,55 @@ class Campaign:
         self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
-        self.paths = list(config.paths)
-        self.seed = config.seed
+        self.paths = list(config.scope.paths)
+        self.seed = config.budget.seed
         self.log = log
         if evaluator is None:
-            evaluator = Evaluator(self.sandbox(config) if config.sandbox else None)
+            evaluator = Evaluator(self.sandbox(config) if config.workers.sandbox else None)
         self.evaluator = evaluator
+        output, time_budget = config.output, config.budget.time_budget
         builds = build_specs(self.placements)  # what the records and reproducers select a build by
-        folder = FindingsFolder(config.findings_dir, config.run_id, builds) if config.findings_dir is not None else None
-        self.epoch = config.started_at or time.time()  # wall-clock start of the timeline's clock
-        self.ledger = Ledger([p.name for p in self.placements], known=config.known, folder=folder, log=log, clock=self.clock)
+        folder = FindingsFolder(output.findings_dir, config.run_id, builds) if output.findings_dir is not None else None
+        self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
+        self.ledger = Ledger([p.name for p in self.placements], known=output.known, folder=folder, log=log, clock=self.clock)
         # Shrinking and grouping after generation: half the time budget again (README, "Rounds").
-        self.ledger.shrink_budget = SHRINK_SHARE * config.time_budget if config.time_budget else None
-        self.ledger.shrink_baseline = config.shrink_baseline
+        self.ledger.shrink_budget = SHRINK_SHARE * time_budget if time_budget else None
+        self.ledger.shrink_baseline = config.scope.shrink_baseline
         settings = config.settings()
         self.max_examples = config.examples(settings)
         self.full_evaluations = 0  # programs evaluated under every placement and path
         self.distinct_programs: set[Program] = set()  # those programs, each once
-        self.driver = HypothesisDriver(
-            self.observe,
-            self.ledger,
-            settings=settings,
-            max_examples=self.max_examples,
-            spent=lambda: self.full_evaluations,
-            distinct=lambda: len(self.distinct_programs),
-            seed=config.seed,
-            time_budget=config.time_budget,
-            progress=self.progress,
-            progress_every=config.progress_every,
-            run_round=run_round,
-            catalog=config.catalog(),
-            steering=Steering() if config.steer else None,
-            pause=self.grown_too_large,
-        )
+        self.driver = HypothesisDriver(self, self.driver_settings(settings), run_round=run_round)
         self.interrupted = False
         self.started = time.monotonic()
         self._shrink_deadline: float | None = None
         # Settled minimal programs evaluated everywhere -> the marks of what each shows (``group``).
         self.shown: dict[Program, set[str]] = {}
 
+    def driver_settings(self, settings) -> DriverSettings:
+        """What the driver generates, from the configuration and the Hypothesis ``settings``."""
+        config = self.config
+        return DriverSettings(
+            hypothesis=settings,
+            max_examples=self.max_examples,
+            seed=config.budget.seed,
+            time_budget=config.budget.time_budget,
+            progress_every=config.output.progress_every,
+            catalog=config.catalog(),
+            steer=config.scope.steer,
+        )
+
     def clock(self) -> float:
-        """Seconds since the campaign started (``config.started_at`` when given)."""
+        """Seconds since the campaign started (``config.budget.started_at`` when given)."""
         return time.time() - self.epoch
 
     def sandbox(self, config: CampaignConfig) -> SandboxedJobs:
         """A sandboxed worker with the configured limits, recycled as configured."""
+        workers = config.workers
         return SandboxedJobs(
-            memory_limit_mb=config.memory_limit_mb,
-            recycle_jobs=config.recycle_jobs,
-            recycle_rss_mb=config.recycle_rss_mb,
+            memory_limit_mb=workers.memory_limit_mb,
+            recycle_jobs=workers.recycle_jobs,
+            recycle_rss_mb=workers.recycle_rss_mb,
             name=f"{self.own_memory.process} worker",
             log=self.log,
         )
@@ -156,8 +155,26 @@ class Campaign:
         report.merge(self.absorbed_memory)
         return report
 
-    def grown_too_large(self) -> bool:
-        """Asked between rounds: is this process past its recycling threshold?"""
+    # --- the driver's host (driver.DriverHost) ----------------------------------------------------
+
+    def examine(self, program: Program, choices: tuple | None, weights: object) -> list[Finding]:
+        """A program the driver drew: observed, its time counted as generation's evaluation time."""
+        start = time.perf_counter()
+        changed = self.observe(program, choices, weights)
+        self.stats.seconds += time.perf_counter() - start
+        return changed
+
+    def evaluated(self) -> int:
+        return self.full_evaluations
+
+    def distinct(self) -> int:
+        return len(self.distinct_programs)
+
+    def new_round(self) -> None:
+        self.ledger.new_round()
+
+    def should_pause(self) -> bool:
+        """Asked between programs and rounds: is this process past its recycling threshold?"""
         if not self.recycle_rss_mb:
             return False
         self.own_memory.observe_self()
@@ -192,7 +209,7 @@ class Campaign:
         before is not evaluated again (programs are deterministic)."""
         if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
-        evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
+        evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
         self.full_evaluations += 1
         self.distinct_programs.add(program)
         self.ledger.count(program, evaluations)
@@ -278,7 +295,7 @@ class Campaign:
 
         def reproduces(program: Program) -> bool:
             started = time.perf_counter()
-            evaluations = self.evaluator(program, showing, paths=paths, timeout=self.config.timeout)
+            evaluations = self.evaluator(program, showing, paths=paths, timeout=self.config.workers.timeout)
             self.ledger.shrink_seconds[key] += time.perf_counter() - started
             hits = {
                 sig
@@ -389,14 +406,15 @@ class Campaign:
     def run(self) -> FindingStore:
         """Generate, shrink, confirm and write; Ctrl-C or SIGTERM stops it cleanly."""
         self.started = time.monotonic()
-        self.epoch = self.config.started_at or time.time()
-        ops = f"ops {', '.join(self.config.ops)}; " if self.config.ops else ""
+        self.epoch = self.config.budget.started_at or time.time()
+        chosen_ops = self.config.scope.ops
+        ops = f"ops {', '.join(chosen_ops)}; " if chosen_ops else ""
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
             f"{ops}{self.max_examples} programs; {self.seed_line()}"
         )
         if self.folder is not None:
-            if self.config.clear_findings:
+            if self.config.output.clear_findings:
                 self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
@@ -428,7 +446,7 @@ class Campaign:
     def seed_line(self) -> str:
         """The seed, and for a shard which one: enough to rerun exactly this run."""
         c = self.config
-        if c.shards == 1:
+        if c.budget.shards == 1:
             return f"seed {self.seed} (rerun with --seed {self.seed})"
         return (
             f"shard {c.shard_label} of campaign seed {c.root_seed}, seed {self.seed} "
@@ -440,7 +458,7 @@ class Campaign:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
-            if self.config.confirm and not self.interrupted:
+            if self.config.output.confirm and not self.interrupted:
                 self.log(f"fuzzdce: grouping {len(self.store.groups())} groups: each minimal program on every path")
                 self.group()
                 confirm_start = time.perf_counter()
@@ -458,8 +476,10 @@ class Campaign:
 
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""
-        return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.timeout)
+        return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
 
     def replay(self, finding: Finding):
         """The finding's smallest program evaluated on its path under every placement."""
-        return self.evaluator(finding.program, self.placements, paths=[finding.violation.path], timeout=self.config.timeout)
+        return self.evaluator(
+            finding.program, self.placements, paths=[finding.violation.path], timeout=self.config.workers.timeout
+        )

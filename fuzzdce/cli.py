@@ -6,6 +6,8 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzdce.builds import BuildWorker, against_spec
@@ -62,10 +64,8 @@ def seed_value(text: str) -> int:
     return value
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="fuzzdce", description="Differential fuzzing of Thunder's DCE placements.")
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = commands.add_parser("run", help="run a fuzzing campaign")
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """``fuzzdce run``'s flags: what to fuzz, how much, with which workers, where results go."""
     run.add_argument(
         "--placement",
         action="append",
@@ -184,19 +184,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="how many shards, for schedulers that export only the index (Kubernetes indexed Jobs' JOB_COMPLETION_INDEX)",
     )
-    add_replay_parser(commands)
-    add_merge_parser(commands)
-    add_issue_parser(commands)
-    add_ops_parser(commands)
-    add_report_parser(commands)
-    doctor = commands.add_parser(
-        "doctor", help="print python, torch and Thunder (with its path) and what each built-in placement means here"
-    )
-    add_build_argument(doctor)
-    return top
 
 
-def add_build_argument(command) -> None:
+def add_build_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--build",
         action="append",
@@ -219,8 +209,7 @@ def add_build_argument(command) -> None:
     )
 
 
-def add_replay_parser(commands) -> None:
-    replay = commands.add_parser("replay", help="rerun saved bugs under every placement; say which still fail")
+def add_replay_arguments(replay: argparse.ArgumentParser) -> None:
     replay.add_argument(
         "target", metavar="BUG_OR_PATH", help="a bug id (in --findings), a bug folder, or a findings folder holding several"
     )
@@ -235,12 +224,7 @@ def add_replay_parser(commands) -> None:
     replay.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
 
 
-def add_merge_parser(commands) -> None:
-    merge = commands.add_parser(
-        "merge",
-        help="join findings folders (shards of one campaign, separate runs, merged folders) into one; "
-        "exit 1 on any new placement-induced bug",
-    )
+def add_merge_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("out", metavar="OUT", help="the merged findings folder (its earlier bugs and summary are replaced)")
     merge.add_argument(
         "inputs", nargs="+", metavar="DIR", help="findings folders to join (each with summary.json or bug folders)"
@@ -251,22 +235,17 @@ def add_merge_parser(commands) -> None:
     )
 
 
-def add_issue_parser(commands) -> None:
-    issue = commands.add_parser("issue", help="print a Markdown issue body for one bug, ready to paste into Thunder's tracker")
+def add_issue_arguments(issue: argparse.ArgumentParser) -> None:
     issue.add_argument("bug", metavar="BUG", help="a bug id (or a unique prefix of one), or a bug folder")
     issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
 
 
-def add_report_parser(commands) -> None:
-    report = commands.add_parser(
-        "report", help="write one self-contained HTML page for a findings folder: bugs, charts over time, coverage"
-    )
+def add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("folder", metavar="DIR", help="findings folder (reads DIR/summary.json and DIR/*/bug.json)")
     report.add_argument("--output", metavar="FILE", help=f"where to write the page (default: DIR/{REPORT_FILE})")
 
 
-def add_ops_parser(commands) -> None:
-    ops = commands.add_parser("ops", help="list the op catalog and how often the last campaign exercised each op")
+def add_ops_arguments(ops: argparse.ArgumentParser) -> None:
     ops.add_argument(
         "--findings",
         default=DEFAULT_FINDINGS_DIR,
@@ -295,22 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the command line itself (not a caller in this process): may start afresh
         same_hash_seed_everywhere(args)
     quiet_library_warnings()
-    if args.command == "ops":
-        return list_ops(args.findings)
     try:
-        if args.command == "doctor":
-            return doctor_main(args)
-        if args.command == "replay":
-            return replay_main(args)
-        if args.command == "merge":
-            return merge_main(args)
-        if args.command == "report":
-            print(f"fuzzdce: report written to {write_report(args.folder, args.output)}")
-            return 0
-        if args.command == "issue":
-            print(issue_markdown(find_bug(args.findings, args.bug)), end="")
-            return 0
-        return run_main(args)
+        return SUBCOMMANDS_BY_NAME[args.command].run(args)
     except UsageError as e:
         print(f"fuzzdce: error: {e}", file=sys.stderr)
         return 2
@@ -437,6 +402,74 @@ def replay_main(args) -> int:
     still = sum(r.still_fails for r in results)
     print(f"fuzzdce replay: {still} of {len(results)} bugs still fail")
     return 1 if still else 0
+
+
+def report_main(args) -> int:
+    """``fuzzdce report``: the HTML page written, and where."""
+    print(f"fuzzdce: report written to {write_report(args.folder, args.output)}")
+    return 0
+
+
+def issue_main(args) -> int:
+    """``fuzzdce issue``: one bug's Markdown issue body."""
+    print(issue_markdown(find_bug(args.findings, args.bug)), end="")
+    return 0
+
+
+def ops_main(args) -> int:
+    """``fuzzdce ops``: the catalog, with the last campaign's counts."""
+    return list_ops(args.findings)
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``fuzzdce`` subcommand: its name and help, what adds its arguments to its parser, and
+    what runs it on the parsed arguments (returning the exit code)."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# In the order ``fuzzdce --help`` lists them.
+SUBCOMMANDS = (
+    Subcommand("run", "run a fuzzing campaign", add_run_arguments, run_main),
+    Subcommand("replay", "rerun saved bugs under every placement; say which still fail", add_replay_arguments, replay_main),
+    Subcommand(
+        "merge",
+        "join findings folders (shards of one campaign, separate runs, merged folders) into one; "
+        "exit 1 on any new placement-induced bug",
+        add_merge_arguments,
+        merge_main,
+    ),
+    Subcommand(
+        "issue", "print a Markdown issue body for one bug, ready to paste into Thunder's tracker", add_issue_arguments, issue_main
+    ),
+    Subcommand("ops", "list the op catalog and how often the last campaign exercised each op", add_ops_arguments, ops_main),
+    Subcommand(
+        "report",
+        "write one self-contained HTML page for a findings folder: bugs, charts over time, coverage",
+        add_report_arguments,
+        report_main,
+    ),
+    Subcommand(
+        "doctor",
+        "print python, torch and Thunder (with its path) and what each built-in placement means here",
+        add_build_argument,
+        doctor_main,
+    ),
+)
+SUBCOMMANDS_BY_NAME = {command.name: command for command in SUBCOMMANDS}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``fuzzdce`` parser: one subparser per entry of ``SUBCOMMANDS``."""
+    top = argparse.ArgumentParser(prog="fuzzdce", description="Differential fuzzing of Thunder's DCE placements.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in SUBCOMMANDS:
+        command.add_arguments(commands.add_parser(command.name, help=command.help))
+    return top
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.control import current_build_context
@@ -33,7 +35,6 @@ except ImportError:  # pragma: no cover - another Hypothesis
 
 
 from fuzzdce.config import derive_seed
-from fuzzdce.ledger import Ledger
 from fuzzdce.program import Program
 from fuzzdce.signatures import short_id
 from fuzzdce.steering import ROUND, Steering
@@ -119,65 +120,82 @@ def derived_seed(campaign_seed: int | None, round_number: int) -> int | None:
     return derive_seed(campaign_seed, round_number)
 
 
+class DriverHost(Protocol):
+    """What the driver asks of whoever it generates for (``Campaign``)."""
+
+    def examine(self, program: Program, choices: Choices | None, weights: object) -> object:
+        """Evaluate and record one drawn program in full (a program seen before is not evaluated again)."""
+
+    def evaluated(self) -> int:
+        """Programs evaluated in full so far: what ``max_examples`` counts."""
+
+    def distinct(self) -> int:
+        """Distinct programs evaluated so far: a round that adds none has nothing new to draw."""
+
+    def new_round(self) -> None:
+        """A generation round begins."""
+
+    def progress(self) -> None:
+        """Report progress (asked every ``progress_every`` seconds of a round)."""
+
+    def should_pause(self) -> bool:
+        """Stop generating here, to go on in a fresh process (a lane grown too large)?"""
+
+    def log(self, line: str) -> None:
+        """Tell the user ``line``."""
+
+
+@dataclass(frozen=True)
+class DriverSettings:
+    """How the driver generates: from ``hypothesis`` settings, ``max_examples`` programs (evaluated
+    in full) within ``time_budget`` seconds, rounds seeded from ``seed``, drawn from ``catalog``'s
+    entries, steered when ``steer``; progress every ``progress_every`` seconds."""
+
+    hypothesis: settings
+    max_examples: int
+    seed: int | None = None
+    time_budget: float | None = None
+    progress_every: float = 10.0
+    catalog: tuple[OpSpec, ...] = CATALOG
+    steer: bool = False
+
+
 class HypothesisDriver:
-    """Feeds Hypothesis's programs to ``examine(program, choices, weights)`` (evaluate and record one
-    program in full) until ``max_examples`` full evaluations (counted by ``spent``) or the time
-    budget are spent, or a round draws nothing new (``distinct`` counts the programs evaluated so
-    far, each once).
+    """Feeds Hypothesis's programs to ``host.examine`` until ``max_examples`` full evaluations
+    (``host.evaluated()``) or the time budget are spent, or a round draws nothing new
+    (``host.distinct()`` unchanged).
 
     ``run_round(round_number)`` runs one round (default: a real Hypothesis run, ``hypothesis_test``);
-    tests hand in a stand-in. ``progress()`` is called every ``progress_every`` seconds. ``strategy``
-    entries ``catalog`` programs are drawn from (default: all); ``steering`` weighs them per round.
-    ``pause()`` is asked after each program of a round (the first excepted) and after each round that
-    would be followed by another: True stops the run there, with ``paused`` set (a lane grown too
-    large hands over to a fresh process).
+    tests hand in a stand-in. With ``options.steer``, ``steering`` weighs the catalog per round.
+    ``host.should_pause()`` is asked after each program of a round (the first excepted) and after
+    each round that would be followed by another: True stops the run there, with ``paused`` set (a
+    lane grown too large hands over to a fresh process).
     """
 
-    def __init__(
-        self,
-        examine: Callable[..., object],
-        ledger: Ledger,
-        *,
-        settings: settings,
-        max_examples: int,
-        spent: Callable[[], int],
-        distinct: Callable[[], int] = lambda: 0,
-        seed: int | None = None,
-        time_budget: float | None = None,
-        progress: Callable[[], None] = lambda: None,
-        progress_every: float = 10.0,
-        run_round: Callable[[int], None] | None = None,
-        catalog: tuple[OpSpec, ...] = CATALOG,
-        steering: Steering | None = None,
-        pause: Callable[[], bool] = lambda: False,
-    ) -> None:
-        self.examine = examine
-        self.catalog = catalog
-        self.ledger = ledger
-        self.settings = settings
-        self.max_examples = max_examples
-        self.spent = spent
-        self.distinct = distinct
-        self.seed = seed
-        self.time_budget = time_budget
-        self.progress = progress
-        self.progress_every = progress_every
-        self.steering = steering
+    def __init__(self, host: DriverHost, options: DriverSettings, *, run_round: Callable[[int], None] | None = None) -> None:
+        self.host = host
+        self.options = options
+        self.steering = Steering() if options.steer else None
         self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False
-        self.pause = pause
         self.paused = False
         self.rounds = 0  # rounds run
         self.ended = ""  # why generation ended: "programs", "time", "nothing new", "stopped", "recycled"
         self.weights = None  # the current round's steering weights (None: unsteered)
+
+    @property
+    def settings(self) -> settings:
+        """The Hypothesis settings rounds and shrinks start from."""
+        return self.options.hypothesis
 
     def stop(self) -> None:
         """Generate nothing more (as if the time budget were spent); shrinking stops too."""
         self.stopped = True
 
     def strategy(self, weights=None):
-        return programs(catalog=self.catalog) if weights is None else programs(catalog=self.catalog, weights=weights)
+        catalog = self.options.catalog
+        return programs(catalog=catalog) if weights is None else programs(catalog=catalog, weights=weights)
 
     def hypothesis_test(self, round_number: int = 0) -> Callable[[], None]:
         """The Hypothesis test of one generation round: the programs left to run, a seed of its own,
@@ -188,32 +206,31 @@ class HypothesisDriver:
         base = self.settings
         wanted = (Phase.explicit, Phase.generate, Phase.target) + ((Phase.reuse,) if round_number == 0 else ())
         phases = tuple(p for p in base.phases if p in wanted)
-        chosen_seed = derived_seed(self.seed, round_number)
+        chosen_seed = derived_seed(self.options.seed, round_number)
         overrides = dict(derandomize=False) if chosen_seed is not None else {}
-        left = max(self.max_examples - self.spent(), 1)
+        max_examples = self.options.max_examples
+        left = max(max_examples - self.host.evaluated(), 1)
         self.weights = None
         if self.steering is not None:  # weights fixed for the round; rounds of ROUND programs
             self.weights, left = self.steering.weights(), min(left, ROUND)
         # Room for programs drawn again (each round starts from the simplest program; Hypothesis
         # draws a few twice), which are not evaluated again: the round ends when its programs are
         # spent (``RoundOver``), or when Hypothesis has drawn this many.
-        spent_at_start = self.spent()
+        spent_at_start = self.host.evaluated()
         round_end = spent_at_start + left
         left = 2 * left + 10
         weights = self.weights
 
         def fuzz(program: Program) -> None:
-            if self.out_of_time() or self.spent() >= min(round_end, self.max_examples):
+            if self.out_of_time() or self.host.evaluated() >= min(round_end, max_examples):
                 raise RoundOver
-            if self.spent() > spent_at_start and self.pause():  # grown too large: stop between programs
+            if self.host.evaluated() > spent_at_start and self.host.should_pause():  # grown too large: stop between programs
                 self.paused = True
                 raise RoundOver
-            start = time.perf_counter()
-            self.examine(program, current_choices(), weights)
-            self.ledger.stats.seconds += time.perf_counter() - start
-            if time.monotonic() - last_progress[0] > self.progress_every:
+            self.host.examine(program, current_choices(), weights)
+            if time.monotonic() - last_progress[0] > self.options.progress_every:
                 last_progress[0] = time.monotonic()
-                self.progress()
+                self.host.progress()
 
         test = given(self.strategy(weights))(fuzz)
         if chosen_seed is not None:
@@ -238,7 +255,7 @@ class HypothesisDriver:
             try:
                 database.save(GENERATION_KEY, choices_to_bytes(choices))
             except Exception as e:  # a database gone away loses a replay, not the campaign
-                self.ledger.log(f"fuzzdce: could not save to the example database: {type(e).__name__}: {e}")
+                self.host.log(f"fuzzdce: could not save to the example database: {type(e).__name__}: {e}")
 
     def hypothesis_round(self, round_number: int) -> None:
         """One round, with what Hypothesis prints kept from the user: the findings are fuzzdce's to report."""
@@ -250,7 +267,7 @@ class HypothesisDriver:
 
     def hypothesis_said(self, text: str) -> None:
         if "working to shrink" in str(text):
-            self.ledger.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
+            self.host.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
 
     def out_of_time(self) -> bool:
         """Past the time budget (or stopped), nothing new is generated."""
@@ -258,12 +275,12 @@ class HypothesisDriver:
 
     def run(self) -> None:
         """Generation: rounds until the programs or the time are spent, or a round draws no new program."""
-        if self.time_budget:
-            self.deadline = time.monotonic() + self.time_budget
+        if self.options.time_budget:
+            self.deadline = time.monotonic() + self.options.time_budget
         round_number = 0
         while True:
-            distinct_before = self.distinct()
-            self.ledger.new_round()
+            distinct_before = self.host.distinct()
+            self.host.new_round()
             try:
                 self.run_round(round_number)
             except (FindingFailure, BaseExceptionGroup) as failure:  # a stand-in round may still raise
@@ -280,13 +297,13 @@ class HypothesisDriver:
             if self.out_of_time():
                 self.ended = "time"
                 return
-            if self.spent() >= self.max_examples:
+            if self.host.evaluated() >= self.options.max_examples:
                 self.ended = "programs"
                 return
-            if self.distinct() == distinct_before:
+            if self.host.distinct() == distinct_before:
                 self.ended = "nothing new"  # Hypothesis has no new program to draw
                 return
-            if self.pause():  # between rounds only: nothing is lost but the next round's start
+            if self.host.should_pause():  # between rounds only: nothing is lost but the next round's start
                 self.paused = True
                 self.ended = "recycled"
                 return
@@ -319,8 +336,8 @@ class HypothesisDriver:
                 raise failure_type("shrink")("reproduces")
 
         test = given(self.strategy(weights))(check)
-        if self.seed is not None:
-            test = seed(derive_seed(self.seed, "shrink", *seed_parts))(test)
+        if self.options.seed is not None:
+            test = seed(derive_seed(self.options.seed, "shrink", *seed_parts))(test)
         test = settings(
             self.settings,
             database=database,

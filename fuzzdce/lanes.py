@@ -2,12 +2,12 @@
 
 Lanes share the findings folder (each finding is written atomically as it appears) and the example
 database, and run ``config.lane(i)``: seeds ``seed, seed+1, ...``, and the parent's clock
-(``started_at``). When all lanes are done, their ledgers are merged into one campaign (counts add
+(``budget.started_at``). When all lanes are done, their ledgers are merged into one campaign (counts add
 up, the smallest program and earliest sighting win, timelines combine), confirmed once, and
 written again.
 
 A lane's process grows (about 8 MB a minute, as its worker's does), so past
-``config.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
+``config.workers.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
 parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
 seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
 and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
@@ -16,7 +16,6 @@ each other's: it may find them again (the counts add up; the smallest program wi
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import signal
 import sys
@@ -68,7 +67,7 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
         config,
         log=lambda line: print(prefix + line, file=sys.stderr, flush=True),
         process=f"lane {lane}",
-        recycle_rss_mb=config.recycle_lane_rss_mb,
+        recycle_rss_mb=config.workers.recycle_lane_rss_mb,
     )
     try:
         campaign.run()
@@ -122,8 +121,9 @@ class Lanes:
     def restart(self, report: LaneReport) -> None:
         """Start the lane again in a fresh process, with what is left of its programs and time."""
         seconds_left = None
-        if self.config.time_budget:
-            seconds_left = self.config.time_budget - (time.monotonic() - self.started[report.lane])
+        time_budget = self.config.budget.time_budget
+        if time_budget:
+            seconds_left = time_budget - (time.monotonic() - self.started[report.lane])
             if seconds_left <= 0:
                 return
         if report.programs_left <= 0:
@@ -149,12 +149,10 @@ class Lanes:
 def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> Campaign:
     """Run ``jobs`` lanes of ``config`` and return a campaign holding the merged results (confirmed and written)."""
     # One clock for every lane: their findings' first sightings and timelines compare.
-    config = dataclasses.replace(config.with_seed(), started_at=time.time())
+    config = config.with_seed().replaced(started_at=time.time())
     # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
-    merged = Campaign(
-        dataclasses.replace(config, sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True))
-    )
-    if merged.folder is not None and config.clear_findings:
+    merged = Campaign(config.replaced(sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
+    if merged.folder is not None and config.output.clear_findings:
         merged.folder.clear()
     lanes = Lanes(config, jobs)
     interrupted = False
@@ -168,13 +166,14 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         merged.absorb(report.store, report.stats, report.interrupted, report.memory)
     if interrupted:
         merged.mark_interrupted()
-    if config.time_budget:
+    time_budget = config.budget.time_budget
+    if time_budget:
         # The lanes shrank their own bugs; what their merged grouping shrinks again (groups first
         # seen on another group's program, a recycled lane's) gets what is left of the campaign's
         # budget, and never nothing.
-        from_start = time.time() - config.started_at
-        left = (1 + SHRINK_SHARE) * config.time_budget - from_start
-        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * config.time_budget)
+        from_start = time.time() - config.budget.started_at
+        left = (1 + SHRINK_SHARE) * time_budget - from_start
+        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * time_budget)
     if lanes.unreported:
         merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
     merged.finish()

@@ -51,24 +51,38 @@ def database_from(spec: str | None) -> ExampleDatabase | None:
     return DirectoryBasedExampleDatabase(spec)
 
 
-def register_profiles(database: str | None = None) -> None:
-    """(Re)register the three profiles; ``database`` overrides where dev and nightly keep examples."""
+def profile_settings(database: str | None = None) -> dict[str, dict[str, object]]:
+    """Each fuzz profile's settings; ``database`` overrides where dev and nightly keep examples."""
     # ci keeps no examples and derandomizes, unless a database is named explicitly (a shared
     # campaign): Hypothesis allows a database only without derandomize.
     ci_database = database_from(database) if database else None
-    settings.register_profile(
-        "ci", max_examples=PROFILE_EXAMPLES["ci"], derandomize=ci_database is None, database=ci_database, **_COMMON
-    )
-    settings.register_profile(
-        "dev", max_examples=PROFILE_EXAMPLES["dev"], derandomize=False, database=database_from(database), **_COMMON
-    )
-    settings.register_profile(
-        "nightly",
-        max_examples=PROFILE_EXAMPLES["nightly"],
-        derandomize=False,
-        database=database_from(database),
-        **_COMMON,
-    )
+    return {
+        "ci": dict(max_examples=PROFILE_EXAMPLES["ci"], derandomize=ci_database is None, database=ci_database, **_COMMON),
+        "dev": dict(max_examples=PROFILE_EXAMPLES["dev"], derandomize=False, database=database_from(database), **_COMMON),
+        "nightly": dict(max_examples=PROFILE_EXAMPLES["nightly"], derandomize=False, database=database_from(database), **_COMMON),
+    }
+
+
+def register_profiles(database: str | None = None) -> None:
+    """(Re)register the three profiles; ``database`` overrides where dev and nightly keep examples."""
+    for name, values in profile_settings(database).items():
+        settings.register_profile(name, **values)
+
+
+def register_beside_current(database: str | None = None) -> None:
+    """Register the profiles, loading none: those named like the profile in force are left out
+    (registering under the loaded profile's name replaces the settings in force at once, and under
+    ``$CI`` Hypothesis has loaded its own ``ci``: the user's, not ours to change)."""
+    current = settings.get_current_profile_name()
+    for name, values in profile_settings(database).items():
+        if name != current:
+            settings.register_profile(name, **values)
+
+
+def requested_profile(option: str | None) -> str | None:
+    """The fuzz profile the user asked for: ``option`` (``--fuzz-profile``), else ``$HYPOTHESIS_PROFILE``;
+    None when neither says (then no profile is loaded for them)."""
+    return option or os.environ.get(PROFILE_ENV) or None
 
 
 def default_profile() -> str:

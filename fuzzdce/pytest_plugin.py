@@ -1,8 +1,10 @@
-"""pytest plugin (entry point ``fuzzdce``): fuzz profiles for every Hypothesis test in the run.
+"""pytest plugin (entry point ``fuzzdce``): fuzz profiles for the Hypothesis tests of a run.
 
-``--fuzz-profile NAME`` (or ``HYPOTHESIS_PROFILE=NAME``) loads one of fuzzdce's profiles: ``ci``,
-``dev`` (the default outside CI) or ``nightly``. ``--fuzz-database`` says where examples are kept
-(a directory, ``redis://HOST:PORT``, or ``none``).
+Installed, it is imported in every pytest session of the environment, so it changes nothing the
+user did not ask for: it registers fuzzdce's profiles (``ci``, ``dev``, ``nightly``) and loads one
+only when asked, by ``--fuzz-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``; otherwise the
+Hypothesis settings in force stay the user's. ``--fuzz-database`` says where the profiles keep
+examples (a directory, ``redis://HOST:PORT``, or ``none``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fuzz-profile",
         default=None,
         help=f"fuzz profile: {', '.join(profiles.PROFILE_EXAMPLES)} "
-        f"(default: ${profiles.PROFILE_ENV}, else ci when $CI is set, else dev)",
+        f"(default: ${profiles.PROFILE_ENV}; without either, the Hypothesis profile in force is left as it is)",
     )
     group.addoption(
         "--fuzz-database",
@@ -39,10 +41,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(trylast=True)  # after Hypothesis's own plugin, so our profile is the one in force
+@pytest.hookimpl(trylast=True)  # after Hypothesis's own plugin, so a profile asked for is the one in force
 def pytest_configure(config: pytest.Config) -> None:
+    """Load the fuzz profile the user asked for; else only register the profiles, loading none."""
+    name = profiles.requested_profile(config.getoption("fuzz_profile"))
+    database = config.getoption("fuzz_database")
     try:
-        profiles.load(config.getoption("fuzz_profile"), config.getoption("fuzz_database"))
+        if name is None:
+            profiles.register_beside_current(database)
+        else:
+            profiles.load(name, database)
     except UsageError as e:
         raise pytest.UsageError(str(e)) from None
 

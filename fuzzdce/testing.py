@@ -43,9 +43,7 @@ def fuzz_test(
     def test_fuzzdce(request) -> None:
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
-        config = CampaignConfig(
-            placements=tuple(placements), paths=tuple(paths), timeout=timeout, findings_dir=findings_dir, shrink_baseline=False
-        )
+        config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False)
         campaign = Campaign(config, evaluator=evaluator, log=lambda line: print(line, file=sys.stderr))
         try:
             campaign.driver.hypothesis_round(0)  # generation: every program evaluated in full

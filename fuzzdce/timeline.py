@@ -1,7 +1,7 @@
 """A campaign over time: summary.json's ``timeline``, samples of programs evaluated and distinct
 bugs found so far, ``{"seconds": ..., "programs": ..., "bugs": ...}``, seconds from the campaign's
 start. A campaign samples at each progress line and at its end; a lanes run combines its lanes'
-timelines (``combine``), which share the parent's clock (``CampaignConfig.started_at``).
+timelines (``combine``), which share the parent's clock (``CampaignConfig.budget.started_at``).
 """
 
 from __future__ import annotations

@@ -19,6 +19,15 @@ def stock():
 pytest_plugins = ["pytester"]
 
 
+def pytest_configure(config):
+    """This project's own tests run under a fuzz profile: the one asked for (the plugin loads it),
+    else the default one (``ci`` under CI, else ``dev``): the plugin loads none unasked."""
+    from fuzzdce import profiles
+
+    if profiles.requested_profile(config.getoption("fuzz_profile")) is None:
+        profiles.load(None, config.getoption("fuzz_database"))
+
+
 def evaluate_under(program, placement_name, paths=None):
     """``program`` evaluated under stock and ``placement_name``: placement name -> Evaluation."""
     from fuzzdce.evaluate import Evaluator

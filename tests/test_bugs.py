@@ -121,7 +121,7 @@ OPS = ("add", "mul", "abs", "exp", "cos", "sum_all")
 def two_faults():
     """Two faults, each its own placement: add computes sub (wrong outputs and gradients, on every
     path), and DCE that is no longer a fixed point (idempotent oracle)."""
-    config = CampaignConfig(
+    config = CampaignConfig.of(
         ("stock", "planted:add_computes_sub", "planted:lazy_dce"),
         ("jit", "jit-grad", "thunderfx"),
         max_examples=15,
@@ -159,7 +159,7 @@ def baseline_fault():
     import planted
 
     paths = ("jit", "jit-grad", "jit-symbolic", "thunderfx")
-    config = CampaignConfig(("stock",), paths, max_examples=6, seed=3, time_budget=240, ops=OPS)
+    config = CampaignConfig.of(("stock",), paths, max_examples=6, seed=3, time_budget=240, ops=OPS)
     campaign = Campaign(config, log=lambda line: None)
     # A fault every program shows on every path, so which findings exist does not depend on how
     # long Hypothesis keeps generating after its first failure (10 s, by the clock).

@@ -180,7 +180,7 @@ def planted_campaign(planted_build, tmp_path_factory):
     folder = tmp_path_factory.mktemp("findings")
     # A few ops, the planted one among them, so that it is drawn whatever the generator's other choices.
     ops = ("add", "mul", "abs", "exp", "cos", "sum_all")
-    config = CampaignConfig(
+    config = CampaignConfig.of(
         (STOCK, planted_build), ("jit",), max_examples=12, seed=0, findings_dir=str(folder), timeout=60.0, ops=ops
     )
     campaign = Campaign(config, log=lambda line: None)
@@ -219,7 +219,7 @@ def test_run_with_builds_only_compares_stock_with_them(planted_build):
     config = config_from(parser().parse_args(["run", "--build", planted_build, "--path", "jit"]))
     assert [p.name for p in config.resolved_placements()] == [STOCK, "planted"]
     both = config_from(parser().parse_args(["run", "--placement", "symcall", "--build", planted_build]))
-    assert both.placements == ("symcall", planted_build)
+    assert both.scope.placements == ("symcall", planted_build)
 
 
 @pytest.mark.parametrize(

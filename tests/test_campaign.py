@@ -12,7 +12,7 @@ from fuzzdce.config import CampaignConfig
 
 @pytest.fixture(scope="module")
 def symcall_run():
-    config = CampaignConfig(
+    config = CampaignConfig.of(
         ("stock", "rdnp", "symcall", "symcall-fixed"), ("thunderfx", "thunderfx-dynamic"), max_examples=12, seed=0
     )
     campaign = Campaign(config, log=lambda line: None)

@@ -9,7 +9,7 @@ from fuzzdce.report import render, summary
 
 @pytest.fixture(scope="module")
 def campaign():
-    config = CampaignConfig(("stock", "symcall", "planted:does_nothing"), ("jit", "jit-symbolic"), max_examples=8, seed=3)
+    config = CampaignConfig.of(("stock", "symcall", "planted:does_nothing"), ("jit", "jit-symbolic"), max_examples=8, seed=3)
     c = Campaign(config, log=lambda line: None)
     c.run()
     return c
@@ -42,7 +42,7 @@ def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
     from fuzzdce.steering import ROUND
 
     # Baseline bugs left unshrunk: shrink steps would count as programs too.
-    config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=ROUND + 5, seed=1, steer=True, shrink_baseline=False)
+    config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=ROUND + 5, seed=1, steer=True, shrink_baseline=False)
     steered = Campaign(config, log=lambda line: None)
     steered.run()
     assert steered.stats.programs == ROUND + 5  # a second round ran although the first found nothing

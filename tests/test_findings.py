@@ -117,7 +117,7 @@ def planted_observation(request, tmp_path_factory):
     """One program observed under stock and a planted fault (add computes sub), findings on disk;
     in-process, and in a sandboxed worker (which sends traces back only when a finding needs them)."""
     folder = tmp_path_factory.mktemp("findings")
-    config = CampaignConfig(("stock", "planted:add_computes_sub"), ("jit",), findings_dir=str(folder), sandbox=request.param)
+    config = CampaignConfig.of(("stock", "planted:add_computes_sub"), ("jit",), findings_dir=str(folder), sandbox=request.param)
     campaign = Campaign(config, log=lambda line: None)
     try:
         to_shrink = campaign.observe(ADD_THEN_COS)
@@ -149,7 +149,7 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
 
 
 def test_stock_alone_finds_nothing_in_the_same_program(tmp_path):
-    campaign = Campaign(CampaignConfig(("stock",), ("jit",), findings_dir=str(tmp_path)), log=lambda line: None)
+    campaign = Campaign(CampaignConfig.of(("stock",), ("jit",), findings_dir=str(tmp_path)), log=lambda line: None)
     assert campaign.observe(ADD_THEN_COS) == [] and len(campaign.store) == 0
     assert list(tmp_path.iterdir()) == []
 
@@ -174,7 +174,7 @@ def test_a_shrink_step_records_only_its_own_finding():
             names = ["stock"] + [p.name for p in placements if not p.is_stock]
             return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
 
-    config = CampaignConfig(("stock", "rdnp", "symcall"), ("thunderfx",))
+    config = CampaignConfig.of(("stock", "rdnp", "symcall"), ("thunderfx",))
     campaign = Campaign(config, evaluator=ShowingEvaluator(), log=lambda line: None)
     campaign.observe(ADD_THEN_COS)
     assert {(f.verdict, f.placements) for f in campaign.store} == {
@@ -210,7 +210,7 @@ def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
             campaign.observe(dataclasses.replace(ONE_OP, seed=10 * round_number + i))
         raise failure_type("a signature")("found")
 
-    config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
+    config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
     campaign.run()
     assert campaign.full_evaluations == 10 and len(seeds) == 3 and campaign.driver.ended == "programs"
@@ -226,7 +226,7 @@ def test_a_round_that_finds_nothing_and_draws_no_new_program_ends_the_campaign()
         for _ in range(4):
             campaign.observe(ONE_OP)
 
-    config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
+    config = CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
     assert rounds == [0, 1] and campaign.driver.ended == "nothing new"
@@ -242,7 +242,7 @@ def test_a_quiet_round_that_ran_short_is_followed_by_another():
         for i in range(3):
             campaign.observe(dataclasses.replace(ONE_OP, seed=100 * round_number + i))
 
-    config = CampaignConfig(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
+    config = CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=short_quiet_run)
     campaign.run()
     assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
@@ -284,12 +284,31 @@ def test_a_seeded_round_keeps_the_example_database(tmp_path):
     from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from fuzzdce.driver import HypothesisDriver
-    from fuzzdce.ledger import Ledger
+    from fuzzdce.driver import DriverSettings, HypothesisDriver
+
+    class NothingEvaluated:
+        """A driver host that evaluates nothing."""
+
+        def examine(self, program, choices, weights):
+            return []
+
+        def evaluated(self):
+            return 0
+
+        distinct = evaluated
+
+        def new_round(self):
+            pass
+
+        def progress(self):
+            pass
+
+        def should_pause(self):
+            return False
+
+        def log(self, line):
+            pass
 
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
-    ledger = Ledger(["stock"], log=lambda line: None)
-    driver = HypothesisDriver(
-        lambda program: [], ledger, settings=settings(database=database), max_examples=1, spent=lambda: 0, seed=7
-    )
+    driver = HypothesisDriver(NothingEvaluated(), DriverSettings(settings(database=database), max_examples=1, seed=7))
     assert driver.hypothesis_test()._hypothesis_internal_use_settings.database is database

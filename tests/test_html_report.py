@@ -72,7 +72,7 @@ def run_campaign(folder: Path) -> Campaign:
             campaign.observe(program)
             campaign.progress()
 
-    config = CampaignConfig(("stock", "symcall"), PATHS, max_examples=3, seed=1, findings_dir=str(folder))
+    config = CampaignConfig.of(("stock", "symcall"), PATHS, max_examples=3, seed=1, findings_dir=str(folder))
     campaign = Campaign(config, evaluator=StandIn(), log=lambda line: None, run_round=one_round)
     campaign.run()
     return campaign
@@ -289,14 +289,16 @@ def test_a_merged_campaign_charts_its_lanes_on_one_clock(tmp_path):
     started = time.time()
     lanes = []
     for lane in range(2):
-        config = CampaignConfig(("stock", "symcall"), PATHS, max_examples=3, seed=lane, started_at=started, confirm=False)
+        config = CampaignConfig.of(("stock", "symcall"), PATHS, max_examples=3, seed=lane, started_at=started, confirm=False)
         campaign = Campaign(config, evaluator=StandIn(), log=lambda line: None, run_round=lambda n: None)
         for program in (SUB, ADD)[lane:]:
             campaign.observe(program)
             campaign.progress()
             time.sleep(0.01)  # samples a clock tick apart (they are rounded to milliseconds)
         lanes.append(campaign)
-    merged = Campaign(CampaignConfig(("stock", "symcall"), PATHS, started_at=started), evaluator=StandIn(), log=lambda line: None)
+    merged = Campaign(
+        CampaignConfig.of(("stock", "symcall"), PATHS, started_at=started), evaluator=StandIn(), log=lambda line: None
+    )
     for lane in lanes:
         merged.absorb(lane.store, lane.stats, False)
     merged.sample()

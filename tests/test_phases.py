@@ -2,6 +2,8 @@
 bug. The evaluator here is a stand-in (no Thunder): a fault is a function of the program's ops, so
 these tests run Hypothesis for real, generation and shrinking, at little cost."""
 
+import dataclasses
+
 from hypothesis import strategies as st
 
 from fuzzdce.campaign import SHARE_FLOOR, Campaign, share
@@ -55,7 +57,9 @@ class Faults(Evaluator):
 
 
 def campaign_of(faults, *, programs=30, seed=4, **overrides):
-    config = CampaignConfig(("stock", FAULTY, OTHER), ("jit", "jit-grad"), max_examples=programs, seed=seed, ops=OPS, **overrides)
+    config = CampaignConfig.of(
+        ("stock", FAULTY, OTHER), ("jit", "jit-grad"), max_examples=programs, seed=seed, ops=OPS, **overrides
+    )
     evaluator = Faults(faults)
     return Campaign(config, evaluator=evaluator, log=lambda line: None), evaluator
 
@@ -138,7 +142,9 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     joined (nor wrong values on one path with those on the other: no exception joins them), each
     bug reported with where its shrinking stopped."""
     campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
-    campaign.driver.time_budget = None  # generation spends its programs; the shrink budget stays ~0
+    campaign.driver.options = dataclasses.replace(
+        campaign.driver.options, time_budget=None
+    )  # generation spends its programs; the shrink budget stays ~0
     campaign.run()
     bugs = faulty_bugs(campaign)
     assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]

@@ -60,6 +60,75 @@ def test_bad_profile_on_the_command_line_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*unknown fuzz profile 'weekly'*ci, dev, nightly*"])
 
 
+def test_registering_leaves_the_profile_in_force_alone():
+    """A user's own profile named like one of ours (Hypothesis loads its own ``ci`` under ``CI``)
+    stays in force: only the other profiles are registered."""
+    settings.register_profile("ci", max_examples=123)
+    settings.load_profile("ci")
+    try:
+        profiles.register_beside_current()
+        assert settings.get_current_profile_name() == "ci" and settings().max_examples == 123
+        assert settings.get_profile("dev").max_examples == profiles.PROFILE_EXAMPLES["dev"]
+    finally:
+        profiles.register_profiles()
+
+
+USERS_SETTINGS = """
+from hypothesis import settings
+
+settings.register_profile("mine", max_examples=7)
+settings.load_profile("mine")
+"""
+
+SEES_THE_USERS_SETTINGS = """
+from hypothesis import settings
+
+def test_settings():
+    assert settings.get_current_profile_name() == "mine" and settings().max_examples == 7
+    assert settings.get_profile("nightly").max_examples == 5000  # registered all the same
+"""
+
+
+@pytest.mark.parametrize("ci", [False, True])
+def test_without_a_fuzz_profile_the_users_hypothesis_settings_stay(pytester, monkeypatch, ci):
+    """Installed, the plugin is in every pytest session: unasked, it loads no profile."""
+    monkeypatch.delenv("HYPOTHESIS_PROFILE", raising=False)
+    if ci:
+        monkeypatch.setenv("CI", "true")
+    else:
+        monkeypatch.delenv("CI", raising=False)
+    pytester.makeconftest(USERS_SETTINGS)
+    pytester.makepyfile(SEES_THE_USERS_SETTINGS)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_without_any_profile_hypothesis_keeps_its_own(pytester, monkeypatch):
+    monkeypatch.delenv("HYPOTHESIS_PROFILE", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(
+        "from hypothesis import settings\n\n"
+        "def test_settings():\n"
+        "    assert settings.get_current_profile_name() == 'default' and settings().max_examples == 100\n"
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_a_fuzz_profile_asked_for_is_loaded(pytester, monkeypatch, how):
+    monkeypatch.delenv("CI", raising=False)
+    arguments = ["--fuzz-profile", "ci"] if how == "option" else []
+    if how == "environment":
+        monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")
+    else:
+        monkeypatch.delenv("HYPOTHESIS_PROFILE", raising=False)
+    pytester.makepyfile(
+        "from hypothesis import settings\n\n"
+        "def test_settings():\n"
+        "    assert settings.get_current_profile_name() == 'ci' and settings().max_examples == 30\n"
+    )
+    pytester.runpytest_subprocess(*arguments, "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
 def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp_path):
     findings = tmp_path / "findings"
     pytester.makepyfile(

@@ -41,7 +41,7 @@ def sample_report() -> str:
         for seed in (1, 2, 3):  # three programs that differ in their inputs' values only
             campaign.observe(dataclasses.replace(SUB, seed=seed))
 
-    config = CampaignConfig(("stock", "symcall"), ("thunderfx", "thunderfx-dynamic"), max_examples=3, seed=1)
+    config = CampaignConfig.of(("stock", "symcall"), ("thunderfx", "thunderfx-dynamic"), max_examples=3, seed=1)
     campaign = Campaign(config, evaluator=SymcallSplits(), log=lambda line: None, run_round=one_round)
     campaign.run()
     return render(campaign)

@@ -123,7 +123,9 @@ def cheap_campaign(tmp_path, dies_on=None) -> Campaign:
             campaign.observe(dataclasses.replace(SUB, seed=seed))
 
     worker = Worker(run, recycle_jobs=2, recycle_rss_mb=0, name="driver worker")
-    config = CampaignConfig(("stock",), ("jit", "thunderfx"), max_examples=4, seed=1, findings_dir=str(tmp_path), confirm=False)
+    config = CampaignConfig.of(
+        ("stock",), ("jit", "thunderfx"), max_examples=4, seed=1, findings_dir=str(tmp_path), confirm=False
+    )
     evaluator = Evaluator(CheapWorkerJobs(worker, dies_on))
     campaign = Campaign(config, evaluator=evaluator, log=lambda line: None, run_round=one_round)
     campaign.run()
@@ -164,7 +166,7 @@ def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_fo
         raise failure_type(next(iter(campaign.store)).cause_key)("found")
 
     worker = Worker(run, recycle_jobs=0, recycle_rss_mb=0)
-    config = CampaignConfig(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
+    config = CampaignConfig.of(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
     evaluator = Evaluator(CheapWorkerJobs(worker, dies_on="jit"))
     # Every process is past 1 MB; 0 means never.
     campaign = Campaign(config, evaluator=evaluator, log=lambda line: None, run_round=finding_round, recycle_rss_mb=threshold)
@@ -176,11 +178,11 @@ def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_fo
 def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_budgets():
     from fuzzdce.config import derive_seed
 
-    lane = CampaignConfig(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).lane(1)
+    lane = CampaignConfig.of(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).lane(1)
     again = lane.restarted(2, programs_left=40, seconds_left=250.0)
-    assert again.seed == derive_seed(8, "restart", 2) and again.seed != lane.restarted(1, 40, 250.0).seed
-    assert (again.max_examples, again.time_budget) == (40, 250.0)
-    assert again.sandbox and not again.confirm and not again.clear_findings
+    assert again.budget.seed == derive_seed(8, "restart", 2) and again.budget.seed != lane.restarted(1, 40, 250.0).budget.seed
+    assert (again.budget.max_examples, again.budget.time_budget) == (40, 250.0)
+    assert again.workers.sandbox and not again.output.confirm and not again.output.clear_findings
 
 
 def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
@@ -192,14 +194,14 @@ def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
 
     started = []
     monkeypatch.setattr(lanes_module.Lanes, "start", lambda self, lane, config: started.append((lane, config)))
-    config = CampaignConfig(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600)
+    config = CampaignConfig.of(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600)
     lanes = lanes_module.Lanes(config, 2)
-    assert [(lane, c.seed) for lane, c in started] == [(0, 7), (1, 8)]
+    assert [(lane, c.budget.seed) for lane, c in started] == [(0, 7), (1, 8)]
     lanes.started[1] -= 100  # lane 1 has run 100 s
     report = lanes_module.LaneReport(1, FindingStore(), Stats(), False, MemoryReport(), True, programs_left=30)
     lanes.restart(report)
     lane, again = started[-1]
-    assert lane == 1 and again.max_examples == 30 and 495 < again.time_budget <= 500
+    assert lane == 1 and again.budget.max_examples == 30 and 495 < again.budget.time_budget <= 500
     lanes.started[1] = time.monotonic() - 601  # its time is spent: no restart
     lanes.restart(report)
     assert len(started) == 3

@@ -20,7 +20,7 @@ PROGRAM = DEAD_CODE_PROGRAM
 def saved_bugs(folder, placement, path):
     """Observe PROGRAM under stock and ``placement`` on ``path``; the bugs go to ``folder``.
     Returns oracle -> the placement-induced bug with a finding of that oracle."""
-    campaign = Campaign(CampaignConfig(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
+    campaign = Campaign(CampaignConfig.of(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
     campaign.observe(PROGRAM)
     return {o: b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" for o in b.oracles()}
 

@@ -31,7 +31,7 @@ class Recording(Evaluator):
         pass
 
 
-config = CampaignConfig(("stock", "symcall"), ("jit",), max_examples=40, seed=7, profile="dev", database="none")
+config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=40, seed=7, profile="dev", database="none")
 campaign = Campaign(config, evaluator=Recording(), log=lambda line: None)
 campaign.driver.run()
 json.dump(Recording.drawn, sys.stdout)

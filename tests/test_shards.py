@@ -1,7 +1,6 @@
 """Shards of one campaign: which shard from the flag or a scheduler's environment, their seeds, and
 (the Done-when test) two shards merged equal one process running as many programs."""
 
-import dataclasses
 import json
 
 import pytest
@@ -59,24 +58,24 @@ def test_run_rejects_a_bad_shard_with_exit_code_2(capsys):
 
 
 def lane_seeds(config, lanes=3):
-    return [config.lane(i).seed for i in range(lanes)]
+    return [config.lane(i).budget.seed for i in range(lanes)]
 
 
 def test_shards_get_distinct_seeds_and_lanes_and_rerun_alike():
-    campaign = CampaignConfig(("stock",), ("jit",), seed=11)
+    campaign = CampaignConfig.of(("stock",), ("jit",), seed=11)
     shards = [campaign.for_shard(i, 4) for i in range(4)]
     seeds = [s for shard in shards for s in lane_seeds(shard)]
     assert len(set(seeds)) == len(seeds)
-    assert [s.seed for s in shards] == [derive_seed(11, "shard", i, 4) for i in range(4)]
+    assert [s.budget.seed for s in shards] == [derive_seed(11, "shard", i, 4) for i in range(4)]
     assert lane_seeds(campaign.for_shard(2, 4)) == lane_seeds(shards[2])  # a shard reruns alone
     assert {s.run_id for s in shards} == {f"11:{i}/4" for i in range(4)}
     assert all(s.lane(1).run_id == s.run_id and s.lane(1).root_seed == 11 for s in shards)
 
 
 def test_shard_0_of_1_is_the_unsharded_campaign():
-    campaign = CampaignConfig(("stock",), ("jit",), seed=11)
-    assert campaign.for_shard(0, 1) == dataclasses.replace(campaign, campaign_seed=11)  # the seed it had
-    assert campaign.for_shard(0, 1).seed == 11 and lane_seeds(campaign.for_shard(0, 1)) == lane_seeds(campaign)
+    campaign = CampaignConfig.of(("stock",), ("jit",), seed=11)
+    assert campaign.for_shard(0, 1) == campaign.replaced(campaign_seed=11)  # the seed it had
+    assert campaign.for_shard(0, 1).budget.seed == 11 and lane_seeds(campaign.for_shard(0, 1)) == lane_seeds(campaign)
     assert campaign.run_id == campaign.for_shard(0, 1).run_id == "11:0/1"
 
 
