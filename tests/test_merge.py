@@ -127,6 +127,18 @@ def test_bugs_with_the_same_key_are_joined(tmp_path):
     assert merge(tmp_path / "m2", [a, b]).summary.campaign_seed is None  # two campaigns
 
 
+def test_bugs_raising_different_exception_types_stay_apart_though_they_share_a_member(tmp_path):
+    """Two runs each joined the same wrong-values finding to a different raised exception (one
+    program shows all three): merge keeps the two raised types apart, as the campaign does."""
+    wrong = member("S-values", 1)
+    type_error = member("S-type", 1, oracle="raises", error_type="TypeError")
+    value_error = member("S-value", 1, path="jit-grad", oracle="raises", error_type="ValueError")
+    a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KT", [type_error, wrong])])
+    b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("KV", [value_error, wrong])])
+    bugs = merge(tmp_path / "m", [a, b]).bugs
+    assert sorted(sorted(m.signature for m in b.members) for b in bugs) == [["S-type", "S-values"], ["S-value", "S-values"]]
+
+
 def test_merging_is_idempotent_and_order_independent(shards, tmp_path):
     a, b = shards
     ab, ba = merge(tmp_path / "ab", [a, b]), merge(tmp_path / "ba", [b, a])
