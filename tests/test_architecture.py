@@ -79,3 +79,14 @@ def test_each_oracle_path_and_placement_is_one_declared_object_under_its_own_nam
     assert all(isinstance(o, Oracle) and o.name == name for name, o in ORACLES.items())
     assert all(isinstance(p, CompilePath) and p.name == name for name, p in PATHS.items())
     assert all(isinstance(p, Placement) and p.name == name for name, p in PLACEMENTS.items())
+
+
+def test_each_oracle_module_is_named_after_its_oracle():
+    """``fuzzdce/oracles/NAME.py`` declares the oracle NAME (``-`` written ``_``): known-findings
+    files hold oracle names, so a module is renamed to fit, never the oracle."""
+    modules = {
+        name.rsplit(".", 1)[1]: name for name in MODULES if name.startswith("fuzzdce.oracles.")
+    }
+    declared = {module: __import__(name, fromlist=["ORACLE"]).ORACLE.name for module, name in modules.items()}
+    assert {module: oracle for module, oracle in declared.items() if oracle.replace("-", "_") != module} == {}
+    assert sorted(declared.values()) == sorted(ORACLES)
