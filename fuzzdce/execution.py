@@ -102,7 +102,9 @@ def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[to
     return _detach(list(grads))
 
 
-def make_call(outcome: Outcome, label: CallLabel, fn: Callable, program, *, grad: bool = False, device: str | None = None) -> Call:
+def make_call(
+    outcome: Outcome, label: CallLabel, fn: Callable, program, *, grad: bool = False, device: str | None = None
+) -> Call:
     """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``.
 
     Exceptions are recorded, not raised (a time-out is re-raised: it ends the whole path).

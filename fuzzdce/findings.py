@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from fuzzdce.model import STOCK, Verdict, Violation
-from fuzzdce.vocabulary import AddResult
 from fuzzdce.program import Program
 from fuzzdce.signatures import finding_signature, normalise, short_id, signature
+from fuzzdce.vocabulary import AddResult
 
 PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
 BASELINE = Verdict.BASELINE

@@ -128,13 +128,13 @@ class Ledger:
         for sig, triaged in triage(evaluations).items():
             if only is not None and sig not in only:
                 continue
-            finding, change = self.store.add(
-                *triaged, program, seconds=self.clock(), choices=choices, weights=weights
-            )
+            finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)
             if change == AddResult.NEW:
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
                 first_line = str(triaged.violation).splitlines()[0][:300]
-                self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(triaged.placements)}{known}: {first_line}")
+                self.log(
+                    f"[{finding.verdict}] new finding {finding.id} under {', '.join(triaged.placements)}{known}: {first_line}"
+                )
             self.save(finding, change, evaluations)
             if change != AddResult.SEEN:
                 changed.append(finding)

@@ -158,9 +158,16 @@ PATHS: dict[str, CompilePath] = {
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
         ),
-        CompilePath("jit-nvfuser", jit_nvfuser, (CallLabel.GRAD,), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"),
         CompilePath(
-            "thunderfx", thunderfx_static, (CallLabel.GRAD,), record_thunderfx, context=fresh_dynamo_without_inductor, splits_graphs=True
+            "jit-nvfuser", jit_nvfuser, (CallLabel.GRAD,), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"
+        ),
+        CompilePath(
+            "thunderfx",
+            thunderfx_static,
+            (CallLabel.GRAD,),
+            record_thunderfx,
+            context=fresh_dynamo_without_inductor,
+            splits_graphs=True,
         ),
         CompilePath(
             "thunderfx-dynamic",
