@@ -72,6 +72,7 @@ class Domain(StrEnum):
         """The domain an integer input drawn in this one is."""
         return Domain(self._on_integers)
 
+    # name, how it is drawn, the domains it lies inside, what integers drawn in it are (default: itself)
     REAL = "real", Draw("torch.randn({shape}, generator=g, dtype={dtype})", -5, 6)
     POSITIVE = "positive", Draw("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6), ("real",)
     UNIT = "unit", Draw("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2), ("real",), "positive"
