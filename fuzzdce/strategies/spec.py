@@ -3,8 +3,8 @@
 Each ``OpSpec`` states, next to its source template, the rule that makes it valid:
 - ``dtypes``: dtypes its first operand may have;
 - ``operands``: one ``Operand`` per value it reads: allowed dtypes, the value domain it needs
-  (``program.Domain.POSITIVE`` for ``log``, ``program.ANY`` for ops defined on any value), relation to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is
-  written in place;
+  (``program.Domain.POSITIVE`` for ``log``, ``program.ANY`` for ops defined on any value), relation
+  to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is written in place;
 - ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
   substituted into the template (dims in range, scalars, flags, literal index lists).
 Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
