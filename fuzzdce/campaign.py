@@ -267,7 +267,7 @@ class Campaign:
             return
         evaluations = self.evaluate_everywhere(smallest.program)
         self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
-        self.shown[smallest.program] = {mark(*t) for t in triage(evaluations).values()}
+        self.shown[smallest.program] = {mark(t.verdict, t.placements, t.violation) for t in triage(evaluations).values()}
         if self.folder is not None:
             self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
 
@@ -299,8 +299,8 @@ class Campaign:
             self.ledger.shrink_seconds[key] += time.perf_counter() - started
             hits = {
                 sig
-                for sig, (v, p, violation) in triage(evaluations).items()
-                if (v, p) == (verdict, names) and cause_key(v, p, violation) == key
+                for sig, t in triage(evaluations).items()
+                if (t.verdict, t.placements) == (verdict, names) and cause_key(t.verdict, t.placements, t.violation) == key
             }
             if hits:
                 self.ledger.record(program, evaluations, only=hits, choices=current_choices(), weights=smallest.weights)

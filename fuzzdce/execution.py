@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from fuzzdce.errors import HARNESS, CompileTimeout, harness_fault, harness_message
-from fuzzdce.model import EAGER, Call, CompilePath, ErrorInfo, FailureKind, JobFailure, Outcome, Placement
+from fuzzdce.model import EAGER, Call, CallLabel, CallStage, CompilePath, ErrorInfo, FailureKind, JobFailure, Outcome, Placement
 from fuzzdce.paths import PATHS
 
 
@@ -102,24 +102,26 @@ def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[to
     return _detach(list(grads))
 
 
-def make_call(outcome: Outcome, label: str, fn: Callable, program, *, grad: bool = False, device: str | None = None) -> Call:
+def make_call(
+    outcome: Outcome, label: CallLabel, fn: Callable, program, *, grad: bool = False, device: str | None = None
+) -> Call:
     """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``.
 
     Exceptions are recorded, not raised (a time-out is re-raised: it ends the whole path).
     """
     call = outcome.calls[label] = Call(label)
     try:
-        call.stage = "inputs"
+        call.stage = CallStage.INPUTS
         inputs = program.make_inputs(requires_grad=grad)
         if device is not None:  # leaves on the device, keeping requires_grad
             inputs = [x.detach().to(device).requires_grad_(x.requires_grad) for x in inputs]
-        call.stage = "forward"
+        call.stage = CallStage.FORWARD
         result = fn(*inputs)
         outputs = _flat_tensors(result)
         call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
         call.output_requires_grad = [o.requires_grad for o in outputs]
         if grad:
-            call.stage = "backward"
+            call.stage = CallStage.BACKWARD
             call.grads = backward(outputs, inputs)
         call.stage = ""
         call.inputs_after = _detach(inputs)
@@ -172,19 +174,19 @@ def resized_program(program) -> tuple[Any | None, str]:
 def run_eager(program, outcome: Outcome) -> None:
     """Every labelled call, in eager: the reference the paths are compared with."""
     fn = program.function()
-    make_call(outcome, "plain", fn, program)
-    outcome.error = outcome.calls["plain"].error  # only a plain failure makes the program invalid
+    make_call(outcome, CallLabel.PLAIN, fn, program)
+    outcome.error = outcome.calls[CallLabel.PLAIN].error  # only a plain failure makes the program invalid
     if outcome.error is not None:
         return
-    grad_call = make_call(outcome, "grad", fn, program, grad=True)
+    grad_call = make_call(outcome, CallLabel.GRAD, fn, program, grad=True)
     if grad_call.error is not None:
         outcome.notes.append(f"eager rejects the grad call: {grad_call.error}")
     resized, why_not = resized_program(program)
     if resized is None:
         outcome.notes.append(f"no resized call: {why_not}")
     else:
-        make_call(outcome, "resized", resized.function(), resized)
-    outcome.error = outcome.calls["plain"].error
+        make_call(outcome, CallLabel.RESIZED, resized.function(), resized)
+    outcome.error = outcome.calls[CallLabel.PLAIN].error
 
 
 def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
@@ -196,14 +198,14 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
         compiled = path.compile(program.function())
         try:
             for label in path.calls:
-                if label == "resized":
+                if label == CallLabel.RESIZED:
                     resized, why_not = resized_program(program)
                     if resized is None:
                         outcome.notes.append(f"second call skipped: {why_not}")
                         continue
                     make_call(outcome, label, compiled, resized)
                 else:
-                    make_call(outcome, label, compiled, program, grad=label == "grad", device=path.device)
+                    make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD, device=path.device)
         finally:
             path.collect(compiled, outcome)
 
@@ -212,7 +214,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
     """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``.
 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
-    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind "timeout".
+    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``.
     """
     outcome = Outcome(path, placement.name)
     start = time.perf_counter()

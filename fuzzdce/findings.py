@@ -22,15 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from fuzzdce.model import STOCK, Verdict, Violation
 from fuzzdce.program import Program
 from fuzzdce.signatures import finding_signature, normalise, short_id, signature
+from fuzzdce.vocabulary import AddResult
 
 PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
 BASELINE = Verdict.BASELINE
-VERDICTS = (PLACEMENT_INDUCED, BASELINE)
+VERDICTS = tuple(Verdict)  # in the order bugs are listed
 
 
 Item = TypeVar("Item")
@@ -124,10 +125,18 @@ def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -
     return finding_signature(verdict, placements, signature(violation))
 
 
-def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, tuple[str, tuple[str, ...], Violation]]:
-    """Triage one program: violation signature -> (verdict, placements showing it, a violation).
+class Triaged(NamedTuple):
+    """One violation signature of a program, triaged: what stock does with it and who shows it."""
 
-    ``violations_by_placement`` must include ``"stock"``. Placements keep the order given.
+    verdict: Verdict
+    placements: tuple[str, ...]  # the placements showing it, in the order given
+    violation: Violation  # one of them, as an example
+
+
+def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, Triaged]:
+    """Triage one program: violation signature -> its ``Triaged`` (verdict, placements, a violation).
+
+    ``violations_by_placement`` must include ``STOCK``. Placements keep the order given.
     """
     showing: dict[str, list[str]] = {}
     example: dict[str, Violation] = {}
@@ -138,11 +147,12 @@ def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
     return {
-        sig: (BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig]) for sig, names in showing.items()
+        sig: Triaged(BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
+        for sig, names in showing.items()
     }
 
 
-def triage(evaluations: Mapping[str, object]) -> dict[str, tuple[str, tuple[str, ...], Violation]]:
+def triage(evaluations: Mapping[str, object]) -> dict[str, Triaged]:
     """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``)."""
     return classify({name: evaluation.violations for name, evaluation in evaluations.items()})
 
@@ -284,9 +294,9 @@ class FindingStore:
         seconds: float | None = None,
         choices: tuple | None = None,
         weights: object = None,
-    ) -> tuple[Finding, str]:
-        """Record one occurrence, ``seconds`` into the campaign; returns the finding and "new",
-        "smaller" or "seen"."""
+    ) -> tuple[Finding, AddResult]:
+        """Record one occurrence, ``seconds`` into the campaign; returns the finding and what the
+        occurrence is to it."""
         sig = finding_signature(verdict, placements, signature(violation))
         finding = self.findings.get(sig)
         if finding is None:
@@ -294,15 +304,15 @@ class FindingStore:
                 verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
             )
             finding.known_reason = self.known.get(sig, self.known.get(finding.id))
-            change = "new"
+            change = AddResult.NEW
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
             finding.choices, finding.weights, finding.shrunk = choices, weights, None
-            change = "smaller"
+            change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
                 finding.choices, finding.weights = choices, weights
-            change = "seen"
+            change = AddResult.SEEN
         finding.count += 1
         return finding, change
 

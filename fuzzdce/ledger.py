@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from fuzzdce.coverage import DceActivity
 from fuzzdce.evaluate import Evaluation
 from fuzzdce.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, triage
-from fuzzdce.model import STOCK
+from fuzzdce.model import EAGER, STOCK
 from fuzzdce.program import Program
 from fuzzdce.store import FindingsFolder
 from fuzzdce.timeline import Sample
+from fuzzdce.vocabulary import AddResult
 
 Log = Callable[[str], None]
-CHANGES = ("new", "smaller", "seen")  # what a program is to a finding (FindingStore.add)
 
 
 def note_kind(note: str) -> str:
@@ -125,18 +125,18 @@ class Ledger:
         ``only``) to the store and folder, with the choices that drew ``program``; return those
         this program is new or smaller for."""
         changed = []
-        for sig, (verdict, placements, violation) in triage(evaluations).items():
+        for sig, triaged in triage(evaluations).items():
             if only is not None and sig not in only:
                 continue
-            finding, change = self.store.add(
-                verdict, placements, violation, program, seconds=self.clock(), choices=choices, weights=weights
-            )
-            if change == "new":
+            finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)
+            if change == AddResult.NEW:
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
-                first_line = str(violation).splitlines()[0][:300]
-                self.log(f"[{finding.verdict}] new finding {finding.id} under {', '.join(placements)}{known}: {first_line}")
+                first_line = str(triaged.violation).splitlines()[0][:300]
+                self.log(
+                    f"[{finding.verdict}] new finding {finding.id} under {', '.join(triaged.placements)}{known}: {first_line}"
+                )
             self.save(finding, change, evaluations)
-            if change != "seen":
+            if change != AddResult.SEEN:
                 changed.append(finding)
         return changed
 
@@ -150,7 +150,7 @@ class Ledger:
         self.stats.unsupported_splits += sum(
             1 for o in stock.outcomes.values() for r in o.split_reasons if not r.reason_type.name.startswith("EXCEPTION")
         )
-        self.stats.notes.update(("eager", note_kind(n)) for n in stock.reference.notes)
+        self.stats.notes.update((EAGER, note_kind(n)) for n in stock.reference.notes)
         for outcome in stock.outcomes.values():
             self.stats.notes.update((outcome.path, note_kind(n)) for n in outcome.notes)
             if outcome.skipped:
@@ -159,13 +159,13 @@ class Ledger:
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
 
-    def save(self, finding: Finding, change: str, evaluations: Mapping[str, Evaluation]) -> None:
+    def save(self, finding: Finding, change: AddResult, evaluations: Mapping[str, Evaluation]) -> None:
         """Write the finding's bug to the folder: all of it when this program became the bug's
         smallest, else its record (counts, members)."""
         if self.folder is None:
             return
         bug = self.bug_of(finding)
-        if change == "seen" or bug.smallest is not finding:
+        if change == AddResult.SEEN or bug.smallest is not finding:
             self.folder.write_record(bug)
             return
         self.folder.write(bug, shown_traces(finding, evaluations))
@@ -175,9 +175,12 @@ class Ledger:
         every placement): does it show the same finding (verdict, placements) again?"""
         for finding in self.store:
             triaged = triage(evaluate(finding)).get(finding.violation_signature)
-            finding.confirmed = triaged is not None and triaged[:2] == (finding.verdict, finding.placements)
+            finding.confirmed = triaged is not None and (triaged.verdict, triaged.placements) == (
+                finding.verdict,
+                finding.placements,
+            )
             if not finding.confirmed:
-                now = f"{triaged[0]} under {', '.join(triaged[1])}" if triaged else "not at all"
+                now = f"{triaged.verdict} under {', '.join(triaged.placements)}" if triaged else "not at all"
                 self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
 
     def merge(self, store: FindingStore, stats: Stats) -> None:

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.vocabulary import FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
+from fuzzdce.vocabulary import CallLabel, CallStage, FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
 
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"
@@ -79,13 +79,13 @@ def _is_patch_code(filename: str) -> bool:
 class Call:
     """One call of a compiled (or eager) function, with everything oracles compare."""
 
-    label: str  # "plain", "grad" or "resized"
+    label: CallLabel
     outputs: list[Any] | None = None
     output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
     grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
     inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
     error: ErrorInfo | None = None
-    stage: str = ""  # where ``error`` happened: "inputs", "forward" or "backward"
+    stage: CallStage | str = ""  # where ``error`` happened; empty while none did
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Outcome:
 
     path: str
     placement: str
-    calls: dict[str, Call] = field(default_factory=dict)
+    calls: dict[CallLabel, Call] = field(default_factory=dict)
     # The first exception: a call's, or the path's own (e.g. building the compiled function).
     error: ErrorInfo | None = None
     # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
@@ -207,8 +207,7 @@ class CompilePath:
 
     ``compile(fn)`` returns the compiled callable; it is self-contained (imports inside, no fuzzdce),
     so a reproducer prints its source as the plain-Thunder form of the path. The labelled ``calls``
-    are made on it in order ("plain": inputs as drawn; "grad": floating inputs require grad, forward
-    then backward; "resized": other input shapes). ``collect(compiled, outcome)`` records traces and
+    (``CallLabel``) are made on it in order. ``collect(compiled, outcome)`` records traces and
     split reasons afterwards, even when a call raised. ``context()`` is active around all of it.
     ``unavailable()`` says why this machine cannot run the path ("" when it can); such a path is
     left out of the defaults and records ``Outcome.skipped`` when chosen.
@@ -216,7 +215,7 @@ class CompilePath:
 
     name: str
     compile: Callable[[Callable], Any] = field(repr=False)
-    calls: tuple[str, ...]
+    calls: tuple[CallLabel, ...]
     collect: Callable[[Any, Outcome], None] = field(repr=False)
     context: Callable[[], ContextManager[Any]] = field(default=contextlib.nullcontext, repr=False)
     unavailable: Callable[[], str] = field(default=available_everywhere, repr=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from fuzzdce.model import CompilePath, Outcome
+from fuzzdce.model import CallLabel, CallStage, CompilePath, Outcome
 
 # --- what the paths record ---------------------------------------------------------------------
 
@@ -20,7 +20,7 @@ def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
     """Every forward and backward trace of a ``thunder.jit`` function, labelled in order."""
     import thunder
 
-    for kind, getter in (("forward", thunder.last_traces), ("backward", thunder.last_backward_traces)):
+    for kind, getter in ((CallStage.FORWARD, thunder.last_traces), (CallStage.BACKWARD, thunder.last_backward_traces)):
         with contextlib.suppress(Exception):  # no traces when compilation failed early
             outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or [])]
 
@@ -152,20 +152,27 @@ def thunderfx_dynamic(fn):
 PATHS: dict[str, CompilePath] = {
     p.name: p
     for p in (
-        CompilePath("jit", jit, ("plain",), record_jit_traces),
-        CompilePath("jit-grad", jit, ("grad",), record_jit_traces),
-        CompilePath("jit-symbolic", jit_symbolic_values, ("plain", "resized"), record_jit_traces),
+        CompilePath("jit", jit, (CallLabel.PLAIN,), record_jit_traces),
+        CompilePath("jit-grad", jit, (CallLabel.GRAD,), record_jit_traces),
+        CompilePath("jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED), record_jit_traces),
         CompilePath(
-            "jit-torchcompile", jit_torch_compile_executor, ("grad",), record_jit_traces, context=dynamo_without_inductor
+            "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
         ),
-        CompilePath("jit-nvfuser", jit_nvfuser, ("grad",), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"),
         CompilePath(
-            "thunderfx", thunderfx_static, ("grad",), record_thunderfx, context=fresh_dynamo_without_inductor, splits_graphs=True
+            "jit-nvfuser", jit_nvfuser, (CallLabel.GRAD,), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"
+        ),
+        CompilePath(
+            "thunderfx",
+            thunderfx_static,
+            (CallLabel.GRAD,),
+            record_thunderfx,
+            context=fresh_dynamo_without_inductor,
+            splits_graphs=True,
         ),
         CompilePath(
             "thunderfx-dynamic",
             thunderfx_dynamic,
-            ("grad",),
+            (CallLabel.GRAD,),
             record_thunderfx,
             context=fresh_dynamo_without_inductor,
             splits_graphs=True,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 import torch
 
@@ -21,6 +22,84 @@ DTYPES = {
     "int64": torch.int64,
     "bool": torch.bool,
 }
+
+
+# An operand requirement every domain meets: ops whose result IEEE rules define for any value.
+ANY = "any"
+
+
+class Draw(NamedTuple):
+    """How a domain's values are drawn: torch source for floating tensors, a range for integer ones."""
+
+    floating: str  # formatted with the input's ``shape`` and ``dtype``; ``g`` is the seeded generator
+    low: int  # integer tensors: ``torch.randint(low, high, ...)``
+    high: int
+
+
+class Domain(StrEnum):
+    """What an input's values are drawn from, so that ops with a restricted domain (log, asin) see
+    meaningful values and compilers' rewrite rules meet the values where they break.
+
+    Each domain is declared here once, with everything fuzzdce knows of it:
+    - ``draw``: how its values are drawn (``make_inputs``);
+    - ``satisfies``: the requirements (``Operand.domain``) its values meet: itself, ``ANY``, and the
+      domains it lies inside (``prob``, 0 < x < 1, is ``positive`` and ``unit``);
+    - ``on_integers``: what an integer input of it is (no integer lies strictly inside (-1, 1) but
+      0, so a restricted domain means positive; none is infinite or NaN, so nonfinite means ties).
+    The member order is the generator's: inputs shrink towards the first, and steering weights tie
+    in this order (``strategies.programs``). Values are the names ``TensorInput.domain`` records.
+
+    Besides the ranges, the domains where compilers' rewrite rules break are finite, so any op
+    taking ``real`` takes them: ``ties`` (repeated values, ties, zeros), ``signed_zeros`` (half the
+    values +0.0 or -0.0), ``large`` (magnitudes where tanh, sigmoid and erf saturate and float16's
+    exp overflows). ``nonfinite`` (inf, -inf, NaN among +-0, +-1, 0.5) meets only ``ANY``, and what
+    is computed from it stays ``nonfinite`` (NaN propagates).
+    """
+
+    draw: Draw
+    satisfies: frozenset[str]
+
+    def __new__(cls, value: str, draw: Draw, inside: tuple[str, ...] = (), on_integers: str | None = None):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.draw = draw
+        member.satisfies = frozenset({ANY, value, *inside})
+        member._on_integers = on_integers or value
+        return member
+
+    @property
+    def on_integers(self) -> Domain:
+        """The domain an integer input drawn in this one is."""
+        return Domain(self._on_integers)
+
+    # name, how it is drawn, the domains it lies inside, what integers drawn in it are (default: itself)
+    REAL = "real", Draw("torch.randn({shape}, generator=g, dtype={dtype})", -5, 6)
+    POSITIVE = "positive", Draw("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6), ("real",)
+    UNIT = "unit", Draw("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2), ("real",), "positive"
+    PROB = (
+        "prob",
+        Draw("torch.rand({shape}, generator=g, dtype={dtype}) * 0.9 + 0.05", 0, 2),
+        ("real", "positive", "unit"),
+        "positive",
+    )
+    TIES = "ties", Draw("torch.randint(-2, 3, {shape}, generator=g).to({dtype})", -2, 3), ("real",)
+    SIGNED_ZEROS = (
+        "signed_zeros",
+        Draw("torch.randn({shape}, generator=g, dtype={dtype}) * torch.randint(0, 2, {shape}, generator=g).to({dtype})", 0, 2),
+        ("real",),
+    )
+    LARGE = "large", Draw("torch.randn({shape}, generator=g, dtype={dtype}) * 30", -100, 101), ("real",)
+    NONFINITE = (
+        "nonfinite",
+        Draw(
+            "torch.tensor([0.0, -0.0, float('inf'), float('-inf'), float('nan'), 1.0, -1.0, 0.5], dtype={dtype})"
+            "[torch.randint(0, 8, {shape}, generator=g)]",
+            -2,
+            3,
+        ),
+        (),
+        "ties",
+    )
 
 
 @dataclass(frozen=True)
@@ -50,9 +129,7 @@ class TensorInput:
     # Non-contiguous inputs are made by transposing a contiguous tensor of the reversed shape
     # (``transposed``) or by taking every other element of a last dim twice as long (``strided``).
     transposed: bool = False
-    # The values drawn: "real" (normal), "positive" (in [0.5, 1.5)), "unit" (in (-0.9, 0.9)),
-    # "prob" (in (0.05, 0.95)), so ops with a restricted domain (log, asin) see meaningful values.
-    domain: str = "real"
+    domain: Domain = Domain.REAL  # the values drawn (a plain name reads as its Domain)
     strided: bool = False
     # This input is a view of input ``view_of`` (an earlier one, of the same shape, dtype and layout):
     # ``inputs[view_of][...]``, so a write through either shows in both. The pair is what in-place
@@ -194,28 +271,6 @@ class Program:
         return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
 
 
-# How each domain's values are drawn: (floating expression, integer low, integer high).
-DOMAINS = {
-    "real": ("torch.randn({shape}, generator=g, dtype={dtype})", -5, 6),
-    "positive": ("torch.rand({shape}, generator=g, dtype={dtype}) + 0.5", 1, 6),
-    "unit": ("torch.rand({shape}, generator=g, dtype={dtype}) * 1.8 - 0.9", -1, 2),
-    "prob": ("torch.rand({shape}, generator=g, dtype={dtype}) * 0.9 + 0.05", 0, 2),
-    "ties": ("torch.randint(-2, 3, {shape}, generator=g).to({dtype})", -2, 3),
-    "signed_zeros": (
-        "torch.randn({shape}, generator=g, dtype={dtype}) * torch.randint(0, 2, {shape}, generator=g).to({dtype})",
-        0,
-        2,
-    ),
-    "large": ("torch.randn({shape}, generator=g, dtype={dtype}) * 30", -100, 101),
-    "nonfinite": (
-        "torch.tensor([0.0, -0.0, float('inf'), float('-inf'), float('nan'), 1.0, -1.0, 0.5], dtype={dtype})"
-        "[torch.randint(0, 8, {shape}, generator=g)]",
-        -2,
-        3,
-    ),
-}
-
-
 def _layout(spec: TensorInput) -> tuple[tuple[int, ...], str]:
     """The shape an input is drawn in, and the view (source) that gives it its layout.
 
@@ -246,7 +301,7 @@ def _input_expression(spec: TensorInput) -> str:
         return f"inputs[{spec.view_of}][...]"
     shape, view = _layout(spec)
     dtype = f"torch.{spec.dtype}"
-    floating, low, high = DOMAINS[spec.domain]
+    floating, low, high = Domain(spec.domain).draw
     if spec.dtype == "bool":
         expr = f"torch.randint(0, 2, {shape!r}, generator=g).bool()"
     elif spec.dtype.startswith("int"):

@@ -79,7 +79,7 @@ def replay_bug(
     evaluations = (evaluator or Evaluator())(program, placements, paths=list(record.paths), timeout=timeout)
     result.invalid = evaluations[STOCK].invalid
     triaged = triage(evaluations)
-    failing = {name for m in record.members for name in triaged.get(m.violation_signature, (None, ()))[1]}
+    failing = {name for m in record.members if (t := triaged.get(m.violation_signature)) for name in t.placements}
     names = [STOCK, *(p.name for p in placements if not p.is_stock)]
     result.failing = [n for n in names if n in failing]
     result.passing = [n for n in names if n not in failing]

@@ -1,4 +1,5 @@
-"""The kinds fuzzdce names: what a verdict, a failed job's kind can be. Imports nothing of fuzzdce.
+"""The kinds fuzzdce names: a verdict, a failed job's kind, a call's label and stage, what a program
+is to a finding. Imports nothing of fuzzdce.
 
 Each is a ``StrEnum``: its members are the strings that findings folders, summary.json and known
 files hold, so records written before these types existed read back unchanged.
@@ -22,3 +23,31 @@ class FailureKind(StrEnum):
     TIMEOUT = "timeout"  # past its time limit: a ``timeout`` finding
     CRASH = "crash"  # the worker died (segfault, abort, out of memory): a ``crash`` finding
     HARNESS = "harness"  # fuzzdce's own code failed: never a finding, the campaign stops
+
+
+class CallLabel(StrEnum):
+    """Which call of a compiled (or eager) function a ``Call`` records (``Outcome.calls``' keys).
+
+    A compile path declares the labelled calls it makes, in order; eager makes every one, so each
+    has a reference to be compared with.
+    """
+
+    PLAIN = "plain"  # the inputs as drawn
+    GRAD = "grad"  # floating inputs require grad: forward, then backward
+    RESIZED = "resized"  # other input shapes, on the same compiled function (symbolic values)
+
+
+class CallStage(StrEnum):
+    """Where in a call its error happened (``Call.stage``; empty while none did)."""
+
+    INPUTS = "inputs"  # making the call's inputs
+    FORWARD = "forward"
+    BACKWARD = "backward"
+
+
+class AddResult(StrEnum):
+    """What one occurrence is to its finding (``FindingStore.add``), in order of news."""
+
+    NEW = "new"  # the first occurrence: a new finding
+    SMALLER = "smaller"  # a smaller program than the finding's: it becomes the finding's program
+    SEEN = "seen"  # nothing the finding did not have

@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
-from fuzzdce.program import DOMAINS, Program, TensorInput
+from fuzzdce.program import ANY, Domain, Program, TensorInput
 from fuzzdce.strategies import CATALOG
-from fuzzdce.strategies.programs import INPUT_DOMAINS
-from fuzzdce.strategies.spec import SATISFIES
+from fuzzdce.strategies.programs import INPUT_DOMAINS, integral_domain
+from fuzzdce.strategies.spec import SAME
 
 
 def drawn(domain, dtype="float32", shape=(64,)):
@@ -17,9 +17,45 @@ def drawn(domain, dtype="float32", shape=(64,)):
     return program.make_inputs()[0]
 
 
-def test_every_input_domain_is_drawable_and_declared():
-    assert set(INPUT_DOMAINS) == set(DOMAINS) == set(SATISFIES)
-    assert all("any" in satisfied for satisfied in SATISFIES.values())
+def test_every_domain_is_declared_once_and_every_table_reads_the_declaration():
+    names = [domain.value for domain in Domain]
+    assert len(names) == len(set(names)) == 8
+    assert INPUT_DOMAINS == tuple(Domain) and INPUT_DOMAINS[0] == Domain.REAL  # the order is the table's
+    requirements = {ANY, *Domain}
+    for domain in Domain:
+        assert {ANY, domain} <= domain.satisfies <= requirements
+        assert domain.on_integers in Domain and domain.on_integers.on_integers == domain.on_integers
+    for spec in CATALOG:  # every op names declared domains only
+        assert spec.yields in {SAME, *Domain}, spec.name
+        assert all(operand.domain in requirements for operand in spec.operands), spec.name
+
+
+def test_integer_inputs_get_the_domain_their_values_can_have():
+    assert [integral_domain("int64", d) for d in Domain] == [
+        Domain.REAL,
+        Domain.POSITIVE,
+        Domain.POSITIVE,
+        Domain.POSITIVE,
+        Domain.TIES,
+        Domain.SIGNED_ZEROS,
+        Domain.LARGE,
+        Domain.TIES,
+    ]
+    assert {integral_domain("bool", d) for d in Domain} == {Domain.REAL}
+    assert [integral_domain("float16", d) for d in Domain] == list(Domain)
+
+
+@pytest.mark.parametrize("domain", list(Domain))
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_every_domain_draws_values_it_satisfies(domain, dtype):
+    values = drawn(integral_domain(dtype, domain), dtype).double()
+    meets = {
+        Domain.REAL: values.isfinite().all(),
+        Domain.POSITIVE: (values > 0).all(),
+        Domain.UNIT: ((values > -1) & (values < 1)).all(),
+        Domain.PROB: ((values > 0) & (values < 1)).all(),
+    }
+    assert all(meets[d] for d in integral_domain(dtype, domain).satisfies if d in meets), values
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64"])

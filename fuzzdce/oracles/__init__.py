@@ -2,13 +2,13 @@
 
 An oracle reads a path's ``Outcome`` under a placement, eager's, and stock Thunder's on the same
 path (handed in by the caller; an oracle never compiles). Adding an oracle is adding one module and
-one entry in ``ORACLES``.
+one entry in ``ORACLES``; the module is named after its oracle (``-`` written ``_``).
 """
 
 from __future__ import annotations
 
 from fuzzdce.model import Oracle
-from fuzzdce.oracles import crash, dce_idempotent, dce_sound, grads, mutations, names, outputs, raises, split_set, splits, timeout
+from fuzzdce.oracles import crash, dce_sound, grads, idempotent, mutations, names, outputs, raises, split_set, splits, timeout
 
 ORACLES: dict[str, Oracle] = {
     o.name: o
@@ -20,7 +20,7 @@ ORACLES: dict[str, Oracle] = {
         splits.ORACLE,
         split_set.ORACLE,
         names.ORACLE,
-        dce_idempotent.ORACLE,
+        idempotent.ORACLE,
         dce_sound.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,

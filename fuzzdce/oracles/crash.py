@@ -1,12 +1,15 @@
 """A compile path does not kill the process running it (segfault, abort, out of memory).
 
 Only a sandboxed worker can survive such a job to report it; the outcome then carries a
-``JobFailure`` of kind "crash" with the worker's last words.
+``JobFailure`` of kind ``FailureKind.CRASH`` with the worker's last words.
 """
 
 from __future__ import annotations
 
 from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
+
+# A job failure of this kind is the finding: the oracle is named after it.
+ORACLE_NAME = str(FailureKind.CRASH)
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -14,8 +17,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     if failure is None or failure.kind != FailureKind.CRASH:
         return []
     lines = failure.message.strip().splitlines()
-    last = lines[-1] if lines else "crash"
-    return [Violation("crash", outcome.path, f"crash: {last}", "Crash", key="crash")]
+    last = lines[-1] if lines else FailureKind.CRASH
+    return [Violation(ORACLE_NAME, outcome.path, f"crash: {last}", "Crash", key=FailureKind.CRASH)]
 
 
-ORACLE = Oracle("crash", check, "the process running the compile path survives it")
+ORACLE = Oracle(ORACLE_NAME, check, "the process running the compile path survives it")

@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.model import CallLabel, Oracle, Outcome, Violation
 
 # Looser than assert_close's defaults for low precision: fused and decomposed arithmetic
 # legitimately rounds differently from eager's kernels.
@@ -73,7 +73,7 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
         expected_value = getattr(expected, attribute, None) if expected is not None else None
         if actual_value is None or expected_value is None:
             continue
-        prefix = what if label == "plain" else f"{label} call {what}"
+        prefix = what if label == CallLabel.PLAIN else f"{label} call {what}"
         floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
         reason = compare(actual_value, expected_value, prefix, floor)
         if reason:

@@ -7,7 +7,7 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
-from fuzzdce.model import ErrorInfo, Oracle, Outcome, Violation
+from fuzzdce.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -18,7 +18,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         expected = reference.calls.get(label)
         if call.error is None or expected is None or expected.error is not None:
             continue
-        where = f"{label} call, {call.stage}" if label != "plain" else call.stage
+        where = f"{label} call, {call.stage}" if label != CallLabel.PLAIN else call.stage
         violations.append(raised(outcome.path, call.error, f" ({where})"))
     if outcome.error is not None and not any(c.error is outcome.error for c in outcome.calls.values()):
         violations.append(raised(outcome.path, outcome.error))

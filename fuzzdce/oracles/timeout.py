@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
 
+# A job failure of this kind is the finding: the oracle is named after it.
+ORACLE_NAME = str(FailureKind.TIMEOUT)
+
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     failure = outcome.failure
     if failure is None or failure.kind != FailureKind.TIMEOUT:
         return []
-    return [Violation("timeout", outcome.path, f"timeout: {failure.message}", "Timeout", key="timeout")]
+    return [Violation(ORACLE_NAME, outcome.path, f"timeout: {failure.message}", "Timeout", key=FailureKind.TIMEOUT)]
 
 
-ORACLE = Oracle("timeout", check, "the compile path finishes within its time limit")
+ORACLE = Oracle(ORACLE_NAME, check, "the compile path finishes within its time limit")

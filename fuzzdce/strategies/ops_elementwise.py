@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
+from fuzzdce.program import ANY, Domain
 from fuzzdce.strategies.spec import (
     ALL,
     ALL_FLOATS,
@@ -13,6 +14,7 @@ from fuzzdce.strategies.spec import (
     INTS,
     NUMBER,
     NUMERIC,
+    SAME,
     Operand,
     OpSpec,
     broadcastable,
@@ -25,21 +27,21 @@ from fuzzdce.strategies.spec import (
 F = "torch.nn.functional"
 
 
-# Elementwise ops whose results IEEE rules define for every input take "any" value domain, the
+# Elementwise ops whose results IEEE rules define for every input take ``ANY`` value domain, the
 # nonfinite one (inf, NaN) included; ops needing a range say so.
-def unary(name: str, dtypes=ALL_FLOATS, needs: str = "any", yields: str = "real", template: str | None = None, **kw) -> OpSpec:
+def unary(name: str, dtypes=ALL_FLOATS, needs: str = ANY, yields: str = Domain.REAL, template: str | None = None, **kw) -> OpSpec:
     return OpSpec(name, "unary", template or f"torch.{name}({{0}})", dtypes, (Operand(domain=needs),), yields=yields, **kw)
 
 
-def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = "real") -> OpSpec:
+def activation(name: str, extra: str = "", dtypes=ALL_FLOATS, p=None, yields: str = Domain.REAL) -> OpSpec:
     return OpSpec(
-        name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, (Operand(domain="any"),), params=p or (no_params), yields=yields
+        name, "activation", f"{F}.{name}({{0}}{extra})", dtypes, (Operand(domain=ANY),), params=p or (no_params), yields=yields
     )
 
 
-def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = "any", p=None, **kw) -> OpSpec:
+def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str = ANY, p=None, **kw) -> OpSpec:
     """Broadcasting binary op; the second operand may have another dtype (type promotion)."""
-    operands = (Operand(domain="any"), Operand(relation=broadcastable, domain=divisor))
+    operands = (Operand(domain=ANY), Operand(relation=broadcastable, domain=divisor))
     return OpSpec(
         name,
         kw.pop("family", "binary"),
@@ -52,7 +54,7 @@ def binary(name: str, dtypes=NUMERIC, template: str | None = None, divisor: str 
 
 
 def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) -> OpSpec:
-    operands = (Operand(domain="any"),)
+    operands = (Operand(domain=ANY),)
     return OpSpec(
         name,
         "scalar",
@@ -70,35 +72,35 @@ OPS: tuple[OpSpec, ...] = (
     # elementwise unary, with the domain each needs
     unary("abs", NUMERIC),
     unary("neg", NUMERIC),
-    unary("exp", yields="positive"),
-    unary("exp2", yields="positive"),
+    unary("exp", yields=Domain.POSITIVE),
+    unary("exp2", yields=Domain.POSITIVE),
     unary("expm1"),
-    unary("log", needs="positive"),
-    unary("log2", needs="positive"),
-    unary("log10", needs="positive"),
-    unary("log1p", needs="positive"),
-    unary("sqrt", needs="positive", yields="positive"),
-    unary("rsqrt", needs="positive", yields="positive"),
-    unary("reciprocal", needs="positive", yields="positive"),
+    unary("log", needs=Domain.POSITIVE),
+    unary("log2", needs=Domain.POSITIVE),
+    unary("log10", needs=Domain.POSITIVE),
+    unary("log1p", needs=Domain.POSITIVE),
+    unary("sqrt", needs=Domain.POSITIVE, yields=Domain.POSITIVE),
+    unary("rsqrt", needs=Domain.POSITIVE, yields=Domain.POSITIVE),
+    unary("reciprocal", needs=Domain.POSITIVE, yields=Domain.POSITIVE),
     unary("sin"),
     unary("cos"),
-    unary("tan", needs="unit"),
-    unary("asin", needs="unit"),
-    unary("acos", needs="unit"),
+    unary("tan", needs=Domain.UNIT),
+    unary("asin", needs=Domain.UNIT),
+    unary("acos", needs=Domain.UNIT),
     unary("atan"),
     unary("sinh"),
-    unary("cosh", yields="positive"),
-    unary("tanh", yields="unit"),
+    unary("cosh", yields=Domain.POSITIVE),
+    unary("tanh", yields=Domain.UNIT),
     unary("asinh"),
-    unary("atanh", needs="unit"),
-    unary("sigmoid", yields="prob"),
-    unary("erf", yields="unit"),
-    unary("erfc", yields="positive"),
-    unary("erfinv", needs="unit"),
-    unary("lgamma", needs="positive"),
-    unary("digamma", needs="positive"),
-    unary("floor", NUMERIC, yields="same"),
-    unary("ceil", NUMERIC, yields="same"),
+    unary("atanh", needs=Domain.UNIT),
+    unary("sigmoid", yields=Domain.PROB),
+    unary("erf", yields=Domain.UNIT),
+    unary("erfc", yields=Domain.POSITIVE),
+    unary("erfinv", needs=Domain.UNIT),
+    unary("lgamma", needs=Domain.POSITIVE),
+    unary("digamma", needs=Domain.POSITIVE),
+    unary("floor", NUMERIC, yields=SAME),
+    unary("ceil", NUMERIC, yields=SAME),
     unary("round", NUMERIC),
     unary("trunc", NUMERIC),
     unary("frac"),
@@ -112,8 +114,8 @@ OPS: tuple[OpSpec, ...] = (
     unary("logical_not", ALL),
     unary("bitwise_not", INTS + BOOL),
     unary("nan_to_num"),
-    unary("logit", needs="prob"),
-    unary("clone", ALL, yields="same"),
+    unary("logit", needs=Domain.PROB),
+    unary("clone", ALL, yields=SAME),
     # activations (torch.nn.functional)
     activation("gelu", p=params(approximate=const(st.sampled_from(["none", "tanh"]))), extra=", approximate={approximate}"),
     activation("silu"),
@@ -127,7 +129,7 @@ OPS: tuple[OpSpec, ...] = (
     activation("selu"),
     activation("mish"),
     activation("softplus", ", beta={beta}", p=params(beta=const(st.sampled_from([1.0, 2.0])))),
-    activation("softsign", yields="unit"),
+    activation("softsign", yields=Domain.UNIT),
     activation("tanhshrink"),
     activation("logsigmoid"),
     activation("softshrink"),
@@ -146,14 +148,14 @@ OPS: tuple[OpSpec, ...] = (
         "div_rounding",
         NUMERIC,
         template="torch.div({0}, {1}.clamp(min=1), rounding_mode={mode})",
-        divisor="positive",
+        divisor=Domain.POSITIVE,
         p=params(mode=const(ROUNDING)),
     ),
     binary("true_divide", ALL_FLOATS),
-    binary("floor_divide", NUMERIC, template="torch.floor_divide({0}, {1}.clamp(min=1))", divisor="positive"),
-    binary("remainder", NUMERIC, template="torch.remainder({0}, {1}.clamp(min=1))", divisor="positive"),
-    binary("fmod", NUMERIC, template="torch.fmod({0}, {1}.clamp(min=1))", divisor="positive"),
-    binary("pow", ALL_FLOATS, template="torch.pow({0}, {1})", divisor="real"),
+    binary("floor_divide", NUMERIC, template="torch.floor_divide({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),
+    binary("remainder", NUMERIC, template="torch.remainder({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),
+    binary("fmod", NUMERIC, template="torch.fmod({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),
+    binary("pow", ALL_FLOATS, template="torch.pow({0}, {1})", divisor=Domain.REAL),
     binary("maximum", NUMERIC),
     binary("minimum", NUMERIC),
     binary("atan2", ALL_FLOATS),
@@ -164,7 +166,7 @@ OPS: tuple[OpSpec, ...] = (
     binary("operator_mul", ALL, template="{0} * {1}", torch_op=""),
     binary("operator_sub", NUMERIC, template="{0} - {1}", torch_op=""),
     binary("operator_truediv", ALL_FLOATS, template="{0} / {1}", torch_op=""),
-    binary("operator_floordiv", INTS, template="{0} // {1}.clamp(min=1)", divisor="positive", torch_op=""),
+    binary("operator_floordiv", INTS, template="{0} // {1}.clamp(min=1)", divisor=Domain.POSITIVE, torch_op=""),
     binary("operator_pow", FLOATS, template="{0} ** {1}", torch_op=""),
     # comparisons and logical / bitwise ops
     binary("eq", ALL, family="compare"),
@@ -268,7 +270,7 @@ OPS: tuple[OpSpec, ...] = (
         "ternary",
         "torch.addcdiv({0}, {1}, {2}, value={v})",
         ALL_FLOATS,
-        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable, domain="positive")),
+        (Operand(), Operand(relation=broadcastable), Operand(relation=broadcastable, domain=Domain.POSITIVE)),
         params=params(v=const(small_floats())),
     ),
     OpSpec(

@@ -7,6 +7,7 @@ import math
 
 import hypothesis.strategies as st
 
+from fuzzdce.program import Domain
 from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     FLOATS,
@@ -79,9 +80,9 @@ def pool_args(x: Meta) -> st.SearchStrategy[dict]:
 
 
 OPS: tuple[OpSpec, ...] = (
-    nn("softmax_f", f"{F}.softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.softmax", yields="prob"),
+    nn("softmax_f", f"{F}.softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.softmax", yields=Domain.PROB),
     nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax"),
-    nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields="prob"),
+    nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields=Domain.PROB),
     nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape),
     nn(
         "layer_norm_affine",
@@ -144,10 +145,10 @@ OPS: tuple[OpSpec, ...] = (
     loss(
         "bce_with_logits",
         f"{F}.binary_cross_entropy_with_logits({{0}}, {{1}}, reduction={{reduction}})",
-        second=Operand(relation=same_shape, domain="prob"),
+        second=Operand(relation=same_shape, domain=Domain.PROB),
         torch_op=f"{F}.binary_cross_entropy_with_logits",
     ),
-    loss("kl_div", f"{F}.kl_div({{0}}, {{1}}, reduction={{reduction}})", second=Operand(relation=same_shape, domain="prob")),
+    loss("kl_div", f"{F}.kl_div({{0}}, {{1}}, reduction={{reduction}})", second=Operand(relation=same_shape, domain=Domain.PROB)),
     nn(
         "cross_entropy",
         f"{F}.cross_entropy({{0}}, {{target}}, label_smoothing={{ls}})",

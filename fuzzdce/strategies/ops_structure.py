@@ -7,6 +7,7 @@ import math
 
 import hypothesis.strategies as st
 
+from fuzzdce.program import Domain
 from fuzzdce.strategies.spec import (
     ALL,
     ALL_FLOATS,
@@ -14,6 +15,7 @@ from fuzzdce.strategies.spec import (
     FLOATS,
     NUMBER,
     NUMERIC,
+    SAME,
     Meta,
     Operand,
     OpSpec,
@@ -44,7 +46,7 @@ def reduction(name: str, template: str, dtypes=ALL_FLOATS, p=None, **kw) -> OpSp
     return OpSpec(name, kw.pop("family", "reduction"), template, dtypes, params=p or params(dim=dim, keepdim=KEEPDIM), **kw)
 
 
-def shape_op(name: str, template: str, p=None, dtypes=ALL, view: bool = True, yields: str = "same", **kw) -> OpSpec:
+def shape_op(name: str, template: str, p=None, dtypes=ALL, view: bool = True, yields: str = SAME, **kw) -> OpSpec:
     """Ops that move values without computing new ones: the result keeps the operand's domain."""
     return OpSpec(name, kw.pop("family", "shape"), template, dtypes, params=p or (no_params), yields=yields, view=view, **kw)
 
@@ -199,7 +201,7 @@ OPS: tuple[OpSpec, ...] = (
     ),
     reduction("logsumexp", "torch.logsumexp({0}, dim={dim}, keepdim={keepdim})"),
     reduction("cumsum", "torch.cumsum({0}, dim={dim})", NUMERIC, p=params(dim=dim)),
-    reduction("softmax", "torch.softmax({0}, dim={dim})", p=params(dim=dim), yields="prob"),
+    reduction("softmax", "torch.softmax({0}, dim={dim})", p=params(dim=dim), yields=Domain.PROB),
     reduction("log_softmax", "torch.log_softmax({0}, dim={dim})", p=params(dim=dim)),
     reduction(
         "vector_norm",
@@ -289,7 +291,7 @@ OPS: tuple[OpSpec, ...] = (
         params(lo=const(st.integers(0, 2)), hi=const(st.integers(-1, 2)), v=const(small_floats())),
         dtypes=ALL_FLOATS,
         view=False,
-        yields="real",
+        yields=Domain.REAL,
     ),
     # indexing: basic (ints, slices, None, ...) and advanced (int tensors), gather/scatter family
     shape_op("getitem", "{0}[{index}]", params(index=basic_index), torch_op="torch.Tensor.__getitem__"),
@@ -349,7 +351,7 @@ OPS: tuple[OpSpec, ...] = (
         params=params(dim=new_dim),
     ),
     OpSpec("hstack", "join", "torch.hstack([{0}, {1}])", ALL, (Operand(), Operand(ALL, same_shape))),
-    OpSpec("split", "join", "torch.split({0}, {size}, dim={dim})", ALL, params=split_args, view=True, yields="same"),
+    OpSpec("split", "join", "torch.split({0}, {size}, dim={dim})", ALL, params=split_args, view=True, yields=SAME),
     OpSpec(
         "chunk",
         "join",
@@ -357,7 +359,7 @@ OPS: tuple[OpSpec, ...] = (
         ALL,
         params=params(n=const(st.integers(1, 3)), dim=dim),
         view=True,
-        yields="same",
+        yields=SAME,
     ),
     OpSpec(
         "tensor_split",
@@ -366,9 +368,9 @@ OPS: tuple[OpSpec, ...] = (
         ALL,
         params=params(n=const(st.integers(1, 3)), dim=dim),
         view=True,
-        yields="same",
+        yields=SAME,
     ),
-    OpSpec("unbind", "join", "torch.unbind({0}, dim={dim})", ALL, params=params(dim=dim), view=True, yields="same"),
+    OpSpec("unbind", "join", "torch.unbind({0}, dim={dim})", ALL, params=params(dim=dim), view=True, yields=SAME),
     # matmul family
     OpSpec("matmul", "matmul", "torch.matmul({0}, {1})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=matmul_fits))),
     OpSpec(
@@ -456,17 +458,22 @@ OPS: tuple[OpSpec, ...] = (
     OpSpec("int", "convert", "{0}.int()", ALL),
     # factories, from live values' shapes or from Python ints in the program
     OpSpec("zeros_like", "factory", "torch.zeros_like({0})", ALL),
-    OpSpec("ones_like", "factory", "torch.ones_like({0}, dtype={dtype})", ALL, params=params(dtype=DT), yields="positive"),
+    OpSpec("ones_like", "factory", "torch.ones_like({0}, dtype={dtype})", ALL, params=params(dtype=DT), yields=Domain.POSITIVE),
     OpSpec("full_like", "factory", "torch.full_like({0}, {v})", ALL_FLOATS, params=params(v=const(small_floats()))),
     OpSpec(
-        "empty_like_filled", "factory", "torch.empty_like({0}).fill_(0.5)", ALL_FLOATS, torch_op="torch.empty_like", yields="prob"
+        "empty_like_filled",
+        "factory",
+        "torch.empty_like({0}).fill_(0.5)",
+        ALL_FLOATS,
+        torch_op="torch.empty_like",
+        yields=Domain.PROB,
     ),
     OpSpec("zeros", "factory", "torch.zeros({0}, dtype={dtype})", NUMBER, params=params(dtype=DT)),
-    OpSpec("ones", "factory", "torch.ones(({0}, 2))", NUMBER, yields="positive"),
+    OpSpec("ones", "factory", "torch.ones(({0}, 2))", NUMBER, yields=Domain.POSITIVE),
     OpSpec("full", "factory", "torch.full(({0},), {v})", NUMBER, params=params(v=const(small_floats()))),
     OpSpec("arange", "factory", "torch.arange({0})", NUMBER),
     OpSpec("arange_float", "factory", "torch.arange(0, {0}, 0.5, dtype=torch.float32)", NUMBER, torch_op="torch.arange"),
-    OpSpec("tensor", "factory", "torch.tensor({v})", NUMBER, params=lambda n: st.just({"v": 1.5}), yields="positive"),
+    OpSpec("tensor", "factory", "torch.tensor({v})", NUMBER, params=lambda n: st.just({"v": 1.5}), yields=Domain.POSITIVE),
     OpSpec("new_zeros", "factory", "{0}.new_zeros(({1}, 1))", ALL, (Operand(), Operand(NUMBER))),
     OpSpec("new_full", "factory", "{0}.new_full((2,), {v})", NUMERIC, params=params(v=const(st.sampled_from([1, 3])))),
     # in-place ops, only on values the program computed (never an input or a view of one)

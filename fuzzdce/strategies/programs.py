@@ -22,9 +22,9 @@ import hypothesis.strategies as st
 import torch
 from hypothesis.errors import InvalidArgument
 
-from fuzzdce.program import DTYPES, Program, Ref, Step, TensorInput, input_strides
+from fuzzdce.program import DTYPES, Domain, Program, Ref, Step, TensorInput, input_strides
 from fuzzdce.strategies.catalog import CATALOG
-from fuzzdce.strategies.spec import Meta, OpSpec
+from fuzzdce.strategies.spec import SAME, Meta, OpSpec
 
 T = TypeVar("T")
 
@@ -61,7 +61,8 @@ def weighted(options: Sequence[T], weights: Mapping[str, int], key=str) -> st.Se
 INDEX_RANGE = 255
 # Input dtypes, first the one everything shrinks to; the low-precision ones come last.
 INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bfloat16")
-INPUT_DOMAINS = ("real", "positive", "unit", "prob", "ties", "signed_zeros", "large", "nonfinite")
+# Input value domains in ``Domain``'s order: the first is the one everything shrinks to.
+INPUT_DOMAINS = tuple(Domain)
 MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
 
 
@@ -122,26 +123,24 @@ def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, 
     )
 
 
-def integral_domain(dtype: str, domain: str) -> str:
-    """Integers have no values strictly inside (-1, 1) but 0: any restricted domain means positive;
-    they have no infinities or NaN: nonfinite means ties."""
+def integral_domain(dtype: str, domain: str) -> Domain:
+    """The domain an input of ``dtype`` drawn in ``domain`` is: booleans are plain ``real`` values,
+    integers what ``Domain.on_integers`` says."""
     if dtype == "bool":
-        return "real"
-    if dtype.startswith("int") and domain in ("positive", "unit", "prob"):
-        return "positive"
-    if dtype.startswith("int") and domain == "nonfinite":
-        return "ties"
-    return domain
+        return Domain.REAL
+    if dtype.startswith("int"):
+        return Domain(domain).on_integers
+    return Domain(domain)
 
 
-def meta_of(value, domain: str = "real", writable: bool = False) -> Meta | None:
+def meta_of(value, domain: Domain = Domain.REAL, writable: bool = False) -> Meta | None:
     """The Meta of a step's result: a tensor of a known dtype or a Python int; None otherwise."""
     if isinstance(value, torch.Tensor):
         dtype = next((k for k, v in DTYPES.items() if v == value.dtype), None)
         strides = None if value.is_contiguous() else tuple(value.stride())
         return None if dtype is None else Meta(tuple(value.shape), dtype, domain, writable, strides=strides)
     if isinstance(value, int) and not isinstance(value, bool):
-        return Meta((), "pyint", "positive" if value > 0 else "real", value=value)
+        return Meta((), "pyint", Domain.POSITIVE if value > 0 else Domain.REAL, value=value)
     return None
 
 
@@ -207,12 +206,14 @@ def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
 
 def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Meta | None]:
     """Metas of a step's results: domain from the spec's ``yields``, writable unless a view."""
-    domain = operands[0].domain if spec.yields == "same" else spec.yields
-    if any(o.domain == "nonfinite" for o in operands):  # NaN and inf propagate
-        domain = "nonfinite"
+    domain = operands[0].domain if spec.yields == SAME else spec.yields
+    if any(o.domain == Domain.NONFINITE for o in operands):  # NaN and inf propagate
+        domain = Domain.NONFINITE
     writes = any(o.written for o in spec.operands)
     fresh = not spec.view and not writes  # an in-place result aliases its target: not fresh
-    return [meta_of(r, domain if not isinstance(r, torch.Tensor) or r.is_floating_point() else "real", fresh) for r in results]
+    return [
+        meta_of(r, domain if not isinstance(r, torch.Tensor) or r.is_floating_point() else Domain.REAL, fresh) for r in results
+    ]
 
 
 @st.composite

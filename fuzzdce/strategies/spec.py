@@ -2,9 +2,9 @@
 
 Each ``OpSpec`` states, next to its source template, the rule that makes it valid:
 - ``dtypes``: dtypes its first operand may have;
-- ``operands``: one ``Operand`` per value it reads: allowed dtypes, value domain (``positive`` for
-  ``log``), relation to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is
-  written in place;
+- ``operands``: one ``Operand`` per value it reads: allowed dtypes, the value domain it needs
+  (``program.Domain.POSITIVE`` for ``log``, ``program.ANY`` for ops defined on any value), relation
+  to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is written in place;
 - ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
   substituted into the template (dims in range, scalars, flags, literal index lists).
 Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import hypothesis.strategies as st
 
-from fuzzdce.program import Literal
+from fuzzdce.program import Domain, Literal
 
 T = TypeVar("T")
 
@@ -36,25 +36,8 @@ NUMERIC = ALL_FLOATS + INTS
 ALL = NUMERIC + BOOL
 NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``)
 
-# Value domains, so that ops with a restricted domain see meaningful values. A value's domain says
-# what it is known to satisfy; ``prob`` (0 < x < 1) satisfies both ``positive`` and ``unit``.
-# Besides the ranges, domains of values where compilers' rewrite rules break (how each is drawn:
-# ``program.DOMAINS``): ``ties`` (small integers as floats: repeated values, ties, zeros),
-# ``signed_zeros`` (half the values +0.0 or -0.0), ``large`` (magnitudes where tanh, sigmoid and erf
-# saturate and float16's exp overflows) are finite, so any op taking "real" takes them;
-# ``nonfinite`` (inf, -inf, NaN among +-0, +-1, 0.5) only reaches operands declared ``domain="any"``
-# (ops whose result is defined by IEEE rules for such values), and what is computed from it stays
-# ``nonfinite`` (NaN propagates).
-SATISFIES = {
-    "real": {"any", "real"},
-    "positive": {"any", "real", "positive"},
-    "unit": {"any", "real", "unit"},
-    "prob": {"any", "real", "positive", "unit", "prob"},
-    "ties": {"any", "real"},
-    "signed_zeros": {"any", "real"},
-    "large": {"any", "real"},
-    "nonfinite": {"any"},
-}
+# What ``OpSpec.yields`` says for an op whose result lies in its first operand's domain.
+SAME = "same"
 
 
 @dataclass(frozen=True)
@@ -63,7 +46,7 @@ class Meta:
 
     shape: tuple[int, ...]
     dtype: str  # a key of ``program.DTYPES``, or "pyint" for a Python int
-    domain: str = "real"
+    domain: Domain = Domain.REAL
     # Owns its storage (computed by a non-view op, never viewed since): in-place ops may write it
     # without touching an input that requires grad or aliasing another live value.
     writable: bool = False
@@ -158,14 +141,14 @@ class Operand:
 
     dtypes: tuple[str, ...] | None = None
     relation: Relation = any_value
-    domain: str = "real"
+    domain: str = Domain.REAL  # a requirement: a Domain its values must satisfy, or ``ANY``
     written: bool = False  # the op writes it in place
     same_dtype: bool = False  # must have the first operand's dtype (matmul, linear, conv: no promotion)
 
     def accepts(self, spec_dtypes: tuple[str, ...], first: Meta | None, candidate: Meta) -> bool:
         return (
             candidate.dtype in (self.dtypes or spec_dtypes)
-            and self.domain in SATISFIES[candidate.domain]
+            and self.domain in Domain(candidate.domain).satisfies
             and (candidate.writable or not self.written)
             and (first is None or (self.relation(first, candidate) and (not self.same_dtype or candidate.dtype == first.dtype)))
         )
@@ -186,8 +169,8 @@ class OpSpec:
     # The torch callable this entry exercises, as a dotted path ("torch.Tensor.add_"); derived
     # from the template when it starts with one. None for Python-level ops (``n * m``).
     torch_op: str | None = None
-    # Domain of the result: "real", a domain name, or "same" (the first operand's).
-    yields: str = "real"
+    # Domain of the result: a Domain, or ``SAME`` (the first operand's).
+    yields: str = Domain.REAL
     view: bool = False  # the result may alias the first operand
 
     @property
