@@ -17,7 +17,6 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from fuzzdce.model import STOCK
 from fuzzdce.oracles import ORACLES
 from fuzzdce.timeline import campaign_timeline, combine
 from fuzzdce.versions import versions
-from fuzzdce.vocabulary import Verdict
+from fuzzdce.vocabulary import BugGroup, Verdict
 
 SCHEMA_VERSION = 1
 SCHEMA_FIELD = "schema_version"
@@ -46,14 +45,6 @@ def inputs_in_header(source: str) -> int:
 
 
 # --- bugs -------------------------------------------------------------------------------------------
-
-
-class BugGroup(StrEnum):
-    """Which group of the report a bug is listed in (``fuzzdce run``, ``merge`` and the HTML page alike)."""
-
-    NEW = "new"  # placement-induced, not in the known-findings file: makes the run exit 1
-    KNOWN = "known"  # placement-induced, suppressed by the known-findings file
-    BASELINE = "baseline"  # stock Thunder fails the same way
 
 
 # The groups in the order the reports list them, with their titles.

@@ -1,5 +1,5 @@
 """The kinds fuzzdce names: a verdict, a failed job's kind, a call's label and stage, what a program
-is to a finding. Imports nothing of fuzzdce.
+is to a finding, the group a report lists a bug in. Imports nothing of fuzzdce.
 
 Each is a ``StrEnum``: its members are the strings that findings folders, summary.json and known
 files hold, so records written before these types existed read back unchanged.
@@ -51,3 +51,11 @@ class AddResult(StrEnum):
     NEW = "new"  # the first occurrence: a new finding
     SMALLER = "smaller"  # a smaller program than the finding's: it becomes the finding's program
     SEEN = "seen"  # nothing the finding did not have
+
+
+class BugGroup(StrEnum):
+    """Which group of the report a bug is listed in (``fuzzdce run``, ``merge`` and the HTML page alike)."""
+
+    NEW = "new"  # placement-induced, not in the known-findings file: makes the run exit 1
+    KNOWN = "known"  # placement-induced, suppressed by the known-findings file
+    BASELINE = "baseline"  # stock Thunder fails the same way
