@@ -29,13 +29,13 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.campaign import Campaign
-    from fuzzdce.config import CampaignConfig
-    from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED
-    from fuzzdce.lanes import run_lanes
-    from fuzzdce.paths import DEFAULT_PATHS
-    from fuzzdce.placements import DEFAULT_PLACEMENTS
-    from fuzzdce.quiet import quiet_library_warnings
+    from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED
+    from fuzzdce.core.quiet import quiet_library_warnings
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+    from fuzzdce.fuzzing.lanes import run_lanes
+    from fuzzdce.running.paths import DEFAULT_PATHS
+    from fuzzdce.running.placements import DEFAULT_PLACEMENTS
 
     quiet_library_warnings()
     with tempfile.TemporaryDirectory() as folder:

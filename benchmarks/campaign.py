@@ -63,8 +63,8 @@ def bare_cost(program, placement, paths) -> float:
 
 def overhead(programs, placements, paths) -> tuple[float, float, float]:
     """(bare s/program, fuzzdce in-process s/program, fuzzdce sandboxed s/program)."""
-    from fuzzdce.evaluate import Evaluator
-    from fuzzdce.sandbox import SandboxedJobs
+    from fuzzdce.running.evaluate import Evaluator
+    from fuzzdce.running.sandbox import SandboxedJobs
 
     evaluate_all = Evaluator()
     # Warm-up outside the timing: first-use imports and caches are not per-program cost.
@@ -89,9 +89,9 @@ def overhead(programs, placements, paths) -> tuple[float, float, float]:
 
 def throughput(jobs: int, seconds: int, paths) -> float:
     """Programs per second of a campaign (stock + symcall) run with ``jobs`` lanes for ``seconds``."""
-    from fuzzdce.campaign import Campaign
-    from fuzzdce.config import CampaignConfig
-    from fuzzdce.lanes import run_lanes
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+    from fuzzdce.fuzzing.lanes import run_lanes
 
     with tempfile.TemporaryDirectory() as folder:
         config = CampaignConfig.of(
@@ -116,8 +116,8 @@ def throughput(jobs: int, seconds: int, paths) -> float:
 
 def time_to_first_finding(paths, limit: int = 600) -> float | None:
     """Seconds from start until the first placement-induced finding under symcall is logged."""
-    from fuzzdce.campaign import Campaign
-    from fuzzdce.config import CampaignConfig
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
 
     start = time.perf_counter()
     found: list[float] = []
@@ -151,8 +151,8 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"], choices=["jit", "thunderfx"])
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    from fuzzdce.placements import resolve
-    from fuzzdce.quiet import quiet_library_warnings
+    from fuzzdce.core.quiet import quiet_library_warnings
+    from fuzzdce.running.placements import resolve
 
     quiet_library_warnings()
     print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}; placements stock, symcall", flush=True)

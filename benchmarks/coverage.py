@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generator import eager_result  # noqa: E402
 
-from fuzzdce.coverage import DceActivity, activity_lines  # noqa: E402
-from fuzzdce.evaluate import Evaluator  # noqa: E402
-from fuzzdce.placements import resolve  # noqa: E402
-from fuzzdce.program import Program  # noqa: E402
-from fuzzdce.steering import ROUND, Steering  # noqa: E402
+from fuzzdce.core.program import Program  # noqa: E402
+from fuzzdce.fuzzing.steering import ROUND, Steering  # noqa: E402
+from fuzzdce.running.coverage import DceActivity, activity_lines  # noqa: E402
+from fuzzdce.running.evaluate import Evaluator  # noqa: E402
+from fuzzdce.running.placements import resolve  # noqa: E402
 from fuzzdce.strategies import CATALOG, programs  # noqa: E402
 
 

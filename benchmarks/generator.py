@@ -18,7 +18,7 @@ from collections import Counter
 import torch
 from hypothesis import HealthCheck, Verbosity, given, seed, settings
 
-from fuzzdce.program import Program
+from fuzzdce.core.program import Program
 from fuzzdce.strategies import BY_NAME, CATALOG, programs
 
 

@@ -251,11 +251,11 @@ def report(result: dict, args) -> list[str]:
 
 def restart_cost() -> tuple[float, float]:
     """(seconds of a fresh worker child's first eager job, seconds of the next) on a 1-op program."""
-    from fuzzdce.evaluate import Job
-    from fuzzdce.model import EAGER, STOCK
-    from fuzzdce.placements import PLACEMENTS
-    from fuzzdce.program import Program, Ref, Step, TensorInput
-    from fuzzdce.sandbox import SandboxedJobs
+    from fuzzdce.core.model import EAGER, STOCK
+    from fuzzdce.core.program import Program, Ref, Step, TensorInput
+    from fuzzdce.running.evaluate import Job
+    from fuzzdce.running.placements import PLACEMENTS
+    from fuzzdce.running.sandbox import SandboxedJobs
 
     program = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
     jobs = SandboxedJobs()

@@ -41,9 +41,9 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.execution import run_path
-    from fuzzdce.paths import DEFAULT_PATHS
-    from fuzzdce.placements import resolve
+    from fuzzdce.running.execution import run_path
+    from fuzzdce.running.paths import DEFAULT_PATHS
+    from fuzzdce.running.placements import resolve
 
     placement = resolve(args.placement)
     seconds, second_calls = defaultdict(list), 0

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzzdce.builds import materialize_archive  # noqa: E402
+from fuzzdce.running.builds import materialize_archive  # noqa: E402
 
 PARENT, MERGE = "8236d1c97", "bc399d4a3"
 EMULATION = "symcall-fixed"
@@ -138,9 +138,9 @@ def draw(n: int, seed_value: int) -> list:
 def side(programs_file: Path, placement: str, result_file: Path) -> None:
     """A child: every program on every default path under ``placement``; per (program, path) the
     symbols whose subsymbols it changed against this process's stock, and its dce-sound findings."""
-    from fuzzdce.evaluate import Evaluator
-    from fuzzdce.paths import DEFAULT_PATHS
-    from fuzzdce.placements import resolve
+    from fuzzdce.running.evaluate import Evaluator
+    from fuzzdce.running.paths import DEFAULT_PATHS
+    from fuzzdce.running.placements import resolve
 
     chosen = resolve(placement)
     programs = pickle.loads(programs_file.read_bytes())

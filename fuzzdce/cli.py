@@ -10,29 +10,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzdce.builds import BuildWorker, against_spec
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
-from fuzzdce.doctor import report as doctor_report
-from fuzzdce.errors import HarnessError, UsageError
-from fuzzdce.html_report import REPORT_FILE, write_report
-from fuzzdce.issue import issue_markdown
-from fuzzdce.lanes import raise_keyboard_interrupt, run_lanes
-from fuzzdce.merge import markdown as merge_markdown
-from fuzzdce.merge import merge
-from fuzzdce.merge import render as merge_render
-from fuzzdce.model import STOCK
-from fuzzdce.paths import DEFAULT_PATHS, PATHS
-from fuzzdce.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
-from fuzzdce.profiles import PROFILE_EXAMPLES
-from fuzzdce.quiet import quiet_library_warnings
-from fuzzdce.replay import replay_bug
-from fuzzdce.report import render
-from fuzzdce.shards import ENVIRONMENT_HELP
-from fuzzdce.shards import resolve as resolve_shard
-from fuzzdce.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
+from fuzzdce.core.errors import HarnessError, UsageError
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.quiet import quiet_library_warnings
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
+from fuzzdce.fuzzing.lanes import raise_keyboard_interrupt, run_lanes
+from fuzzdce.fuzzing.profiles import PROFILE_EXAMPLES
+from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
+from fuzzdce.fuzzing.shards import resolve as resolve_shard
+from fuzzdce.results.html_report import REPORT_FILE, write_report
+from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.merge import markdown as merge_markdown
+from fuzzdce.results.merge import merge
+from fuzzdce.results.merge import render as merge_render
+from fuzzdce.results.replay import replay_bug
+from fuzzdce.results.report import render
+from fuzzdce.results.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
+from fuzzdce.running.builds import BuildWorker, against_spec
+from fuzzdce.running.doctor import report as doctor_report
+from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
+from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
+from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import CATALOG, thunder_support
-from fuzzdce.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 
 
 def integer_at_least(minimum: int, what: str):

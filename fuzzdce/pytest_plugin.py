@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzdce import profiles
-from fuzzdce.errors import UsageError
+from fuzzdce.core.errors import UsageError
+from fuzzdce.fuzzing import profiles
 
 # store.DEFAULT_FINDINGS_DIR, named again rather than imported: store imports Thunder, and this
 # plugin is loaded by every pytest run in the environment (tests/test_plugin.py checks they agree).

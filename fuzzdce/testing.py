@@ -17,13 +17,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.paths import DEFAULT_PATHS
-from fuzzdce.placements import DEFAULT_PLACEMENTS, resolve
-from fuzzdce.report import render
-from fuzzdce.store import DEFAULT_FINDINGS_DIR
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.report import render
+from fuzzdce.results.store import DEFAULT_FINDINGS_DIR
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.paths import DEFAULT_PATHS
+from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 
 
 def fuzz_test(

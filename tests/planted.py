@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 
-from fuzzdce.placements import patch_everywhere
+from fuzzdce.running.placements import patch_everywhere
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """Hand-written programs shared by the oracle, path and replay tests."""
 
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 
 # Two inputs, a broadcasting add, a dead exp and a live cos: stock Thunder passes it on every path.
 DEAD_CODE_PROGRAM = Program(

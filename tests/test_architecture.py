@@ -5,12 +5,12 @@ import pathlib
 
 import pytest
 
-from fuzzdce.model import CompilePath, Oracle, Placement
+from fuzzdce.core.model import CompilePath, Oracle, Placement
+from fuzzdce.core.program import Domain
+from fuzzdce.core.vocabulary import AddResult, CallLabel, FailureKind, Verdict
 from fuzzdce.oracles import ORACLES
-from fuzzdce.paths import PATHS
-from fuzzdce.placements import PLACEMENTS
-from fuzzdce.program import Domain
-from fuzzdce.vocabulary import AddResult, CallLabel, FailureKind, Verdict
+from fuzzdce.running.paths import PATHS
+from fuzzdce.running.placements import PLACEMENTS
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "fuzzdce"
 
@@ -71,10 +71,10 @@ def test_no_fuzzdce_module_is_imported_inside_a_function():
     assert inside == []
 
 
-@pytest.mark.parametrize("module", ["fuzzdce.vocabulary", "fuzzdce.model", "fuzzdce.errors"])
+@pytest.mark.parametrize("module", ["fuzzdce.core.vocabulary", "fuzzdce.core.model", "fuzzdce.core.errors"])
 def test_the_foundations_import_nothing_else_of_fuzzdce(module):
     """The vocabulary imports nothing of fuzzdce; the records and errors only the vocabulary."""
-    assert import_graph()[module] <= ({"fuzzdce.vocabulary"} if module != "fuzzdce.vocabulary" else set())
+    assert import_graph()[module] <= ({"fuzzdce.core.vocabulary"} if module != "fuzzdce.core.vocabulary" else set())
 
 
 def test_each_oracle_path_and_placement_is_one_declared_object_under_its_own_name():
@@ -93,9 +93,9 @@ def test_each_oracle_module_is_named_after_its_oracle():
 
 
 # The vocabulary's types, each with the module declaring it: elsewhere a member is written by name.
-VOCABULARY = {Verdict: "fuzzdce.vocabulary", FailureKind: "fuzzdce.vocabulary", CallLabel: "fuzzdce.vocabulary"}
+VOCABULARY = {Verdict: "fuzzdce.core.vocabulary", FailureKind: "fuzzdce.core.vocabulary", CallLabel: "fuzzdce.core.vocabulary"}
 # (Not CallStage and BugGroup: "inputs" and "known" are also the names of record fields.)
-VOCABULARY |= {AddResult: "fuzzdce.vocabulary", Domain: "fuzzdce.program"}
+VOCABULARY |= {AddResult: "fuzzdce.core.vocabulary", Domain: "fuzzdce.core.program"}
 # A string equal to a member that does not stand for it: (module, string) -> what it is instead.
 NOT_VOCABULARY = {("fuzzdce.oracles.grads", "grad"): "the noun in the grads oracle's messages"}
 
@@ -123,3 +123,39 @@ def test_the_vocabulary_is_written_through_its_types():
         if value in declared_in and declared_in[value][1] != name and (name, value) not in NOT_VOCABULARY
     ]
     assert found == []
+
+
+# The wings, lowest first: a module may import its own wing and the wings below it, never above.
+# The top-level modules (the CLI, the pytest plugin, the testing helpers, the reproducers' entry
+# point) are the application, above everything.
+WINGS = ("core", "strategies", "oracles", "running", "results", "fuzzing")
+APPLICATION = len(WINGS)
+
+
+def wing_of(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and parts[1] in WINGS):
+        return WINGS.index(parts[1])
+    return APPLICATION
+
+
+def test_every_module_but_the_application_lives_in_a_wing():
+    top_level = sorted(m for m in MODULES if wing_of(m) == APPLICATION)
+    assert top_level == [
+        "fuzzdce",
+        "fuzzdce.__main__",
+        "fuzzdce.cli",
+        "fuzzdce.pytest_plugin",
+        "fuzzdce.repro",
+        "fuzzdce.testing",
+    ]
+
+
+def test_no_import_points_from_a_lower_wing_to_a_higher_one():
+    upward = [
+        (module, imported)
+        for module, imports in import_graph().items()
+        for imported in imports
+        if wing_of(imported) > wing_of(module) and imported != "fuzzdce"
+    ]
+    assert upward == [], "move the code the lower wing needs down, or pass it in"

@@ -2,11 +2,11 @@
 
 import pytest
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore
-from fuzzdce.model import Violation
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, FindingStore
+from fuzzdce.core.model import Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
 
 ONE_OP = Program((TensorInput((3,)),), (Step("add", "torch.add({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 TWO_OPS = Program(

@@ -17,18 +17,18 @@ import thunder
 import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.builds import BuildRequest, BuildWorker, build_specs, parse_build
-from fuzzdce.campaign import Campaign
 from fuzzdce.cli import config_from, parser
-from fuzzdce.config import CampaignConfig
-from fuzzdce.errors import UsageError
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.model import EAGER, STOCK, Outcome
-from fuzzdce.placements import resolve
-from fuzzdce.replay import replay_bug
-from fuzzdce.sandbox import SandboxedJobs
-from fuzzdce.store import BUG_FILE, REPRO_FILE
-from fuzzdce.subsymbols import PortableTrace
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.model import EAGER, STOCK, Outcome
+from fuzzdce.core.subsymbols import PortableTrace
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.replay import replay_bug
+from fuzzdce.results.store import BUG_FILE, REPRO_FILE
+from fuzzdce.running.builds import BuildRequest, BuildWorker, build_specs, parse_build
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.placements import resolve
+from fuzzdce.running.sandbox import SandboxedJobs
 
 PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
 

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
-from fuzzdce.config import CampaignConfig
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
     import subprocess
     import sys
 
-    from fuzzdce.repro import script as reproducer
+    from fuzzdce.results.repro import script as reproducer
 
     bug = next(b for b in symcall_run.ledger.bugs() if b.verdict == "placement-induced")
     script = tmp_path / "repro.py"

@@ -2,9 +2,9 @@
 
 import pytest
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.report import render, summary
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.report import render, summary
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_report_says_what_changed_and_what_was_not_exercised(campaign):
 
 
 def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
-    from fuzzdce.steering import ROUND
+    from fuzzdce.fuzzing.steering import ROUND
 
     # Baseline bugs left unshrunk: shrink steps would count as programs too.
     config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=ROUND + 5, seed=1, steer=True, shrink_baseline=False)
@@ -51,8 +51,8 @@ def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
 
 
 def test_weights_put_what_was_never_drawn_first_and_heaviest():
-    from fuzzdce.program import Program, Step, TensorInput
-    from fuzzdce.steering import UNSEEN, Steering
+    from fuzzdce.core.program import Program, Step, TensorInput
+    from fuzzdce.fuzzing.steering import UNSEEN, Steering
 
     steering = Steering()
     steering.drew(Program((TensorInput((2,)),), (Step("abs", "torch.abs({0})"),) * 3, (1,)))
@@ -62,8 +62,8 @@ def test_weights_put_what_was_never_drawn_first_and_heaviest():
 
 
 def test_entries_whose_programs_were_active_weigh_more():
-    from fuzzdce.program import Program, Step, TensorInput
-    from fuzzdce.steering import ACTIVE, UNSEEN, Steering
+    from fuzzdce.core.program import Program, Step, TensorInput
+    from fuzzdce.fuzzing.steering import ACTIVE, UNSEEN, Steering
 
     steering = Steering()
     for _ in range(7):
@@ -78,9 +78,9 @@ def test_activity_crosses_the_sandbox():
     from conftest import evaluate_under  # noqa: F401 (tests/ on the path)
     from sample_programs import DEAD_CODE_PROGRAM
 
-    from fuzzdce.evaluate import Evaluator
-    from fuzzdce.placements import resolve
-    from fuzzdce.sandbox import SandboxedJobs
+    from fuzzdce.running.evaluate import Evaluator
+    from fuzzdce.running.placements import resolve
+    from fuzzdce.running.sandbox import SandboxedJobs
 
     local = Evaluator()(DEAD_CODE_PROGRAM, [resolve("planted:dce_drops_live")], paths=["jit"])
     sandboxed_evaluator = Evaluator(SandboxedJobs())

@@ -10,10 +10,10 @@ show no violation, beside the planted faults that must stay caught on the same p
 import pytest
 from conftest import evaluate_under
 
-from fuzzdce.model import Outcome, SplitKind, SplitRecord
+from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.subsymbols import Name, Node, PortableTrace, compare, compare_traces, why_live
 from fuzzdce.oracles import dce_sound
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.subsymbols import Name, Node, PortableTrace, compare, compare_traces, why_live
 
 F = "torch.nn.functional"
 
@@ -200,7 +200,7 @@ def test_traces_that_went_another_way_are_not_compared():
 def test_compare_traces_reads_thunder_traces_and_portable_ones_alike():
     evaluation = evaluate_under(LAYER_NORM, "symcall-fixed", paths=["jit"])
     stock, placement = evaluation["stock"].outcomes["jit"], evaluation["symcall-fixed"].outcomes["jit"]
-    from fuzzdce.subsymbols import portable_trace
+    from fuzzdce.core.subsymbols import portable_trace
 
     (_, s), (_, p) = stock.traces[0], placement.traces[0]
     assert compare_traces(s, p)[0] == compare_traces(portable_trace(s), portable_trace(p))[0]

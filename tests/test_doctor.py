@@ -7,9 +7,9 @@ from pathlib import Path
 import thunder
 
 from fuzzdce.cli import main
-from fuzzdce.doctor import CANNOT, NATIVE, NEEDS_PATCH, placement_status
-from fuzzdce.model import Placement
-from fuzzdce.placements import PLACEMENTS, stock
+from fuzzdce.core.model import Placement
+from fuzzdce.running.doctor import CANNOT, NATIVE, NEEDS_PATCH, placement_status
+from fuzzdce.running.placements import PLACEMENTS, stock
 
 
 def test_a_placement_is_native_needs_its_patch_or_cannot_take_it():

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from fuzzdce.program import ANY, Domain, Program, TensorInput
+from fuzzdce.core.program import ANY, Domain, Program, TensorInput
 from fuzzdce.strategies import CATALOG
 from fuzzdce.strategies.programs import INPUT_DOMAINS, integral_domain
 from fuzzdce.strategies.spec import SAME
@@ -89,7 +89,7 @@ def test_nonfinite_values_reach_only_operands_that_take_any_value_and_propagate(
 
 
 def test_an_aliasing_input_is_a_view_of_its_base_and_the_pair_is_writable():
-    from fuzzdce.program import Ref, Step
+    from fuzzdce.core.program import Ref, Step
     from fuzzdce.strategies.programs import input_metas
 
     base = TensorInput((2, 3), "float32", transposed=True)

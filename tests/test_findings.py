@@ -6,16 +6,16 @@ import os
 
 import pytest
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.driver import failure_type
-from fuzzdce.errors import UsageError
-from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify
-from fuzzdce.model import Outcome, Violation
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.signatures import normalise, signature
-from fuzzdce.store import load_known, write_atomically
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify
+from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.signatures import normalise, signature
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.driver import failure_type
+from fuzzdce.results.store import load_known, write_atomically
+from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 ADD_THEN_COS = Program(
     (TensorInput((2, 3)), TensorInput((3,))),
@@ -200,7 +200,7 @@ class SilentEvaluator(Evaluator):
 def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
     """A round that ends early (Hypothesis ran out of its examples, or a stand-in raised) is
     followed by another, with a seed of its own, until the campaign's programs are spent."""
-    from fuzzdce.driver import derived_seed
+    from fuzzdce.fuzzing.driver import derived_seed
 
     seeds = []
 
@@ -284,7 +284,7 @@ def test_a_seeded_round_keeps_the_example_database(tmp_path):
     from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from fuzzdce.driver import DriverSettings, HypothesisDriver
+    from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
 
     class NothingEvaluated:
         """A driver host that evaluates nothing."""

@@ -19,14 +19,14 @@ import pytest
 import thunder
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce import builds
-from fuzzdce.builds import against_spec, parse_build
 from fuzzdce.cli import main
-from fuzzdce.errors import UsageError
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.model import STOCK
-from fuzzdce.placements import resolve
-from fuzzdce.store import BUG_FILE
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.model import STOCK
+from fuzzdce.results.store import BUG_FILE
+from fuzzdce.running import builds
+from fuzzdce.running.builds import against_spec, parse_build
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.placements import resolve
 
 PLANTED_LINE = ('add = _register_torch_operation("add")', 'add = _register_torch_operation("sub")')
 

@@ -4,7 +4,7 @@ with one line naming the path, the versions and what to do (exit 3), and is neve
 
 The planted harness fault is fuzzdce calling a Thunder API wrongly: the ``jit`` path collects its
 traces with the thunderfx collector, which reads ``compiled._backend`` (a ``thunder.jit`` function
-has none), so an AttributeError is raised in ``fuzzdce/paths.py``.
+has none), so an AttributeError is raised in ``fuzzdce/running/paths.py``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import thunder
 import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce import paths
 from fuzzdce.cli import main
-from fuzzdce.errors import HarnessError, harness_fault
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.execution import cotangents, run_path
-from fuzzdce.placements import PLACEMENTS
+from fuzzdce.core.errors import HarnessError, harness_fault
+from fuzzdce.running import paths
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.execution import cotangents, run_path
+from fuzzdce.running.placements import PLACEMENTS
 
 
 @pytest.fixture
@@ -49,8 +49,8 @@ def test_what_is_fuzzdce_fault_and_what_is_not():
     stand_in = TypeError("fresh_dynamo_without_inductor.<locals>.compile_eagerly() got an unexpected keyword argument 'options'")
     assert "compile_eagerly was called with arguments it does not take" in harness_fault(stand_in)
     with pytest.raises(TypeError) as raised_here:
-        cotangents(3)  # raised inside fuzzdce/execution.py
-    assert "fuzzdce's own code (fuzzdce/execution.py" in harness_fault(raised_here.value)
+        cotangents(3)  # raised inside fuzzdce/running/execution.py
+    assert "fuzzdce's own code (fuzzdce/running/execution.py" in harness_fault(raised_here.value)
     with pytest.raises(TypeError) as torch_raised:
         torch.add(torch.ones(1), "x")
     assert harness_fault(torch_raised.value) == ""
@@ -62,7 +62,7 @@ def test_a_harness_fault_is_a_harness_failure_not_an_error(collector_that_misuse
     outcome = run_path("jit", DEAD_CODE_PROGRAM, PLACEMENTS["stock"])
     assert outcome.error is None and outcome.failure is not None and outcome.failure.kind == "harness"
     line = outcome.failure.message
-    assert "on jit under stock" in line and "torch " in line and "thunder " in line and "fuzzdce/paths.py" in line
+    assert "on jit under stock" in line and "torch " in line and "thunder " in line and "fuzzdce/running/paths.py" in line
     assert "--path" in line and len(line.splitlines()) == 1
 
 
@@ -134,5 +134,9 @@ def test_a_harness_error_in_a_build_stops_every_lane_with_one_line(renamed_api_b
     err = capfd.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("fuzzdce: harness error")]
     assert code == 3 and len(lines) == 1, err[-3000:]
-    assert "on thunderfx under renamedapi" in lines[0] and "fuzzdce/paths.py" in lines[0] and "renamed-api-thunder" in lines[0]
+    assert (
+        "on thunderfx under renamedapi" in lines[0]
+        and "fuzzdce/running/paths.py" in lines[0]
+        and "renamed-api-thunder" in lines[0]
+    )
     assert not list(findings.glob("*/bug.json"))

@@ -18,17 +18,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
-from fuzzdce.config import CampaignConfig
-from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.findings import BASELINE, FindingStore
-from fuzzdce.html_report import DATA_COLOUR, load_bugs, load_summary, page, write_report
-from fuzzdce.ledger import Stats
-from fuzzdce.model import Outcome, Violation
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.report import summary
-from fuzzdce.timeline import combine, sample
+from fuzzdce.core.findings import BASELINE, FindingStore
+from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.timeline import combine, sample
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.ledger import Stats
+from fuzzdce.results.html_report import DATA_COLOUR, load_bugs, load_summary, page, write_report
+from fuzzdce.results.report import summary
+from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

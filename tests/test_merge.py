@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from fuzzdce.cli import main
-from fuzzdce.errors import UsageError
-from fuzzdce.issue import issue_markdown
-from fuzzdce.merge import merge
-from fuzzdce.signatures import short_id
-from fuzzdce.store import bug_folders
-from fuzzdce.vocabulary import Verdict
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.signatures import short_id
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.merge import merge
+from fuzzdce.results.store import bug_folders
 
 ONE_OP = "def program(v0):\n    v1 = torch.add(v0, v0)\n    return (v1,)\n"
 TWO_OPS = "def program(v0):\n    v1 = torch.add(v0, v0)\n    v2 = torch.cos(v1)\n    return (v2,)\n"

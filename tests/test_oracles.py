@@ -4,10 +4,10 @@ import pytest
 from conftest import evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.model import Call, ErrorInfo, JobFailure, Outcome
+from fuzzdce.core.model import Call, ErrorInfo, JobFailure, Outcome
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.oracles import raises, split_set
-from fuzzdce.paths import DEFAULT_PATHS
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.running.paths import DEFAULT_PATHS
 
 PROGRAM = DEAD_CODE_PROGRAM
 
@@ -156,7 +156,7 @@ def test_results_computed_through_a_half_precision_input_get_its_tolerance():
 def test_check_trace_runs_in_thunders_cache_info_context():
     """Re-executing index_put's meta reads Thunder's cache info: outside the context Thunder sets
     while compiling, check_trace raised LookupError, a baseline "bug" of the harness's making."""
-    from fuzzdce.program import Literal
+    from fuzzdce.core.program import Literal
 
     index_put = Program(
         (TensorInput((3, 2)), TensorInput((3, 2))),
@@ -180,8 +180,8 @@ def test_a_wrong_value_is_one_finding_whatever_the_rank_or_dtype_but_a_wrong_dty
     leaves it out, so one fault is not a finding per rank drawn."""
     import torch
 
+    from fuzzdce.core.signatures import normalise
     from fuzzdce.oracles.outputs import compare, mismatch_key
-    from fuzzdce.signatures import normalise
 
     values = (torch.ones(()), torch.ones(3), torch.ones(2, 3), torch.ones(3, dtype=torch.int64))
     keys = {normalise(mismatch_key(compare(x + 1, x))) for x in values}

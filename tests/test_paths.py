@@ -6,11 +6,11 @@ import pytest
 import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.execution import resized_program, run_path
-from fuzzdce.model import Placement
-from fuzzdce.paths import DEFAULT_PATHS, PATHS, nvfuser_unavailable
-from fuzzdce.placements import resolve
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.model import Placement
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.running.execution import resized_program, run_path
+from fuzzdce.running.paths import DEFAULT_PATHS, PATHS, nvfuser_unavailable
+from fuzzdce.running.placements import resolve
 
 PROGRAM = DEAD_CODE_PROGRAM
 
@@ -104,7 +104,7 @@ def test_a_path_past_its_time_limit_is_an_error_not_a_hang():
 
 
 def test_a_plain_function_program_gets_no_resized_call():
-    from fuzzdce.repro import ScriptProgram
+    from fuzzdce.results.repro import ScriptProgram
 
     script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
     reference = run_path("eager", script, resolve("stock"))
@@ -114,7 +114,7 @@ def test_a_plain_function_program_gets_no_resized_call():
 def test_each_output_keeps_its_cotangent_whichever_others_require_grad():
     """Thunder returning one output without requires_grad is a grads finding of its own; the other
     outputs' gradients must not change because of it (their cotangents are drawn by position)."""
-    from fuzzdce.execution import backward
+    from fuzzdce.running.execution import backward
 
     def grad_of_x(first_requires_grad: bool):
         x = torch.ones(3, requires_grad=True)

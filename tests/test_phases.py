@@ -6,13 +6,13 @@ import dataclasses
 
 from hypothesis import strategies as st
 
-from fuzzdce.campaign import SHARE_FLOOR, Campaign, share
-from fuzzdce.config import CampaignConfig
-from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.findings import PLACEMENT_INDUCED, Finding
-from fuzzdce.model import Outcome, Violation
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.report import render
+from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding
+from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import SHARE_FLOOR, Campaign, share
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.report import render
+from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 OPS = ("add", "mul", "abs", "exp", "neg")
 FAULTY, OTHER = "planted:does_nothing", "planted:colliding_names"  # names only: nothing compiles here

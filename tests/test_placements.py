@@ -3,8 +3,8 @@ import textwrap
 
 import pytest
 
-from fuzzdce.errors import UsageError
-from fuzzdce.placements import IDENTITY, PLACEMENTS, recording_patches, resolve
+from fuzzdce.core.errors import UsageError
+from fuzzdce.running.placements import IDENTITY, PLACEMENTS, recording_patches, resolve
 
 
 @pytest.mark.parametrize("name", list(PLACEMENTS))
@@ -54,7 +54,7 @@ def test_unimportable_module_is_a_usage_error():
 
 def test_missing_attribute_is_a_usage_error():
     with pytest.raises(UsageError, match="no attribute"):
-        resolve("fuzzdce.placements:no_such_thing")
+        resolve("fuzzdce.running.placements:no_such_thing")
 
 
 def test_user_placement_from_a_module_on_the_path(tmp_path, monkeypatch):

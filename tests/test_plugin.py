@@ -5,8 +5,8 @@ import json
 import pytest
 from hypothesis import settings
 
-from fuzzdce import profiles
-from fuzzdce.errors import UsageError
+from fuzzdce.core.errors import UsageError
+from fuzzdce.fuzzing import profiles
 
 
 @pytest.fixture(autouse=True)

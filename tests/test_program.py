@@ -1,7 +1,7 @@
 import torch
 from hypothesis import HealthCheck, find, given, settings
 
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.strategies import CATALOG, programs
 
 FAST = settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -62,7 +62,7 @@ def test_catalog_names_are_unique():
 
 # --- the catalog-driven generator --------------------------------------------------------------------
 
-from fuzzdce.program import Literal  # noqa: E402
+from fuzzdce.core.program import Literal  # noqa: E402
 from fuzzdce.strategies import BY_NAME  # noqa: E402
 
 

@@ -5,12 +5,12 @@ import doctest
 import pathlib
 import re
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.model import Outcome, Violation
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.report import render
+from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.report import render
+from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 

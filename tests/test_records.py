@@ -4,14 +4,14 @@ schema version still load, in every reader; records round-trip; the campaign's j
 import json
 from pathlib import Path
 
-from fuzzdce.findings import connected
-from fuzzdce.html_report import write_report
-from fuzzdce.issue import issue_markdown
-from fuzzdce.merge import merge
-from fuzzdce.records import SCHEMA_FIELD, BugGroup, BugRecord, RunSummary, grouped
-from fuzzdce.signatures import short_id
-from fuzzdce.store import read_bug, read_summary
-from fuzzdce.vocabulary import Verdict
+from fuzzdce.core.findings import connected
+from fuzzdce.core.signatures import short_id
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.results.html_report import write_report
+from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.merge import merge
+from fuzzdce.results.records import SCHEMA_FIELD, BugGroup, BugRecord, RunSummary, grouped
+from fuzzdce.results.store import read_bug, read_summary
 
 PROGRAM = "def program(v0, v1):\n    v2 = torch.add(v0, v1)\n    return (v2,)\n"
 INPUTS = "def make_inputs(requires_grad=False):\n    return [torch.ones(2), torch.ones(2)]\n"

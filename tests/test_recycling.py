@@ -8,14 +8,14 @@ import json
 import pytest
 from worker_jobs import run
 
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.driver import failure_type
-from fuzzdce.evaluate import Evaluator, PathResult
-from fuzzdce.memory import MemoryReport, ProcessMemory, resident_mb
-from fuzzdce.model import EAGER, JobFailure, Outcome
-from fuzzdce.program import Program, Ref, Step, TensorInput
-from fuzzdce.workers import Worker
+from fuzzdce.core.model import EAGER, JobFailure, Outcome
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.driver import failure_type
+from fuzzdce.running.evaluate import Evaluator, PathResult
+from fuzzdce.running.memory import MemoryReport, ProcessMemory, resident_mb
+from fuzzdce.running.workers import Worker
 
 
 def pids_of(worker, jobs):
@@ -176,7 +176,7 @@ def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_fo
 
 
 def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_budgets():
-    from fuzzdce.config import derive_seed
+    from fuzzdce.fuzzing.config import derive_seed
 
     lane = CampaignConfig.of(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).lane(1)
     again = lane.restarted(2, programs_left=40, seconds_left=250.0)
@@ -188,9 +188,9 @@ def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_budgets
 def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
     import time
 
-    from fuzzdce import lanes as lanes_module
-    from fuzzdce.findings import FindingStore
-    from fuzzdce.ledger import Stats
+    from fuzzdce.core.findings import FindingStore
+    from fuzzdce.fuzzing import lanes as lanes_module
+    from fuzzdce.fuzzing.ledger import Stats
 
     started = []
     monkeypatch.setattr(lanes_module.Lanes, "start", lambda self, lane, config: started.append((lane, config)))

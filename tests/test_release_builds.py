@@ -16,11 +16,11 @@ import sys
 import pytest
 import thunder
 
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.findings import BASELINE, PLACEMENT_INDUCED, triage
-from fuzzdce.model import STOCK
-from fuzzdce.placements import resolve
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, triage
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.placements import resolve
 
 # v1 = v0.to(torch.int32); v2 = torch.add(v1, v0): the gradient of v2 w.r.t. v0 is 1 (the cast is not differentiable).
 CAST_THEN_ADD = Program(

@@ -8,9 +8,9 @@ import sys
 import pytest
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.campaign import Campaign
 from fuzzdce.cli import main
-from fuzzdce.config import CampaignConfig
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
 
 TESTS = os.path.dirname(__file__)
 ROOT = os.path.dirname(TESTS)
@@ -92,9 +92,9 @@ def test_reproducer_runs_the_paths_own_compile_function(jit_outputs):
     """The plain-Thunder form printed in a reproducer is the source of the function fuzzdce calls."""
     import inspect
 
-    from fuzzdce.paths import PATHS
+    from fuzzdce.running.paths import PATHS
 
     folder, bug = jit_outputs
     text = (folder / bug.id / "repro.py").read_text()
     assert inspect.getsource(PATHS["jit"].compile) in text
-    assert "from fuzzdce.repro import reproduce_all" in text
+    assert "from fuzzdce.results.repro import reproduce_all" in text

@@ -12,10 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DRAW = r'''
 import json, sys
 {before}
-from fuzzdce.campaign import Campaign
-from fuzzdce.config import CampaignConfig
-from fuzzdce.evaluate import Evaluation, Evaluator
-from fuzzdce.model import Outcome
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.running.evaluate import Evaluation, Evaluator
+from fuzzdce.core.model import Outcome
 
 
 class Recording(Evaluator):
@@ -53,8 +53,8 @@ hypothesis.strategies.integers().example()  # Hypothesis's own global random use
 def draw_programs_outside_the_driver() -> None:
     from hypothesis import HealthCheck, given, settings
 
-    import fuzzdce.html_report  # noqa: F401  (modules whose literals Hypothesis would pick up)
-    import fuzzdce.issue  # noqa: F401
+    import fuzzdce.results.html_report  # noqa: F401  (modules whose literals Hypothesis would pick up)
+    import fuzzdce.results.issue  # noqa: F401
     from fuzzdce.strategies import programs
 
     @settings(max_examples=100, database=None, deadline=None, suppress_health_check=list(HealthCheck))

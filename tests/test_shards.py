@@ -6,11 +6,11 @@ import json
 import pytest
 
 from fuzzdce.cli import main
-from fuzzdce.config import CampaignConfig, derive_seed
-from fuzzdce.errors import UsageError
-from fuzzdce.merge import merge
-from fuzzdce.shards import parse, resolve
-from fuzzdce.vocabulary import Verdict
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.fuzzing.config import CampaignConfig, derive_seed
+from fuzzdce.fuzzing.shards import parse, resolve
+from fuzzdce.results.merge import merge
 
 # --- which shard ------------------------------------------------------------------------------------
 
@@ -162,7 +162,7 @@ def test_merging_again_or_in_the_other_order_changes_nothing(campaigns):
 
 
 def test_the_report_of_a_merged_folder_lists_its_runs_and_bugs(campaigns):
-    from fuzzdce.html_report import write_report
+    from fuzzdce.results.html_report import write_report
 
     root, _, merged, *_ = campaigns
     html = write_report(root / "merged", root / "merged.html").read_text()

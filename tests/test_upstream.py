@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.builds import BuildWorker
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.model import STOCK
-from fuzzdce.paths import DEFAULT_PATHS
-from fuzzdce.placements import resolve
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.running.builds import BuildWorker
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.paths import DEFAULT_PATHS
+from fuzzdce.running.placements import resolve
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent.parent / "shared" / "thunder-upstream"
 PARENT, MERGE, MAIN = "8236d1c97", "bc399d4a3", "1e22aacb1"
@@ -100,9 +100,9 @@ def test_doctor_on_the_parent_needs_both_patches():
 MERGE_AGAINST_PARENT = """
 import json, sys
 import thunder
-from fuzzdce.evaluate import Evaluator
-from fuzzdce.placements import resolve
-from fuzzdce.program import Program, Ref, Step, TensorInput
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.placements import resolve
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 
 program = Program(
     (TensorInput((3, 4)),),

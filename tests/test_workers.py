@@ -3,7 +3,7 @@
 import pytest
 from worker_jobs import run
 
-from fuzzdce.workers import JobFailure, Worker
+from fuzzdce.running.workers import JobFailure, Worker
 
 
 @pytest.fixture

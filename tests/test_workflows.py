@@ -82,7 +82,7 @@ def test_the_nightly_report_command_is_accepted_by_the_cli():
 def test_the_shard_label_is_what_fuzzdce_parses():
     import yaml
 
-    from fuzzdce.shards import parse
+    from fuzzdce.fuzzing.shards import parse
 
     label = yaml.safe_load(NIGHTLY.read_text())["jobs"]["fuzz"]["env"]["SHARD"]
     assert label == "${{ strategy.job-index }}/${{ strategy.job-total }}"

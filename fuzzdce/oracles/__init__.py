@@ -7,7 +7,7 @@ one entry in ``ORACLES``; the module is named after its oracle (``-`` written ``
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle
+from fuzzdce.core.model import Oracle
 from fuzzdce.oracles import crash, dce_sound, grads, idempotent, mutations, names, outputs, raises, split_set, splits, timeout
 
 ORACLES: dict[str, Oracle] = {

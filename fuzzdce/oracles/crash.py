@@ -6,7 +6,7 @@ Only a sandboxed worker can survive such a job to report it; the outcome then ca
 
 from __future__ import annotations
 
-from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
+from fuzzdce.core.model import FailureKind, Oracle, Outcome, Violation
 
 # A job failure of this kind is the finding: the oracle is named after it.
 ORACLE_NAME = str(FailureKind.CRASH)

@@ -14,8 +14,8 @@ no other oracle sees it.
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
-from fuzzdce.subsymbols import changes, why_live
+from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.subsymbols import changes, why_live
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:

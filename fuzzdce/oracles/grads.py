@@ -6,7 +6,7 @@ outputs do not depend on gets zeros on both sides.
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 

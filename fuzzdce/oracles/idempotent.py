@@ -11,7 +11,7 @@ from collections import Counter
 from thunder.core.trace import from_trace
 from thunder.core.transform_common import dce
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, Violation
 
 DCE_PROVENANCE = "Dead Code Elimination"
 

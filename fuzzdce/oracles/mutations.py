@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 

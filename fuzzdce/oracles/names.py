@@ -18,8 +18,8 @@ import torch
 from thunder.core.proxies import NumberProxy
 from thunder.dev_utils.check_trace import check_trace
 
-from fuzzdce.model import Oracle, Outcome, Violation
-from fuzzdce.signatures import normalise
+from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.signatures import normalise
 
 
 class Problem(NamedTuple):

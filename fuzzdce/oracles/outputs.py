@@ -6,7 +6,7 @@ import re
 
 import torch
 
-from fuzzdce.model import CallLabel, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
 
 # Looser than assert_close's defaults for low precision: fused and decomposed arithmetic
 # legitimately rounds differently from eager's kernels.

@@ -7,7 +7,7 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
-from fuzzdce.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:

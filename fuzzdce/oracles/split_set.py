@@ -9,9 +9,9 @@ Silent for stock itself (handed no stock outcome) and on paths that split nothin
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.signatures import normalise
 from fuzzdce.oracles.splits import is_exception_split
-from fuzzdce.signatures import normalise
 
 
 def split_key(reason) -> str:

@@ -7,7 +7,7 @@ here (the campaign counts those separately); a split because Thunder *raised* is
 
 from __future__ import annotations
 
-from fuzzdce.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, Violation
 
 EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
 

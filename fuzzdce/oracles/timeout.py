@@ -6,7 +6,7 @@ child that cannot be interrupted (a hang in C++). Either way the outcome carries
 
 from __future__ import annotations
 
-from fuzzdce.model import FailureKind, Oracle, Outcome, Violation
+from fuzzdce.core.model import FailureKind, Oracle, Outcome, Violation
 
 # A job failure of this kind is the finding: the oracle is named after it.
 ORACLE_NAME = str(FailureKind.TIMEOUT)

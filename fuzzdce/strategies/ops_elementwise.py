@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
-from fuzzdce.program import ANY, Domain
+from fuzzdce.core.program import ANY, Domain
 from fuzzdce.strategies.spec import (
     ALL,
     ALL_FLOATS,

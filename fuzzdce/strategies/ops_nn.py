@@ -7,7 +7,7 @@ import math
 
 import hypothesis.strategies as st
 
-from fuzzdce.program import Domain
+from fuzzdce.core.program import Domain
 from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     FLOATS,

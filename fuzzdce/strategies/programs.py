@@ -22,7 +22,7 @@ import hypothesis.strategies as st
 import torch
 from hypothesis.errors import InvalidArgument
 
-from fuzzdce.program import DTYPES, Domain, Program, Ref, Step, TensorInput, input_strides
+from fuzzdce.core.program import DTYPES, Domain, Program, Ref, Step, TensorInput, input_strides
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import SAME, Meta, OpSpec
 

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import hypothesis.strategies as st
 
-from fuzzdce.program import Domain, Literal
+from fuzzdce.core.program import Domain, Literal
 
 T = TypeVar("T")
 

@@ -1,0 +1,141 @@
+"""fuzzdce's exceptions. Imports nothing of fuzzdce, so every module can import it."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import traceback
+
+from fuzzdce.core.vocabulary import FailureKind
+
+
+class UsageError(ValueError):
+    """Bad user input (unknown placement, bad option value, unreadable file).
+
+    The command line prints it as one line and exits with code 2; its message names the valid
+    choices or says what to do instead.
+    """
+
+
+class CompileTimeout(BaseException):
+    """Raised in the main thread when a compile path runs past its time limit.
+
+    A ``BaseException``: code under test catches ``Exception`` (the thunderfx splitter turns any
+    exception into a split reason), and a time limit must end the path wherever it strikes.
+    """
+
+
+class HarnessError(BaseException):
+    """fuzzdce's own code failed (or was called with arguments it does not take): not a Thunder bug.
+
+    Raised by the evaluator when a job came back as a ``harness`` failure, it stops the campaign
+    (a BaseException, so that neither Hypothesis nor an ``except Exception`` takes it for a finding);
+    the command line prints its one line, which names the path, the versions and what to do, and
+    exits with code 3.
+    """
+
+
+HARNESS = FailureKind.HARNESS  # the kind of a JobFailure that is fuzzdce's own fault, never a finding
+
+# --- is fuzzdce, not Thunder, at fault for an exception? -----------------------------------------
+
+FUZZDCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# CPython's words for a call a function's signature rejects: "f() got an unexpected keyword argument".
+SIGNATURE_MISMATCH = re.compile(
+    r"^([\w.<>]+)\(\) (?:got an unexpected keyword argument|got multiple values|missing \d+ required|"
+    r"takes (?:from )?\d+ (?:to \d+ )?(?:positional|keyword)|takes no (?:keyword )?arguments)"
+)
+
+
+def in_fuzzdce(filename: str) -> bool:
+    """A source file of fuzzdce's own package (not a generated program, which has no real file)."""
+    return os.path.isabs(filename) and os.path.abspath(filename).startswith(FUZZDCE_DIR + os.sep)
+
+
+def _chain(e: BaseException | None):
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        yield e
+        e = e.__cause__ if e.__cause__ is not None else (None if e.__suppress_context__ else e.__context__)
+
+
+def fuzzdce_qualnames() -> set[str]:
+    """The qualified names of every function defined in fuzzdce's loaded modules (nested ones too),
+    less names that loaded thunder or torch modules also define (their own mismatches are theirs)."""
+    names: set[str] = set()
+    others: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        if name == "fuzzdce" or name.startswith("fuzzdce."):
+            for value in list(vars(module).values()):
+                while getattr(value, "__wrapped__", None) is not None:  # a decorated function's own code
+                    value = value.__wrapped__
+                code = getattr(value, "__code__", None)
+                if code is not None and getattr(value, "__module__", None) == name:
+                    names |= _code_qualnames(code)
+                elif isinstance(value, type) and value.__module__ == name:
+                    for member in vars(value).values():
+                        if getattr(member, "__code__", None) is not None:
+                            names |= _code_qualnames(member.__code__)
+        elif name.split(".")[0] in ("thunder", "torch") and module is not None:
+            others |= set(getattr(module, "__dict__", {}))
+    return {n for n in names if n not in others}
+
+
+def _code_qualnames(code) -> set[str]:
+    found = {getattr(code, "co_qualname", code.co_name)}
+    for const in code.co_consts:
+        if hasattr(const, "co_consts"):
+            found |= _code_qualnames(const)
+    return found
+
+
+def harness_fault(e: BaseException) -> str:
+    """Why ``e`` is fuzzdce's fault, or "" when it is not: an exception (or one it was raised from)
+    whose innermost frame is in fuzzdce's own code, or a call to a fuzzdce function (a stand-in or a
+    patch Thunder calls) with arguments it does not take."""
+    for x in _chain(e):
+        if isinstance(x, CompileTimeout):
+            return ""
+        innermost = x.__traceback__
+        while innermost is not None and innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        code = innermost.tb_frame.f_code if innermost is not None else None
+        if code is not None and in_fuzzdce(code.co_filename):
+            where = os.path.relpath(code.co_filename, os.path.dirname(FUZZDCE_DIR))
+            return f"{type(x).__name__} raised in fuzzdce's own code ({where}:{innermost.tb_lineno}, {code.co_name}): {_first_line(x)}"
+        match = SIGNATURE_MISMATCH.match(str(x)) if isinstance(x, TypeError) else None
+        if match and match.group(1) in fuzzdce_qualnames():
+            return f"fuzzdce's {match.group(1)} was called with arguments it does not take: {_first_line(x)}"
+    return ""
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def versions() -> str:
+    """python, torch and the Thunder this process imports (with where from), as far as they are loaded."""
+    thunder, torch = sys.modules.get("thunder"), sys.modules.get("torch")
+    where = f" at {os.path.dirname(os.path.dirname(thunder.__file__))}" if getattr(thunder, "__file__", None) else ""
+    return (
+        f"python {sys.version.split()[0]}, torch {getattr(torch, '__version__', 'not imported')}, "
+        f"thunder {getattr(thunder, '__version__', 'not imported')}{where}"
+    )
+
+
+def harness_message(where: str, fault: str) -> str:
+    """One line: where (path and placement, or which worker), the versions, the fault, what to do."""
+    return (
+        f"harness error on {where} ({versions()}): {fault} -- fuzzdce's own fault, not a Thunder bug: "
+        f"leave that path out (--path) and report this line with `fuzzdce doctor`'s output to fuzzdce"
+    )
+
+
+def unexpected_exception(e: BaseException) -> str:
+    """An exception that escaped a worker's job (fuzzdce's code, which records Thunder's), in one line."""
+    frames = traceback.extract_tb(e.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} ({frames[-1].name})" if frames else ""
+    return f"{type(e).__name__} escaped the job{at}: {_first_line(e)}"

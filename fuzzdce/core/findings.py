@@ -1,0 +1,394 @@
+"""Findings and bugs: violations triaged against stock, deduplicated, grouped by root cause.
+
+A finding's signature is (verdict, placements, path, oracle, exception type, normalised message,
+Thunder frame). The verdict and placements come from one program evaluated under stock and every
+chosen placement: for each violation, the placements whose run of that program shows the same
+violation signature (same path and oracle, so a baseline failure elsewhere in the program masks
+nothing). Stock among them makes it ``baseline``; otherwise it is ``placement-induced``.
+
+A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
+joined by evidence a user can check:
+- the same exception (``Violation.cause``: type, normalised message, Thunder frame) is one bug
+  whatever the path and whichever call showed it (``cause_key``: findings of one cause are one
+  *group*, shrunk together);
+- two groups whose minimal programs, each a finished shrink's result, each show the other's cause
+  are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
+  program Hypothesis did not finish shrinking joins nothing;
+- but a bug holds at most one type of exception that Thunder raised to its caller (``raised``): a
+  link that would join two such types is not followed, so no bug glues them through a third group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, TypeVar
+
+from fuzzdce.core.model import STOCK, Verdict, Violation
+from fuzzdce.core.program import Program
+from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
+from fuzzdce.core.vocabulary import AddResult
+
+PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
+BASELINE = Verdict.BASELINE
+VERDICTS = tuple(Verdict)  # in the order bugs are listed
+
+
+Item = TypeVar("Item")
+
+
+def size_of(n_ops: int, n_inputs: int, source: str) -> tuple[int, int, int]:
+    """Smaller is better: fewer ops, then fewer inputs, then less source. (Bug records, which hold
+    a program's source and counts but not the program, are ordered by it too.)"""
+    return (n_ops, n_inputs, len(source))
+
+
+def size(program) -> tuple[int, int, int]:
+    """``size_of`` a program."""
+    return size_of(program.n_ops, len(program.inputs), program.source())
+
+
+def earliest(times: Iterable[float | None]) -> float | None:
+    """The smallest of ``times`` that are known (None when none is)."""
+    return min((t for t in times if t is not None), default=None)
+
+
+def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
+    """Whether findings (or copies of one) reproduced the same on replay, together: False if any
+    says False, else None if any is unknown, else True."""
+    states = list(states)
+    return False if False in states else (None if None in states else True)
+
+
+def is_reportable(verdict: str, known: str | None) -> bool:
+    """Placement-induced and not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
+    return verdict == PLACEMENT_INDUCED and not known
+
+
+def bug_order(bug) -> tuple:
+    """How bugs are listed (a ``Bug`` or a ``records.BugRecord``: anything with a verdict, reportable
+    and id): placement-induced and new first, then by id."""
+    return (VERDICTS.index(bug.verdict), not bug.reportable, bug.id)
+
+
+def connected(
+    items: Sequence[Item],
+    names: Callable[[Item], Iterable[Hashable]],
+    kept_apart: Callable[[Item], Iterable[Hashable]] = lambda item: (),
+) -> list[list[Item]]:
+    """``items`` joined when they share a name, directly or through other items (union-find): the
+    groups, each in the items' order. The one join of findings into bugs: the campaign's
+    (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
+
+    A group holds at most one of the labels ``kept_apart`` gives its items: a shared name that would
+    join two groups with different labels is not followed (nor, so, any path through a third)."""
+    parent = list(range(len(items)))
+    labels = [set(kept_apart(item)) for item in items]  # by root
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        for name in names(item):
+            a, b = root(i), root(owner.setdefault(name, i))
+            if a != b and len(labels[a] | labels[b]) <= 1:
+                low, high = min(a, b), max(a, b)
+                parent[high] = low
+                labels[low] |= labels[high]
+    groups: dict[int, list[Item]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(root(i), []).append(item)
+    return list(groups.values())
+
+
+RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
+
+
+def raised(oracle: str, error_type: str | None) -> str | None:
+    """The type of the exception Thunder raised to its caller in a finding (of ``oracle``, with
+    ``error_type``), if it did: a bug holds at most one. One small program can show two faults
+    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
+    better than one that hides another. (A split's reason or a malformed trace is not such a type:
+    those follow from one fault together with what it raises, and join it.)"""
+    return (error_type or None) if oracle == RAISES else None
+
+
+def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
+    """What joins findings into one group with no further evidence: the same exception under the
+    same verdict and placements. A finding without an exception is a cause of its own."""
+    if violation.cause:
+        return finding_signature(verdict, placements, "cause | " + normalise(violation.cause))
+    return finding_signature(verdict, placements, signature(violation))
+
+
+class Triaged(NamedTuple):
+    """One violation signature of a program, triaged: what stock does with it and who shows it."""
+
+    verdict: Verdict
+    placements: tuple[str, ...]  # the placements showing it, in the order given
+    violation: Violation  # one of them, as an example
+
+
+def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, Triaged]:
+    """Triage one program: violation signature -> its ``Triaged`` (verdict, placements, a violation).
+
+    ``violations_by_placement`` must include ``STOCK``. Placements keep the order given.
+    """
+    showing: dict[str, list[str]] = {}
+    example: dict[str, Violation] = {}
+    for name, violations in violations_by_placement.items():
+        for v in violations:
+            sig = signature(v)
+            example.setdefault(sig, v)
+            if name not in showing.setdefault(sig, []):
+                showing[sig].append(name)
+    return {
+        sig: Triaged(BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
+        for sig, names in showing.items()
+    }
+
+
+def triage(evaluations: Mapping[str, object]) -> dict[str, Triaged]:
+    """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``)."""
+    return classify({name: evaluation.violations for name, evaluation in evaluations.items()})
+
+
+@dataclass
+class Finding:
+    verdict: str
+    placements: tuple[str, ...]
+    violation: Violation
+    program: Program
+    count: int = 0
+    known_reason: str | None = None  # set when a known-findings file suppresses it
+    # Set by the final triage: did the smallest program show the same finding when replayed?
+    confirmed: bool | None = None
+    # Seconds from the campaign's start (a lane's: its parent's) to this finding's first occurrence.
+    first_seen_seconds: float | None = None
+    # The Hypothesis choices (and steering weights, None unsteered) that drew ``program``: what its
+    # shrink run starts from. None for a program not drawn by Hypothesis (tests hand some in).
+    choices: tuple | None = None
+    weights: object = None
+    # Is ``program`` a finished shrink's result (True), where a shrink run stopped for time (False),
+    # or not shrunk (None)?
+    shrunk: bool | None = None
+
+    @property
+    def violation_signature(self) -> str:
+        return signature(self.violation)
+
+    @property
+    def signature(self) -> str:
+        return finding_signature(self.verdict, self.placements, self.violation_signature)
+
+    @property
+    def id(self) -> str:
+        return short_id(self.signature)
+
+    @property
+    def cause_key(self) -> str:
+        """What joins findings into one bug with no further evidence: the same exception under the
+        same verdict and placements. A finding without an exception is a cause of its own."""
+        return cause_key(self.verdict, self.placements, self.violation)
+
+    @property
+    def placement(self) -> str:
+        """The placement its reproducer applies: stock for a baseline finding, else the first showing it."""
+        return STOCK if self.verdict == BASELINE else self.placements[0]
+
+    @property
+    def reportable(self) -> bool:
+        """Placement-induced and not suppressed: what makes ``fuzzdce run`` exit 1."""
+        return is_reportable(self.verdict, self.known_reason)
+
+
+@dataclass
+class Bug:
+    """Findings of one root cause: ``key`` names it (its id is stable across runs while the cause
+    is), ``members`` are its findings, ``why`` says for each member (by signature) why it belongs."""
+
+    key: str
+    members: list[Finding]
+    why: dict[str, str]
+    known_reason: str | None = None
+
+    @property
+    def id(self) -> str:
+        return short_id(self.key)
+
+    @property
+    def smallest(self) -> Finding:
+        """The member with the smallest program: the bug's reproducer runs that program."""
+        return min(self.members, key=lambda f: (size(f.program), f.signature))
+
+    @property
+    def program(self) -> Program:
+        return self.smallest.program
+
+    @property
+    def verdict(self) -> str:
+        return self.members[0].verdict
+
+    @property
+    def placements(self) -> tuple[str, ...]:
+        return self.members[0].placements
+
+    @property
+    def placement(self) -> str:
+        return self.members[0].placement
+
+    @property
+    def count(self) -> int:
+        return sum(f.count for f in self.members)
+
+    @property
+    def shrink_note(self) -> str | None:
+        """Said when the bug's program is not known to be at its minimum."""
+        smallest = self.smallest
+        if smallest.shrunk is False:
+            return f"shrinking stopped at {self.program.n_ops} ops: time"
+        return None
+
+    @property
+    def confirmed(self) -> bool | None:
+        """False when a member did not reproduce the same on its smallest program."""
+        return combined_confirmed(f.confirmed for f in self.members)
+
+    @property
+    def reportable(self) -> bool:
+        return is_reportable(self.verdict, self.known_reason)
+
+    @property
+    def first_seen_seconds(self) -> float | None:
+        """When its first member was first seen (None when no member has a time)."""
+        return earliest(f.first_seen_seconds for f in self.members)
+
+    def paths(self) -> list[str]:
+        return sorted({f.violation.path for f in self.members})
+
+    def oracles(self) -> list[str]:
+        return sorted({f.violation.oracle for f in self.members})
+
+
+class FindingStore:
+    """Findings by signature; keeps the smallest program seen for each and counts occurrences;
+    groups them into bugs."""
+
+    def __init__(self, known: Mapping[str, str] | None = None) -> None:
+        self.findings: dict[str, Finding] = {}
+        # Known bug ids, finding signatures or ids -> reason they are suppressed.
+        self.known = dict(known or {})
+        # (cause key, cause key) pairs joined by their shrunk minimal programs -> why.
+        self.links: dict[tuple[str, str], str] = {}
+
+    def add(
+        self,
+        verdict: str,
+        placements: tuple[str, ...],
+        violation: Violation,
+        program,
+        seconds: float | None = None,
+        choices: tuple | None = None,
+        weights: object = None,
+    ) -> tuple[Finding, AddResult]:
+        """Record one occurrence, ``seconds`` into the campaign; returns the finding and what the
+        occurrence is to it."""
+        sig = finding_signature(verdict, placements, signature(violation))
+        finding = self.findings.get(sig)
+        if finding is None:
+            finding = self.findings[sig] = Finding(
+                verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
+            )
+            finding.known_reason = self.known.get(sig, self.known.get(finding.id))
+            change = AddResult.NEW
+        elif size(program) < size(finding.program):
+            finding.program, finding.violation = program, violation
+            finding.choices, finding.weights, finding.shrunk = choices, weights, None
+            change = AddResult.SMALLER
+        else:
+            if finding.choices is None and program == finding.program:
+                finding.choices, finding.weights = choices, weights
+            change = AddResult.SEEN
+        finding.count += 1
+        return finding, change
+
+    def groups(self) -> dict[str, list[Finding]]:
+        """Findings by cause (``cause_key``), each group's smallest program first."""
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings.values():
+            groups.setdefault(finding.cause_key, []).append(finding)
+        return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(groups.items())}
+
+    def link(self, first: Finding, second: Finding, why: str = "each one's shrunk minimal program shows the other") -> None:
+        """Record that the groups of ``first`` and ``second`` are one bug."""
+        a, b = sorted((first.cause_key, second.cause_key))
+        if a != b:
+            self.links[(a, b)] = why
+
+    def bugs(self) -> list[Bug]:
+        """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
+        groups = self.groups()
+        # A link joins two groups: a name the two share and no other group has.
+        links: dict[str, list[tuple[str, str]]] = {}
+        for a, b in sorted(self.links):
+            if a in groups and b in groups:
+                links.setdefault(a, []).append((a, b))
+                links.setdefault(b, []).append((a, b))
+        joined = connected(
+            list(groups),
+            lambda key: [key, *links.get(key, ())],
+            kept_apart=lambda key: {t for f in groups[key] if (t := raised(f.violation.oracle, f.violation.error_type))},
+        )
+        bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
+        return sorted(bugs, key=bug_order)
+
+    def _bug(self, members: list[Finding]) -> Bug:
+        members = sorted(members, key=lambda f: (size(f.program), f.signature))
+        key = members[0].cause_key  # the cause of the smallest program's finding names the bug
+        why = {}
+        for f in members:
+            if f is members[0]:
+                why[f.signature] = "the finding of the bug's smallest program"
+            elif f.cause_key == key:
+                why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
+            else:
+                reason = self.links.get(tuple(sorted((key, f.cause_key))))
+                why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"
+        known = self.known.get(key) or self.known.get(short_id(key))
+        known = known or next((f.known_reason for f in members if f.known_reason), None)
+        return Bug(key, members, why, known)
+
+    def merge(self, other: FindingStore) -> None:
+        """Fold in another store (another lane's): counts add up, the smaller program (with its
+        choices and shrink state) and the earlier first sighting win."""
+        self.links.update(other.links)
+        for sig, theirs in other.findings.items():
+            mine = self.findings.get(sig)
+            if mine is None:
+                self.findings[sig] = theirs
+                continue
+            mine.count += theirs.count
+            mine.first_seen_seconds = earliest((mine.first_seen_seconds, theirs.first_seen_seconds))
+            if size(theirs.program) < size(mine.program):
+                mine.program, mine.violation = theirs.program, theirs.violation
+                mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
+            elif theirs.program == mine.program and theirs.shrunk and not mine.shrunk:
+                mine.shrunk = True
+
+    def by_verdict(self, verdict: str) -> list[Finding]:
+        return [f for f in self if f.verdict == verdict]
+
+    def __iter__(self):
+        return iter(
+            sorted(
+                self.findings.values(),
+                key=lambda f: (VERDICTS.index(f.verdict), f.known_reason is not None, f.violation.path, f.violation.oracle, f.id),
+            )
+        )
+
+    def __len__(self) -> int:
+        return len(self.findings)

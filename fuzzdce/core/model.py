@@ -1,0 +1,273 @@
+"""The records every part of fuzzdce passes around, and the three extension points.
+
+Imports nothing else of fuzzdce: a contributor reads here what an ``Outcome`` holds, what an
+``Oracle``, a ``CompilePath`` and a ``Placement`` must declare, and nothing more. The flow::
+
+    Program -> (Placement x CompilePath) runs -> Outcome -> Oracle checks -> Violations
+
+- An **Oracle** reads outcomes only: a path's outcome under a placement, eager's (``reference``)
+  and stock Thunder's on the same path (``stock``, None for stock itself). It never compiles.
+- A **CompilePath** compiles a program once and makes labelled calls on the result.
+- A **Placement** is a context manager that patches Thunder while active and restores it exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import sysconfig
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
+
+# The placement every other one is compared with: Thunder as installed.
+STOCK = "stock"
+# The reference "path": the program run by PyTorch itself.
+EAGER = "eager"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
+
+    type: str
+    message: str
+    # Where it was raised: the innermost "thunder/...py:function" (or torch), or "file.py:function"
+    # when a placement's own code (outside installed packages) raised it.
+    frame: str
+    traceback: str
+
+    @classmethod
+    def from_exception(cls, e: BaseException) -> ErrorInfo:
+        frames = traceback.extract_tb(e.__traceback__)
+        frame = ""
+        if frames and _is_patch_code(frames[-1].filename):
+            # Raised in a placement's own code (a user's patch): that is where the bug is.
+            frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
+        for f in reversed(frames if not frame else []):
+            match = re.search(r"/(thunder|torch)/(.*)\.py$", f.filename)
+            if match:
+                frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
+                break
+        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        return cls(type(e).__name__, message[:500], frame, tb[-8000:])
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+def _is_patch_code(filename: str) -> bool:
+    """A real source file outside the installed packages and the standard library: a placement's."""
+    if not os.path.isfile(filename):  # "<fuzzdce-...>" programs, "<string>"
+        return False
+    if re.search(r"/(thunder|torch)/.*\.py$", filename):  # a Thunder build in a directory (a checkout) is Thunder
+        return False
+    installed = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]}
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fuzzdce itself (this file is in fuzzdce/core)
+    path = os.path.abspath(filename)
+    return not path.startswith(here) and not any(path.startswith(os.path.abspath(p)) for p in installed)
+
+
+@dataclass
+class Call:
+    """One call of a compiled (or eager) function, with everything oracles compare."""
+
+    label: CallLabel
+    outputs: list[Any] | None = None
+    output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
+    grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
+    inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
+    error: ErrorInfo | None = None
+    stage: CallStage | str = ""  # where ``error`` happened; empty while none did
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """A job that produced no result, and why (``FailureKind``)."""
+
+    kind: FailureKind
+    message: str
+
+
+@dataclass
+class Outcome:
+    """What one compile path (or eager) did with one program under one placement."""
+
+    path: str
+    placement: str
+    calls: dict[CallLabel, Call] = field(default_factory=dict)
+    # The first exception: a call's, or the path's own (e.g. building the compiled function).
+    error: ErrorInfo | None = None
+    # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
+    # ``get_provenance()`` names the pass that produced it. Printed text once it crossed processes.
+    traces: list[tuple[str, Any]] = field(default_factory=list)
+    split_reasons: list[Any] = field(default_factory=list)
+    # Why the path or one of its calls was skipped (no resizable dimension, ...): shown in reports.
+    notes: list[str] = field(default_factory=list)
+    skipped: str = ""  # non-empty when the whole path cannot run on this machine
+    # The sandboxed job itself hung or died: no calls, no traces, only this.
+    failure: JobFailure | None = None
+    seconds: float = 0.0
+    # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
+    # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
+    # processes. Empty for stock and when nothing differed.
+    dce_activity: dict[str, list[int]] = field(default_factory=dict)
+    # Traces of this path not compared with stock's, and why ("thunderfx split the program
+    # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
+    dce_not_compared: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SplitKind:
+    """The ``reason_type`` of a split that crossed processes: its name, as oracles read it."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    """A thunderfx split reason reduced to text (another Thunder's class cannot be unpickled here);
+    oracles read it exactly as they read ``thunder.dynamo.utils.SplitReason``."""
+
+    reason_type: SplitKind
+    info: str
+    exception: str
+
+    @classmethod
+    def from_reason(cls, reason: Any) -> SplitRecord:
+        kind = getattr(reason.reason_type, "name", str(reason.reason_type))
+        return cls(SplitKind(kind), str(reason.info), str(getattr(reason, "exception", None)))
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One oracle failing on one path's outcome."""
+
+    oracle: str
+    path: str
+    message: str
+    error_type: str = ""  # the exception type behind it, when there is one
+    frame: str = ""  # where in Thunder it was raised, when known
+    # The part of the message that identifies the bug, for deduplication (default: the message).
+    # A split's key leaves out which FX node it hit; the exception is what matters.
+    key: str = ""
+    # The exception behind it, when there is one, as "Type: message @ frame" (or a split's reason
+    # and exception): the same cause on any path, from any call, is one bug.
+    cause: str = ""
+
+    @property
+    def identity(self) -> str:
+        return self.key or self.message
+
+    def __str__(self) -> str:
+        return f"[{self.path}/{self.oracle}] {self.message}"
+
+
+# --- the extension points ---------------------------------------------------------------------------
+
+Check = Callable[[Outcome, Outcome, "Outcome | None"], list[Violation]]
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """One property checked on every path's outcome.
+
+    ``check(outcome, reference, stock)`` returns the violations (none when it does not apply, for
+    example when eager itself raised: such a program is invalid, not a finding). ``needs_stock``:
+    it compares with stock's outcome on the same path, so a reproducer must run stock too.
+    ``reads_traces``: it reads trace objects, which exist only in the process (and Thunder) that
+    made them, so for another Thunder build it runs in that build's own process.
+    ``description`` is how reports and reproducers say what it checks.
+    """
+
+    name: str
+    check: Check = field(repr=False)
+    description: str
+    needs_stock: bool = False
+    reads_traces: bool = False
+
+    def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
+        return self.check(outcome, reference, stock)
+
+
+def available_everywhere() -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class CompilePath:
+    """One way of running a program through Thunder.
+
+    ``compile(fn)`` returns the compiled callable; it is self-contained (imports inside, no fuzzdce),
+    so a reproducer prints its source as the plain-Thunder form of the path. The labelled ``calls``
+    (``CallLabel``) are made on it in order. ``collect(compiled, outcome)`` records traces and
+    split reasons afterwards, even when a call raised. ``context()`` is active around all of it.
+    ``unavailable()`` says why this machine cannot run the path ("" when it can); such a path is
+    left out of the defaults and records ``Outcome.skipped`` when chosen.
+    """
+
+    name: str
+    compile: Callable[[Callable], Any] = field(repr=False)
+    calls: tuple[CallLabel, ...]
+    collect: Callable[[Any, Outcome], None] = field(repr=False)
+    context: Callable[[], ContextManager[Any]] = field(default=contextlib.nullcontext, repr=False)
+    unavailable: Callable[[], str] = field(default=available_everywhere, repr=False)
+    splits_graphs: bool = False  # thunderfx: the splitter may hand FX nodes to another backend
+    device: str | None = None  # where inputs live (None: as made, on the CPU)
+
+
+PlacementFactory = Callable[[], ContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class Build:
+    """Another Thunder build: the interpreter that runs it and the directories put first on its
+    ``sys.path`` (an overlay holding another ``thunder`` package, a checkout of a branch)."""
+
+    python: str
+    path: tuple[str, ...] = ()
+    spec: str = ""  # as the user named it: DIR or PYTHON
+
+    def __str__(self) -> str:
+        return self.spec or ":".join((self.python, *self.path))
+
+
+def never_native() -> str | None:
+    return None
+
+
+def nothing_missing() -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A named DCE placement: ``factory()`` returns the context manager that applies it.
+
+    ``native()`` says why the installed Thunder already does what the placement patches in (the
+    context manager then applies nothing), or None when the patch is needed. ``missing()`` names
+    what the patch needs and the installed Thunder lacks (the placement cannot be applied), or None.
+    ``build``: set when the placement is another Thunder build, whose jobs run in a process of
+    their own (see ``fuzzdce.running.builds``); such a placement's context manager applies nothing there.
+    """
+
+    name: str
+    factory: PlacementFactory = field(repr=False)
+    description: str = ""
+    native: Callable[[], str | None] = field(default=never_native, repr=False)
+    missing: Callable[[], str | None] = field(default=nothing_missing, repr=False)
+    build: Build | None = None
+
+    @property
+    def is_stock(self) -> bool:
+        return self.name == STOCK
+
+    def __call__(self) -> ContextManager[Any]:
+        return self.factory()

@@ -1,0 +1,43 @@
+"""What makes two violations the same: messages normalised, signatures, short ids.
+
+Below the oracles (they normalise split reasons with it) and above ``model`` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from fuzzdce.core.model import Violation
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+# Thunder and FX name values with a lowercase stem and a counter (t12, l_v0_, mul_3, subgraph 2, ...).
+_COUNTED_NAME = re.compile(r"\b([A-Za-z_]*?[A-Za-z])_?\d+_?\b")
+# Numbers, NaN and infinities included: which value a bug produced does not identify the bug.
+_NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(\d+(\.\d+)?(e[-+]?\d+)?|nan\b|inf\b)")
+
+
+def normalise(message: str) -> str:
+    """The message with addresses, counted names and numbers abstracted away.
+
+    Two occurrences of one bug differ only in which proxy it hit and in the numbers involved.
+    """
+    message = _ADDRESS.sub("<addr>", message)
+    message = _COUNTED_NAME.sub(r"\1<n>", message)
+    return _NUMBER.sub("<num>", message)
+
+
+def signature(v: Violation) -> str:
+    """The violation's identity: (path, oracle, exception type, normalised message, Thunder frame)."""
+    return " | ".join((v.path, v.oracle, v.error_type, normalise(v.identity), v.frame))
+
+
+def finding_signature(verdict: str, placements: Iterable[str], violation_signature: str) -> str:
+    """A finding's identity: its verdict and the placements showing it, then the violation's."""
+    return " | ".join((verdict, ",".join(placements), violation_signature))
+
+
+def short_id(sig: str) -> str:
+    """Ten hex digits naming a signature (folder names, known-findings entries)."""
+    return hashlib.sha1(sig.encode()).hexdigest()[:10]

@@ -1,0 +1,213 @@
+"""A campaign's settings, as plain data: the command line, each lane (a separate process) and
+``fuzz_test`` build one ``CampaignConfig``, and ``Campaign`` is made from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hypothesis import settings as Settings
+
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.model import Placement
+from fuzzdce.fuzzing import profiles
+from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
+from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
+from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
+
+# A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
+# shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
+# over to a fresh process after its current program: about 10 s of imports, a fraction of a percent.
+DEFAULT_RECYCLE_LANE_RSS_MB = 1024
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 32-bit seed for one part of a campaign (a shard, a lane's next process, a round), derived
+    from the campaign's ``seed``: different parts get unrelated seeds, the same parts the same one."""
+    return random.Random("/".join(map(str, (seed, *parts)))).getrandbits(32)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What to run: the placements and paths, the catalog entries programs are drawn from, and how."""
+
+    placements: tuple[str, ...] = DEFAULT_PLACEMENTS
+    paths: tuple[str, ...] = DEFAULT_PATHS
+    ops: tuple[str, ...] = ()  # catalog entries programs are drawn from (empty: the whole catalog)
+    shrink_baseline: bool = True  # baseline bugs fail the Hypothesis test too, so they are shrunk
+    # Steer generation to what the campaign has not tested yet (steering.Steering): rounds of
+    # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
+    # Off by default: a steered round's examples replay exactly only under the same weights.
+    steer: bool = False
+
+    def __post_init__(self) -> None:
+        unknown = [p for p in self.paths if p not in PATHS]
+        if unknown:
+            raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
+        unknown = [op for op in self.ops if op not in BY_NAME]
+        if unknown:
+            raise UsageError(f"unknown op {unknown[0]!r}: `fuzzdce ops` lists the catalog's entries")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much to run, and which seeds: programs, time, the Hypothesis profile, the shard.
+
+    ``max_examples`` None means the Hypothesis settings' (the loaded fuzz profile's); ``profile``
+    None means Hypothesis's settings as currently loaded (in pytest, the user's or ``--fuzz-profile``'s).
+    """
+
+    max_examples: int | None = None
+    time_budget: float | None = None  # seconds of generation; shrinking and grouping get half as long again
+    seed: int | None = None  # None: a random one, printed at start
+    profile: str | None = None
+    # Shard ``shard`` of ``shards`` (0-based) of the campaign seeded ``campaign_seed``: ``for_shard``
+    # sets all three. Unsharded runs are shard 0 of 1, and their campaign seed is their seed.
+    shard: int = 0
+    shards: int = 1
+    campaign_seed: int | None = None
+    # Wall-clock time (time.time()) the campaign's clock starts from; None: when it runs. A lanes run
+    # gives its lanes the parent's, so their findings' times and timelines compare.
+    started_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where Thunder's work runs and within what limits: timeouts, the sandbox, memory and recycling."""
+
+    timeout: float | None = 60.0  # seconds per compile path
+    sandbox: bool = False  # run Thunder's work in a child process with the limits below
+    memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    # A sandboxed worker's child is replaced, between jobs, after this many jobs or past this
+    # resident size, whichever comes first (0: never): its memory grows over a long campaign.
+    recycle_jobs: int = DEFAULT_RECYCLE_JOBS
+    recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
+    # A lane (a process of its own) past this resident size stops after its current program and a fresh
+    # process carries on with what is left of its programs and time (0: never).
+    recycle_lane_rss_mb: int = DEFAULT_RECYCLE_LANE_RSS_MB
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where results go and what is done with them: the findings folder, known bugs, the example
+    database, progress lines and the final confirmation."""
+
+    findings_dir: str | None = None
+    known: Mapping[str, str] = field(default_factory=dict)  # signature or id -> why it is suppressed
+    database: str | None = None  # example database spec (profiles.database_from)
+    progress_every: float = 10.0  # seconds between progress lines
+    confirm: bool = True  # replay each finding's smallest program at the end
+    clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
+
+
+GROUPS = {"scope": Scope, "budget": Budget, "workers": Workers, "output": Output}
+# Each setting's group, by its name: what ``CampaignConfig.of`` and ``replaced`` sort flat settings by.
+GROUP_OF = {f.name: group for group, kind in GROUPS.items() for f in dataclasses.fields(kind)}
+
+
+def grouped(settings: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """Flat settings (``seed=1, paths=...``) sorted into their groups; TypeError naming an unknown one."""
+    unknown = [name for name in settings if name not in GROUP_OF]
+    if unknown:
+        raise TypeError(f"unknown campaign setting {unknown[0]!r}: choose from {', '.join(GROUP_OF)}")
+    by_group: dict[str, dict[str, object]] = {group: {} for group in GROUPS}
+    for name, value in settings.items():
+        by_group[GROUP_OF[name]][name] = value
+    return by_group
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """What to fuzz (``scope``), how much (``budget``), where Thunder's work runs (``workers``) and
+    where results go (``output``). ``CampaignConfig.of(placements, paths, seed=1, ...)`` builds one
+    from flat settings, ``replaced(seed=2)`` changes some."""
+
+    scope: Scope = field(default_factory=Scope)
+    budget: Budget = field(default_factory=Budget)
+    workers: Workers = field(default_factory=Workers)
+    output: Output = field(default_factory=Output)
+
+    @classmethod
+    def of(
+        cls, placements: tuple[str, ...] = DEFAULT_PLACEMENTS, paths: tuple[str, ...] = DEFAULT_PATHS, **settings
+    ) -> CampaignConfig:
+        """A configuration from flat settings, each put in its group (the groups' defaults elsewhere)."""
+        by_group = grouped({"placements": tuple(placements), "paths": tuple(paths), **settings})
+        return cls(**{group: GROUPS[group](**values) for group, values in by_group.items()})
+
+    def replaced(self, **settings) -> CampaignConfig:
+        """This configuration with the flat ``settings`` changed in their groups."""
+        changes = {
+            group: dataclasses.replace(getattr(self, group), **values) for group, values in grouped(settings).items() if values
+        }
+        return dataclasses.replace(self, **changes)
+
+    def catalog(self) -> tuple[OpSpec, ...]:
+        """The catalog entries programs are drawn from."""
+        return tuple(BY_NAME[op] for op in self.scope.ops) if self.scope.ops else CATALOG
+
+    @classmethod
+    def for_profile(cls, profile: str | None = None, **overrides) -> CampaignConfig:
+        """A configuration with the fuzz profile's defaults (programs, time budget) where not overridden."""
+        name = profile or profiles.default_profile()
+        profiles.check_name(name)
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        overrides.setdefault("max_examples", profiles.PROFILE_EXAMPLES[name])
+        overrides.setdefault("time_budget", profiles.PROFILE_TIME_BUDGET[name])
+        return cls.of(profile=name, **overrides)
+
+    def with_seed(self) -> CampaignConfig:
+        """This configuration with a seed drawn if it has none (so lanes and reruns can share it)."""
+        return self if self.budget.seed is not None else self.replaced(seed=random.randrange(2**32))
+
+    def lane(self, index: int) -> CampaignConfig:
+        """Lane ``index`` of a parallel campaign: seed + index, sandboxed, findings confirmed after merging."""
+        seed = None if self.budget.seed is None else self.budget.seed + index
+        return self.replaced(seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False)
+
+    def for_shard(self, shard: int, shards: int) -> CampaignConfig:
+        """Shard ``shard`` of ``shards`` of this campaign: a seed derived from the campaign's (its lanes'
+        seeds follow from it), so shards never repeat one another's programs and any shard reruns
+        alone. Shard 0 of 1 is the campaign itself. Programs and time budget stay per lane, as unsharded."""
+        if not 0 <= shard < shards:
+            raise UsageError(f"--shard expects I/N with 0 <= I < N, got {shard}/{shards}")
+        root = self.with_seed().root_seed
+        seed = root if shards == 1 else derive_seed(root, "shard", shard, shards)
+        return self.replaced(seed=seed, shard=shard, shards=shards, campaign_seed=root)
+
+    @property
+    def root_seed(self) -> int | None:
+        """The campaign's seed, which shards derive theirs from."""
+        budget = self.budget
+        return budget.campaign_seed if budget.campaign_seed is not None else budget.seed
+
+    @property
+    def shard_label(self) -> str:
+        return f"{self.budget.shard}/{self.budget.shards}"
+
+    @property
+    def run_id(self) -> str | None:
+        """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
+        return None if self.root_seed is None else f"{self.root_seed}:{self.shard_label}"
+
+    def restarted(self, restart: int, programs_left: int, seconds_left: float | None) -> CampaignConfig:
+        """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
+        a seed of its own, and what is left of the lane's programs and time budget (both are the
+        lane's as a whole, across its processes)."""
+        seed = None if self.budget.seed is None else derive_seed(self.budget.seed, "restart", restart)
+        return self.replaced(seed=seed, max_examples=programs_left, time_budget=seconds_left)
+
+    def resolved_placements(self) -> list[Placement]:
+        return [resolve(name) for name in self.scope.placements]
+
+    def settings(self) -> Settings:
+        """The Hypothesis settings to start from: the named profile (loaded), else the current ones."""
+        if self.budget.profile is None:
+            return Settings()
+        return profiles.load(self.budget.profile, self.output.database)
+
+    def examples(self, settings: Settings) -> int:
+        return self.budget.max_examples if self.budget.max_examples is not None else settings.max_examples

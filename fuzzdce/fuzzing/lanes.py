@@ -1,0 +1,180 @@
+"""Parallel campaigns: N lanes, each a process driving its own Hypothesis run and sandbox.
+
+Lanes share the findings folder (each finding is written atomically as it appears) and the example
+database, and run ``config.lane(i)``: seeds ``seed, seed+1, ...``, and the parent's clock
+(``budget.started_at``). When all lanes are done, their ledgers are merged into one campaign (counts add
+up, the smallest program and earliest sighting win, timelines combine), confirmed once, and
+written again.
+
+A lane's process grows (about 8 MB a minute, as its worker's does), so past
+``config.workers.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
+parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
+seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
+and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
+each other's: it may find them again (the counts add up; the smallest program wins).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fuzzdce.core.errors import HarnessError
+from fuzzdce.core.findings import FindingStore
+from fuzzdce.core.quiet import quiet_library_warnings
+from fuzzdce.fuzzing.campaign import SHRINK_SHARE, Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.ledger import Log, Stats
+from fuzzdce.running.memory import MemoryReport
+
+
+def raise_keyboard_interrupt(signum, frame) -> None:
+    """SIGTERM handler: stop like Ctrl-C (cleanly, findings already on disk)."""
+    raise KeyboardInterrupt
+
+
+@dataclass
+class LaneReport:
+    """What a lane's process hands back when it ends: its results, its processes' memory, and
+    whether it was recycled (it stopped early; the lane goes on in a fresh process)."""
+
+    lane: int
+    store: FindingStore
+    stats: Stats
+    interrupted: bool
+    memory: MemoryReport
+    recycled: bool
+    programs_left: int
+
+
+@dataclass
+class HarnessStop:
+    """A lane's report that it stopped on a harness error (``errors.HarnessError``'s line)."""
+
+    lane: int
+    message: str
+
+
+def _lane_main(config: CampaignConfig, lane: int, results) -> None:
+    quiet_library_warnings()
+    signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+    prefix = f"[lane {lane}] "
+    campaign = Campaign(
+        config,
+        log=lambda line: print(prefix + line, file=sys.stderr, flush=True),
+        process=f"lane {lane}",
+        recycle_rss_mb=config.workers.recycle_lane_rss_mb,
+    )
+    try:
+        campaign.run()
+    except HarnessError as e:  # fuzzdce's own fault: the parent stops every lane and says so
+        results.put(HarnessStop(lane, str(e)))
+        return
+    memory = campaign.memory()
+    memory.recycled_lanes = int(campaign.recycled)
+    left = campaign.max_examples - campaign.full_evaluations
+    results.put(LaneReport(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left))
+
+
+class Lanes:
+    """The lanes' processes: started, restarted when recycled, and their reports collected."""
+
+    def __init__(self, config: CampaignConfig, jobs: int) -> None:
+        self.config = config
+        self.context = multiprocessing.get_context("spawn")
+        self.results = self.context.Queue()
+        self.running: dict[int, Any] = {}  # lane -> its current process
+        self.started: dict[int, float] = {}  # lane -> when its first process started
+        self.restarts: dict[int, int] = {lane: 0 for lane in range(jobs)}
+        self.reports: list[LaneReport] = []
+        self.unreported = 0  # lane processes that ended without a report (killed)
+        for lane in range(jobs):
+            self.started[lane] = time.monotonic()
+            self.start(lane, config.lane(lane))
+
+    def start(self, lane: int, config: CampaignConfig) -> None:
+        process = self.context.Process(target=_lane_main, args=(config, lane, self.results))
+        process.start()
+        self.running[lane] = process
+
+    def collect(self, *, restart: bool) -> None:
+        """Take reports until every lane is done; restart recycled lanes when ``restart``."""
+        while self.running or not self.results.empty():
+            try:
+                report = self.results.get(timeout=1)
+            except Exception:  # queue.Empty: see whether a lane died without reporting
+                self.forget_dead()
+                continue
+            if isinstance(report, HarnessStop):
+                self.running.pop(report.lane).join(timeout=30)
+                self.terminate()
+                raise HarnessError(report.message)
+            self.reports.append(report)
+            self.running.pop(report.lane).join(timeout=30)
+            if restart and report.recycled:
+                self.restart(report)
+
+    def restart(self, report: LaneReport) -> None:
+        """Start the lane again in a fresh process, with what is left of its programs and time."""
+        seconds_left = None
+        time_budget = self.config.budget.time_budget
+        if time_budget:
+            seconds_left = time_budget - (time.monotonic() - self.started[report.lane])
+            if seconds_left <= 0:
+                return
+        if report.programs_left <= 0:
+            return
+        self.restarts[report.lane] += 1
+        lane_config = self.config.lane(report.lane)
+        self.start(report.lane, lane_config.restarted(self.restarts[report.lane], report.programs_left, seconds_left))
+
+    def forget_dead(self) -> None:
+        """Lanes whose process ended without a report (killed): their findings are on disk."""
+        for lane, process in list(self.running.items()):
+            if not process.is_alive() and self.results.empty():
+                process.join(timeout=1)
+                del self.running[lane]
+                self.unreported += 1
+
+    def terminate(self) -> None:
+        for process in self.running.values():
+            if process.is_alive():
+                process.terminate()  # SIGTERM: the lane stops cleanly and reports
+
+
+def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> Campaign:
+    """Run ``jobs`` lanes of ``config`` and return a campaign holding the merged results (confirmed and written)."""
+    # One clock for every lane: their findings' first sightings and timelines compare.
+    config = config.with_seed().replaced(started_at=time.time())
+    # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
+    merged = Campaign(config.replaced(sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
+    if merged.folder is not None and config.output.clear_findings:
+        merged.folder.clear()
+    lanes = Lanes(config, jobs)
+    interrupted = False
+    try:
+        lanes.collect(restart=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        lanes.terminate()
+        lanes.collect(restart=False)
+    for report in sorted(lanes.reports, key=lambda r: r.lane):
+        merged.absorb(report.store, report.stats, report.interrupted, report.memory)
+    if interrupted:
+        merged.mark_interrupted()
+    time_budget = config.budget.time_budget
+    if time_budget:
+        # The lanes shrank their own bugs; what their merged grouping shrinks again (groups first
+        # seen on another group's program, a recycled lane's) gets what is left of the campaign's
+        # budget, and never nothing.
+        from_start = time.time() - config.budget.started_at
+        left = (1 + SHRINK_SHARE) * time_budget - from_start
+        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * time_budget)
+    if lanes.unreported:
+        merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
+    merged.finish()
+    return merged

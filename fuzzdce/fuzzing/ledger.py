@@ -1,0 +1,217 @@
+"""The ledger of a campaign: every program's triaged violations recorded as findings, grouped into
+bugs, which findings are shrunk, the final confirmation, and the findings folder kept in step.
+
+Every finding observed, during generation, shrinking and grouping alike, goes into the
+``FindingStore`` (which keeps the smallest program per signature, with its Hypothesis choices) and
+its bug's folder as soon as it appears.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fuzzdce.core.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, triage
+from fuzzdce.core.model import EAGER, STOCK
+from fuzzdce.core.program import Program
+from fuzzdce.core.timeline import Sample
+from fuzzdce.core.vocabulary import AddResult
+from fuzzdce.results.store import FindingsFolder
+from fuzzdce.running.coverage import DceActivity
+from fuzzdce.running.evaluate import Evaluation
+
+Log = Callable[[str], None]
+
+
+def note_kind(note: str) -> str:
+    """A note without the specifics (shapes, numbers) that differ from program to program."""
+    return re.sub(r"\d+", "N", note.split(":", 1)[0] if ": " in note else note)[:120]
+
+
+def seconds_since(start: float) -> Callable[[], float]:
+    """A clock: seconds since wall-clock time ``start`` (``time.time()``; lanes share their parent's)."""
+    return lambda: time.time() - start
+
+
+@dataclass
+class Stats:
+    programs: int = 0
+    invalid: int = 0
+    seconds: float = 0.0  # spent evaluating programs
+    wall_seconds: float = 0.0  # the whole campaign, triage included
+    ops: Counter = field(default_factory=Counter)
+    unsupported_splits: int = 0
+    # (placement, path, oracle) -> violations observed, every program counted.
+    occurrences: Counter = field(default_factory=Counter)
+    # (path, note) -> programs: why a path or a call was skipped (no CUDA, no resizable shape, ...).
+    notes: Counter = field(default_factory=Counter)
+    dropped: Counter = field(default_factory=Counter)  # op -> steps the generator drew but dropped
+    dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
+    timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
+    lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
+    # Seconds per phase ("generation", "shrinking", "grouping", "confirming"), every lane's added up.
+    phases: Counter = field(default_factory=Counter)
+    # Why each generation (each lane's process) ended: "programs", "time", "nothing new", "stopped", "recycled".
+    generation_ended: list[str] = field(default_factory=list)
+
+    def merge(self, other: Stats) -> None:
+        """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
+        apart, to combine with the others' (timeline.combine)."""
+        self.programs += other.programs
+        self.invalid += other.invalid
+        self.seconds += other.seconds
+        self.ops.update(other.ops)
+        self.unsupported_splits += other.unsupported_splits
+        self.occurrences.update(other.occurrences)
+        self.notes.update(other.notes)
+        self.dropped.update(other.dropped)
+        self.dce.merge(other.dce)
+        self.lane_timelines.append(list(other.timeline))
+        self.phases.update(other.phases)
+        self.generation_ended += other.generation_ended
+
+
+class Ledger:
+    """Findings by signature for placements ``names`` (stock among them), written to ``folder``;
+    ``clock`` says how many seconds the campaign has run (each finding's first sighting)."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        *,
+        known: Mapping[str, str] | None = None,
+        folder: FindingsFolder | None = None,
+        log: Log,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.names = [STOCK, *(n for n in names if n != STOCK)]
+        self.stock_only = self.names == [STOCK]
+        self.store = FindingStore(known)
+        self.folder = folder
+        self.stats = Stats()
+        self.log = log
+        self.clock = clock or seconds_since(time.time())
+        self.shrink_seconds: Counter = Counter()  # group (cause key) -> seconds spent on its shrink steps
+        self.shrink_budget: float | None = None  # seconds of shrinking (and grouping) after generation
+        # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
+        # someone's suite fails only on placement-induced ones (unless stock is all it runs).
+        self.shrink_baseline = True
+
+    def new_round(self) -> None:
+        """A generation round begins (nothing to reset: every program is evaluated in full)."""
+
+    def fails(self, verdict: str) -> bool:
+        """Are findings of this verdict shrunk (a fuzz test fails on them)?"""
+        return verdict == PLACEMENT_INDUCED or self.shrink_baseline or self.stock_only
+
+    def bugs(self) -> list[Bug]:
+        return self.store.bugs()
+
+    def bug_of(self, finding: Finding) -> Bug:
+        return next(b for b in self.bugs() if finding in b.members)
+
+    def record(
+        self,
+        program: Program,
+        evaluations: Mapping[str, Evaluation],
+        only: set[str] | None = None,
+        choices: tuple | None = None,
+        weights: object = None,
+    ) -> list[Finding]:
+        """Add every finding of ``evaluations`` (or only those whose violation signature is in
+        ``only``) to the store and folder, with the choices that drew ``program``; return those
+        this program is new or smaller for."""
+        changed = []
+        for sig, triaged in triage(evaluations).items():
+            if only is not None and sig not in only:
+                continue
+            finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)
+            if change == AddResult.NEW:
+                known = f" (known: {finding.known_reason})" if finding.known_reason else ""
+                first_line = str(triaged.violation).splitlines()[0][:300]
+                self.log(
+                    f"[{finding.verdict}] new finding {finding.id} under {', '.join(triaged.placements)}{known}: {first_line}"
+                )
+            self.save(finding, change, evaluations)
+            if change != AddResult.SEEN:
+                changed.append(finding)
+        return changed
+
+    def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
+        """Add one evaluated program to the statistics."""
+        stock = evaluations[STOCK]
+        self.stats.programs += 1
+        self.stats.invalid += stock.invalid
+        self.stats.ops.update(program.ops)
+        self.stats.dropped.update(program.dropped)
+        self.stats.unsupported_splits += sum(
+            1 for o in stock.outcomes.values() for r in o.split_reasons if not r.reason_type.name.startswith("EXCEPTION")
+        )
+        self.stats.notes.update((EAGER, note_kind(n)) for n in stock.reference.notes)
+        for outcome in stock.outcomes.values():
+            self.stats.notes.update((outcome.path, note_kind(n)) for n in outcome.notes)
+            if outcome.skipped:
+                self.stats.notes[(outcome.path, f"skipped: {outcome.skipped}")] += 1
+        self.stats.dce.add(evaluations)
+        for name, evaluation in evaluations.items():
+            self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
+
+    def save(self, finding: Finding, change: AddResult, evaluations: Mapping[str, Evaluation]) -> None:
+        """Write the finding's bug to the folder: all of it when this program became the bug's
+        smallest, else its record (counts, members)."""
+        if self.folder is None:
+            return
+        bug = self.bug_of(finding)
+        if change == AddResult.SEEN or bug.smallest is not finding:
+            self.folder.write_record(bug)
+            return
+        self.folder.write(bug, shown_traces(finding, evaluations))
+
+    def confirm(self, evaluate: Callable[[Finding], Mapping[str, Evaluation]]) -> None:
+        """Replay each finding's smallest program (``evaluate`` runs it on the finding's path under
+        every placement): does it show the same finding (verdict, placements) again?"""
+        for finding in self.store:
+            triaged = triage(evaluate(finding)).get(finding.violation_signature)
+            finding.confirmed = triaged is not None and (triaged.verdict, triaged.placements) == (
+                finding.verdict,
+                finding.placements,
+            )
+            if not finding.confirmed:
+                now = f"{triaged.verdict} under {', '.join(triaged.placements)}" if triaged else "not at all"
+                self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
+
+    def merge(self, store: FindingStore, stats: Stats) -> None:
+        """Fold in another lane's findings and counts."""
+        self.store.merge(store)
+        self.stats.merge(stats)
+
+    def rewrite(self) -> None:
+        """Rewrite every bug's reproducer and record, and drop folders of bugs merged into others
+        (traces stay on disk)."""
+        if self.folder is not None:
+            self.folder.sync(self.bugs())
+
+    def progress_line(self) -> str:
+        s = self.stats
+        rate = s.seconds / max(s.programs, 1)
+        bugs = len(self.bugs())
+        findings = len(self.store)
+        return (
+            f"{s.programs} programs ({s.invalid} invalid), {bugs} bug{'s' * (bugs != 1)} "
+            f"({findings} finding{'s' * (findings != 1)}) so far, {rate:.2f} s/program"
+        )
+
+
+def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation]) -> dict[str, list]:
+    """The traces a finding's folder shows: on its path, under each placement showing it, and
+    under stock too when stock does not show it (to compare)."""
+    path = finding.violation.path
+    shown = list(finding.placements) + ([STOCK] if finding.verdict == PLACEMENT_INDUCED else [])
+    return {
+        name: evaluations[name].outcomes[path].traces
+        for name in shown
+        if name in evaluations and path in evaluations[name].outcomes
+    }

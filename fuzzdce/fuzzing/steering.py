@@ -1,0 +1,90 @@
+"""Generation steered to what a campaign has not tested yet, with Hypothesis's own tools.
+
+- **Strategy weights** (``Weights``), fixed for one Hypothesis run so replay and shrinking stay
+  exact: catalog entries, input dtypes and value domains the campaign drew rarely weigh more, never
+  drawn ones most; so do entries in whose programs the placements changed subsymbols, in
+  proportion; programs grow longer (more ops per compile). A steered campaign runs in rounds
+  of ``ROUND`` programs, each with weights from everything drawn before it.
+- **``target()``** inside the test, which Hypothesis hill-climbs: how many subsymbols the placements
+  changed against stock in this program (DCE activity), and how much of the program is new to the
+  campaign (entries, dtypes, domains drawn rarely so far).
+- **``event()``**: whether each placement changed subsymbols, shown in Hypothesis's statistics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hypothesis import event, target
+
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.program import Program
+from fuzzdce.running.coverage import program_activity
+from fuzzdce.strategies import CATALOG
+from fuzzdce.strategies.programs import INPUT_DOMAINS, INPUT_DTYPES, Weights
+
+ROUND = 15  # programs per steered round: weights are recomputed between rounds
+UNSEEN = 32  # weight of what was never drawn; a thing drawn n times weighs max(1, UNSEEN // (1 + n))
+STOP_IN = 10  # a steered program stops growing at one "continue?" draw in STOP_IN
+# Weight of an entry in whose programs every placement-evaluated program changed subsymbols (in
+# proportion for fewer): activity found weighs more than novelty, which it would otherwise drown.
+ACTIVE = 4 * UNSEEN
+
+
+def inverse_weights(names: Iterable[str], counts: Mapping[str, int]) -> dict[str, int]:
+    return {name: max(1, UNSEEN // (1 + counts.get(name, 0))) for name in names}
+
+
+class Steering:
+    """What the campaign drew so far, turned into weights for the next round and targets per program."""
+
+    def __init__(self) -> None:
+        self.ops: Counter = Counter()
+        self.dtypes: Counter = Counter()
+        self.domains: Counter = Counter()
+        self.evaluated: Counter = Counter()  # op -> evaluated programs holding it
+        self.active: Counter = Counter()  # op -> those in which a placement changed subsymbols
+
+    def weights(self) -> Weights:
+        return Weights(
+            ops={
+                name: max(weight, round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)))
+                for name, weight in inverse_weights((spec.name for spec in CATALOG), self.ops).items()
+            },
+            dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),
+            domains=inverse_weights(INPUT_DOMAINS, self.domains),
+            stop_in=STOP_IN,
+        )
+
+    def novelty(self, program: Program) -> float:
+        """How new the program is to the campaign: 1 per entry, dtype or domain never drawn, less for rarer ones."""
+        drawn = [
+            *((self.ops, op) for op in set(program.ops)),
+            *((self.dtypes, d) for d in {i.dtype for i in program.inputs}),
+            *((self.domains, d) for d in {i.domain for i in program.inputs}),
+        ]
+        return sum(1.0 / (1 + counts[name]) for counts, name in drawn)
+
+    def drew(self, program: Program) -> None:
+        self.ops.update(program.ops)
+        self.dtypes.update(i.dtype for i in program.inputs)
+        self.domains.update(i.domain for i in program.inputs)
+
+    def observe(self, program: Program, evaluations: Mapping[str, Any] | None = None) -> None:
+        """Inside the Hypothesis test, once per program: targets and events, then count what it drew."""
+        target(self.novelty(program), label="novelty")
+        if evaluations is not None:
+            changed = 0
+            for name, evaluation in evaluations.items():
+                if name == STOCK or evaluation.invalid:
+                    continue
+                n = sum(program_activity(evaluation.outcomes.values()).values())
+                event(f"{name} changed subsymbols", "yes" if n else "no")
+                changed += n
+            target(float(changed), label="subsymbols changed by placements")
+            for op in set(program.ops):
+                self.evaluated[op] += 1
+                self.active[op] += changed > 0
+        self.drew(program)

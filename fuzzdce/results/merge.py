@@ -1,0 +1,292 @@
+"""``fuzzdce merge OUT DIR...``: findings folders (shards of one campaign, separate runs, or folders
+merged before) joined into one, from their JSON records alone (no Thunder compile).
+
+The unit of accounting is the *run* (``run_id``: one shard of one campaign). Every summary keeps the
+per-run summaries it covers (a run's own summary.json is one run; a merged one has ``runs``), and
+every bug member its counts per run (``counts_by_run``). Merging takes the union of runs (one run
+seen twice counts once: the copy with more programs, ties broken by content) and recomputes every
+total from that union (``records.RunSummary.combine``), so merging is idempotent and order-independent:
+merge(A, B) == merge(B, A) == merge(merge(A, B), B).
+
+Bugs (``records.BugRecord``) are joined when they share a key or any member finding signature
+(``findings.connected``, the union-find that joins the campaign's findings into bugs); the joined
+bug keeps the smallest program (fewest ops, then inputs, then source length, then source and key:
+``Bug.smallest``'s order, made total), that bug's key and id, and its folder's reproducer and traces.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised
+from fuzzdce.core.signatures import short_id
+from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, canonical, grouped
+from fuzzdce.results.report import bug_lines, plural
+from fuzzdce.results.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, read_bugs, read_summary, write_bug
+
+
+@dataclass
+class Candidate:
+    """One input's bug: its record (members with ``counts_by_run``) and its folder."""
+
+    record: BugRecord
+    folder: Path
+
+
+@dataclass
+class Source:
+    """One input folder: its summary (None when it has none) and its bugs."""
+
+    root: Path
+    summary: RunSummary | None
+    bugs: list[Candidate]
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+
+def fallback_run_id(root: Path, summary: RunSummary | None) -> str:
+    """A run id for folders written before runs had one: the seed and the folder's name."""
+    if summary is not None and summary.run_id:
+        return summary.run_id
+    return f"{summary.seed if summary is not None else None}:{root.name}"
+
+
+def with_run_counts(record: BugRecord, run_id: str) -> BugRecord:
+    """``record`` with every member's ``counts_by_run`` (derived from ``count`` where absent)."""
+    members = tuple(replace(m, counts_by_run=m.counts_by_run or {run_id: m.count}) for m in record.members)
+    return replace(record, members=members)
+
+
+def read_source(path: str | Path) -> Source:
+    """A findings folder; UsageError when it is none (no summary.json and no bug folders)."""
+    root = Path(path).absolute()
+    if not root.is_dir():
+        raise UsageError(f"{path} is not a folder: merge takes findings folders (each with summary.json or bug folders)")
+    summary = read_summary(root)
+    bugs = read_bugs(root)
+    if summary is None and not bugs:
+        raise UsageError(f"{path} holds neither {SUMMARY_FILE} nor bug folders: is it a findings folder?")
+    run_id = fallback_run_id(root, summary)
+    return Source(root, summary, [Candidate(with_run_counts(record, run_id), folder) for record, folder in bugs])
+
+
+def runs_of(source: Source) -> dict[str, dict]:
+    """The per-run summaries a folder covers: its ``runs`` if merged, else its own summary as one run."""
+    if source.summary is None:
+        return {}
+    return source.summary.covered_runs(fallback_run_id(source.root, source.summary))
+
+
+def union_runs(sources: Iterable[Source]) -> dict[str, dict]:
+    """Every run once; of two copies of one run, the one with more programs (then by content)."""
+    runs: dict[str, dict] = {}
+    for source in sources:
+        for run_id, run in runs_of(source).items():
+            held = runs.get(run_id)
+            if held is None or (run.get("programs", 0), canonical(run)) > (held.get("programs", 0), canonical(held)):
+                runs[run_id] = run
+    return dict(sorted(runs.items()))
+
+
+# --- bugs -------------------------------------------------------------------------------------------
+
+
+def program_order(candidate: Candidate) -> tuple:
+    """Smaller first, as ``findings.size`` orders programs (ops, inputs, source length), then
+    source text, key and the whole record, so that the choice never depends on input order."""
+    record = candidate.record
+    return (*record.size, record.program, record.key, canonical(record.to_json()))
+
+
+def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
+    """Candidates joined by a shared key or member signature (``findings.connected``, the campaign's
+    join), each group smallest program first."""
+    return [sorted(group, key=program_order) for group in connected(candidates, lambda c: c.record.join_names(), raised_types)]
+
+
+def raised_types(candidate: Candidate) -> set[str]:
+    """The types of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
+    return {t for m in candidate.record.members if (t := raised(m.oracle, m.error_type))}
+
+
+def first_known(reasons: Iterable[str | None]) -> str | None:
+    """Known if any input says so; the same reason whatever the input order."""
+    return min((r for r in reasons if r), default=None)
+
+
+def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
+    """One finding as several inputs recorded it (``copies``, the winning bug's first): counts per
+    run (one run counted once, its largest count), the smallest program's size, flags combined."""
+    by_run: dict[str, int] = {}
+    for copy in copies:
+        for run_id, n in copy.counts_by_run.items():
+            by_run[run_id] = max(by_run.get(run_id, 0), n)
+    return replace(
+        copies[0],
+        counts_by_run=dict(sorted(by_run.items())),
+        count=sum(by_run.values()),
+        n_ops=min(c.n_ops for c in copies),
+        confirmed=combined_confirmed(c.confirmed for c in copies),
+        known=first_known(c.known for c in copies),
+        first_seen_seconds=earliest(c.first_seen_seconds for c in copies),
+    )
+
+
+def known_reason(record: BugRecord, known: Mapping[str, str]) -> str | None:
+    """The known file's reason for a bug: by its key or id, or any member's signature or id."""
+    names = [record.key, record.id, *(n for m in record.members for n in (m.signature, m.id))]
+    return next((known[n] for n in names if n in known), None)
+
+
+def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecord:
+    """One bug from the group's records: the smallest program's record, every member, counts summed."""
+    winner = group[0].record
+    copies: dict[str, list[MemberRecord]] = {}
+    for candidate in group:
+        for m in candidate.record.members:
+            copies.setdefault(m.signature, []).append(m)
+    members = tuple(sorted((merged_member(c) for c in copies.values()), key=lambda m: (m.n_ops, m.signature)))
+    first_seen = earliest([*(c.record.first_seen_seconds for c in group), *(m.first_seen_seconds for m in members)])
+    record = replace(
+        winner,
+        id=short_id(winner.key),
+        members=members,
+        count=sum(m.count for m in members),
+        paths=tuple(sorted({m.path for m in members})),
+        oracles=tuple(sorted({m.oracle for m in members})),
+        confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in group)]),
+        first_seen_seconds=first_seen,
+    )
+    reason = known_reason(record, known) or first_known([*(c.record.known for c in group), *(m.known for m in members)])
+    return replace(record, known=reason)
+
+
+def merged_bugs(sources: Sequence[Source], known: Mapping[str, str]) -> list[tuple[BugRecord, Path]]:
+    """(merged bug record, folder whose reproducer and traces it keeps), in report order."""
+    candidates = [c for source in sources for c in source.bugs]
+    bugs = [(merged_bug(group, known), group[0].folder) for group in joined(candidates)]
+    return sorted(bugs, key=lambda item: item[0].order)
+
+
+# --- writing ----------------------------------------------------------------------------------------
+
+
+def check_out(out: Path, sources: Sequence[Source]) -> None:
+    for source in sources:
+        if source.root == out:
+            raise UsageError(f"the merged folder {out} is also an input: merge into a new folder")
+        if any(c.folder.parent == out for c in source.bugs):
+            raise UsageError(f"input {source.root} keeps bugs in {out}, which merging clears: merge into another folder")
+
+
+def copy_bug(record: BugRecord, source: Path, target: Path) -> None:
+    """The winning folder's reproducer, traces and trace diff, then the merged bug.json (last: a
+    bug.json means the folder is complete)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(BUG_FILE))
+    write_bug(target, record)
+
+
+@dataclass
+class Merged:
+    """What ``merge`` wrote: the merged summary (its bugs included), and where."""
+
+    out: Path
+    summary: RunSummary
+
+    @property
+    def bugs(self) -> tuple[BugRecord, ...]:
+        return self.summary.bugs
+
+    @property
+    def exit_code(self) -> int:
+        return self.summary.exit_code
+
+
+def merge(out: str | Path, inputs: Sequence[str | Path], known: Mapping[str, str] | None = None) -> Merged:
+    """Merge findings folders ``inputs`` into ``out`` (its earlier bugs and summary replaced)."""
+    if not inputs:
+        raise UsageError("merge needs at least one findings folder to read")
+    sources = [read_source(path) for path in inputs]
+    out = Path(out).absolute()
+    check_out(out, sources)
+    runs = union_runs(sources)
+    bugs = merged_bugs(sources, known or {})
+    folder = FindingsFolder(out)
+    folder.clear()
+    for record, source in bugs:
+        copy_bug(record, source, out / record.id)
+    summary = RunSummary.combine(runs, [record for record, _ in bugs], str(out))
+    folder.write_summary(summary)
+    return Merged(out, summary)
+
+
+# --- rendering --------------------------------------------------------------------------------------
+
+
+def headline(merged: Merged) -> str:
+    s = merged.summary
+    return (
+        f"{plural(s.n_bugs, 'bug')} ({plural(s.n_findings, 'finding')}) in {s.programs} programs "
+        f"({s.invalid_programs} invalid) from {plural(len(s.runs), 'run')}, {s.wall_seconds:.0f} s wall "
+        f"({s.machine_seconds:.0f} s on all machines), {s.programs_per_minute:.1f} programs/minute"
+    )
+
+
+def render(merged: Merged) -> str:
+    """The printed report of a merge: ``report.render``'s bug blocks, from the records."""
+    out = ["", f"== fuzzdce merge: {headline(merged)} ==", ""]
+    for title, bugs in grouped(merged.bugs):
+        out.append(f"== {title}: {plural(len(bugs), 'bug')} ==")
+        for b in bugs:
+            reproduce = f"python {merged.out / b.id / REPRO_FILE}   issue text: fuzzdce issue {b.id} --findings {merged.out}"
+            out += bug_lines(b, reproduce)
+        out.append("")
+    out.append(f"merged folder: {merged.out} (runs: {', '.join(merged.summary.runs)})")
+    return "\n".join(out)
+
+
+def markdown(merged: Merged) -> str:
+    """A Markdown summary for CI (``$GITHUB_STEP_SUMMARY``): new placement-induced bugs in full,
+    known and baseline ones briefly, then the campaign's size."""
+    s = merged.summary
+    folder = Path(s.findings_dir).name
+    (new_title, new), (known_title, known), (baseline_title, baseline) = grouped(merged.bugs)
+    lines = [f"# fuzzdce: {plural(len(new), 'new placement-induced bug')}", ""]
+    for b in new:
+        lines += [
+            f"## {b.id} under {b.placement}",
+            "",
+            f"- placements: {', '.join(b.placements)}",
+            f"- paths: {', '.join(b.paths)}",
+            f"- oracles: {', '.join(b.oracles)}",
+            f"- count: {plural(b.count, 'occurrence')}, {plural(len(b.members), 'finding')}",
+            f"- message: `{b.message.splitlines()[0][:200] if b.message else ''}`",
+            "",
+            "```python",
+            b.program.rstrip(),
+            "```",
+            "",
+            f"Reproduce: `python {folder}/{b.id}/{REPRO_FILE}`; issue text: `fuzzdce issue {b.id} --findings {folder}`",
+            "",
+        ]
+    for title, bugs in ((known_title, known), (baseline_title, baseline)):
+        lines += [f"## {title}: {plural(len(bugs), 'bug')}", ""]
+        lines += [
+            f"- {b.id} under {', '.join(b.placements)}: {', '.join(b.oracles)} on {', '.join(b.paths)} ({b.count}x)" for b in bugs
+        ]
+        lines += [""] if bugs else []
+    lines += [
+        "## Campaign",
+        "",
+        f"{s.programs} programs ({s.invalid_programs} invalid), {s.wall_seconds:.0f} s wall "
+        f"({s.machine_seconds:.0f} s on all machines), {s.programs_per_minute:.1f} programs/minute, "
+        f"{plural(len(s.runs), 'shard')}: {', '.join(s.runs)}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,616 @@
+"""The one schema of a campaign's results on disk: ``BugRecord`` (bug.json), its ``MemberRecord``s,
+and ``RunSummary`` (summary.json).
+
+``fuzzdce run`` writes them (``BugRecord.of`` a campaign's ``findings.Bug``, ``campaign_summary`` of
+the campaign); ``merge``, ``replay``, ``issue``, ``report`` and ``html_report`` read them back with
+``from_json`` and use their attributes. What a bug *is* (confirmed, reportable, its order, its
+size) comes from ``findings``, the same code the campaign's ``Bug`` uses.
+
+Each record's JSON carries ``schema_version``. Records written before it existed (no such field)
+still load: ``from_json`` fills what they lack (``counts_by_run``, ``first_seen_seconds``, the number
+of inputs, ...) and leaves what cannot be known as None.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from fuzzdce.core.findings import bug_order, is_reportable, size_of
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.timeline import campaign_timeline, combine
+from fuzzdce.core.versions import versions
+from fuzzdce.core.vocabulary import BugGroup, Verdict
+from fuzzdce.oracles import ORACLES
+from fuzzdce.running.coverage import DceActivity
+
+SCHEMA_VERSION = 1
+SCHEMA_FIELD = "schema_version"
+
+
+def canonical(data: Any) -> str:
+    """JSON text that two equal values share whatever their key order: a total order's last resort."""
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+def inputs_in_header(source: str) -> int:
+    """The number of parameters of a program's ``def`` line: the input count of records written
+    before bug.json stored ``n_inputs``."""
+    header = source.split("\n", 1)[0]
+    return len([p for p in header[header.find("(") + 1 : header.rfind(")")].split(",") if p.strip()])
+
+
+# --- bugs -------------------------------------------------------------------------------------------
+
+
+# The groups in the order the reports list them, with their titles.
+GROUP_TITLES = {
+    BugGroup.NEW: "placement-induced, new",
+    BugGroup.KNOWN: "placement-induced, known",
+    BugGroup.BASELINE: "baseline (stock Thunder fails the same way)",
+}
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """One finding of a bug: where it showed, how, how often (in all, and by run: ``fuzzdce merge``
+    counts each run once), and why it belongs to the bug."""
+
+    id: str
+    signature: str
+    path: str = ""
+    oracle: str = ""
+    message: str = ""
+    count: int = 0
+    n_ops: int = 0  # summary.json's entries leave it out
+    violation_signature: str = ""
+    error_type: str | None = None
+    frame: str | None = None
+    counts_by_run: dict[str, int] = field(default_factory=dict)
+    confirmed: bool | None = None
+    known: str | None = None
+    why: str = ""
+    first_seen_seconds: float | None = None
+
+    # The fields summary.json lists of each member.
+    SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why")
+
+    @classmethod
+    def of(cls, finding, why: str = "", run_id: str | None = None) -> MemberRecord:
+        """The record of a campaign's ``findings.Finding``; ``run_id`` keys its ``counts_by_run``."""
+        v = finding.violation
+        return cls(
+            id=finding.id,
+            signature=finding.signature,
+            violation_signature=finding.violation_signature,
+            path=v.path,
+            oracle=v.oracle,
+            error_type=v.error_type,
+            frame=v.frame,
+            message=v.message,
+            count=finding.count,
+            counts_by_run={run_id: finding.count} if run_id is not None else {},
+            n_ops=finding.program.n_ops,
+            confirmed=finding.confirmed,
+            known=finding.known_reason,
+            why=why,
+            first_seen_seconds=finding.first_seen_seconds,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """bug.json's member entry (``counts_by_run`` only when known)."""
+        data = {
+            "id": self.id,
+            "signature": self.signature,
+            "violation_signature": self.violation_signature,
+            "path": self.path,
+            "oracle": self.oracle,
+            "error_type": self.error_type,
+            "frame": self.frame,
+            "message": self.message,
+            "count": self.count,
+            "counts_by_run": dict(self.counts_by_run),
+            "n_ops": self.n_ops,
+            "confirmed": self.confirmed,
+            "known": self.known,
+            "why": self.why,
+            "first_seen_seconds": self.first_seen_seconds,
+        }
+        if not self.counts_by_run:
+            del data["counts_by_run"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:
+        """A member as any version of bug.json (or summary.json's bug entries) wrote it."""
+        return cls(**known_fields(cls, data))
+
+    def summary_entry(self) -> dict[str, Any]:
+        """The member as summary.json lists it."""
+        data = self.to_json()
+        return {k: data[k] for k in self.SUMMARY_FIELDS if k in data}
+
+
+@dataclass(frozen=True)
+class BugRecord:
+    """What bug.json holds: a bug's verdict, placements, members, smallest program and counts."""
+
+    id: str
+    key: str
+    verdict: str
+    placements: tuple[str, ...]
+    members: tuple[MemberRecord, ...]
+    message: str = ""
+    count: int = 0
+    paths: tuple[str, ...] = ()
+    oracles: tuple[str, ...] = ()
+    placement: str | None = None  # the placement its reproducer applies (see ``findings.Finding.placement``)
+    builds: dict[str, str] = field(default_factory=dict)  # NAME -> NAME=TARGET, for placements that are builds
+    first_seen_seconds: float | None = None  # seconds from the campaign's start, earliest member
+    n_ops: int = 0
+    n_inputs: int | None = None  # None only while loading a record written before it was stored
+    ops: tuple[str, ...] = ()
+    program: str = ""
+    inputs: str = ""
+    known: str | None = None
+    confirmed: bool | None = None
+    shrink: str | None = None  # set when the program is not known to be at its minimum
+    versions: dict[str, str] = field(default_factory=dict)
+
+    # The fields summary.json lists of each bug (besides its members, signature and folder).
+    SUMMARY_FIELDS = (
+        "id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "first_seen_seconds", "n_ops",
+        "known", "confirmed",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        # Older records lack what can be derived: fill it, so every reader sees one shape.
+        if self.placement is None:
+            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.BASELINE else self.placements[0])
+        if self.n_inputs is None:
+            object.__setattr__(self, "n_inputs", inputs_in_header(self.program))
+
+    @classmethod
+    def of(cls, bug, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> BugRecord:
+        """The record of a campaign's ``findings.Bug``; ``run_id`` (the run writing it) keys each
+        member's ``counts_by_run``; ``builds``: NAME -> NAME=TARGET of the campaign's builds
+        (``builds.build_specs``), of which the record keeps its placements'."""
+        program = bug.program
+        return cls(
+            id=bug.id,
+            key=bug.key,
+            verdict=Verdict(bug.verdict),
+            placements=tuple(bug.placements),
+            placement=bug.placement,
+            builds={name: spec for name, spec in (builds or {}).items() if name in bug.placements},
+            paths=tuple(bug.paths()),
+            oracles=tuple(bug.oracles()),
+            message=bug.smallest.violation.message,
+            count=bug.count,
+            first_seen_seconds=bug.first_seen_seconds,
+            n_ops=program.n_ops,
+            n_inputs=len(program.inputs),
+            ops=tuple(program.ops),
+            program=program.source(),
+            inputs=program.inputs_source(),
+            known=bug.known_reason,
+            confirmed=bug.confirmed,
+            shrink=bug.shrink_note,
+            members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
+            versions=versions(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """bug.json."""
+        return {
+            SCHEMA_FIELD: SCHEMA_VERSION,
+            "id": self.id,
+            "key": self.key,
+            "verdict": str(self.verdict),
+            "placements": list(self.placements),
+            "placement": self.placement,
+            "builds": dict(self.builds),
+            "paths": list(self.paths),
+            "oracles": list(self.oracles),
+            "message": self.message,
+            "count": self.count,
+            "first_seen_seconds": self.first_seen_seconds,
+            "n_ops": self.n_ops,
+            "n_inputs": self.n_inputs,
+            "ops": list(self.ops),
+            "program": self.program,
+            "inputs": self.inputs,
+            "known": self.known,
+            "confirmed": self.confirmed,
+            "shrink": self.shrink,
+            "members": [m.to_json() for m in self.members],
+            "versions": dict(self.versions),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BugRecord:
+        """A bug as any version of bug.json (or summary.json's bug entries) wrote it."""
+        values = known_fields(cls, data)
+        values["verdict"] = Verdict(values["verdict"])
+        for name in ("placements", "paths", "oracles", "ops"):
+            if name in values:
+                values[name] = tuple(values[name])
+        values["members"] = tuple(MemberRecord.from_json(m) for m in data.get("members", ()))
+        return cls(**values)
+
+    def summary_entry(self, folder: str | None) -> dict[str, Any]:
+        """The bug as summary.json lists it: the fields that identify it, its members, its folder.
+        Paste it into a known-findings file with a reason to suppress it (``signature`` is its key)."""
+        data = self.to_json()
+        entry = {key: data[key] for key in self.SUMMARY_FIELDS}
+        entry["signature"] = self.key
+        entry["members"] = [m.summary_entry() for m in self.members]
+        entry["folder"] = folder
+        return entry
+
+    @property
+    def reportable(self) -> bool:
+        """Placement-induced and not known: what makes ``fuzzdce run`` exit 1."""
+        return is_reportable(self.verdict, self.known)
+
+    @property
+    def group(self) -> BugGroup:
+        """Which group of the report lists it."""
+        if self.verdict == Verdict.BASELINE:
+            return BugGroup.BASELINE
+        return BugGroup.KNOWN if self.known else BugGroup.NEW
+
+    @property
+    def order(self) -> tuple:
+        """Where it is listed among bugs: ``findings.bug_order``, as the campaign lists its bugs."""
+        return bug_order(self)
+
+    @property
+    def size(self) -> tuple[int, int, int]:
+        """Its smallest program's size, as ``findings.size`` orders programs."""
+        return size_of(self.n_ops, self.n_inputs, self.program)
+
+    def join_names(self) -> list[tuple[str, str]]:
+        """What joins it with another bug's record (``findings.connected``): its key, each member's signature."""
+        return [("key", self.key), *(("member", m.signature) for m in self.members)]
+
+
+def known_fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of ``data`` that are fields of ``cls`` (a record may hold more, or fewer)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def grouped(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]]]:
+    """Each group's title with its bugs, in ``GROUP_TITLES``' order."""
+    records = list(records)
+    return [(title, [r for r in records if r.group == group]) for group, title in GROUP_TITLES.items()]
+
+
+# --- summaries ------------------------------------------------------------------------------------
+
+# What one run's summary.json says about that run alone: kept per run, summed or joined on merging.
+RUN_FIELDS = (
+    "seed", "campaign_seed", "shard", "placements", "paths", "programs", "invalid_programs", "evaluation_seconds",
+    "wall_seconds", "unsupported_splits", "counts", "op_counts", "dropped_steps", "dce_activity", "notes",
+    "versions", "timeline", "memory",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What summary.json holds: what a campaign (or the runs a merge covers) measured, and its bugs.
+
+    Totals that follow from the rest (rates, bug counts, new placement-induced bugs) are computed
+    here once, for ``fuzzdce run`` and ``fuzzdce merge`` alike. None marks what the writer did not
+    record (an older campaign, or a merge, which has no phases)."""
+
+    seed: int | None = None
+    campaign_seed: int | None = None
+    shard: str | None = None
+    run_id: str | None = None  # what fuzzdce merge counts once: this shard of this campaign
+    placements: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    programs: int = 0
+    invalid_programs: int = 0
+    evaluation_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    unsupported_splits: int = 0
+    bugs: tuple[BugRecord, ...] = ()
+    counts: tuple[dict[str, Any], ...] = ()
+    op_counts: dict[str, int] | None = None
+    dropped_steps: dict[str, int] = field(default_factory=dict)
+    dce_activity: dict[str, Any] | None = None
+    notes: tuple[dict[str, Any], ...] = ()
+    timeline: tuple[dict[str, Any], ...] | None = None
+    findings_dir: str | None = None
+    memory: dict[str, Any] | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    # A campaign's: seconds per phase (machine seconds, lanes added up) and why each lane's generation ended.
+    phases: dict[str, float] | None = None
+    generation_ended: tuple[str, ...] | None = None
+    # A merge's: the shards, every run's wall seconds added up, and each run's own summary (RUN_FIELDS).
+    shards: tuple[str | None, ...] | None = None
+    machine_seconds: float | None = None
+    runs: dict[str, dict[str, Any]] | None = None
+
+    @property
+    def seconds_per_program(self) -> float:
+        return round(self.evaluation_seconds / max(self.programs, 1), 4)
+
+    @property
+    def programs_per_minute(self) -> float:
+        return round(60 * self.programs / max(self.wall_seconds, 1e-9), 2)
+
+    @property
+    def n_bugs(self) -> int:
+        return len(self.bugs)
+
+    @property
+    def n_findings(self) -> int:
+        """Distinct findings: each is a member of one bug."""
+        return len({m.signature for b in self.bugs for m in b.members})
+
+    @property
+    def new_placement_induced(self) -> int:
+        return sum(b.reportable for b in self.bugs)
+
+    @property
+    def exit_code(self) -> int:
+        """``fuzzdce run``'s rule: 1 on any new placement-induced bug, else 0."""
+        return 1 if self.new_placement_induced else 0
+
+    def bug_folder(self, bug: BugRecord) -> str | None:
+        return str(Path(self.findings_dir) / bug.id) if self.findings_dir is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """summary.json (what was not recorded left out)."""
+        data: dict[str, Any] = {
+            SCHEMA_FIELD: SCHEMA_VERSION,
+            "seed": self.seed,
+            "campaign_seed": self.campaign_seed,
+            "shard": self.shard,
+            "run_id": self.run_id,
+            "shards": None if self.shards is None else list(self.shards),
+            "placements": list(self.placements),
+            "paths": list(self.paths),
+            "programs": self.programs,
+            "invalid_programs": self.invalid_programs,
+            "evaluation_seconds": round(self.evaluation_seconds, 3),
+            "wall_seconds": round(self.wall_seconds, 3),
+            "machine_seconds": None if self.machine_seconds is None else round(self.machine_seconds, 3),
+            "seconds_per_program": self.seconds_per_program,
+            "programs_per_minute": self.programs_per_minute,
+            "unsupported_splits": self.unsupported_splits,
+            "phases": None if self.phases is None else {p: round(s, 3) for p, s in sorted(self.phases.items())},
+            "generation_ended": None if self.generation_ended is None else list(self.generation_ended),
+            "n_bugs": self.n_bugs,
+            "n_findings": self.n_findings,
+            "bugs": {
+                verdict.value: [b.summary_entry(self.bug_folder(b)) for b in self.bugs if b.verdict == verdict]
+                for verdict in Verdict
+            },
+            "new_placement_induced": self.new_placement_induced,
+            "counts": [dict(c) for c in self.counts],
+            "op_counts": self.op_counts,
+            "dropped_steps": dict(self.dropped_steps),
+            "dce_activity": self.dce_activity,
+            "notes": [dict(n) for n in self.notes],
+            "timeline": None if self.timeline is None else [dict(s) for s in self.timeline],
+            "findings_dir": self.findings_dir,
+            "memory": self.memory,
+            "versions": dict(self.versions),
+            "runs": self.runs,
+        }
+        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "dce_activity")
+        optional += ("timeline", "memory", "runs")
+        return {k: v for k, v in data.items() if not (k in optional and v is None)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunSummary:
+        """A summary as any version of summary.json wrote it (what it lacks: None or empty)."""
+        values = known_fields(cls, data)
+        values.pop("bugs", None)
+        values.setdefault("campaign_seed", values.get("seed"))  # written before shards: the seed was the campaign's
+        for name in ("placements", "paths", "counts", "notes", "timeline", "generation_ended", "shards"):
+            if values.get(name) is not None:
+                values[name] = tuple(values[name])
+        bugs = data.get("bugs")
+        entries = [e for verdict in Verdict for e in bugs.get(verdict, [])] if isinstance(bugs, dict) else []
+        return cls(bugs=tuple(BugRecord.from_json(e) for e in entries), **values)
+
+    def run_part(self) -> dict[str, Any]:
+        """What this summary says about its run alone (``RUN_FIELDS``), as summary.json holds it."""
+        data = self.to_json()
+        return {k: data[k] for k in RUN_FIELDS if k in data}
+
+    def covered_runs(self, fallback_id: str) -> dict[str, dict[str, Any]]:
+        """The per-run summaries it covers: its ``runs`` if merged, else itself as one run (named
+        ``fallback_id`` when written before runs had an id)."""
+        if self.runs is not None:
+            return self.runs
+        return {self.run_id or fallback_id: self.run_part()}
+
+    @classmethod
+    def combine(cls, runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugRecord], findings_dir: str) -> RunSummary:
+        """The summary of merged runs (each run's ``run_part``) and their merged bugs: ``fuzzdce run``'s
+        totals over the whole campaign, plus ``runs``."""
+        each = list(runs.values())
+        campaign_seed = the_one(r.get("campaign_seed", r.get("seed")) for r in each)
+        return cls(
+            seed=campaign_seed,
+            campaign_seed=campaign_seed,
+            shards=tuple(r.get("shard") for r in each),
+            placements=tuple(first_seen_order(r.get("placements", []) for r in each)),
+            paths=tuple(first_seen_order(r.get("paths", []) for r in each)[1:]),
+            programs=sum(r.get("programs", 0) for r in each),
+            invalid_programs=sum(r.get("invalid_programs", 0) for r in each),
+            evaluation_seconds=sum(r.get("evaluation_seconds", 0.0) for r in each),
+            wall_seconds=max((r.get("wall_seconds", 0.0) for r in each), default=0.0),  # shards run side by side
+            machine_seconds=sum(r.get("wall_seconds", 0.0) for r in each),
+            unsupported_splits=sum(r.get("unsupported_splits", 0) for r in each),
+            bugs=tuple(bugs),
+            counts=tuple(merged_counts(each, bugs)),
+            op_counts=summed(each, "op_counts"),
+            dropped_steps=summed(each, "dropped_steps"),
+            dce_activity=merged_activity(each),
+            notes=tuple(merged_notes(each)),
+            timeline=tuple(merged_timeline(each, bugs)) if any(r.get("timeline") for r in each) else None,
+            findings_dir=findings_dir,
+            memory=merged_memory(runs) if any(r.get("memory") for r in each) else None,
+            versions=next((r["versions"] for r in each if r.get("versions")), {}),
+            runs={run_id: dict(run) for run_id, run in runs.items()},
+        )
+
+
+def distinct_counts(findings) -> Counter:
+    """(placement, path, oracle) -> distinct findings shown under that placement."""
+    counts = Counter()
+    for f in findings:
+        counts.update((p, f.violation.path, f.violation.oracle) for p in f.placements)
+    return counts
+
+
+def campaign_summary(campaign) -> RunSummary:
+    """Everything a campaign (``campaign.Campaign``) measured, and its bugs."""
+    s, store = campaign.stats, campaign.store
+    folder = campaign.folder
+    distinct = distinct_counts(store)
+    bugs = campaign.ledger.bugs()
+    config = campaign.config
+    return RunSummary(
+        seed=campaign.seed,
+        campaign_seed=config.root_seed,
+        shard=config.shard_label,
+        run_id=config.run_id,
+        placements=tuple(campaign.names),
+        paths=tuple(campaign.paths),
+        programs=s.programs,
+        invalid_programs=s.invalid,
+        evaluation_seconds=s.seconds,
+        wall_seconds=s.wall_seconds,
+        unsupported_splits=s.unsupported_splits,
+        phases=dict(s.phases),
+        generation_ended=tuple(s.generation_ended),
+        bugs=tuple(BugRecord.of(b, folder.run_id, folder.builds) if folder else BugRecord.of(b) for b in bugs),
+        counts=tuple(
+            {
+                "placement": p,
+                "path": path,
+                "oracle": o,
+                "findings": distinct[(p, path, o)],
+                "occurrences": s.occurrences[(p, path, o)],
+            }
+            for p in campaign.names
+            for path in campaign.paths
+            for o in ORACLES
+        ),
+        op_counts=dict(s.ops.most_common()),
+        dropped_steps=dict(s.dropped.most_common()),
+        # Per placement: in how many programs it changed subsymbols against stock, and in which symbols.
+        dce_activity=s.dce.summary(campaign.names),
+        # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
+        notes=tuple({"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()),
+        # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
+        timeline=tuple(campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs])),
+        findings_dir=str(campaign.folder.root) if campaign.folder is not None else None,
+        # Resident MB of each process (driver, lanes, their workers across recycled children) and recyclings.
+        memory=campaign.memory().summary(),
+        versions=versions(),
+    )
+
+
+# --- combining runs' measurements -------------------------------------------------------------------
+
+
+def the_one(values: Iterable[Any]) -> Any:
+    """The value every run agrees on, else None."""
+    distinct = {canonical(v): v for v in values}
+    return next(iter(distinct.values())) if len(distinct) == 1 else None
+
+
+def first_seen_order(lists: Iterable[Iterable[str]]) -> list[str]:
+    """Every name once, stock first, the rest in order of first appearance."""
+    names = {STOCK: None}
+    for names_of_run in lists:
+        names.update(dict.fromkeys(names_of_run))
+    return list(names)
+
+
+def summed(runs: Iterable[Mapping[str, Any]], key: str) -> dict[str, int]:
+    total: Counter = Counter()
+    for run in runs:
+        total.update(run.get(key, {}))
+    return dict(total.most_common())
+
+
+def merged_notes(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    total: Counter = Counter()
+    for run in runs:
+        total.update({(n["path"], n["note"]): n["programs"] for n in run.get("notes", [])})
+    return [
+        {"path": path, "note": note, "programs": n} for (path, note), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) -> list[dict[str, Any]]:
+    """Occurrences per placement x path x oracle summed over runs; distinct findings from the merged bugs."""
+    occurrences: dict[tuple[str, str, str], int] = {}
+    for run in runs:
+        for c in run.get("counts", []):
+            cell = (c["placement"], c["path"], c["oracle"])
+            occurrences[cell] = occurrences.get(cell, 0) + c["occurrences"]
+    distinct: Counter = Counter()
+    for bug in bugs:
+        for m in bug.members:
+            distinct.update((p, m.path, m.oracle) for p in bug.placements)
+    cells = list(occurrences) + [cell for cell in distinct if cell not in occurrences]
+    return [
+        {
+            "placement": p,
+            "path": path,
+            "oracle": o,
+            "findings": distinct[(p, path, o)],
+            "occurrences": occurrences.get((p, path, o), 0),
+        }
+        for (p, path, o) in cells
+    ]
+
+
+def merged_activity(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``coverage.DceActivity.summary``'s format, its counters summed over runs."""
+    total = DceActivity()
+    for run in runs:
+        total.merge(DceActivity.from_summary(run.get("dce_activity") or {}))
+    return total.summary(total.programs)
+
+
+def bugs_by_then(timeline: Sequence[Mapping[str, Any]], t: float) -> int:
+    """A run's own count of bugs at ``t``: its last sample at or before then."""
+    earlier = [s["bugs"] for s in timeline if s["seconds"] <= t]
+    return earlier[-1] if earlier else 0
+
+
+def merged_timeline(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) -> list[dict[str, Any]]:
+    """The runs' timelines combined as a lanes run combines its lanes' (``timeline.combine``): bugs are
+    the merged bugs first seen by each time, or, for folders written before first-seen times, the
+    runs' own counts summed."""
+    timelines = [run["timeline"] for run in runs if run.get("timeline")]
+    combined = combine(timelines, [b.first_seen_seconds for b in bugs])
+    if all(b.first_seen_seconds is not None for b in bugs):
+        return combined
+    return [{**s, "bugs": sum(bugs_by_then(timeline, s["seconds"]) for timeline in timelines)} for s in combined]
+
+
+def merged_memory(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Every run's processes, each named after its run; recycling counters summed."""
+    processes, recycled = [], Counter()
+    for run_id, run in runs.items():
+        memory = run.get("memory") or {}
+        processes += [{**p, "process": f"{run_id} {p['process']}"} for p in memory.get("processes", [])]
+        recycled.update(memory.get("recycled", {}))
+    return {"processes": processes, "recycled": dict(sorted(recycled.items()))}

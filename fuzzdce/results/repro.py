@@ -1,0 +1,158 @@
+"""Reproducers: one bug as a standalone, seeded Python file a Thunder engineer can run.
+
+The script holds the program and its seeded inputs as source (``Program.source``, the very text
+fuzzdce executed) and the path's compile function as source (``inspect.getsource`` of the function
+fuzzdce calls), and runs each (path, oracle) its findings showed through :func:`reproduce`: the same code
+the campaign ran, so a reproducer cannot drift from what found the bug. It exits 1 and prints the
+failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program.
+``--placement`` reruns it under another placement, e.g. ``stock`` or ``my_module:my_fix``. A
+bug of another Thunder build selects that build (``PLACEMENT = "NAME=DIR"``): the program then
+runs in the build's own process, as in the campaign, and is compared with this one's Thunder.
+"""
+
+from __future__ import annotations
+
+import inspect
+import runpy
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzzdce.core.model import EAGER, STOCK, Outcome, Placement, Violation
+from fuzzdce.core.versions import versions
+from fuzzdce.oracles import ORACLES
+from fuzzdce.running.builds import BuildRequest, BuildWorker
+from fuzzdce.running.evaluate import portable
+from fuzzdce.running.execution import run_path
+from fuzzdce.running.paths import PATHS
+from fuzzdce.running.placements import PLACEMENTS, resolve
+
+MAIN_SOURCE = """
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
+    placement = parser.parse_args(argv).placement
+    from fuzzdce.results.repro import reproduce_all
+
+    return reproduce_all(program, make_inputs, CHECKS, placement=placement, script=__file__)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+"""
+
+
+def script(bug, builds: Mapping[str, str] | None = None) -> str:
+    """The reproducer of ``bug`` (a ``fuzzdce.core.findings.Bug``) as Python source: its smallest
+    program, and every (path, oracle) its members showed; ``builds`` (NAME -> NAME=TARGET) says
+    how it selects a placement that is another build."""
+    checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
+    versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
+    message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
+    shown = "\n".join(
+        f"- {oracle} on {path}: {ORACLES[oracle].description}"
+        + (" (compared with stock Thunder on the same path)" if ORACLES[oracle].needs_stock else "")
+        for path, oracle in checks
+    )
+    header = (
+        f'"""fuzzdce bug {bug.id} [{bug.verdict}] under {bug.placement}: {", ".join(bug.oracles())} on {", ".join(bug.paths())}.\n\n'
+        f"{message}\n\n"
+        f"Checked, each under the placement:\n{shown}\n\n"
+        f"Shown under: {', '.join(bug.placements)}. Found with {versions_line}.\n"
+        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program).\n"
+        "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
+        '"""\n\n'
+        "import argparse\n\nimport torch\n\n"
+        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nCHECKS = {checks!r}  # (path, oracle)\n\n\n"
+    )
+    compile_sources = []
+    for name in sorted({path for path, _ in checks}):
+        path = PATHS[name]
+        compile_sources.append(
+            f"# Path {name!r}: fuzzdce.running.paths.{path.compile.__name__} compiles the program, then makes the "
+            f"{', '.join(path.calls)} call(s);\n# reproduce_all() below runs exactly that function:\n"
+            + inspect.getsource(path.compile)
+        )
+    body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
+    return header + body + "\n" + MAIN_SOURCE
+
+
+# --- running reproducers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScriptProgram:
+    """A program given as a plain function and a ``make_inputs(requires_grad)`` function.
+
+    ``script``: the reproducer file defining them; then it pickles as that file's path, and a build's
+    process loads the same program from it.
+    """
+
+    fn: Callable
+    inputs: Callable
+    script: str | None = None
+
+    def __reduce__(self):
+        if self.script is None:
+            raise TypeError("a ScriptProgram crosses processes only when made from a reproducer file")
+        return load_script, (self.script,)
+
+    def function(self) -> Callable:
+        return self.fn
+
+    def make_inputs(self, *, requires_grad: bool = False):
+        return self.inputs(requires_grad)
+
+
+def load_script(path) -> ScriptProgram:
+    """The program and inputs of a reproducer file, without running its main."""
+    namespace = runpy.run_path(str(path), run_name="fuzzdce_reproducer")
+    return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()))
+
+
+def reproduce_all(fn: Callable, make_inputs: Callable, checks, *, placement: str, script: str | None = None) -> int:
+    """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0."""
+    codes = [reproduce(fn, make_inputs, path=path, placement=placement, oracle=oracle, script=script) for path, oracle in checks]
+    return 2 if 2 in codes else (1 if 1 in codes else 0)
+
+
+def run_under(placement: Placement, program, path: str, reference: Outcome, oracle: str) -> tuple[Outcome, list[Violation]]:
+    """``program`` on ``path`` under ``placement``, and ``oracle``'s violations found where the
+    traces are (in another build's process; none otherwise, the caller checks here)."""
+    if placement.build is None:
+        return run_path(path, program, placement), []
+    worker = BuildWorker(placement.build)
+    try:
+        result = worker.run(BuildRequest(program, path, placement.name, None, portable(reference, with_traces=False)))
+    finally:
+        worker.close()
+    return result.outcome, [v for v in result.trace_violations if v.oracle == oracle]
+
+
+def reproduce(fn: Callable, make_inputs: Callable, *, path: str, placement: str, oracle: str, script: str | None = None) -> int:
+    """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: 1 if it fails, else 0.
+
+    Thunder raising counts as failing for every oracle: a fix that trades a wrong result for an
+    exception fixes nothing. ``script``: the reproducer's file, which another build's process
+    loads the program from.
+    """
+    program = ScriptProgram(fn, make_inputs, script)
+    check = ORACLES[oracle]
+    chosen = resolve(placement)
+    reference = run_path(EAGER, program, PLACEMENTS[STOCK])
+    if reference.error is not None:
+        print(f"eager itself fails: {reference.error}", file=sys.stderr)
+        return 2
+    outcome, found_there = run_under(chosen, program, path, reference, oracle)
+    stock = run_path(path, program, PLACEMENTS[STOCK]) if check.needs_stock and not chosen.is_stock else None
+    checked_here = [] if chosen.build is not None and check.reads_traces else check(outcome, reference, stock)
+    problems = [v.message for v in found_there + checked_here]
+    if outcome.error is not None and oracle != "raises":
+        print(outcome.error.traceback, file=sys.stderr)
+        problems.append(f"raises: {outcome.error}")
+    for problem in problems:
+        print(f"FAIL {oracle}: {problem}")
+    if not problems:
+        print(f"ok: {oracle} holds on {path} under {placement}")
+    return 1 if problems else 0

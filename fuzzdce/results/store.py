@@ -1,0 +1,224 @@
+"""The findings folder on disk: one folder per bug, written atomically as its findings appear.
+
+Layout of ``DIR``::
+
+    summary.json                    the campaign's ``records.RunSummary`` (rewritten as the campaign goes)
+    <bug id>/bug.json               ``records.BugRecord``: verdict, placements, members (path, oracle,
+                                    message, count, why joined, first seen), smallest program, counts,
+                                    first seen, versions
+    <bug id>/repro.py               the standalone reproducer (fuzzdce.results.repro.script)
+    <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
+    <bug id>/trace-diff.txt         placement-induced bugs: stock's traces against the placement's
+
+Every file is written to a temporary name and moved into place with ``os.replace``, so a crash
+leaves each file either old or new, never torn. The known-findings file is read here too.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.findings import Bug
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.results.records import BugRecord, RunSummary
+from fuzzdce.results.repro import script
+
+DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
+BUG_FILE = "bug.json"
+LEGACY_FINDING_FILE = "finding.json"  # one folder per finding, as campaigns before bugs wrote them
+SUMMARY_FILE = "summary.json"
+REPRO_FILE = "repro.py"
+TRACE_DIFF_FILE = "trace-diff.txt"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A record file's JSON; UsageError naming the file when it is unreadable or not JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"{path}: cannot read it as JSON ({e})") from None
+
+
+def read_bug(folder: Path) -> BugRecord:
+    """The bug saved in ``folder`` (its bug.json, any version)."""
+    return BugRecord.from_json(read_json(folder / BUG_FILE))
+
+
+def read_bugs(root: Path) -> list[tuple[BugRecord, Path]]:
+    """Every bug saved in the findings folder ``root``, with its folder, by id."""
+    return [(read_bug(folder), folder) for folder in sorted(p.parent for p in root.glob(f"*/{BUG_FILE}"))]
+
+
+def read_summary(root: Path) -> RunSummary | None:
+    """The findings folder's summary.json (any version), or None when it has none."""
+    path = root / SUMMARY_FILE
+    return RunSummary.from_json(read_json(path)) if path.is_file() else None
+
+
+def _file_label(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "trace"
+
+
+def _text(trace: Any) -> str:
+    try:
+        return str(trace)
+    except Exception as e:  # a malformed trace may not even print; say so
+        return f"# str(trace) raised {type(e).__name__}: {e}\n"
+
+
+def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str) -> str:
+    """Stock's traces against the placement's, label by label, as unified diffs without context:
+    the bound symbols (and printed subsymbols) that differ. Empty when they print the same."""
+    theirs = dict(stock)
+    parts = []
+    for label, trace in placement:
+        if label not in theirs:
+            parts.append(f"### {label}: only under {name}\n")
+            continue
+        diff = difflib.unified_diff(
+            _text(theirs[label]).splitlines(), _text(trace).splitlines(), f"stock: {label}", f"{name}: {label}", n=0, lineterm=""
+        )
+        lines = list(diff)
+        if lines:
+            parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+class FindingsFolder:
+    """Writes bugs and the summary under ``root``, for the run ``run_id`` (``CampaignConfig.run_id``);
+    ``builds``: NAME -> NAME=TARGET of the campaign's builds, which its records and reproducers name."""
+
+    def __init__(self, root: str | os.PathLike, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> None:
+        self.root = Path(root).absolute()
+        self.run_id = run_id
+        self.builds = dict(builds or {})
+
+    def clear(self) -> None:
+        """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
+        if not self.root.exists():
+            return
+        if not self.root.is_dir():
+            raise UsageError(f"findings folder {self.root} is a file: give --findings a folder")
+        for child in self.root.iterdir():
+            if child.is_dir() and ((child / BUG_FILE).exists() or (child / LEGACY_FINDING_FILE).exists()):
+                shutil.rmtree(child)
+        (self.root / SUMMARY_FILE).unlink(missing_ok=True)
+
+    def folder(self, bug: Bug) -> Path:
+        return self.root / bug.id
+
+    def write_record(self, bug: Bug) -> None:
+        """bug.json only: cheap enough for every occurrence (a count changes)."""
+        write_bug(self.folder(bug), BugRecord.of(bug, self.run_id, self.builds))
+
+    def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
+        """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
+        placement-induced bug, their difference from stock's; the record last."""
+        folder = self.folder(bug)
+        write_atomically(folder / REPRO_FILE, script(bug, self.builds))
+        if traces is not None:
+            traces_dir = folder / "traces"
+            if traces_dir.exists():  # traces of a larger program seen earlier
+                shutil.rmtree(traces_dir)
+            for placement, labelled in traces.items():
+                for i, (label, trace) in enumerate(labelled):
+                    write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
+            diff_file = folder / TRACE_DIFF_FILE
+            diff_file.unlink(missing_ok=True)
+            if bug.verdict == Verdict.PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
+                write_atomically(diff_file, trace_diff(traces[STOCK], traces[bug.placement], bug.placement))
+        self.write_record(bug)  # last: a bug.json means the folder is complete
+
+    def sync(self, bugs: Iterable[Bug]) -> None:
+        """Rewrite each bug's reproducer and record, and remove folders of bugs that were merged away."""
+        keep = set()
+        for bug in bugs:
+            keep.add(bug.id)
+            self.write(bug)
+        if self.root.exists():
+            for child in self.root.iterdir():
+                if child.is_dir() and (child / BUG_FILE).exists() and child.name not in keep:
+                    shutil.rmtree(child)
+
+    def write_summary(self, summary: RunSummary) -> None:
+        write_atomically(self.root / SUMMARY_FILE, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
+
+
+def write_bug(folder: Path, record: BugRecord) -> None:
+    """``folder``/bug.json: written last of a bug's files, since a bug.json means the folder is complete."""
+    write_atomically(folder / BUG_FILE, json.dumps(record.to_json(), indent=2) + "\n")
+
+
+def bug_folders(path: str | os.PathLike) -> list[Path]:
+    """The bug folders at ``path``: itself if it holds bug.json, else its subfolders that do."""
+    path = Path(path)
+    if (path / BUG_FILE).is_file():
+        return [path]
+    if path.is_file() and path.name in (BUG_FILE, REPRO_FILE):
+        return [path.parent]
+    if not path.is_dir():
+        raise UsageError(f"{path} is neither a bug folder nor a findings folder (one holding {BUG_FILE})")
+    return sorted(p.parent for p in path.glob(f"*/{BUG_FILE}"))
+
+
+def find_bug(findings: str | os.PathLike, bug: str) -> Path:
+    """The folder of bug ``bug`` (an id, or a unique prefix of one) in findings folder ``findings``,
+    or a bug folder given directly."""
+    if (Path(bug) / BUG_FILE).is_file():
+        return Path(bug)
+    matches = [f for f in bug_folders(findings) if f.name.startswith(bug)]
+    if len(matches) != 1:
+        known = ", ".join(f.name for f in bug_folders(findings)) or "none"
+        raise UsageError(f"bug {bug!r}: {'no' if not matches else 'more than one'} match in {findings} (bugs there: {known})")
+    return matches[0]
+
+
+def load_known(path: str | os.PathLike) -> dict[str, str]:
+    """Read a known-findings file: signature (full, or the 10-character id) -> why it is suppressed.
+
+    The file is JSON: a list of ``{"signature": ..., "reason": ...}`` (summary.json's findings
+    entries can be pasted as they are, with a reason added), or one object mapping signature to reason.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise UsageError(f"known-findings file {path}: cannot read it ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"known-findings file {path}: not JSON ({e}); see fuzzdce run --help") from None
+    if isinstance(data, dict):
+        entries = [{"signature": k, "reason": v} for k, v in data.items()]
+    elif isinstance(data, list):
+        entries = data
+    else:
+        raise UsageError(f"known-findings file {path}: expected a list of {{signature, reason}} objects")
+    known = {}
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)):
+            raise UsageError(f"known-findings file {path}: entry {i} needs a string 'signature' and a string 'reason'")
+        if not entry["reason"].strip():
+            raise UsageError(f"known-findings file {path}: entry {i} ({entry['signature'][:40]}) has an empty reason")
+        known[entry["signature"]] = entry["reason"]
+    return known

@@ -1,0 +1,123 @@
+"""What a campaign tested: each placement's DCE activity against stock, per program and in total.
+
+A placement changes the subsymbols Thunder records (``subsymbols.activity`` measures it per path,
+in ``Outcome.dce_activity``). A program in which a placement changed nothing tested nothing that
+placement does; a placement that changed nothing in a whole campaign is *not exercised*, and a
+clean result under it is no pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzdce.core.model import STOCK
+from fuzzdce.core.subsymbols import merge_activity
+
+
+def program_activity(outcomes: Iterable[Any]) -> Counter:
+    """One program's activity under one placement, every path together:
+    ``("symbol@depth", "removed"|"added") -> subsymbols``."""
+    return merge_activity(o.dce_activity for o in outcomes)
+
+
+@dataclass
+class DceActivity:
+    """Per placement: programs evaluated, programs in which it changed subsymbols, and where."""
+
+    programs: Counter = field(default_factory=Counter)  # placement -> valid programs evaluated
+    changed: Counter = field(default_factory=Counter)  # placement -> programs with a change
+    # (placement, "symbol@depth", "removed"|"added") -> subsymbols, summed over programs
+    symbols: Counter = field(default_factory=Counter)
+    # placement -> subsymbols changed in each program, in order (0: nothing changed)
+    per_program: dict[str, list[int]] = field(default_factory=dict)
+    # placement -> programs with traces not compared with stock's (they went another way: a split,
+    # other traces; ``Outcome.dce_not_compared``): DCE activity and ``dce-sound`` did not see them
+    not_compared: Counter = field(default_factory=Counter)
+
+    def add(self, evaluations: Mapping[str, Any]) -> None:
+        """Count one program's evaluations (placement name -> ``Evaluation``); stock is the baseline."""
+        for name, evaluation in evaluations.items():
+            if name == STOCK or evaluation.invalid:
+                continue
+            counts = program_activity(evaluation.outcomes.values())
+            self.programs[name] += 1
+            self.changed[name] += bool(counts)
+            self.symbols.update({(name, key, kind): n for (key, kind), n in counts.items()})
+            self.per_program.setdefault(name, []).append(sum(counts.values()))
+            self.not_compared[name] += any(o.dce_not_compared for o in evaluation.outcomes.values())
+
+    @classmethod
+    def from_summary(cls, data: Mapping[str, Any]) -> DceActivity:
+        """The counters behind ``summary``'s output (summary.json's ``dce_activity``): runs merge by these."""
+        activity = cls()
+        for name, entry in data.items():
+            activity.programs[name] += entry["programs"]
+            activity.changed[name] += entry["programs_changed"]
+            activity.per_program[name] = list(entry.get("per_program", []))
+            activity.not_compared[name] += entry.get("programs_not_compared", 0)
+            for s in entry["symbols"]:
+                for kind in ("removed", "added"):
+                    activity.symbols[(name, f"{s['symbol']}@{s['depth']}", kind)] += s[kind]
+        return activity
+
+    def merge(self, other: DceActivity) -> None:
+        self.programs.update(other.programs)
+        self.changed.update(other.changed)
+        self.symbols.update(other.symbols)
+        self.not_compared.update(other.not_compared)
+        for name, values in other.per_program.items():
+            self.per_program.setdefault(name, []).extend(values)
+
+    def placement_summary(self, name: str) -> dict[str, Any]:
+        programs, changed = self.programs[name], self.changed[name]
+        by_symbol: dict[str, dict[str, int]] = {}
+        for (placement, key, kind), n in self.symbols.items():
+            if placement == name:
+                by_symbol.setdefault(key, {"removed": 0, "added": 0})[kind] += n
+        ranked = sorted(by_symbol.items(), key=lambda kv: (-kv[1]["removed"] - kv[1]["added"], kv[0]))
+        return {
+            "programs": programs,
+            "programs_changed": changed,
+            "fraction_changed": round(changed / programs, 4) if programs else 0.0,
+            "exercised": changed > 0,
+            "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
+            "per_program": self.per_program.get(name, []),
+            "programs_not_compared": self.not_compared[name],
+        }
+
+    def summary(self, names: Iterable[str]) -> dict[str, Any]:
+        """summary.json's ``dce_activity``: one entry per placement other than stock."""
+        return {name: self.placement_summary(name) for name in names if name != STOCK}
+
+
+def activity_lines(data: Mapping[str, Any], limit: int = 12) -> list[str]:
+    """The report's lines for summary.json's ``dce_activity``."""
+    lines = []
+    for name, entry in data.items():
+        if not entry["programs"]:
+            lines.append(f"{name}: no valid program evaluated")
+            continue
+        if not entry["exercised"]:
+            lines.append(
+                f"{name}: NOT EXERCISED: changed no subsymbol against stock in {entry['programs']} programs "
+                "(a clean result under it is no pass)"
+            )
+            continue
+        symbols = entry["symbols"]
+        shown = ", ".join(
+            f"{s['symbol']}{'' if s['depth'] == 0 else '@' + str(s['depth'])} {s['removed']}"
+            + (f"+{s['added']} added" if s["added"] else "")
+            for s in symbols[:limit]
+        )
+        more = f", ... ({len(symbols) - limit} more)" if len(symbols) > limit else ""
+        not_compared = entry.get("programs_not_compared", 0)
+        if not_compared:
+            more += f"; traces not compared with stock's in {not_compared} programs (they went another way)"
+        lines.append(
+            f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
+            f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"
+        )
+    return lines

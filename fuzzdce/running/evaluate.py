@@ -1,0 +1,214 @@
+"""Evaluate one program: eager once, then each path under stock and each placement, every oracle on each.
+
+The work is cut into jobs, one (placement, path) each, and one ``Evaluator`` assembles their
+results. Where a job runs is the only thing that varies: ``LocalJobs`` runs it in this process;
+``sandbox.SandboxedJobs`` runs the same ``LocalJobs`` in a child process with time and memory
+limits. Stock is evaluated alongside every other placement, before them: oracles compare with
+stock's outcome on the same path, and triage needs stock's verdict anyway.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzdce.core.errors import HARNESS, HarnessError
+from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
+from fuzzdce.core.program import Program
+from fuzzdce.core.subsymbols import activity_of, compare
+from fuzzdce.oracles import ORACLES
+from fuzzdce.running.builds import BuildRequest, BuildWorker
+from fuzzdce.running.execution import run_path
+from fuzzdce.running.placements import PLACEMENTS
+
+
+@dataclass
+class Evaluation:
+    """One program under one placement: eager's outcome, each path's, and the violations."""
+
+    program: Program
+    placement: str
+    reference: Outcome
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> bool:
+        """Eager itself rejected the program (or hung on it): not a finding."""
+        return self.reference.error is not None
+
+
+def check_outcome(
+    outcome: Outcome, reference: Outcome, stock: Outcome | None, *, oracles: Sequence[Oracle] | None = None
+) -> list[Violation]:
+    """Every oracle's violations (or ``oracles``') on one path's outcome (``stock``: None for stock itself)."""
+    return [v for oracle in (ORACLES.values() if oracles is None else oracles) for v in oracle(outcome, reference, stock)]
+
+
+# What runs here on another build's outcome: the trace oracles ran in the build's own process.
+ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``."""
+
+    program: Program
+    placement: Placement
+    path: str
+    timeout: float | None
+
+
+@dataclass
+class PathResult:
+    """One (placement, path) job's outcome and violations. When it has violations and its outcome
+    crossed processes, stock's traces on the same path come along (a finding's folder shows both)."""
+
+    outcome: Outcome
+    violations: list[Violation]
+    stock_traces: list[tuple[str, Any]] | None = None
+
+
+def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
+    """The outcome as another process needs it: calls without their tensors (the oracles already
+    ran), traces as printed text or none (trace objects do not cross processes; printing them is
+    worth it only for a finding's folder)."""
+    calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
+    return dataclasses.replace(outcome, calls=calls, traces=trace_text(outcome) if with_traces else [])
+
+
+def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
+    """The outcome's traces as (label, printed trace); a trace that cannot print says why."""
+    texts = []
+    for label, trace in outcome.traces:
+        try:
+            texts.append((label, str(trace)))
+        except Exception as e:
+            texts.append((label, f"# str(trace) raised {type(e).__name__}: {e}\n"))
+    return texts
+
+
+class LocalJobs:
+    """Runs jobs in this process. Keeps the current program's eager reference and stock outcomes,
+    so a program's jobs compute each of those once. ``portable``: results leave this process.
+
+    A job under another Thunder build runs in that build's ``BuildWorker`` (one per build, kept);
+    its outcome comes back with its tensors and is checked here against eager's and stock's.
+    """
+
+    def __init__(self, *, portable: bool = False) -> None:
+        self.portable = portable
+        self.program: Program | None = None
+        self.reference: Outcome | None = None
+        self.stock: dict[str, Outcome] = {}
+        self.builds: dict[str, BuildWorker] = {}
+
+    def __call__(self, job: Job) -> Outcome | PathResult:
+        if self.program != job.program:
+            self.program, self.reference, self.stock = job.program, None, {}
+        if self.reference is None:
+            self.reference = run_path(EAGER, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        if job.path == EAGER:
+            return portable(self.reference, with_traces=False) if self.portable else self.reference
+        stock = self.stock.get(job.path)
+        if stock is None:
+            stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        if job.placement.is_stock:
+            outcome, violations = stock, check_outcome(stock, self.reference, None)
+        elif job.placement.build is not None:
+            outcome, violations = self.run_build(job, stock)
+        else:
+            outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
+            outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
+            violations = check_outcome(outcome, self.reference, stock)
+        if not self.portable:
+            return PathResult(outcome, violations)
+        result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
+        if violations and not job.placement.is_stock:
+            result.stock_traces = trace_text(stock)
+        return result
+
+    def run_build(self, job: Job, stock: Outcome) -> tuple[Outcome, list[Violation]]:
+        """The job in its build's process; the trace oracles' violations from there, the others' here."""
+        worker = self.builds.get(job.placement.name)
+        if worker is None:
+            worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
+        reference = portable(self.reference, with_traces=False)
+        result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
+        # The build's traces came back portable: aligned with stock's here, as a patch placement's are.
+        outcome = result.outcome
+        outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
+        here = check_outcome(outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
+        return outcome, result.trace_violations + here
+
+    def close(self) -> None:
+        """Stop the builds' worker processes."""
+        for worker in self.builds.values():
+            worker.close()
+        self.builds.clear()
+
+
+def dce_activity(outcome: Outcome, stock: Outcome) -> tuple[dict[str, list[int]], list[str]]:
+    """The placement's subsymbol changes against stock, and the traces left out of the comparison
+    (nothing when a trace could not be walked)."""
+    try:
+        comparison = compare(outcome, stock)
+    except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
+        return {}, []
+    return activity_of(comparison.changes), comparison.not_compared
+
+
+def stop_on_harness_error(result) -> None:
+    """A job that failed in fuzzdce's own code stops the campaign: it is no finding about Thunder."""
+    failure = result if isinstance(result, JobFailure) else getattr(getattr(result, "outcome", result), "failure", None)
+    if failure is not None and failure.kind == HARNESS:
+        raise HarnessError(failure.message)
+
+
+RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
+
+
+class Evaluator:
+    """Evaluates a program under stock and each placement on each path, its jobs run by ``run_job``
+    (default: in this process)."""
+
+    def __init__(self, run_job: RunJob | None = None) -> None:
+        self.run_job = run_job if run_job is not None else LocalJobs()
+
+    def __call__(
+        self, program: Program, placements: Sequence[Placement], *, paths: Sequence[str], timeout: float | None = 60.0
+    ) -> dict[str, Evaluation]:
+        """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per path."""
+        stock = PLACEMENTS[STOCK]
+        reference = self.run_job(Job(program, stock, EAGER, timeout))
+        stop_on_harness_error(reference)
+        if isinstance(reference, JobFailure):
+            # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
+            error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
+            reference = Outcome(EAGER, STOCK, error=error)
+        chosen = [stock, *(p for p in placements if not p.is_stock)]
+        results = {p.name: Evaluation(program, p.name, reference) for p in chosen}
+        if reference.error is not None:
+            return results
+        for placement in chosen:
+            evaluation = results[placement.name]
+            for path in paths:
+                result = self.run_job(Job(program, placement, path, timeout))
+                stop_on_harness_error(result)
+                stock_outcome = None if placement.is_stock else results[STOCK].outcomes.get(path)
+                if isinstance(result, JobFailure):
+                    outcome = Outcome(path, placement.name, failure=result)
+                    result = PathResult(outcome, check_outcome(outcome, reference, stock_outcome))
+                evaluation.outcomes[path] = result.outcome
+                evaluation.violations += result.violations
+                if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
+                    stock_outcome.traces = result.stock_traces
+        return results
+
+    def close(self) -> None:
+        """Stop whatever runs the jobs (a sandboxed worker), if anything."""
+        close = getattr(self.run_job, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,247 @@
+"""Running a program: eager once for reference, then a compile path under a placement.
+
+``run_path`` compiles once and returns an ``Outcome`` every oracle reads: one ``Call`` per call of
+the compiled function (outputs, ``requires_grad`` of each output, gradients, the inputs' state after
+the call, the exception if any), the traces Thunder produced and thunderfx's split reasons. Compile
+time is the whole cost of fuzzing, so nothing here compiles twice.
+
+Calls are labelled, and eager's reference outcome makes every labelled call a path can make:
+
+- ``plain``: inputs as drawn, no grad;
+- ``grad``: floating inputs require grad, forward then backward with seeded cotangents;
+- ``resized``: no grad, on other input shapes consistent with the program (see ``resized_program``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import signal
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from fuzzdce.core.errors import HARNESS, CompileTimeout, harness_fault, harness_message
+from fuzzdce.core.model import (
+    EAGER,
+    Call,
+    CallLabel,
+    CallStage,
+    CompilePath,
+    ErrorInfo,
+    FailureKind,
+    JobFailure,
+    Outcome,
+    Placement,
+)
+from fuzzdce.running.paths import PATHS
+
+
+def _detach(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, (tuple, list)):
+        return [_detach(v) for v in value]
+    return value
+
+
+def _flat_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _flat_tensors(v)]
+    return []
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise CompileTimeout in the main thread after ``seconds`` (no-op off the main thread)."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+    try:
+        previous = signal.signal(signal.SIGALRM, _raise_timeout)
+    except ValueError:  # not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _raise_timeout(signum, frame):
+    raise CompileTimeout("compile path ran past its time limit")
+
+
+def timed_out(e: BaseException | None) -> CompileTimeout | None:
+    """The CompileTimeout behind ``e``, if any: Dynamo re-raises it wrapped in its own errors."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, CompileTimeout):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+# --- calls -----------------------------------------------------------------------------------------
+
+
+def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Seeded cotangents, one per output position, drawn in output order for every output: the
+    cotangent of output ``i`` is the same in eager and in Thunder, whichever other outputs require
+    grad (drawing only for those that do would hand output ``i`` another's cotangent, and a
+    requires_grad mismatch would show up again as a gradient mismatch)."""
+    generator = torch.Generator().manual_seed(0)
+    drawn = [torch.randn(o.shape, generator=generator, dtype=torch.float64) for o in outputs]
+    return [c.to(dtype=o.dtype, device=o.device) if o.is_floating_point() else c for c, o in zip(drawn, outputs)]
+
+
+def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
+    """Gradients of ``sum(output * cotangent)`` w.r.t. each input requiring grad (zeros when unused)."""
+    pairs = [(o, c) for o, c in zip(outputs, cotangents(outputs)) if o.requires_grad]
+    leaves = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+    if not pairs or not leaves:
+        return None
+    differentiable, seeds = zip(*pairs)
+    grads = torch.autograd.grad(list(differentiable), leaves, list(seeds), allow_unused=True, materialize_grads=True)
+    return _detach(list(grads))
+
+
+def make_call(
+    outcome: Outcome, label: CallLabel, fn: Callable, program, *, grad: bool = False, device: str | None = None
+) -> Call:
+    """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``.
+
+    Exceptions are recorded, not raised (a time-out is re-raised: it ends the whole path).
+    """
+    call = outcome.calls[label] = Call(label)
+    try:
+        call.stage = CallStage.INPUTS
+        inputs = program.make_inputs(requires_grad=grad)
+        if device is not None:  # leaves on the device, keeping requires_grad
+            inputs = [x.detach().to(device).requires_grad_(x.requires_grad) for x in inputs]
+        call.stage = CallStage.FORWARD
+        result = fn(*inputs)
+        outputs = _flat_tensors(result)
+        call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
+        call.output_requires_grad = [o.requires_grad for o in outputs]
+        if grad:
+            call.stage = CallStage.BACKWARD
+            call.grads = backward(outputs, inputs)
+        call.stage = ""
+        call.inputs_after = _detach(inputs)
+    except Exception as e:
+        if timed_out(e):
+            raise timed_out(e) from None  # ends the path: the time limit is spent
+        fault = harness_fault(e) if outcome.path != EAGER else ""
+        if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
+            outcome.failure = outcome.failure or JobFailure(
+                HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}")
+            )
+            return call
+        call.error = ErrorInfo.from_exception(e)
+        outcome.error = outcome.error or call.error
+    return call
+
+
+def harness_line(outcome: Outcome, fault: str) -> str:
+    """The one line a harness error stops a campaign with: path, placement, versions, what to do."""
+    return harness_message(f"{outcome.path} under {outcome.placement}", fault)
+
+
+def resized_program(program) -> tuple[Any | None, str]:
+    """``program`` on other input shapes consistent with it, or None and the reason there is none.
+
+    Every size above 1 grows by the same amount (so equal sizes stay equal and distinct ones
+    distinct, and broadcasting size-1 dimensions stay 1); a candidate counts only if eager runs it.
+    """
+    specs = getattr(program, "inputs", None)
+    if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple) or not all(hasattr(s, "shape") for s in specs):
+        return None, "the program gives no input shapes to change (a plain function, as in a reproducer)"
+    sizes = sorted({d for spec in specs for d in spec.shape if d > 1})
+    if not sizes:
+        return None, "every input dimension is 1 or absent: other shapes would change broadcasting"
+    for grow in (1, 2, 3):
+        new_size = {d: d + grow for d in sizes}
+        inputs = tuple(dataclasses.replace(s, shape=tuple(new_size.get(d, d) for d in s.shape)) for s in specs)
+        candidate = dataclasses.replace(program, inputs=inputs)
+        try:
+            candidate.function()(*candidate.make_inputs())
+        except Exception:
+            continue
+        return candidate, ""
+    return None, "eager rejects the program on every resized shape tried"
+
+
+# --- running eager and the paths ------------------------------------------------------------------
+
+
+def run_eager(program, outcome: Outcome) -> None:
+    """Every labelled call, in eager: the reference the paths are compared with."""
+    fn = program.function()
+    make_call(outcome, CallLabel.PLAIN, fn, program)
+    outcome.error = outcome.calls[CallLabel.PLAIN].error  # only a plain failure makes the program invalid
+    if outcome.error is not None:
+        return
+    grad_call = make_call(outcome, CallLabel.GRAD, fn, program, grad=True)
+    if grad_call.error is not None:
+        outcome.notes.append(f"eager rejects the grad call: {grad_call.error}")
+    resized, why_not = resized_program(program)
+    if resized is None:
+        outcome.notes.append(f"no resized call: {why_not}")
+    else:
+        make_call(outcome, CallLabel.RESIZED, resized.function(), resized)
+    outcome.error = outcome.calls[CallLabel.PLAIN].error
+
+
+def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
+    """Compile ``program`` as ``path`` says, make its calls in order, then record what it produced."""
+    outcome.skipped = path.unavailable()
+    if outcome.skipped:
+        return
+    with path.context():
+        compiled = path.compile(program.function())
+        try:
+            for label in path.calls:
+                if label == CallLabel.RESIZED:
+                    resized, why_not = resized_program(program)
+                    if resized is None:
+                        outcome.notes.append(f"second call skipped: {why_not}")
+                        continue
+                    make_call(outcome, label, compiled, resized)
+                else:
+                    make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD, device=path.device)
+        finally:
+            path.collect(compiled, outcome)
+
+
+def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0) -> Outcome:
+    """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``.
+
+    Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
+    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``.
+    """
+    outcome = Outcome(path, placement.name)
+    start = time.perf_counter()
+    try:
+        with time_limit(timeout), placement():
+            if path == EAGER:
+                run_eager(program, outcome)
+            else:
+                run_compiled(PATHS[path], program, outcome)
+    except (Exception, CompileTimeout) as e:
+        fault = harness_fault(e) if path != EAGER else ""
+        if timed_out(e):
+            outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
+        elif fault:
+            outcome.failure = JobFailure(HARNESS, harness_line(outcome, fault))
+        else:
+            outcome.error = ErrorInfo.from_exception(e)
+    outcome.seconds = time.perf_counter() - start
+    return outcome

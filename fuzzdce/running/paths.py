@@ -1,0 +1,189 @@
+"""The compile paths, each one ``CompilePath`` declaration: how it compiles, which calls it makes,
+what it records, whether this machine can run it.
+
+Adding a path is adding one declaration to ``PATHS``. Each ``compile`` function is self-contained
+(its imports inside, nothing of fuzzdce): a reproducer prints its source as the plain-Thunder form
+of the path, and fuzzdce runs that very function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome
+
+# --- what the paths record ---------------------------------------------------------------------
+
+
+def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
+    """Every forward and backward trace of a ``thunder.jit`` function, labelled in order."""
+    import thunder
+
+    for kind, getter in ((CallStage.FORWARD, thunder.last_traces), (CallStage.BACKWARD, thunder.last_backward_traces)):
+        with contextlib.suppress(Exception):  # no traces when compilation failed early
+            outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or [])]
+
+
+def record_thunderfx(compiled, outcome: Outcome) -> None:
+    """thunderfx's split reasons and the traces of every Thunder-compiled subgraph function."""
+    for g, info in enumerate(compiled._backend.subgraph_infos):
+        outcome.split_reasons += list(info.split_reasons)
+        for k, fn in enumerate(info.thunder_compiled_fns or []):
+            record_jit_traces(fn, outcome, f"thunderfx graph {g} fn {k}")
+
+
+# --- contexts ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def dynamo_without_inductor() -> Iterator[None]:
+    """``torch.compile`` traces with Dynamo but runs the captured graph eagerly.
+
+    Thunder's torch.compile executor hands each fused region (built from its decompositions) to
+    ``torch.compile``; Inductor would then spend seconds per region compiling C++ that never runs
+    Thunder. Dynamo still captures the region with ``fullgraph=True``, so a region Dynamo cannot
+    trace still fails as it would for a user.
+    """
+    from unittest import mock
+
+    import torch
+
+    original = torch.compile
+
+    def compile_with_eager_backend(fn=None, *args, mode=None, backend=None, **kwargs):
+        return original(fn, *args, backend="eager", **kwargs)
+
+    with mock.patch("torch.compile", compile_with_eager_backend):
+        yield
+
+
+@contextlib.contextmanager
+def fresh_dynamo_without_inductor() -> Iterator[None]:
+    """Dynamo's caches cleared before and after; regions thunderfx does not give to Thunder run
+    eagerly instead of through Inductor (they never reach Thunder, and Inductor's C++ compiles take
+    seconds each)."""
+    import inspect
+    from unittest import mock
+
+    import torch
+
+    accepts = inspect.signature(torch._inductor.compile)
+
+    def compile_eagerly(*args, **kwargs):
+        # Takes exactly what torch's own ``compile(gm, example_inputs, options=None)`` takes (Thunder
+        # 0.2.6 passes two arguments, Thunder main also ``options=``): a call torch would reject
+        # fails here the same way, naming torch's parameters. The graph runs as captured.
+        return next(iter(accepts.bind(*args, **kwargs).arguments.values()))  # the graph module
+
+    torch._dynamo.reset()
+    try:
+        with mock.patch("torch._inductor.compile", compile_eagerly):
+            yield
+    finally:
+        torch._dynamo.reset()
+
+
+def nvfuser_unavailable() -> str:
+    """Why the nvFuser path cannot run here ("" when it can)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return "nvFuser needs CUDA, and torch sees no CUDA device"
+    try:
+        from thunder.executors import nvfuser_available
+
+        if not nvfuser_available():
+            return "nvFuser is not installed for this Thunder"
+    except Exception as e:
+        return f"nvFuser could not be checked ({type(e).__name__}: {e})"
+    return ""
+
+
+# --- how each path compiles (self-contained: printed in reproducers) ------------------------------
+
+
+def jit(fn):
+    """thunder.jit with the default executors."""
+    import thunder
+
+    return thunder.jit(fn)
+
+
+def jit_symbolic_values(fn):
+    """thunder.jit caching on symbolic values: one trace for every input shape."""
+    import thunder
+
+    return thunder.jit(fn, cache="symbolic values")
+
+
+def jit_torch_compile_executor(fn):
+    """thunder.jit with the torch.compile fusion executor first."""
+    import thunder
+    from thunder.executors.torch_compile import torch_compile_ex
+
+    return thunder.jit(fn, executors=[torch_compile_ex, *thunder.get_default_executors()])
+
+
+def jit_nvfuser(fn):
+    """thunder.jit with nvFuser first (CUDA only)."""
+    import thunder
+    from thunder.executors.nvfuserex import nvfuserex
+
+    return thunder.jit(fn, executors=[nvfuserex, *thunder.get_default_executors()])
+
+
+def thunderfx_static(fn):
+    """Thunder as torch.compile backend: Dynamo captures FX graphs, Thunder's splitter takes them."""
+    from thunder.dynamo import thunderfx
+
+    return thunderfx(fn)
+
+
+def thunderfx_dynamic(fn):
+    """Thunder as torch.compile backend with ``dynamic=True`` (symbolic shapes in Dynamo)."""
+    from thunder.dynamo import thunderfx
+
+    return thunderfx(fn, dynamic=True)
+
+
+# --- the paths ---------------------------------------------------------------------------------------
+
+PATHS: dict[str, CompilePath] = {
+    p.name: p
+    for p in (
+        CompilePath("jit", jit, (CallLabel.PLAIN,), record_jit_traces),
+        CompilePath("jit-grad", jit, (CallLabel.GRAD,), record_jit_traces),
+        CompilePath("jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED), record_jit_traces),
+        CompilePath(
+            "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
+        ),
+        CompilePath(
+            "jit-nvfuser", jit_nvfuser, (CallLabel.GRAD,), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"
+        ),
+        CompilePath(
+            "thunderfx",
+            thunderfx_static,
+            (CallLabel.GRAD,),
+            record_thunderfx,
+            context=fresh_dynamo_without_inductor,
+            splits_graphs=True,
+        ),
+        CompilePath(
+            "thunderfx-dynamic",
+            thunderfx_dynamic,
+            (CallLabel.GRAD,),
+            record_thunderfx,
+            context=fresh_dynamo_without_inductor,
+            splits_graphs=True,
+        ),
+    )
+}
+
+
+def default_paths() -> tuple[str, ...]:
+    """Every path this machine can run (a path needing CUDA is left out without it)."""
+    return tuple(name for name, path in PATHS.items() if not path.unavailable())
+
+
+DEFAULT_PATHS = default_paths()

@@ -1,0 +1,67 @@
+"""Jobs run in a sandboxed child process, one (placement, path) job at a time.
+
+The campaign's driver process runs Hypothesis; a ``Worker`` child does all of Thunder's work
+through the same ``LocalJobs`` an in-process evaluation uses. Each job is one program on one path
+under one placement, so a hang or a crash is pinned to exactly that and becomes a ``JobFailure``,
+which the ``timeout`` and ``crash`` oracles report like any other violation.
+"""
+
+from __future__ import annotations
+
+from fuzzdce.core.model import JobFailure, Outcome
+from fuzzdce.core.quiet import quiet_library_warnings
+from fuzzdce.running.evaluate import Job, LocalJobs, PathResult
+from fuzzdce.running.memory import ProcessMemory
+from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, GRACE_SECONDS, Worker
+
+_jobs: LocalJobs | None = None  # the child's, created on its first job
+
+
+def run_job_in_child(job: Job) -> Outcome | PathResult:
+    """Child entry point: one job, its result made portable."""
+    global _jobs
+    if _jobs is None:
+        quiet_library_warnings()
+        _jobs = LocalJobs(portable=True)
+    return _jobs(job)
+
+
+class SandboxedJobs:
+    """Runs each job in a ``Worker`` child with a time and memory limit; a ``JobFailure`` when the
+    job hung or killed its child (the next job gets a fresh one). The child is recycled between
+    jobs after ``recycle_jobs`` jobs or past ``recycle_rss_mb`` resident MB (``Worker``)."""
+
+    def __init__(
+        self,
+        *,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        name: str = "worker",
+        log=lambda line: None,
+    ) -> None:
+        self.worker = Worker(
+            run_job_in_child,
+            memory_limit_mb=memory_limit_mb,
+            recycle_jobs=recycle_jobs,
+            recycle_rss_mb=recycle_rss_mb,
+            name=name,
+            log=log,
+        )
+
+    @property
+    def memory(self) -> ProcessMemory:
+        """The worker's resident sizes, across its successive children."""
+        return self.worker.memory
+
+    @property
+    def recycled(self) -> int:
+        return self.worker.recycled
+
+    def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
+        # The child enforces the per-path limit itself (SIGALRM); the grace catches what that cannot
+        # interrupt (a hang in C++).
+        return self.worker.submit(job, job.timeout, grace=GRACE_SECONDS)
+
+    def close(self) -> None:
+        self.worker.close()

@@ -1,0 +1,350 @@
+"""Isolated execution: Thunder's work runs in a child process with a time and memory limit.
+
+A compile that hangs, segfaults, aborts or exhausts memory must become a finding, not the end of a
+campaign. A ``ChildWorker`` keeps one child process alive across jobs (importing torch and Thunder
+costs seconds) and replaces it when a job times out or kills it. Two kinds of child share it, and
+with it the limits, the Ctrl-C handling, the message protocol and the recycling below:
+
+- ``Worker``: a ``multiprocessing`` child of this Python running ``target(job)`` (the sandbox);
+- ``CommandChild``: a command of its own (another Thunder build's Python, ``fuzzdce.running.buildworker``),
+  framed pickles on its stdin and stdout (``fuzzdce.running.builds.BuildWorker``).
+
+The protocol, child to parent, one reply per job: ``("ok", result, peak MB)``, ``(crash, why)``
+when the job ran out of memory, ``(harness, why)`` when an exception escaped the job (fuzzdce's own
+fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
+
+A child's memory grows with the jobs it runs (Thunder's and torch's caches), about 10 MB a minute;
+over a night that would reach the memory limit and surface as false ``crash`` findings. So a worker
+also *recycles* its child, between jobs only, after ``recycle_jobs`` jobs or once the child's
+resident size (read from /proc by the parent, free per job) passes ``recycle_rss_mb``: a normal
+event, counted in ``recycled``, never a failure. The next job starts a fresh child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import pickle
+import select
+import signal
+import struct
+import subprocess
+from collections.abc import Callable
+from typing import Any, BinaryIO, Protocol
+
+from fuzzdce.core.errors import HARNESS, harness_message, unexpected_exception
+from fuzzdce.core.model import FailureKind, JobFailure
+from fuzzdce.running.memory import ProcessMemory, own_peak_mb, resident_mb
+
+DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
+STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
+# The child enforces a job's time limit itself (SIGALRM); the parent waits this much longer before it
+# kills the child, to catch what SIGALRM cannot interrupt (a hang in C++).
+GRACE_SECONDS = 15.0
+# A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
+# its first few hundred jobs (to about 750 MB), then 2-4 MB per 100 jobs: 2000 jobs (about 10
+# minutes of a lane on 2 cores) bound that to under 100 MB more, for under 1% of the lane's time.
+# 2048 MB resident is the safety net for a job that leaves a child much larger.
+DEFAULT_RECYCLE_JOBS = 2000
+DEFAULT_RECYCLE_RSS_MB = 2048
+
+OK = "ok"  # the reply status of a job that returned; the others are FailureKind.CRASH and HARNESS
+# What a child that died or sent garbage raises at the parent's end of the channel.
+CHILD_GONE = (EOFError, OSError, pickle.UnpicklingError)
+
+
+# --- the child's side --------------------------------------------------------------------------------
+
+
+def limit_this_process(memory_limit_mb: int | None) -> None:
+    """A worker child's limits: its address space (0 or None: unlimited), and Ctrl-C left to the
+    parent, which stops the campaign cleanly and then the children."""
+    if memory_limit_mb:
+        import resource
+
+        limit = memory_limit_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def default_explanation(who: str) -> Callable[[Any, Exception], str]:
+    """The one-line harness message for an exception that escaped a job of ``who``."""
+    return lambda job, error: harness_message(who, unexpected_exception(error))
+
+
+def reply_to(job: Any, handle: Callable[[Any], Any], explain: Callable[[Any, Exception], str]) -> tuple:
+    """Run ``handle(job)`` and say how it went, in the protocol's terms."""
+    try:
+        # The peak resident size rides along, for the parent where it cannot read /proc.
+        return (OK, handle(job), own_peak_mb())
+    except MemoryError:
+        return (FailureKind.CRASH, "MemoryError: worker memory limit reached")
+    except Exception as e:  # a job records what Thunder raises: what escapes is fuzzdce's own fault
+        return (HARNESS, explain(job, e))
+
+
+def serve(
+    receive: Callable[[], Any],
+    send: Callable[[tuple], None],
+    handle: Callable[[Any], Any],
+    *,
+    memory_limit_mb: int | None,
+    explain: Callable[[Any, Exception], str],
+) -> None:
+    """A worker child's main loop: under its limits, answer each job ``receive`` returns until it
+    raises EOFError (the parent closed the channel)."""
+    limit_this_process(memory_limit_mb)
+    while True:
+        try:
+            job = receive()
+        except EOFError:
+            return
+        send(reply_to(job, handle, explain))
+
+
+def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
+    """A ``Worker``'s child: ``target(job)`` for each job on the pipe."""
+    serve(connection.recv, connection.send, target, memory_limit_mb=memory_limit_mb, explain=default_explanation("a job worker"))
+
+
+# --- framed pickles, for a child that is a command of its own -----------------------------------------
+
+HEADER = struct.Struct("!Q")  # a frame: its length, then that many bytes of pickle
+
+
+def write_frame(stream: BinaryIO, value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO) -> Any:
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        raise EOFError("the worker closed its output")
+    (size,) = HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the worker stopped mid-answer")
+    return pickle.loads(data)
+
+
+# --- the parent's side -------------------------------------------------------------------------------
+
+
+class Child(Protocol):
+    """One running child process, as a ``ChildWorker`` talks to it."""
+
+    pid: int
+
+    def alive(self) -> bool: ...
+    def send(self, job: Any) -> None: ...
+    def ready(self, timeout: float | None) -> bool: ...
+    def receive(self) -> tuple: ...
+    def exitcode(self, wait: float) -> int | None: ...
+    def stop(self) -> None: ...
+
+
+class SpawnedChild:
+    """A ``multiprocessing`` (spawn) child of this Python running ``target(job)`` over a pipe."""
+
+    def __init__(self, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(target=_child_main, args=(child, target, memory_limit_mb), daemon=True)
+        self.process.start()
+        child.close()
+        self.connection = parent
+        self.pid = self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def send(self, job: Any) -> None:
+        self.connection.send(job)
+
+    def ready(self, timeout: float | None) -> bool:
+        return self.connection.poll(timeout)
+
+    def receive(self) -> tuple:
+        return self.connection.recv()
+
+    def exitcode(self, wait: float) -> int | None:
+        self.process.join(timeout=wait)
+        return self.process.exitcode
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.connection.close()
+
+
+class CommandChild:
+    """A child running ``command`` (which calls ``serve`` over framed pickles on its stdin and
+    stdout) in ``environment``."""
+
+    def __init__(self, command: list[str], environment: dict[str, str]) -> None:
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment)
+        self.pid = self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, job: Any) -> None:
+        write_frame(self.process.stdin, job)
+
+    def ready(self, timeout: float | None) -> bool:
+        readable, _, _ = select.select([self.process.stdout], [], [], timeout)
+        return bool(readable)
+
+    def receive(self) -> tuple:
+        return read_frame(self.process.stdout)
+
+    def exitcode(self, wait: float) -> int | None:
+        self.process.wait(timeout=wait)
+        return self.process.returncode
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()  # the child's cue to end
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+
+
+def describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "worker vanished"
+    if exitcode < 0:
+        try:
+            return f"worker killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"worker killed by signal {-exitcode}"
+    return f"worker exited with status {exitcode}"
+
+
+class ChildWorker:
+    """Runs jobs in a child made by ``start_child()``; ``submit`` returns a job's result or a JobFailure.
+
+    ``recycle_jobs`` / ``recycle_rss_mb``: after that many jobs in one child, or once its resident
+    size passes that many MB, whichever comes first, the child is retired after handing back its
+    result (0 or None: never). ``memory`` records its children's resident sizes; ``log`` hears of
+    each recycling, once.
+    """
+
+    def __init__(
+        self,
+        start_child: Callable[[], Child],
+        *,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        name: str = "worker",
+        log: Callable[[str], None] = lambda line: None,
+    ):
+        self.start_child = start_child
+        self.recycle_jobs = recycle_jobs
+        self.recycle_rss_mb = recycle_rss_mb
+        self.log = log
+        self.child: Child | None = None
+        self.restarts = 0  # children replaced after a job failed
+        self.recycled = 0  # children retired healthy, for their job count or memory
+        self.jobs_in_child = 0
+        self.memory = ProcessMemory(name, jobs=0)
+
+    def _stop(self) -> None:
+        self.jobs_in_child = 0
+        if self.child is not None:
+            self.child.stop()
+        self.child = None
+
+    def submit(self, job: Any, timeout: float | None, *, grace: float = 0.0) -> Any:
+        """Run one job. Its result, or JobFailure(timeout|crash|harness, why) after which the child
+        is replaced. ``timeout``: the job's limit, which the child enforces itself; the parent waits
+        ``grace`` longer (and a new child's startup) before it gives up on the child."""
+        allowance = 0.0
+        if self.child is None or not self.child.alive():
+            self._stop()
+            self.child = self.start_child()
+            allowance = STARTUP_SECONDS
+        try:
+            self.child.send(job)
+            if not self.child.ready(None if timeout is None else timeout + grace + allowance):
+                return self._replace(JobFailure(FailureKind.TIMEOUT, f"no result within {timeout:g} s"))
+            status, value, *reported_peak = self.child.receive()
+        except CHILD_GONE:
+            return self._replace(JobFailure(FailureKind.CRASH, describe_exit(self.child.exitcode(wait=10))))
+        if status != OK:
+            return self._replace(JobFailure(status, value))
+        self._after_job(reported_peak[0] if reported_peak else None)
+        return value
+
+    def _after_job(self, reported_peak_mb: float | None) -> None:
+        """The job is done and its result received: read the child's memory and retire the child
+        if it has run enough jobs or grown too large (the next job starts a fresh one)."""
+        self.jobs_in_child += 1
+        self.memory.jobs += 1
+        rss_mb = self._read_memory(reported_peak_mb)
+        reason = self._recycle_reason(rss_mb)
+        if reason is not None:
+            self._stop()
+            self.recycled += 1
+            self.log(f"fuzzdce: {self.memory.process} recycled after {reason}; the next job starts a fresh one")
+
+    def _read_memory(self, reported_peak_mb: float | None) -> float | None:
+        """The child's resident MB now (its peak where /proc cannot be read), recorded in ``memory``."""
+        read = resident_mb(self.child.pid)
+        if read is None and reported_peak_mb is None:
+            return None
+        rss_mb, peak_mb = read if read is not None else (reported_peak_mb, reported_peak_mb)
+        self.memory.observe(rss_mb, peak_mb)
+        return rss_mb
+
+    def _recycle_reason(self, rss_mb: float | None) -> str | None:
+        """Why the child should go now, or None."""
+        if self.recycle_jobs and self.jobs_in_child >= self.recycle_jobs:
+            return f"{self.jobs_in_child} jobs"
+        if self.recycle_rss_mb and rss_mb is not None and rss_mb > self.recycle_rss_mb:
+            return f"growing to {rss_mb:.0f} MB resident (over {self.recycle_rss_mb} MB)"
+        return None
+
+    def _replace(self, failure: JobFailure) -> JobFailure:
+        """Drop the child after a failure; the next job starts a fresh one."""
+        self._stop()
+        self.restarts += 1
+        return failure
+
+    def close(self) -> None:
+        self._stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Worker(ChildWorker):
+    """A ``ChildWorker`` whose child is a spawned copy of this Python running ``target(job)``,
+    within ``memory_limit_mb`` of address space."""
+
+    def __init__(
+        self,
+        target: Callable[[Any], Any],
+        *,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        recycle_jobs: int | None = DEFAULT_RECYCLE_JOBS,
+        recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
+        name: str = "worker",
+        log: Callable[[str], None] = lambda line: None,
+    ):
+        super().__init__(
+            lambda: SpawnedChild(target, memory_limit_mb),
+            recycle_jobs=recycle_jobs,
+            recycle_rss_mb=recycle_rss_mb,
+            name=name,
+            log=log,
+        )
+        self.target = target
+        self.memory_limit_mb = memory_limit_mb
