@@ -46,7 +46,8 @@ def test_the_plugin_names_the_findings_folder_fuzzdce_run_writes_without_importi
     import subprocess
     import sys
 
-    from fuzzdce import pytest_plugin, store
+    from fuzzdce import pytest_plugin
+    from fuzzdce.results import store
 
     assert pytest_plugin.DEFAULT_FINDINGS_DIR == store.DEFAULT_FINDINGS_DIR
     loaded = "import sys, fuzzdce.pytest_plugin; print('thunder' in sys.modules)"
