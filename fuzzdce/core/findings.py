@@ -14,7 +14,7 @@ joined by evidence a user can check:
 - two groups whose minimal programs, each a finished shrink's result, each show the other's cause
   are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
   program Hypothesis did not finish shrinking joins nothing;
-- but a bug holds at most one type of exception that Thunder raised to its caller (``raised``): a
+- but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``): a
   link that would join two such types is not followed, so no bug glues them through a third group.
 """
 
@@ -108,13 +108,13 @@ def connected(
 RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
 
 
-def raised(oracle: str, error_type: str | None) -> str | None:
-    """The type of the exception Thunder raised to its caller in a finding (of ``oracle``, with
-    ``error_type``), if it did: a bug holds at most one. One small program can show two faults
-    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
-    better than one that hides another. (A split's reason or a malformed trace is not such a type:
-    those follow from one fault together with what it raises, and join it.)"""
-    return (error_type or None) if oracle == RAISES else None
+def raised_types(found: Iterable[tuple[str, str | None]]) -> set[str]:
+    """The types of exception Thunder raised to its caller among ``found`` (each finding's oracle
+    and error type): a bug holds at most one. One small program can show two faults (``nll_loss``
+    raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are better than one
+    that hides another. (A split's reason or a malformed trace is not such a type: those follow
+    from one fault together with what it raises, and join it.)"""
+    return {error_type for oracle, error_type in found if oracle == RAISES and error_type}
 
 
 def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
@@ -341,7 +341,7 @@ class FindingStore:
         joined = connected(
             list(groups),
             lambda key: [key, *links.get(key, ())],
-            kept_apart=lambda key: {t for f in groups[key] if (t := raised(f.violation.oracle, f.violation.error_type))},
+            kept_apart=lambda key: raised_types((f.violation.oracle, f.violation.error_type) for f in groups[key]),
         )
         bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
         return sorted(bugs, key=bug_order)

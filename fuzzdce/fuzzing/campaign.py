@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding, FindingStore, cause_key, triage
+from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding, FindingStore, Triaged, cause_key, triage
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import sample
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -57,6 +57,11 @@ def mark(verdict: str, placements: tuple[str, ...], violation) -> str:
     if violation.cause:
         return cause_key(verdict, placements, violation)
     return "|".join((verdict, ",".join(placements), violation.path, violation.oracle))
+
+
+def marks(found: Iterable[Finding | Triaged]) -> set[str]:
+    """The ``mark`` of each finding (or triaged violation of one program) in ``found``."""
+    return {mark(f.verdict, f.placements, f.violation) for f in found}
 
 
 def stderr_log(line: str) -> None:
@@ -257,8 +262,8 @@ class Campaign:
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
         """Does a settled minimal program (a finished shrink's, evaluated everywhere) show this
         group, with its verdict and placements (``mark``)?"""
-        marks = {mark(f.verdict, f.placements, f.violation) for f in members}
-        return any(marks & shown for shown in self.shown.values())
+        wanted = marks(members)
+        return any(wanted & shown for shown in self.shown.values())
 
     def settle(self, smallest: Finding) -> None:
         """Evaluate a finished shrink's program on every path under every placement, once: what it
@@ -267,7 +272,7 @@ class Campaign:
             return
         evaluations = self.evaluate_everywhere(smallest.program)
         self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
-        self.shown[smallest.program] = {mark(t.verdict, t.placements, t.violation) for t in triage(evaluations).values()}
+        self.shown[smallest.program] = marks(triage(evaluations).values())
         if self.folder is not None:
             self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
 
@@ -331,7 +336,6 @@ class Campaign:
         Co-occurring on a program Hypothesis did not finish shrinking joins nothing, so no join is
         transitive through a large program: two bugs rather than one that hides another."""
         start = time.perf_counter()
-        shown = self.shown
         handled: set[str] = set()
         try:
             while True:
@@ -349,27 +353,26 @@ class Campaign:
                         self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
                         start += time.perf_counter() - shrink_start  # not grouping's time
                         members = self.store.groups()[key]
-                    if self.settled(members[0], shown):
+                    if self.settled(members[0]):
                         self.settle(members[0])
             groups = self.store.groups()
+            marks_of = {key: marks(members) for key, members in groups.items()}
             for a, members in groups.items():
                 fa = members[0]
-                if not (self.settled(fa, shown) and fa.program in shown):
+                if fa.program not in self.shown:  # only settled programs are evaluated everywhere
                     continue
                 for b, others in groups.items():
                     if b != a and (others[0].verdict, others[0].placements) == (fa.verdict, fa.placements):
-                        if shown[fa.program] & {mark(f.verdict, f.placements, f.violation) for f in others}:
+                        if self.shown[fa.program] & marks_of[b]:
                             self.store.link(
                                 fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements"
                             )
         finally:
             self.stats.phases["grouping"] += time.perf_counter() - start
 
-    def settled(self, finding: Finding, shown: dict[Program, set[str]]) -> bool:
+    def settled(self, finding: Finding) -> bool:
         """Is the finding's program a finished shrink's result, or another group's settled program?"""
-        if finding.shrunk:
-            return True
-        return finding.program in shown
+        return bool(finding.shrunk) or finding.program in self.shown
 
     # --- the whole campaign ---------------------------------------------------------------------
 

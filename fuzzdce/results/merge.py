@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised
+from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised_types
 from fuzzdce.core.signatures import short_id
 from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, canonical, grouped
 from fuzzdce.results.report import bug_lines, plural
@@ -106,12 +106,12 @@ def program_order(candidate: Candidate) -> tuple:
 def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     """Candidates joined by a shared key or member signature (``findings.connected``, the campaign's
     join), each group smallest program first."""
-    return [sorted(group, key=program_order) for group in connected(candidates, lambda c: c.record.join_names(), raised_types)]
+    return [sorted(group, key=program_order) for group in connected(candidates, lambda c: c.record.join_names(), raised_in)]
 
 
-def raised_types(candidate: Candidate) -> set[str]:
+def raised_in(candidate: Candidate) -> set[str]:
     """The types of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
-    return {t for m in candidate.record.members if (t := raised(m.oracle, m.error_type))}
+    return raised_types((m.oracle, m.error_type) for m in candidate.record.members)
 
 
 def first_known(reasons: Iterable[str | None]) -> str | None:
