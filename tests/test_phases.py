@@ -4,6 +4,8 @@ these tests run Hypothesis for real, generation and shrinking, at little cost.""
 
 import dataclasses
 
+import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding
@@ -13,6 +15,18 @@ from fuzzdce.fuzzing.campaign import SHARE_FLOOR, Campaign, share
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
+
+
+@pytest.fixture(autouse=True)
+def no_example_database():
+    """What each test draws follows from its seed alone: an example database shared with the tests
+    before it (the dev profile's, outside CI) would replay their programs first."""
+    before = settings.get_current_profile_name()
+    settings.register_profile("test_phases", parent=settings.get_profile(before), database=None)
+    settings.load_profile("test_phases")
+    yield
+    settings.load_profile(before)
+
 
 OPS = ("add", "mul", "abs", "exp", "neg")
 FAULTY, OTHER = "planted:does_nothing", "planted:colliding_names"  # names only: nothing compiles here
