@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.fuzzing.campaign import SHARE_FLOOR, Campaign, share
+from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.shrinking import SHARE_FLOOR, share
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
@@ -53,8 +54,8 @@ class Faults(Evaluator):
         self.faults = faults
         self.calls = []  # (program, placement names, paths)
 
-    def __call__(self, program, placements, *, paths, timeout=None):
-        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+    def __call__(self, program, placements, *, paths, timeout=None, stock=True, cache=True):
+        names = ["stock"] * stock + [p.name for p in placements if not p.is_stock]
         self.calls.append((program, tuple(names), tuple(paths)))
         result = {}
         for name in names:
@@ -109,9 +110,10 @@ def test_a_lane_ends_when_hypothesis_has_nothing_new_to_draw():
     assert sorted(p.inputs[0].shape for p, _, _ in evaluator.calls) == [(1,), (2,), (3,)]
 
 
-def test_each_bug_is_shrunk_in_its_own_run_on_its_own_path_and_placements():
+def test_each_bug_is_shrunk_against_its_failing_configuration_only():
     """A fault of programs using exp, on jit only: after generation, its bug is shrunk to one op in
-    a run of its own whose steps evaluate jit under stock and the faulty placement only."""
+    a run of its own whose steps evaluate jit only, under the faulty placement alone, and under
+    stock alone only a candidate that still fails there; no step runs twice (the cache)."""
     campaign, evaluator = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None})
     campaign.driver.run()
     generated = len(evaluator.calls)
@@ -119,9 +121,11 @@ def test_each_bug_is_shrunk_in_its_own_run_on_its_own_path_and_placements():
     assert before.program.n_ops > 1, "generation shrinks nothing"
     campaign.shrink_bugs()
     *steps, settling = evaluator.calls[generated:]
-    assert steps and all(names == ("stock", FAULTY) and paths == ("jit",) for _, names, paths in steps)
-    # once shrunk to its end, the minimal program is evaluated everywhere, once: what it shows
-    # settles the groups it shows, which need no shrink of their own
+    assert steps and all(paths == ("jit",) and names in {(FAULTY,), ("stock",)} for _, names, paths in steps)
+    for (program, names, _), previous in zip(steps[1:], steps):
+        if names == ("stock",):
+            assert previous[:2] == (program, (FAULTY,)) and "exp" in program.ops, "stock ran on a candidate that passed"
+    # the minimal program is evaluated everywhere, once: what it shows settles the groups it shows
     assert settling[0].ops == ["exp"] and settling[1] == ("stock", FAULTY, OTHER) and settling[2] == ("jit", "jit-grad")
     (bug,) = faulty_bugs(campaign)
     assert bug.program.ops == ["exp"] and bug.smallest.shrunk is True and bug.shrink_note is None
@@ -156,10 +160,10 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     joined (nor wrong values on one path with those on the other: no exception joins them), each
     bug reported with where its shrinking stopped."""
     campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
-    campaign.driver.options = dataclasses.replace(
-        campaign.driver.options, time_budget=None
-    )  # generation spends its programs; the shrink budget stays ~0
-    campaign.run()
+    campaign.driver.options = dataclasses.replace(campaign.driver.options, time_budget=None)
+    campaign.driver.run()  # generation spends its programs (no deadline of its own); the rest has no time
+    campaign.shrink_bugs()
+    campaign.finish()
     bugs = faulty_bugs(campaign)
     assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]
     for bug in bugs:
@@ -221,7 +225,7 @@ def test_groups_a_settled_program_shows_are_not_shrunk_on_their_own():
     assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == PLACEMENT_INDUCED}) == 3
     generated = len(evaluator.calls)
     campaign.shrink_bugs()
-    shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == ("stock", FAULTY)}
+    shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == (FAULTY,)}
     assert len(shrunk_paths) == 1, f"more than one group was shrunk: {shrunk_paths}"
     campaign.finish()
     (bug,) = faulty_bugs(campaign)

@@ -14,6 +14,8 @@ joined by evidence a user can check:
 - two groups whose minimal programs, each a finished shrink's result, each show the other's cause
   are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
   program Hypothesis did not finish shrinking joins nothing;
+- findings whose settled minimal programs are identical, or whose violations are the same but for
+  the path (not a value comparison), with a placement in common (``join_keys``);
 - but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``): a
   link that would join two such types is not followed, so no bug glues them through a third group.
 """
@@ -123,6 +125,31 @@ def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -
     if violation.cause:
         return finding_signature(verdict, placements, "cause | " + normalise(violation.cause))
     return finding_signature(verdict, placements, signature(violation))
+
+
+# Value comparisons: their message says which output differs, not why, so one fault's and another's
+# read alike; such findings join only through a program (``join_keys``).
+VALUE_MISMATCH = "Mismatch"
+
+
+def join_keys(finding: Finding) -> list[str]:
+    """What joins findings into one bug beyond their cause (``cause_key``), one name per placement
+    showing it (findings sharing a name and so a placement join; one faulty placement's finding
+    never joins another's):
+    - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
+      minimal programs are identical are one fault, whichever path and oracle showed each;
+    - its signature without the path (oracle, exception type, normalised message, Thunder frame),
+      for any violation but a value comparison: the compile path is an attribute of a bug, not its
+      identity."""
+    keys = []
+    v = finding.violation
+    for placement in finding.placements:
+        head = f"{finding.verdict} | {placement}"
+        if finding.shrunk:
+            keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
+        if v.error_type != VALUE_MISMATCH:
+            keys.append(" | ".join((head, "signature", v.oracle, v.error_type, normalise(v.identity), v.frame)))
+    return keys
 
 
 class Triaged(NamedTuple):
@@ -340,7 +367,7 @@ class FindingStore:
                 links.setdefault(b, []).append((a, b))
         joined = connected(
             list(groups),
-            lambda key: [key, *links.get(key, ())],
+            lambda key: [key, *links.get(key, ()), *(k for f in groups[key] for k in join_keys(f))],
             kept_apart=lambda key: raised_types((f.violation.oracle, f.violation.error_type) for f in groups[key]),
         )
         bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
@@ -355,6 +382,8 @@ class FindingStore:
                 why[f.signature] = "the finding of the bug's smallest program"
             elif f.cause_key == key:
                 why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
+            elif set(join_keys(f)) & set(join_keys(members[0])):
+                why[f.signature] = "the same minimal program, or the same failure on another path"
             else:
                 reason = self.links.get(tuple(sorted((key, f.cause_key))))
                 why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"

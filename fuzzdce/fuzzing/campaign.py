@@ -2,66 +2,36 @@
 ``Ledger`` (findings, triage, what to shrink, confirmation) and a ``HypothesisDriver`` (rounds,
 seeds, time budget), made from one ``CampaignConfig``.
 
-Three phases. **Generation**: each program Hypothesis draws runs once in eager, once per path under
-stock Thunder, and once per path under each other chosen placement, whatever its size; every oracle
-reads those results, and each violation is triaged on the spot (which placements show it, stock
-among them or not). **Shrinking**: each group of findings (one cause) is shrunk in a Hypothesis run
-of its own that evaluates only the group's paths under its placements and stock, within an equal
-share of what is left of the shrinking budget. **Grouping**: each group's minimal program runs on
-every path under every placement; two groups whose finished minimal programs each show the other
-are one bug. At the end, each finding's smallest program is replayed to confirm it shows the same
-finding again.
+Its phases (``shrinking.Phase``), within one wall-time plan (``shrinking.TimePlan``).
+**Generation**: each program Hypothesis draws runs once in eager, once per path under stock
+Thunder, and once per path under each other chosen placement, whatever its size; every oracle reads
+those results, and each violation is triaged on the spot (which placements show it, stock among
+them or not). **Shrinking**, **grouping** and **confirming** are the ``shrinking.Shrinker``'s: each
+group shrunk against its failing configuration alone, its result evaluated everywhere and joined
+with what it shows, each bug's smallest program replayed once. Evaluations are cached: no
+(program, inputs, path, placement) runs twice in a campaign.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding, FindingStore, Triaged, cause_key, triage
+from fuzzdce.core.findings import Finding, FindingStore
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import sample
 from fuzzdce.fuzzing.config import CampaignConfig
-from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver, current_choices
-from fuzzdce.fuzzing.ledger import Ledger, Log, shown_traces
+from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
+from fuzzdce.fuzzing.ledger import Ledger, Log
+from fuzzdce.fuzzing.shrinking import Phase, PhaseClock, Shrinker, TimePlan
 from fuzzdce.results.records import campaign_summary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.memory import MemoryReport, ProcessMemory
 from fuzzdce.running.sandbox import SandboxedJobs
-
-SHRINK_SHARE = 0.5  # of the time budget, for shrinking (and grouping's shrinks) after generation
-
-
-# The least fraction of the shrinking time left that the group shrunk next gets. Equal shares among
-# many groups leave each less than a shrink step (a campaign with a planted fault had 260 groups a
-# lane); a group shrunk to its end and evaluated everywhere settles every group its program shows,
-# which then need no shrink of their own. Hypothesis returns what a shrink does not use.
-SHARE_FLOOR = 0.15
-
-
-def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
-    """The fraction of the shrinking time left that the group ``members`` gets, among the groups
-    ``waiting`` to be shrunk (itself among them): an equal share, and at least ``SHARE_FLOOR``.
-    (Shares in proportion to ops were tried: one-op groups then got less than one shrink step, and
-    a group whose shrink is cut short joins nothing.)"""
-    return max(SHARE_FLOOR, 1.0 / max(1, len(waiting)))
-
-
-def mark(verdict: str, placements: tuple[str, ...], violation) -> str:
-    """What a minimal program must show for a finding to join its bug: the finding's cause when it
-    has an exception; else its verdict, placements, path and oracle (wrong values differ in their
-    message from program to program, one fault's alike)."""
-    if violation.cause:
-        return cause_key(verdict, placements, violation)
-    return "|".join((verdict, ",".join(placements), violation.path, violation.oracle))
-
-
-def marks(found: Iterable[Finding | Triaged]) -> set[str]:
-    """The ``mark`` of each finding (or triaged violation of one program) in ``found``."""
-    return {mark(f.verdict, f.placements, f.violation) for f in found}
 
 
 def stderr_log(line: str) -> None:
@@ -98,15 +68,16 @@ class Campaign:
         self.seed = config.budget.seed
         self.log = log
         if evaluator is None:
-            evaluator = Evaluator(self.sandbox(config) if config.workers.sandbox else None)
+            evaluator = Evaluator(self.sandbox(config) if config.workers.sandbox else None, cache=True)
         self.evaluator = evaluator
         output, time_budget = config.output, config.budget.time_budget
         builds = build_specs(self.placements)  # what the records and reproducers select a build by
         folder = FindingsFolder(output.findings_dir, config.run_id, builds) if output.findings_dir is not None else None
         self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger([p.name for p in self.placements], known=output.known, folder=folder, log=log, clock=self.clock)
-        # Shrinking and grouping after generation: half the time budget again (README, "Rounds").
-        self.ledger.shrink_budget = SHRINK_SHARE * time_budget if time_budget else None
+        # --time-budget is the campaign's wall time, split among its phases (shrinking.TimePlan).
+        self.plan = TimePlan(time_budget, self.epoch)
+        self.phases = PhaseClock(self.ledger.stats.phases)
         self.ledger.shrink_baseline = config.scope.shrink_baseline
         settings = config.settings()
         self.max_examples = config.examples(settings)
@@ -115,9 +86,7 @@ class Campaign:
         self.driver = HypothesisDriver(self, self.driver_settings(settings), run_round=run_round)
         self.interrupted = False
         self.started = time.monotonic()
-        self._shrink_deadline: float | None = None
-        # Settled minimal programs evaluated everywhere -> the marks of what each shows (``group``).
-        self.shown: dict[Program, set[str]] = {}
+        self.shrinker = Shrinker(self)
 
     def driver_settings(self, settings) -> DriverSettings:
         """What the driver generates, from the configuration and the Hypothesis ``settings``."""
@@ -225,159 +194,29 @@ class Campaign:
             self.driver.save(choices)
         return changed
 
-    # --- shrinking and grouping -----------------------------------------------------------------
-
-    def shrink_deadline(self) -> float | None:
-        """When shrinking (and grouping's shrinks) must end: ``shrink_budget`` seconds after
-        generation ended, set once (None: no time budget)."""
-        if self._shrink_deadline is None and self.ledger.shrink_budget:
-            self._shrink_deadline = time.monotonic() + self.ledger.shrink_budget
-        return self._shrink_deadline
-
-    def to_shrink(self, key: str, members: list[Finding]) -> bool:
-        """Is this group shrunk: a verdict that fails, choices to start from, not shrunk yet?"""
-        smallest = members[0]
-        return self.ledger.fails(smallest.verdict) and smallest.choices is not None and smallest.shrunk is None
+    # --- shrinking and grouping (``shrinking.Shrinker``) ---------------------------------------------
 
     def shrink_bugs(self) -> None:
-        """The shrinking phase: each group of findings with choices and not yet shrunk, shrunk in
-        turn (placement-induced first, then by first sighting), each within an equal share of the
-        time left."""
-        start = time.perf_counter()
-        covered: set[str] = set()
-        try:
-            while not self.driver.stopped:
-                todo = [(k, m) for k, m in self.ordered_groups() if self.to_shrink(k, m) and k not in covered]
-                if not todo:
-                    return
-                key, members = todo[0]
-                if self.shown_by_a_settled_program(members):
-                    covered.add(key)  # it joins that program's bug when grouped: no shrink of its own
-                    continue
-                if self.shrink_group(key, share(members, [m for _, m in todo])):
-                    self.settle(self.store.groups()[key][0])
-        finally:
-            self.stats.phases["shrinking"] += time.perf_counter() - start
-
-    def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
-        """Does a settled minimal program (a finished shrink's, evaluated everywhere) show this
-        group, with its verdict and placements (``mark``)?"""
-        wanted = marks(members)
-        return any(wanted & shown for shown in self.shown.values())
-
-    def settle(self, smallest: Finding) -> None:
-        """Evaluate a finished shrink's program on every path under every placement, once: what it
-        shows is recorded (its findings may now have it as their smallest program) and marked."""
-        if smallest.program in self.shown:
-            return
-        evaluations = self.evaluate_everywhere(smallest.program)
-        self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
-        self.shown[smallest.program] = marks(triage(evaluations).values())
-        if self.folder is not None:
-            self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
-
-    def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
-        groups = self.store.groups()
-        return sorted(
-            groups.items(),
-            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
-        )
-
-    def shrink_group(self, key: str, fraction: float = 1.0) -> bool:
-        """Shrink one group (cause ``key``) in a Hypothesis run of its own, from its smallest
-        program's choices, within ``fraction`` of the shrinking time left. A shrink step
-        evaluates only the group's paths under its placements (and stock), and fails when it shows
-        a finding of this cause with the group's verdict and placements; only those are recorded.
-        Marks the group's findings shrunk (True) or stopped for time (False); returns which."""
-        members = self.store.groups()[key]
-        smallest = members[0]
-        verdict, names = smallest.verdict, smallest.placements
-        paths = [p for p in self.paths if p in {f.violation.path for f in members}]
-        showing = [p for p in self.placements if p.name in names and not p.is_stock]
-        deadline = self.shrink_deadline()
-        if deadline is not None:
-            deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * fraction
-
-        def reproduces(program: Program) -> bool:
-            started = time.perf_counter()
-            evaluations = self.evaluator(program, showing, paths=paths, timeout=self.config.workers.timeout)
-            self.ledger.shrink_seconds[key] += time.perf_counter() - started
-            hits = {
-                sig
-                for sig, t in triage(evaluations).items()
-                if (t.verdict, t.placements) == (verdict, names) and cause_key(t.verdict, t.placements, t.violation) == key
-            }
-            if hits:
-                self.ledger.record(program, evaluations, only=hits, choices=current_choices(), weights=smallest.weights)
-            return bool(hits)
-
-        done = self.driver.shrink(smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,))
-        members = self.store.groups()[key]
-        for f in members:
-            f.shrunk = done
-        if not done:
-            self.log(
-                f"fuzzdce: shrinking of bug {members[0].id} stopped at {members[0].program.n_ops} ops: time"
-                f" ({self.ledger.shrink_seconds[key]:.0f} s)"
-            )
-        elif self.folder is not None:
-            self.folder.write_record(self.ledger.bug_of(members[0]))
-        self.driver.save(members[0].choices)
-        return done
+        """The shrinking phase: each group of findings not shrunk yet, in turn (``Shrinker.shrink_all``)."""
+        with self.phases.timed(Phase.SHRINKING):
+            self.shrinker.shrink_all()
 
     def group(self) -> None:
-        """The grouping phase. Each group's minimal program runs on every path under every
-        placement (once per program); what it shows is recorded, and groups it shows for the first
-        time are shrunk in turn (from that program) and evaluated the same way; a group a settled
-        program already shows is not shrunk on its own. Then a group joins
-        another of its verdict and placements when that group's minimal program is *settled* (a
-        finished shrink's result, or another group's settled program) and shows it (``mark``: the
-        same exception, or for a finding without one a finding on the same path and oracle).
-        Co-occurring on a program Hypothesis did not finish shrinking joins nothing, so no join is
-        transitive through a large program: two bugs rather than one that hides another."""
-        start = time.perf_counter()
-        handled: set[str] = set()
-        try:
-            while True:
-                todo = [(k, m) for k, m in self.ordered_groups() if k not in handled]
-                if not todo or self.driver.stopped:
-                    break
-                for i, (key, _) in enumerate(todo):
-                    handled.add(key)
-                    members = self.store.groups()[key]
-                    if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members):
-                        shrink_start = time.perf_counter()
-                        groups = self.store.groups()
-                        waiting = [groups[k] for k, _ in todo[i:] if self.to_shrink(k, groups[k])]
-                        self.shrink_group(key, share(members, waiting))
-                        self.stats.phases["shrinking"] += time.perf_counter() - shrink_start
-                        start += time.perf_counter() - shrink_start  # not grouping's time
-                        members = self.store.groups()[key]
-                    if self.settled(members[0]):
-                        self.settle(members[0])
-            groups = self.store.groups()
-            marks_of = {key: marks(members) for key, members in groups.items()}
-            for a, members in groups.items():
-                fa = members[0]
-                if fa.program not in self.shown:  # only settled programs are evaluated everywhere
-                    continue
-                for b, others in groups.items():
-                    if b != a and (others[0].verdict, others[0].placements) == (fa.verdict, fa.placements):
-                        if self.shown[fa.program] & marks_of[b]:
-                            self.store.link(
-                                fa, others[0], f"shown by the shrunk minimal program of finding {fa.id}, on the same placements"
-                            )
-        finally:
-            self.stats.phases["grouping"] += time.perf_counter() - start
-
-    def settled(self, finding: Finding) -> bool:
-        """Is the finding's program a finished shrink's result, or another group's settled program?"""
-        return bool(finding.shrunk) or finding.program in self.shown
+        """The grouping phase (``Shrinker.group``)."""
+        with self.phases.timed(Phase.GROUPING):
+            self.shrinker.group()
 
     # --- the whole campaign ---------------------------------------------------------------------
 
+    def progress_line(self) -> str:
+        """The ledger's counts, the phase running and the time left of the budget."""
+        phase = self.phases.current
+        left = self.plan.left(Phase.REPORT)
+        when = "" if phase is None else f" -- {phase}" + ("" if left is None else f", {left:.0f} s left")
+        return self.ledger.progress_line() + when
+
     def progress(self) -> None:
-        self.log(self.ledger.progress_line())
+        self.log(self.progress_line())
         self.sample()
         self.write_summary()
 
@@ -390,10 +229,14 @@ class Campaign:
             self.stats.wall_seconds = time.monotonic() - self.started
             self.folder.write_summary(campaign_summary(self))
 
-    def absorb(self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None) -> None:
-        """Fold in a lane's results (its findings, counts, whether it was interrupted, and its
-        processes' memory)."""
+    def absorb(
+        self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None, shrinker: Shrinker | None = None
+    ) -> None:
+        """Fold in a lane's results (its findings, counts, whether it was interrupted, its
+        processes' memory, and its settled programs)."""
         self.ledger.merge(store, stats)
+        if shrinker is not None:
+            self.shrinker.absorb(shrinker)
         self.interrupted |= interrupted
         if memory is not None:
             self.absorbed_memory.merge(memory)
@@ -410,6 +253,7 @@ class Campaign:
         """Generate, shrink, confirm and write; Ctrl-C or SIGTERM stops it cleanly."""
         self.started = time.monotonic()
         self.epoch = self.config.budget.started_at or time.time()
+        self.plan = TimePlan(self.config.budget.time_budget, self.epoch)
         chosen_ops = self.config.scope.ops
         ops = f"ops {', '.join(chosen_ops)}; " if chosen_ops else ""
         self.log(
@@ -421,15 +265,17 @@ class Campaign:
                 self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
-            generation_start = time.perf_counter()
-            self.driver.run()
-            self.stats.phases["generation"] += time.perf_counter() - generation_start
+            left = self.plan.left(Phase.GENERATION)
+            if left is not None:  # generation's share of the wall time, from the campaign's start
+                self.driver.options = dataclasses.replace(self.driver.options, time_budget=max(left, 1e-9))
+            with self.phases.timed(Phase.GENERATION):
+                self.driver.run()
             self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
                 # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
                 # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
                 self.log(
-                    f"{self.ledger.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
+                    f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
                 )
                 self.shrink_bugs()
             if self.recycled:
@@ -464,10 +310,10 @@ class Campaign:
             if self.config.output.confirm and not self.interrupted:
                 self.log(f"fuzzdce: grouping {len(self.store.groups())} groups: each minimal program on every path")
                 self.group()
-                confirm_start = time.perf_counter()
-                self.ledger.confirm(self.replay)
-                self.stats.phases["confirming"] += time.perf_counter() - confirm_start
-            self.ledger.rewrite()
+                with self.phases.timed(Phase.CONFIRMING):
+                    self.shrinker.confirm(self.ledger.bugs())
+            with self.phases.timed(Phase.REPORT):
+                self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True
         finally:
@@ -480,9 +326,3 @@ class Campaign:
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""
         return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
-
-    def replay(self, finding: Finding):
-        """The finding's smallest program evaluated on its path under every placement."""
-        return self.evaluator(
-            finding.program, self.placements, paths=[finding.violation.path], timeout=self.config.workers.timeout
-        )

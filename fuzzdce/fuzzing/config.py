@@ -61,7 +61,7 @@ class Budget:
     """
 
     max_examples: int | None = None
-    time_budget: float | None = None  # seconds of generation; shrinking and grouping get half as long again
+    time_budget: float | None = None  # the campaign's wall time, split among its phases (shrinking.TimePlan)
     seed: int | None = None  # None: a random one, printed at start
     profile: str | None = None
     # Shard ``shard`` of ``shards`` (0-based) of the campaign seeded ``campaign_seed``: ``for_shard``
@@ -195,8 +195,8 @@ class CampaignConfig:
 
     def restarted(self, restart: int, programs_left: int, seconds_left: float | None) -> CampaignConfig:
         """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
-        a seed of its own, and what is left of the lane's programs and time budget (both are the
-        lane's as a whole, across its processes)."""
+        a seed of its own, what is left of the lane's programs, and ``seconds_left`` as its time budget
+        (a lane passes its whole budget: the time plan counts from the campaign's start)."""
         seed = None if self.budget.seed is None else derive_seed(self.budget.seed, "restart", restart)
         return self.replaced(seed=seed, max_examples=programs_left, time_budget=seconds_left)
 

@@ -26,9 +26,10 @@ from typing import Any
 from fuzzdce.core.errors import HarnessError
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.quiet import quiet_library_warnings
-from fuzzdce.fuzzing.campaign import SHRINK_SHARE, Campaign
+from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Log, Stats
+from fuzzdce.fuzzing.shrinking import Phase, Shrinker, TimePlan
 from fuzzdce.running.memory import MemoryReport
 
 
@@ -49,6 +50,7 @@ class LaneReport:
     memory: MemoryReport
     recycled: bool
     programs_left: int
+    shrinker: Shrinker | None = None  # its settled programs (the campaign it points to stays behind)
 
 
 @dataclass
@@ -77,7 +79,9 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
     memory = campaign.memory()
     memory.recycled_lanes = int(campaign.recycled)
     left = campaign.max_examples - campaign.full_evaluations
-    results.put(LaneReport(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left))
+    shrinker = campaign.shrinker
+    shrinker.campaign = None  # only its state crosses to the parent
+    results.put(LaneReport(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker))
 
 
 class Lanes:
@@ -119,18 +123,17 @@ class Lanes:
                 self.restart(report)
 
     def restart(self, report: LaneReport) -> None:
-        """Start the lane again in a fresh process, with what is left of its programs and time."""
-        seconds_left = None
-        time_budget = self.config.budget.time_budget
-        if time_budget:
-            seconds_left = time_budget - (time.monotonic() - self.started[report.lane])
-            if seconds_left <= 0:
-                return
-        if report.programs_left <= 0:
+        """Start the lane again in a fresh process, with what is left of its programs and time (the
+        campaign's time plan counts from its start, which the lane keeps)."""
+        lane_config = self.config.lane(report.lane)
+        if (
+            TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at or time.time()).over(Phase.GENERATION)
+            or report.programs_left <= 0
+        ):
             return
         self.restarts[report.lane] += 1
-        lane_config = self.config.lane(report.lane)
-        self.start(report.lane, lane_config.restarted(self.restarts[report.lane], report.programs_left, seconds_left))
+        restarted = lane_config.restarted(self.restarts[report.lane], report.programs_left, lane_config.budget.time_budget)
+        self.start(report.lane, restarted)
 
     def forget_dead(self) -> None:
         """Lanes whose process ended without a report (killed): their findings are on disk."""
@@ -163,17 +166,9 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         lanes.terminate()
         lanes.collect(restart=False)
     for report in sorted(lanes.reports, key=lambda r: r.lane):
-        merged.absorb(report.store, report.stats, report.interrupted, report.memory)
+        merged.absorb(report.store, report.stats, report.interrupted, report.memory, report.shrinker)
     if interrupted:
         merged.mark_interrupted()
-    time_budget = config.budget.time_budget
-    if time_budget:
-        # The lanes shrank their own bugs; what their merged grouping shrinks again (groups first
-        # seen on another group's program, a recycled lane's) gets what is left of the campaign's
-        # budget, and never nothing.
-        from_start = time.time() - config.budget.started_at
-        left = (1 + SHRINK_SHARE) * time_budget - from_start
-        merged._shrink_deadline = time.monotonic() + max(left, 0.1 * time_budget)
     if lanes.unreported:
         merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
     merged.finish()

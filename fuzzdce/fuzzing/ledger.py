@@ -1,5 +1,5 @@
 """The ledger of a campaign: every program's triaged violations recorded as findings, grouped into
-bugs, which findings are shrunk, the final confirmation, and the findings folder kept in step.
+bugs, which verdicts are shrunk, and the findings folder kept in step.
 
 Every finding observed, during generation, shrinking and grouping alike, goes into the
 ``FindingStore`` (which keeps the smallest program per signature, with its Hypothesis choices) and
@@ -52,7 +52,8 @@ class Stats:
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
     timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
     lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
-    # Seconds per phase ("generation", "shrinking", "grouping", "confirming"), every lane's added up.
+    # Seconds per phase (``shrinking.Phase``: generation, shrinking, grouping, confirming, report),
+    # every lane's added up.
     phases: Counter = field(default_factory=Counter)
     # Why each generation (each lane's process) ended: "programs", "time", "nothing new", "stopped", "recycled".
     generation_ended: list[str] = field(default_factory=list)
@@ -94,8 +95,6 @@ class Ledger:
         self.stats = Stats()
         self.log = log
         self.clock = clock or seconds_since(time.time())
-        self.shrink_seconds: Counter = Counter()  # group (cause key) -> seconds spent on its shrink steps
-        self.shrink_budget: float | None = None  # seconds of shrinking (and grouping) after generation
         # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
         # someone's suite fails only on placement-induced ones (unless stock is all it runs).
         self.shrink_baseline = True
@@ -169,19 +168,6 @@ class Ledger:
             self.folder.write_record(bug)
             return
         self.folder.write(bug, shown_traces(finding, evaluations))
-
-    def confirm(self, evaluate: Callable[[Finding], Mapping[str, Evaluation]]) -> None:
-        """Replay each finding's smallest program (``evaluate`` runs it on the finding's path under
-        every placement): does it show the same finding (verdict, placements) again?"""
-        for finding in self.store:
-            triaged = triage(evaluate(finding)).get(finding.violation_signature)
-            finding.confirmed = triaged is not None and (triaged.verdict, triaged.placements) == (
-                finding.verdict,
-                finding.placements,
-            )
-            if not finding.confirmed:
-                now = f"{triaged.verdict} under {', '.join(triaged.placements)}" if triaged else "not at all"
-                self.log(f"finding {finding.id} did not reproduce the same on its smallest program (now: {now})")
 
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""

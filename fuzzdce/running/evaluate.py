@@ -10,6 +10,7 @@ stock's outcome on the same path, and triage needs stock's verdict anyway.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,34 +171,74 @@ def stop_on_harness_error(result) -> None:
 RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 
+def job_key(job: Job) -> str:
+    """A canonical hash of a job: the program's source and its inputs' (seed included), the
+    placement and the path. Two jobs with one key compute the same thing."""
+    text = "\n".join((job.program.source(), job.program.inputs_source(), job.placement.name, job.path))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def cached_copy(result):
+    """What the cache keeps of a job's result: outcomes without tensors, traces printed only when
+    there are violations (``portable``)."""
+    if isinstance(result, PathResult):
+        return PathResult(portable(result.outcome, with_traces=bool(result.violations)), result.violations, result.stock_traces)
+    if isinstance(result, Outcome):
+        return portable(result, with_traces=False)
+    return result
+
+
 class Evaluator:
     """Evaluates a program under stock and each placement on each path, its jobs run by ``run_job``
-    (default: in this process)."""
+    (default: in this process). With ``cache``, no job (program, inputs, placement, path) runs
+    twice: a campaign's shrink steps, settled programs and generation share one cache."""
 
-    def __init__(self, run_job: RunJob | None = None) -> None:
+    def __init__(self, run_job: RunJob | None = None, *, cache: bool = False) -> None:
         self.run_job = run_job if run_job is not None else LocalJobs()
+        self.cache: dict[str, object] | None = {} if cache else None
+        self.jobs_run = 0  # jobs run, not answered from the cache
+
+    def run_cached(self, job: Job, use_cache: bool):
+        """``run_job(job)``, or its cached result; a harness error stops the campaign either way."""
+        key = job_key(job) if self.cache is not None and use_cache else None
+        if key is not None and key in self.cache:
+            return self.cache[key]
+        result = self.run_job(job)
+        self.jobs_run += 1
+        stop_on_harness_error(result)
+        if key is not None:
+            self.cache[key] = cached_copy(result)
+        return result
 
     def __call__(
-        self, program: Program, placements: Sequence[Placement], *, paths: Sequence[str], timeout: float | None = 60.0
+        self,
+        program: Program,
+        placements: Sequence[Placement],
+        *,
+        paths: Sequence[str],
+        timeout: float | None = 60.0,
+        stock: bool = True,
+        cache: bool = True,
     ) -> dict[str, Evaluation]:
-        """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per path."""
-        stock = PLACEMENTS[STOCK]
-        reference = self.run_job(Job(program, stock, EAGER, timeout))
-        stop_on_harness_error(reference)
+        """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per
+        path. ``stock=False`` leaves stock's jobs out (a shrink step of a placement-induced bug
+        asks stock only of a candidate that still fails); ``cache=False`` runs every job again
+        (confirming replays)."""
+        stock_placement = PLACEMENTS[STOCK]
+        reference = self.run_cached(Job(program, stock_placement, EAGER, timeout), cache)
         if isinstance(reference, JobFailure):
             # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
             error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
             reference = Outcome(EAGER, STOCK, error=error)
-        chosen = [stock, *(p for p in placements if not p.is_stock)]
+        chosen = ([stock_placement] if stock else []) + [p for p in placements if not p.is_stock]
         results = {p.name: Evaluation(program, p.name, reference) for p in chosen}
         if reference.error is not None:
             return results
         for placement in chosen:
             evaluation = results[placement.name]
             for path in paths:
-                result = self.run_job(Job(program, placement, path, timeout))
-                stop_on_harness_error(result)
-                stock_outcome = None if placement.is_stock else results[STOCK].outcomes.get(path)
+                result = self.run_cached(Job(program, placement, path, timeout), cache)
+                stock_outcome = None if placement.is_stock or STOCK not in results else results[STOCK].outcomes.get(path)
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
                     result = PathResult(outcome, check_outcome(outcome, reference, stock_outcome))

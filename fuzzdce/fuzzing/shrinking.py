@@ -1,0 +1,365 @@
+"""After generation: each bug shrunk against its failing configuration, grouped, and confirmed once,
+within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
+
+- **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
+  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; grouping, confirming and the
+  report have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
+- **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the group's first path and the fewest
+  Thunders that keep its verdict: a baseline group, stock alone; a placement-induced one, its first
+  placement, and stock only on a candidate that still fails there. A candidate keeps the group's
+  failure when it shows a violation of the same path, oracle, exception type, normalised message
+  and cause (``same_failure``). Hypothesis's shrinker runs first, from the group's choices (it
+  reduces shapes, values and dtypes as well as ops), within the group's share of the time; then
+  the statement-level passes (``reductions``) run on its result to their end. The final program is
+  evaluated once on every path under every placement (``settle``): triaged there, recorded, and
+  what it shows joins its group.
+- **Grouping** (``Shrinker.group``): every group's smallest program is settled (the unshrunk ones
+  too), and a group joins another when a settled program of one shows the other's failure with the
+  same verdict and a placement in common (``shows``); the raised-type rule of ``findings`` keeps two
+  causes apart when one program merely shows both.
+- **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
+  its placement and stock.
+
+Every evaluation goes through the campaign's ``Evaluator``, whose cache (``evaluate``) never runs one
+(program, inputs, path, placement) twice within a campaign; confirming alone replays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, Bug, Finding, Triaged, size, triage
+from fuzzdce.core.model import STOCK, Placement, Violation
+from fuzzdce.core.program import Program
+from fuzzdce.core.signatures import normalise
+from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing.driver import current_choices
+from fuzzdce.fuzzing.ledger import shown_traces
+from fuzzdce.running.placements import PLACEMENTS
+
+
+class Phase(StrEnum):
+    """A campaign's phases, in order: what ``summary.json``'s ``phases`` counts seconds of."""
+
+    GENERATION = "generation"  # new programs, each evaluated in full
+    SHRINKING = "shrinking"  # each group shrunk against its failing configuration
+    GROUPING = "grouping"  # minimal programs evaluated everywhere, groups joined
+    CONFIRMING = "confirming"  # each bug's smallest program replayed once
+    REPORT = "report"  # folders and summary rewritten
+
+
+GENERATION_SHARE = 0.85  # of the time budget, from the campaign's start: generation ends
+SHRINK_END = 0.93  # shrinking ends; grouping, confirming and the report have the rest
+# The least fraction of the shrinking time left that the group shrunk next gets: equal shares among
+# many groups leave each less than a shrink step; Hypothesis returns what a shrink does not use.
+SHARE_FLOOR = 0.15
+
+
+@dataclass(frozen=True)
+class TimePlan:
+    """When each phase must end: ``budget`` seconds of wall time from ``start`` (``time.time()``;
+    lanes share their parent's), None for no budget."""
+
+    budget: float | None
+    start: float
+
+    def end(self, phase: Phase) -> float | None:
+        """The wall-clock time ``phase`` must end by (None: no budget)."""
+        if not self.budget:
+            return None
+        share = {Phase.GENERATION: GENERATION_SHARE, Phase.SHRINKING: SHRINK_END}.get(phase, 1.0)
+        return self.start + share * self.budget
+
+    def left(self, phase: Phase) -> float | None:
+        """Seconds left until ``phase`` must end (never below 0; None: no budget)."""
+        end = self.end(phase)
+        return None if end is None else max(0.0, end - time.time())
+
+    def over(self, phase: Phase) -> bool:
+        left = self.left(phase)
+        return left is not None and left <= 0
+
+
+class PhaseClock:
+    """Seconds per phase, added to ``seconds`` (``Stats.phases``); a phase timed inside another is
+    not counted for the outer one. ``current`` names the phase running (the progress line's)."""
+
+    def __init__(self, seconds: Counter) -> None:
+        self.seconds = seconds
+        self.current: Phase | None = None
+        self._since = time.perf_counter()
+
+    @contextlib.contextmanager
+    def timed(self, phase: Phase) -> Iterator[None]:
+        outer, now = self.current, time.perf_counter()
+        if outer is not None:
+            self.seconds[outer] += now - self._since
+        self.current, self._since = phase, now
+        try:
+            yield
+        finally:
+            now = time.perf_counter()
+            self.seconds[phase] += now - self._since
+            self.current, self._since = outer, now
+
+
+def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
+    """The fraction of the shrinking time left that the group ``members`` gets, among the groups
+    ``waiting`` to be shrunk (itself among them): an equal share, and at least ``SHARE_FLOOR``."""
+    return max(SHARE_FLOOR, 1.0 / max(1, len(waiting)))
+
+
+def same_failure(v: Violation, target: Violation) -> bool:
+    """Does ``v`` keep ``target``'s failure: the same path, oracle, exception type, message with
+    names and numbers stripped, and cause? A different failure is not the same bug."""
+    return (v.path, v.oracle, v.error_type) == (target.path, target.oracle, target.error_type) and (
+        normalise(v.identity),
+        normalise(v.cause),
+    ) == (normalise(target.identity), normalise(target.cause))
+
+
+def mark(verdict: str, violation: Violation) -> str:
+    """What a settled program must show of a group for the group to join it: its exception, or for
+    a finding without one its path and oracle (wrong values differ in their message from program
+    to program, one fault's alike), under its verdict."""
+    what = "cause | " + normalise(violation.cause) if violation.cause else f"{violation.path} | {violation.oracle}"
+    return f"{verdict} | {what}"
+
+
+def shows(triaged: Triaged, finding: Finding) -> bool:
+    """Does a settled program's ``triaged`` violation show ``finding``: its ``mark``, with a
+    placement in common (one faulty placement's bug never joins another's)?"""
+    return mark(triaged.verdict, triaged.violation) == mark(finding.verdict, finding.violation) and bool(
+        set(triaged.placements) & set(finding.placements)
+    )
+
+
+class Shrinker:
+    """Shrinking, grouping and confirming for ``campaign`` (its ledger, evaluator, driver,
+    placements, paths, plan and log), and their state: the settled programs and what each shows."""
+
+    def __init__(self, campaign) -> None:
+        self.campaign = campaign
+        self.shown: dict[Program, list[Triaged]] = {}  # settled program -> what it shows, everywhere
+        self.origin: dict[Program, str] = {}  # settled program -> the group whose shrink gave it
+        self.done: set[str] = set()  # groups shrunk (to their end or not)
+        self.seconds: Counter = Counter()  # group -> seconds of its shrink steps
+
+    @property
+    def store(self):
+        return self.campaign.ledger.store
+
+    # --- which groups, in which order -------------------------------------------------------------
+
+    def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
+        """Groups by cause: placement-induced first, then by first sighting."""
+        groups = self.store.groups()
+        return sorted(
+            groups.items(),
+            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+        )
+
+    def to_shrink(self, key: str, members: list[Finding]) -> bool:
+        """A verdict that fails, not shrunk yet, its program not already settled?"""
+        smallest = members[0]
+        return (
+            self.campaign.ledger.fails(smallest.verdict)
+            and key not in self.done
+            and smallest.shrunk is None
+            and smallest.program not in self.shown
+        )
+
+    def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
+        return any(shows(t, f) for shown in self.shown.values() for t in shown for f in members)
+
+    # --- shrinking ---------------------------------------------------------------------------------
+
+    def shrink_all(self) -> None:
+        """Each group not shrunk yet, in turn, within an equal share of the shrinking time left; a
+        group a settled program already shows needs no shrink of its own."""
+        while not self.campaign.driver.stopped and not self.campaign.plan.over(Phase.SHRINKING):
+            todo = []
+            for key, members in self.ordered_groups():
+                if not self.to_shrink(key, members):
+                    continue
+                if self.shown_by_a_settled_program(members):
+                    self.done.add(key)  # it joins that program's bug when grouped: no shrink of its own
+                else:
+                    todo.append((key, members))
+            if not todo:
+                return
+            key, members = todo[0]
+            self.shrink(key, share(members, [m for _, m in todo]))
+            self.campaign.progress()
+
+    def configuration(self, finding: Finding) -> Placement:
+        """The one Thunder a shrink step of ``finding``'s group runs first: stock for a baseline
+        finding, else its first placement."""
+        names = {p.name: p for p in self.campaign.placements}
+        return PLACEMENTS[STOCK] if finding.verdict == BASELINE else names[finding.placements[0]]
+
+    def failing(self, finding: Finding, key: str):
+        """The shrink predicate of ``finding``'s group: does a program still fail the same way on the
+        finding's path under its configuration (and, for a placement-induced one, pass under stock)?"""
+        campaign, target = self.campaign, finding.violation
+        placement, path = self.configuration(finding), [finding.violation.path]
+        timeout = campaign.config.workers.timeout
+        verdicts: dict[Program, bool] = {}
+
+        def shows_target(program: Program, under: Placement) -> bool:
+            placements = [] if under.is_stock else [under]
+            evaluations = campaign.evaluator(program, placements, paths=path, timeout=timeout, stock=under.is_stock)
+            return any(same_failure(v, target) for v in evaluations[under.name].violations)
+
+        def fails(program: Program) -> bool:
+            if program not in verdicts:
+                started = time.perf_counter()
+                hit = shows_target(program, placement)
+                if hit and not placement.is_stock:
+                    hit = not shows_target(program, PLACEMENTS[STOCK])
+                verdicts[program] = hit
+                self.seconds[key] += time.perf_counter() - started
+            return verdicts[program]
+
+        return fails
+
+    def shrink(self, key: str, fraction: float = 1.0) -> bool:
+        """Shrink one group (cause ``key``): Hypothesis from its smallest program's choices within
+        ``fraction`` of the shrinking time left, then the statement-level passes to their end (or to
+        the end of shrinking's time); the result settled. Returns whether the passes finished."""
+        campaign = self.campaign
+        self.done.add(key)
+        smallest = self.store.groups()[key][0]
+        fails = self.failing(smallest, key)
+        best = [smallest.program, smallest.choices]
+
+        def reproduces(program: Program) -> bool:
+            hit = fails(program)
+            if hit and size(program) < size(best[0]):
+                best[:] = [program, current_choices()]
+            return hit
+
+        left = campaign.plan.left(Phase.SHRINKING)
+        hypothesis_done = True
+        if smallest.choices is not None:
+            deadline = None if left is None else time.monotonic() + left * fraction
+            hypothesis_done = campaign.driver.shrink(
+                smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
+            )
+        if not fails(best[0]):  # the program drawn no longer fails alone (flaky): keep it as it is
+            self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
+            return False
+        reduced, finished = reductions.reduce(
+            best[0], fails, out_of_time=lambda: campaign.driver.stopped or campaign.plan.over(Phase.SHRINKING)
+        )
+        choices = best[1] if reduced == best[0] else None
+        if not hypothesis_done:
+            campaign.log(f"fuzzdce: Hypothesis's shrink of group {smallest.id} stopped for time; statement passes took it on")
+        if not finished:
+            campaign.log(
+                f"fuzzdce: shrinking of bug {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
+            )
+        self.settle(reduced, choices, smallest.weights, origin=key, finished=finished)
+        campaign.driver.save(choices)
+        return finished
+
+    def settle(self, program: Program, choices, weights, *, origin: str | None, finished: bool) -> None:
+        """Evaluate ``program`` on every path under every placement, once: every finding it shows is
+        recorded (it may now be their smallest program), and what it shows is kept for grouping.
+        A finished shrink's findings of it are marked shrunk; a cut one's group, stopped."""
+        campaign = self.campaign
+        if program not in self.shown:
+            evaluations = campaign.evaluate_everywhere(program)
+            campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
+            self.shown[program] = list(triage(evaluations).values())
+            if campaign.folder is not None:
+                for finding in self.store:
+                    if finding.program == program:
+                        campaign.folder.write(campaign.ledger.bug_of(finding), shown_traces(finding, evaluations))
+        if origin is not None:
+            self.origin.setdefault(program, origin)
+        for finding in self.store:
+            if finding.program == program and (finished or finding.shrunk is None):
+                finding.shrunk = finished
+        if not finished and origin in self.store.groups():
+            for finding in self.store.groups()[origin]:
+                finding.shrunk = finding.shrunk or False
+
+    # --- grouping ----------------------------------------------------------------------------------
+
+    def group(self) -> None:
+        """Shrink what no one did (time allowing), settle every group's smallest program (even a
+        cut-short one), then join each group to the groups its settled programs show."""
+        campaign = self.campaign
+        with campaign.phases.timed(Phase.SHRINKING):
+            self.shrink_all()
+        for key, members in self.ordered_groups():
+            if campaign.driver.stopped or campaign.plan.over(Phase.GROUPING):
+                break
+            smallest = members[0]
+            if smallest.program not in self.shown and not self.shown_by_a_settled_program(members):
+                self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=bool(smallest.shrunk))
+        for members in self.store.groups().values():  # no time was left to shrink these
+            if self.campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
+                members[0].shrunk = False
+        self.link()
+
+    def anchor(self, program: Program) -> Finding | None:
+        """The finding a settled program's joins hang on: its origin group's smallest, else one it is the program of."""
+        groups = self.store.groups()
+        key = self.origin.get(program)
+        if key in groups:
+            return groups[key][0]
+        return next((f for f in self.store if f.program == program), None)
+
+    def link(self) -> None:
+        """Join each group to every group a settled program shows (``shows``)."""
+        groups = self.store.groups()
+        for program, shown in self.shown.items():
+            anchor = self.anchor(program)
+            if anchor is None:
+                continue
+            for members in groups.values():
+                if any(shows(t, f) for t in shown for f in members):
+                    self.store.link(anchor, members[0], f"shown by the settled minimal program of finding {anchor.id}")
+
+    def absorb(self, other: Shrinker) -> None:
+        """Fold in a lane's settled programs (what they show, whose shrink gave them)."""
+        for program, shown in other.shown.items():
+            self.shown.setdefault(program, shown)
+        for program, key in other.origin.items():
+            self.origin.setdefault(program, key)
+        self.done |= other.done
+        self.seconds.update(other.seconds)
+
+    # --- confirming --------------------------------------------------------------------------------
+
+    def confirm(self, bugs: list[Bug]) -> None:
+        """Replay each bug's smallest program once (no cache), on the bug's paths under its
+        placement and stock: each member it shows again with its verdict is confirmed; a member it
+        no longer shows is not; members of other programs are left unknown."""
+        campaign = self.campaign
+        for bug in bugs:
+            if campaign.plan.over(Phase.CONFIRMING):
+                campaign.log("fuzzdce: out of time: the remaining bugs are not confirmed")
+                return
+            smallest = bug.smallest
+            under = self.configuration(smallest)
+            placements = [] if under.is_stock else [under]
+            evaluations = campaign.evaluator(
+                smallest.program, placements, paths=bug.paths(), timeout=campaign.config.workers.timeout, cache=False
+            )
+            stock_shows = evaluations[STOCK].violations
+            for finding in bug.members:
+                if finding.program != smallest.program:
+                    continue
+                shown_under = any(same_failure(v, finding.violation) for v in evaluations[under.name].violations)
+                under_stock = any(same_failure(v, finding.violation) for v in stock_shows)
+                finding.confirmed = shown_under and (under_stock == (finding.verdict == BASELINE))
+                if not finding.confirmed:
+                    campaign.log(f"finding {finding.id} did not reproduce the same on its smallest program")

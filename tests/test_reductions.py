@@ -1,0 +1,94 @@
+"""The statement-level reductions, each proven on a stand-in failure (a function of the program's
+ops), and the minimality check run on a real campaign's findings folder."""
+
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.minimality import droppable, single_drops
+from fuzzdce.fuzzing.reductions import reduce, value_specs
+
+
+def step(op, *refs):
+    return Step(op, f"torch.{op}(" + ", ".join(f"{{{i}}}" for i in range(len(refs))) + ")", tuple(Ref(r) for r in refs))
+
+
+def uses(*ops):
+    """A stand-in failure: the program holds every op of ``ops``; records what it was asked."""
+    asked = []
+
+    def fails(program):
+        asked.append(program)
+        return all(op in program.ops for op in ops)
+
+    return fails, asked
+
+
+def test_dead_statements_unused_inputs_and_extra_returns_go():
+    # v2 = neg(v1) is dead; v1 is read by nothing live; two values are returned
+    program = Program((TensorInput((2,)), TensorInput((3,))), (step("neg", 1), step("exp", 0), step("abs", 0)), (3, 4), seed=1)
+    fails, _ = uses("exp")
+    reduced, finished = reduce(program, fails)
+    assert finished and reduced.ops == ["exp"] and len(reduced.inputs) == 1 and reduced.outputs == (1,)
+    assert reduced.inputs[0].shape == (2,)
+
+
+def test_a_dead_statement_that_matters_is_kept():
+    """Nothing is guessed: a failure that needs the dead statement keeps it."""
+    program = Program((TensorInput((2,)),), (step("neg", 0), step("exp", 0)), (2,), seed=1)
+    assert 0 not in program.live_steps()
+    fails, _ = uses("neg", "exp")
+    reduced, _ = reduce(program, fails)
+    assert reduced.ops == ["neg", "exp"]
+
+
+def test_delta_debugging_replaces_a_removed_result_by_a_fresh_input_of_its_shape_and_dtype():
+    # exp reads sum's result (a 0-d tensor): without sum, a fresh 0-d input stands in
+    program = Program((TensorInput((2, 3)),), (step("sum", 0), step("exp", 1)), (2,), seed=1)
+    assert value_specs(program)[1].shape == ()
+    fails, _ = uses("exp")
+    reduced, finished = reduce(program, fails)
+    assert finished and reduced.ops == ["exp"] and [i.shape for i in reduced.inputs] == [()]
+    reduced.function()(*reduced.make_inputs())  # it runs
+
+
+def test_truncation_moves_the_return_earlier():
+    program = Program((TensorInput((2,)),), (step("exp", 0), step("neg", 1), step("abs", 2)), (3,), seed=1)
+    fails, asked = uses("exp")
+    reduced, _ = reduce(program, fails)
+    assert reduced.ops == ["exp"] and reduced.outputs == (1,)
+    assert len(asked) <= 4, "truncation finds the one-op prefix at once"
+
+
+def test_single_drops_of_a_reproducer_are_its_dead_lines_and_returned_values():
+    script = (
+        "import torch\n\ndef program(v0):\n    v1 = torch.exp(v0)\n    v2 = torch.neg(v0)  # dead\n"
+        "    v3 = torch.abs(v1)\n    return (v1, v3)\n"
+    )
+    drops = dict(single_drops(script))
+    assert sorted(drops) == ["dead statement 'v2 = torch.neg(v0)  # dead'", "returned value v1", "returned value v3"]
+    assert (
+        "    return (v3,)\n" in drops["returned value v1"] and "neg" not in drops["dead statement 'v2 = torch.neg(v0)  # dead'"]
+    )
+
+
+def test_no_bug_of_a_campaign_keeps_a_droppable_dead_statement_or_returned_value(tmp_path):
+    """A short real campaign against a planted fault: in each bug's repro.py, dropping any one dead
+    statement or returned value loses the failure (replayed, not guessed)."""
+    config = CampaignConfig.of(
+        ("stock", "planted:add_computes_sub"),
+        ("jit",),
+        max_examples=12,
+        seed=7,
+        ops=("add", "mul", "neg", "abs"),
+        findings_dir=str(tmp_path),
+        time_budget=240,
+    )
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    assert campaign.ledger.bugs(), "the planted fault was never drawn: pick another seed"
+    assert droppable(tmp_path) == []
+    # the check can fail: a dead statement put back into a reproducer is found droppable
+    repro = next(tmp_path.glob("*/repro.py"))
+    text = repro.read_text()
+    repro.write_text(text.replace("\n    return (", "\n    v99 = torch.neg(v0)  # dead\n    return (", 1))
+    assert droppable(tmp_path) == [f"{repro.parent.name}: dead statement 'v99 = torch.neg(v0)  # dead'"]
