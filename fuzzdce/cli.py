@@ -145,7 +145,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         "--time-budget",
         type=positive_int,
         metavar="S",
-        help="generate new programs for S seconds; shrinking and grouping what was found then take up to half as long again "
+        help="the campaign's wall time: generation 85%%, shrinking to 93%%, then grouping, confirming, the report "
         "(default: the profile's: ci 300, dev 600, nightly none)",
     )
     run.add_argument(

@@ -1,12 +1,13 @@
 """Each oracle catches a fault planted through a placement, and is silent on stock for the same program."""
 
 import pytest
+import torch
 from conftest import evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.core.model import Call, ErrorInfo, JobFailure, Outcome
+from fuzzdce.core.model import Call, CallLabel, ErrorInfo, JobFailure, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.oracles import raises, split_set
+from fuzzdce.oracles import grads, raises, split_set
 from fuzzdce.running.paths import DEFAULT_PATHS
 
 PROGRAM = DEAD_CODE_PROGRAM
@@ -188,3 +189,19 @@ def test_a_wrong_value_is_one_finding_whatever_the_rank_or_dtype_but_a_wrong_dty
     assert len(keys) == 1, keys
     wrong_dtype = normalise(mismatch_key(compare(torch.ones(3, dtype=torch.float64), torch.ones(3))))
     assert wrong_dtype not in keys
+
+
+def test_grads_compares_only_elements_whose_inputs_were_finite():
+    """At a NaN input a derivative is a convention (elu's: eager 1.0, Thunder NaN): not compared;
+    a wrong gradient at a finite input still is."""
+    inputs = [torch.tensor([float("nan"), 1.0])]
+
+    def outcome(path, grad):
+        return Outcome(
+            path, "stock", calls={CallLabel.GRAD: Call(CallLabel.GRAD, grads=[torch.tensor(grad)], inputs_after=inputs)}
+        )
+
+    eager = outcome("eager", [1.0, 2.0])
+    assert grads.check(outcome("jit", [float("nan"), 2.0]), eager) == []
+    (violation,) = grads.check(outcome("jit", [float("nan"), 3.0]), eager)
+    assert violation.oracle == "grads"

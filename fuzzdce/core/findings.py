@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from fuzzdce.core.model import STOCK, Verdict, Violation
-from fuzzdce.core.program import Program
+from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
 from fuzzdce.core.vocabulary import AddResult
 
@@ -69,8 +69,9 @@ def is_reportable(verdict: str, known: str | None) -> bool:
 
 def bug_order(bug) -> tuple:
     """How bugs are listed (a ``Bug`` or a ``records.BugRecord``: anything with a verdict, reportable
-    and id): placement-induced and new first, then by id."""
-    return (VERDICTS.index(bug.verdict), not bug.reportable, bug.id)
+    and id): placement-induced and new first, wrong values that need a NaN or infinite input after
+    the other bugs of their verdict, then by id."""
+    return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
 def connected(
@@ -108,6 +109,7 @@ def connected(
 
 
 RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
+OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
 
 
 def raised_types(found: Iterable[tuple[str, str | None]]) -> set[str]:
@@ -279,6 +281,17 @@ class Bug:
         if smallest.shrunk is False:
             return f"shrinking stopped at {self.program.n_ops} ops: time"
         return None
+
+    @property
+    def needs_nonfinite(self) -> bool:
+        """Wrong values (a forward divergence) whose shrunk program still draws an input among NaN
+        and infinities: the shrinker tried it with finite inputs (``shrinking``) and it passed."""
+        smallest = self.smallest
+        return (
+            bool(smallest.shrunk)
+            and smallest.violation.oracle == OUTPUTS
+            and any(i.domain == Domain.NONFINITE for i in smallest.program.inputs)
+        )
 
     @property
     def confirmed(self) -> bool | None:

@@ -27,6 +27,7 @@ Every evaluation goes through the campaign's ``Evaluator``, whose cache (``evalu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ from enum import StrEnum
 
 from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
-from fuzzdce.core.program import Program
+from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import normalise
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
@@ -137,6 +138,16 @@ def shows(triaged: Triaged, finding: Finding) -> bool:
     return mark(triaged.verdict, triaged.violation) == mark(finding.verdict, finding.violation) and bool(
         set(triaged.placements) & set(finding.placements)
     )
+
+
+def finite_if_it_fails(program: Program, fails) -> Program:
+    """``program`` with its NaN-and-infinity inputs drawn from ``real`` instead, when it fails so
+    too: a bug that keeps them needs them (``findings.Bug.needs_nonfinite``)."""
+    inputs = tuple(dataclasses.replace(i, domain=Domain.REAL) if i.domain == Domain.NONFINITE else i for i in program.inputs)
+    if inputs == program.inputs:
+        return program
+    finite = dataclasses.replace(program, inputs=inputs)
+    return finite if fails(finite) else program
 
 
 class Shrinker:
@@ -257,6 +268,7 @@ class Shrinker:
         reduced, finished = reductions.reduce(
             best[0], fails, out_of_time=lambda: campaign.driver.stopped or campaign.plan.over(Phase.SHRINKING)
         )
+        reduced = finite_if_it_fails(reduced, fails)
         choices = best[1] if reduced == best[0] else None
         if not hypothesis_done:
             campaign.log(f"fuzzdce: Hypothesis's shrink of group {smallest.id} stopped for time; statement passes took it on")
@@ -283,12 +295,17 @@ class Shrinker:
                         campaign.folder.write(campaign.ledger.bug_of(finding), shown_traces(finding, evaluations))
         if origin is not None:
             self.origin.setdefault(program, origin)
+        fails = campaign.ledger.fails
         for finding in self.store:
-            if finding.program == program and (finished or finding.shrunk is None):
-                finding.shrunk = finished
+            if finding.program == program:
+                if finished:
+                    finding.shrunk = True
+                elif finding.shrunk is None and fails(finding.verdict):
+                    finding.shrunk = False
         if not finished and origin in self.store.groups():
             for finding in self.store.groups()[origin]:
-                finding.shrunk = finding.shrunk or False
+                if finding.shrunk is None and fails(finding.verdict):
+                    finding.shrunk = False
 
     # --- grouping ----------------------------------------------------------------------------------
 

@@ -1,12 +1,19 @@
 """Gradients agree with eager's, and each output's ``requires_grad`` matches.
 
 Both sides backpropagate the same seeded cotangents (``execution.cotangents``); an input the
-outputs do not depend on gets zeros on both sides.
+outputs do not depend on gets zeros on both sides. Only gradient elements whose input element was
+finite are compared (``finite_grads``): PyTorch's own gradient tests draw finite inputs, and at a
+NaN or infinite input a derivative is a convention (elu's at NaN: eager 1.0, Thunder NaN), not a
+value either side computes wrong.
 """
 
 from __future__ import annotations
 
-from fuzzdce.core.model import Oracle, Outcome, Violation
+import dataclasses
+
+import torch
+
+from fuzzdce.core.model import Call, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 
@@ -24,10 +31,41 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
     return violations
 
 
+def finite_grads(call: Call, inputs: list | None) -> Call:
+    """``call`` with each gradient's elements zeroed where its input's were not finite. Gradients
+    are those of the floating inputs, in order (only floating inputs require grad)."""
+    if call.grads is None or not inputs:
+        return call
+    floating = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    grads = []
+    for grad, x in zip(call.grads, floating):
+        if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not bool(torch.isfinite(x).all()):
+            grad = torch.where(torch.isfinite(x).to(grad.device), grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+        grads.append(grad)
+    return dataclasses.replace(call, grads=grads + list(call.grads[len(grads) :]))
+
+
+def finite_only(outcome: Outcome, reference: Outcome) -> tuple[Outcome, Outcome]:
+    """Both outcomes with their gradients compared at finite inputs only (eager's inputs, which
+    both sides drew alike)."""
+
+    def masked(o: Outcome) -> Outcome:
+        calls = {}
+        for label, call in o.calls.items():
+            expected = reference.calls.get(label)
+            calls[label] = finite_grads(call, expected.inputs_after if expected is not None else None)
+        return dataclasses.replace(o, calls=calls)
+
+    return masked(outcome), masked(reference)
+
+
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if reference.error is not None:
         return []
-    return requires_grad_mismatches(outcome, reference) + compare_calls(outcome, reference, "grads", "grads", "grad")
+    finite_outcome, finite_reference = finite_only(outcome, reference)
+    return requires_grad_mismatches(outcome, reference) + compare_calls(
+        finite_outcome, finite_reference, "grads", "grads", "grad"
+    )
 
 
 ORACLE = Oracle("grads", check, "gradients and each output's requires_grad agree with eager")

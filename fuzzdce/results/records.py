@@ -160,6 +160,7 @@ class BugRecord:
     confirmed: bool | None = None
     shrink: str | None = None  # set when the program is not known to be at its minimum
     versions: dict[str, str] = field(default_factory=dict)
+    needs_nonfinite: bool = False  # wrong values that need a NaN or infinite input (``findings.Bug``)
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
@@ -200,6 +201,7 @@ class BugRecord:
             known=bug.known_reason,
             confirmed=bug.confirmed,
             shrink=bug.shrink_note,
+            needs_nonfinite=bug.needs_nonfinite,
             members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
             versions=versions(),
         )
@@ -227,6 +229,7 @@ class BugRecord:
             "known": self.known,
             "confirmed": self.confirmed,
             "shrink": self.shrink,
+            "needs_nonfinite": self.needs_nonfinite,
             "members": [m.to_json() for m in self.members],
             "versions": dict(self.versions),
         }

@@ -52,6 +52,8 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
+    if record.needs_nonfinite:
+        lines.append("    needs a NaN or infinite input: wrong values only where IEEE special values go in")
     if record.shrink:
         lines.append(f"    {record.shrink} (the program may hold more than the bug needs)")
     if verbose:
