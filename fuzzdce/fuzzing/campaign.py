@@ -278,6 +278,8 @@ class Campaign:
                     f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
                 )
                 self.shrink_bugs()
+                with self.phases.timed(Phase.GROUPING):  # from the cache, mostly: lanes hand them on
+                    self.shrinker.settle_rest()
             if self.recycled:
                 self.log(
                     f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "

@@ -152,7 +152,7 @@ class Lanes:
 def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> Campaign:
     """Run ``jobs`` lanes of ``config`` and return a campaign holding the merged results (confirmed and written)."""
     # One clock for every lane: their findings' first sightings and timelines compare.
-    config = config.with_seed().replaced(started_at=time.time())
+    config = config.with_seed().replaced(started_at=config.budget.started_at or time.time())
     # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
     merged = Campaign(config.replaced(sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
     if merged.folder is not None and config.output.clear_findings:

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
@@ -54,11 +56,23 @@ class Phase(StrEnum):
     REPORT = "report"  # folders and summary rewritten
 
 
-GENERATION_SHARE = 0.85  # of the time budget, from the campaign's start: generation ends
-SHRINK_END = 0.93  # shrinking ends; grouping, confirming and the report have the rest
+GENERATION_SHARE = 0.88  # of the time budget, from the campaign's start: generation ends
+SHRINK_END = 0.95  # shrinking ends; grouping, confirming and the report have the rest
 # The least fraction of the shrinking time left that the group shrunk next gets: equal shares among
 # many groups leave each less than a shrink step; Hypothesis returns what a shrink does not use.
 SHARE_FLOOR = 0.15
+
+
+def process_started_at() -> float:
+    """When this process started (``time.time()``'s clock), so that a command's imports count
+    against its time budget too: from /proc where there is one, else now."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
+        started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time()
+    return started if started <= time.time() else time.time()
 
 
 @dataclass(frozen=True)
@@ -310,11 +324,18 @@ class Shrinker:
     # --- grouping ----------------------------------------------------------------------------------
 
     def group(self) -> None:
-        """Shrink what no one did (time allowing), settle every group's smallest program (even a
-        cut-short one), then join each group to the groups its settled programs show."""
-        campaign = self.campaign
-        with campaign.phases.timed(Phase.SHRINKING):
+        """Shrink what no one did (time allowing), settle every group's smallest program, then join
+        each group to the groups its settled programs show."""
+        with self.campaign.phases.timed(Phase.SHRINKING):
             self.shrink_all()
+        self.settle_rest()
+        self.link()
+
+    def settle_rest(self) -> None:
+        """Settle every group's smallest program not settled yet, even one whose shrink was cut
+        short (a program generation drew costs nothing: the cache has it); a group a settled
+        program already shows needs none. Groups of shrunk verdicts never shrunk are marked so."""
+        campaign = self.campaign
         for key, members in self.ordered_groups():
             if campaign.driver.stopped or campaign.plan.over(Phase.GROUPING):
                 break
@@ -322,9 +343,8 @@ class Shrinker:
             if smallest.program not in self.shown and not self.shown_by_a_settled_program(members):
                 self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=bool(smallest.shrunk))
         for members in self.store.groups().values():  # no time was left to shrink these
-            if self.campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
+            if campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
                 members[0].shrunk = False
-        self.link()
 
     def anchor(self, program: Program) -> Finding | None:
         """The finding a settled program's joins hang on: its origin group's smallest, else one it is the program of."""
