@@ -1,0 +1,134 @@
+"""One fault one entry (the joins beside ``cause_key``), the evaluation cache, the time plan and the
+phase clock: on synthetic findings and a stand-in job runner, no Thunder."""
+
+import time
+from collections import Counter
+
+from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, FindingStore
+from fuzzdce.core.model import EAGER, Outcome, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.shrinking import GENERATION_SHARE, SHRINK_END, Phase, PhaseClock, TimePlan, same_failure
+from fuzzdce.running.evaluate import Evaluator, PathResult
+from fuzzdce.running.placements import resolve
+
+
+def program(op="exp", seed=1):
+    return Program((TensorInput((2,)),), (Step(op, f"torch.{op}({{0}})", (Ref(0),)),), (1,), seed=seed)
+
+
+def wrong_values(path):
+    return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
+
+
+def malformed(path):
+    return Violation(
+        "names",
+        path,
+        "jit forward 0: amax outputs v2, which none of its subsymbols produces",
+        "MalformedTrace",
+        key="orphan output",
+    )
+
+
+def store_of(*found):
+    """A store of (verdict, placements, violation, program, shrunk) findings."""
+    store = FindingStore()
+    for verdict, placements, violation, prog, shrunk in found:
+        finding, _ = store.add(verdict, placements, violation, prog)
+        finding.shrunk = shrunk
+    return store
+
+
+def test_findings_whose_shrunk_programs_are_identical_are_one_bug_whatever_the_path():
+    """elu's gradient at NaN showed on three paths with the identical 2-op program: one bug."""
+    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(path), program(), True) for path in ("a", "b", "c")))
+    (bug,) = store.bugs()
+    assert bug.paths() == ["a", "b", "c"]
+
+
+def test_identical_programs_that_are_not_settled_do_not_join():
+    """A program generation drew, not shrunk: two faults it shows stay two bugs."""
+    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(path), program(), None) for path in ("a", "b")))
+    assert len(store.bugs()) == 2
+
+
+def test_one_faulty_placement_never_joins_another():
+    """The same minimal program broken by two faulty placements: two bugs (no placement in common);
+    a baseline finding under stock and one under stock and rdnp: one."""
+    store = store_of(
+        (PLACEMENT_INDUCED, ("p",), wrong_values("a"), program(), True),
+        (PLACEMENT_INDUCED, ("q",), wrong_values("a"), program(), True),
+    )
+    assert len(store.bugs()) == 2
+    store = store_of(
+        (BASELINE, ("stock",), malformed("a"), program(), True),
+        (BASELINE, ("stock", "rdnp"), malformed("a"), program(), True),
+    )
+    assert len(store.bugs()) == 1
+
+
+def test_the_same_failure_on_another_path_is_one_bug_but_wrong_values_are_not():
+    """A malformed trace on six paths, each with its own program: one bug. Wrong values on two
+    paths, programs apart: their message says only which output differs, so they stay apart."""
+    store = store_of(*((PLACEMENT_INDUCED, ("p",), malformed(f"path{i}"), program(seed=i), None) for i in range(6)))
+    assert len(store.bugs()) == 1
+    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(f"path{i}"), program("neg", seed=i), None) for i in range(2)))
+    assert len(store.bugs()) == 2
+
+
+def test_a_shrink_keeps_the_failure_not_just_the_oracle():
+    raised = Violation("raises", "jit", "KeyError: 't3'", "KeyError", "thunder/a.py:f", cause="KeyError: 't3' @ thunder/a.py:f")
+    renamed = Violation("raises", "jit", "KeyError: 't9'", "KeyError", "thunder/a.py:f", cause="KeyError: 't9' @ thunder/a.py:f")
+    other = Violation("raises", "jit", "TypeError: no", "TypeError", "thunder/a.py:f", cause="TypeError: no @ thunder/a.py:f")
+    assert same_failure(renamed, raised) and not same_failure(other, raised)
+    assert not same_failure(
+        Violation("raises", "thunderfx", raised.message, "KeyError", raised.frame, cause=raised.cause), raised
+    )
+
+
+class CountingJobs:
+    """A stand-in job runner: every job passes; counts the jobs it ran."""
+
+    def __init__(self):
+        self.jobs = Counter()
+
+    def __call__(self, job):
+        self.jobs[(job.program, job.placement.name, job.path)] += 1
+        if job.path == EAGER:
+            return Outcome(EAGER, "stock")
+        return PathResult(Outcome(job.path, job.placement.name), [])
+
+
+def test_no_job_runs_twice_with_the_cache_and_confirming_replays():
+    runner = CountingJobs()
+    evaluator, jobs = Evaluator(runner, cache=True), runner.jobs
+    placements = [resolve("rdnp")]
+    evaluator(program(), placements, paths=["jit", "thunderfx"])
+    evaluator(program(), placements, paths=["jit"], stock=False)  # a shrink step: all cached
+    assert set(jobs.values()) == {1} and len(jobs) == 5  # eager, and 2 paths x (stock, rdnp)
+    evaluator(program(), [], paths=["jit"], cache=False)
+    assert jobs[(program(), "stock", "jit")] == 2 and jobs[(program(), "rdnp", "jit")] == 1
+    evaluator(program(seed=2), placements, paths=["jit"], stock=False)  # other inputs: another job
+    assert jobs[(program(seed=2), "rdnp", "jit")] == 1 and jobs[(program(seed=2), "stock", "jit")] == 0
+
+
+def test_the_time_plan_splits_the_wall_time_from_the_start():
+    start = time.time() - 50
+    plan = TimePlan(100, start)
+    assert plan.end(Phase.GENERATION) == start + 100 * GENERATION_SHARE
+    assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.REPORT) == start + 100
+    assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.REPORT) <= 50
+    assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.REPORT) is None
+
+
+def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
+    seconds = Counter()
+    clock = PhaseClock(seconds)
+    with clock.timed(Phase.GROUPING):
+        time.sleep(0.05)
+        with clock.timed(Phase.SHRINKING):
+            assert clock.current == Phase.SHRINKING
+            time.sleep(0.1)
+        assert clock.current == Phase.GROUPING
+    assert clock.current is None
+    assert 0.1 <= seconds[Phase.SHRINKING] < 0.2 and 0.05 <= seconds[Phase.GROUPING] < 0.1
