@@ -132,3 +132,17 @@ def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
         assert clock.current == Phase.GROUPING
     assert clock.current is None
     assert 0.1 <= seconds[Phase.SHRINKING] < 0.2 and 0.05 <= seconds[Phase.GROUPING] < 0.1
+
+
+def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
+    """A split's exception names the proxy it missed: 't0' on one program, 'f0' on another."""
+
+    def split(name, path):
+        key = f"EXCEPTION_META_THUNDER_OP: '{name}'"
+        return Violation("splits", path, key, "EXCEPTION_META_THUNDER_OP", key=key, cause=key)
+
+    store = store_of(
+        (PLACEMENT_INDUCED, ("p",), split("t0", "thunderfx"), program("neg"), None),
+        (PLACEMENT_INDUCED, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
+    )
+    assert len(store.groups()) == 2 and len(store.bugs()) == 1

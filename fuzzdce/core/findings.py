@@ -22,6 +22,7 @@ joined by evidence a user can check:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
@@ -134,13 +135,21 @@ def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -
 VALUE_MISMATCH = "Mismatch"
 
 
+def nameless(message: str) -> str:
+    """``normalise``'s message with every counted name, whatever its stem, one name: Thunder names
+    a proxy by its kind (``t0`` a tensor, ``f0`` a float), so one fault raises ``KeyError: 't0'``
+    on one program and ``KeyError: 'f0'`` on another."""
+    return re.sub(r"\b[A-Za-z_]+<n>", "<name>", normalise(message))
+
+
 def join_keys(finding: Finding) -> list[str]:
     """What joins findings into one bug beyond their cause (``cause_key``), one name per placement
     showing it (findings sharing a name and so a placement join; one faulty placement's finding
     never joins another's):
     - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
       minimal programs are identical are one fault, whichever path and oracle showed each;
-    - its signature without the path (oracle, exception type, normalised message, Thunder frame),
+    - its signature without the path (oracle, exception type, message without names and numbers
+      (``nameless``), Thunder frame),
       for any violation but a value comparison: the compile path is an attribute of a bug, not its
       identity."""
     keys = []
@@ -150,7 +159,7 @@ def join_keys(finding: Finding) -> list[str]:
         if finding.shrunk:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
         if v.error_type != VALUE_MISMATCH:
-            keys.append(" | ".join((head, "signature", v.oracle, v.error_type, normalise(v.identity), v.frame)))
+            keys.append(" | ".join((head, "signature", v.oracle, v.error_type, nameless(v.identity), v.frame)))
     return keys
 
 
