@@ -146,3 +146,14 @@ def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
         (PLACEMENT_INDUCED, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
     )
     assert len(store.groups()) == 2 and len(store.bugs()) == 1
+
+
+def test_a_link_never_joins_two_verdicts():
+    """A baseline bug's settled program may also show a placement-induced finding: they stay apart."""
+    store = store_of(
+        (BASELINE, ("stock", "p"), malformed("a"), program(), True),
+        (PLACEMENT_INDUCED, ("p",), wrong_values("a"), program("neg"), True),
+    )
+    baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != BASELINE)
+    store.link(baseline, induced)
+    assert len(store.bugs()) == 2

@@ -373,9 +373,9 @@ class FindingStore:
         return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(groups.items())}
 
     def link(self, first: Finding, second: Finding, why: str = "each one's shrunk minimal program shows the other") -> None:
-        """Record that the groups of ``first`` and ``second`` are one bug."""
+        """Record that the groups of ``first`` and ``second`` are one bug (never two verdicts)."""
         a, b = sorted((first.cause_key, second.cause_key))
-        if a != b:
+        if a != b and first.verdict == second.verdict:
             self.links[(a, b)] = why
 
     def bugs(self) -> list[Bug]:

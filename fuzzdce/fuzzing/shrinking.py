@@ -8,9 +8,10 @@ within the campaign's time plan. This module holds that state; ``Campaign`` only
   Thunders that keep its verdict: a baseline group, stock alone; a placement-induced one, its first
   placement, and stock only on a candidate that still fails there. A candidate keeps the group's
   failure when it shows a violation of the same path, oracle, exception type, normalised message
-  and cause (``same_failure``). Hypothesis's shrinker runs first, from the group's choices (it
-  reduces shapes, values and dtypes as well as ops), within the group's share of the time; then
-  the statement-level passes (``reductions``) run on its result to their end. The final program is
+  and cause (``same_failure``). The statement-level passes (``reductions``) run first, to their
+  end; then Hypothesis's shrinker, from the group's choices (it reduces shapes, values and dtypes
+  as well as ops), within the group's share of the time, its result, when smaller, reduced by the
+  passes again. The final program is
   evaluated once on every path under every placement (``settle``): triaged there, recorded, and
   what it shows joins its group.
 - **Grouping** (``Shrinker.group``): every group's smallest program is settled (the unshrunk ones
@@ -39,7 +40,7 @@ from pathlib import Path
 from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import normalise
+from fuzzdce.core.signatures import finding_signature, normalise, signature
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
@@ -254,14 +255,24 @@ class Shrinker:
         return fails
 
     def shrink(self, key: str, fraction: float = 1.0) -> bool:
-        """Shrink one group (cause ``key``): Hypothesis from its smallest program's choices within
-        ``fraction`` of the shrinking time left, then the statement-level passes to their end (or to
-        the end of shrinking's time); the result settled. Returns whether the passes finished."""
+        """Shrink one group (cause ``key``): the statement-level passes first (cheap, and they leave
+        no statement or returned value that can go), to their end or to the end of shrinking's time;
+        then Hypothesis from the group's choices within ``fraction`` of the time left (shapes,
+        values, dtypes), whose result, when smaller, the passes take on again. The result is
+        settled. Returns whether the passes finished."""
         campaign = self.campaign
         self.done.add(key)
         smallest = self.store.groups()[key][0]
         fails = self.failing(smallest, key)
-        best = [smallest.program, smallest.choices]
+
+        def out_of_time() -> bool:
+            return campaign.driver.stopped or campaign.plan.over(Phase.SHRINKING)
+
+        if not fails(smallest.program):  # it no longer fails alone (flaky): keep it as it is
+            self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
+            return False
+        reduced, finished = reductions.reduce(smallest.program, fails, out_of_time=out_of_time)
+        best = [reduced, smallest.choices if reduced == smallest.program else None]
 
         def reproduces(program: Program) -> bool:
             hit = fails(program)
@@ -270,22 +281,16 @@ class Shrinker:
             return hit
 
         left = campaign.plan.left(Phase.SHRINKING)
-        hypothesis_done = True
-        if smallest.choices is not None:
+        if finished and smallest.choices is not None and not out_of_time():
             deadline = None if left is None else time.monotonic() + left * fraction
-            hypothesis_done = campaign.driver.shrink(
+            if not campaign.driver.shrink(
                 smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
-            )
-        if not fails(best[0]):  # the program drawn no longer fails alone (flaky): keep it as it is
-            self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
-            return False
-        reduced, finished = reductions.reduce(
-            best[0], fails, out_of_time=lambda: campaign.driver.stopped or campaign.plan.over(Phase.SHRINKING)
-        )
+            ):
+                campaign.log(f"fuzzdce: Hypothesis's shrink of group {smallest.id} stopped for time")
+            if best[0] != reduced:
+                reduced, finished = reductions.reduce(best[0], fails, out_of_time=out_of_time)
         reduced = finite_if_it_fails(reduced, fails)
         choices = best[1] if reduced == best[0] else None
-        if not hypothesis_done:
-            campaign.log(f"fuzzdce: Hypothesis's shrink of group {smallest.id} stopped for time; statement passes took it on")
         if not finished:
             campaign.log(
                 f"fuzzdce: shrinking of bug {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
@@ -346,24 +351,18 @@ class Shrinker:
             if campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
                 members[0].shrunk = False
 
-    def anchor(self, program: Program) -> Finding | None:
-        """The finding a settled program's joins hang on: its origin group's smallest, else one it is the program of."""
-        groups = self.store.groups()
-        key = self.origin.get(program)
-        if key in groups:
-            return groups[key][0]
-        return next((f for f in self.store if f.program == program), None)
-
     def link(self) -> None:
-        """Join each group to every group a settled program shows (``shows``)."""
+        """Join each group to every group a settled program shows (``shows``), through the finding
+        that program recorded for what it shows: the same verdict on both sides, always."""
         groups = self.store.groups()
-        for program, shown in self.shown.items():
-            anchor = self.anchor(program)
-            if anchor is None:
-                continue
-            for members in groups.values():
-                if any(shows(t, f) for t in shown for f in members):
-                    self.store.link(anchor, members[0], f"shown by the settled minimal program of finding {anchor.id}")
+        for shown in self.shown.values():
+            for t in shown:
+                here = self.store.findings.get(finding_signature(t.verdict, t.placements, signature(t.violation)))
+                if here is None:
+                    continue
+                for members in groups.values():
+                    if members[0].cause_key != here.cause_key and any(shows(t, f) for f in members):
+                        self.store.link(here, members[0], f"shown by the settled minimal program of finding {here.id}")
 
     def absorb(self, other: Shrinker) -> None:
         """Fold in a lane's settled programs (what they show, whose shrink gave them)."""
