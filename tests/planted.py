@@ -243,3 +243,20 @@ def dce_edits_kept():
         return subs
 
     return _edit_subsymbols(swap_first_two_reads)
+
+
+@contextlib.contextmanager
+def dce_hangs():
+    """Every DCE blocks for an hour in C (a lock acquired twice): the alarm cannot end it, only
+    the sandbox's parent can."""
+    import threading
+
+    from thunder.core import transform_common
+
+    def hang(trace, *args, **kwargs):
+        lock = threading.Lock()
+        lock.acquire()
+        lock.acquire(timeout=3600)
+
+    with patch_everywhere(transform_common, "dce", hang):
+        yield
