@@ -146,7 +146,6 @@ def test_every_module_but_the_application_lives_in_a_wing():
         "fuzzdce.__main__",
         "fuzzdce.cli",
         "fuzzdce.pytest_plugin",
-        "fuzzdce.repro",
         "fuzzdce.testing",
     ]
 

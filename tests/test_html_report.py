@@ -26,8 +26,9 @@ from fuzzdce.core.timeline import combine, sample
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Stats
-from fuzzdce.results.html_report import DATA_COLOUR, load_bugs, load_summary, page, write_report
+from fuzzdce.results.html_report import DATA_COLOUR, page, write_report
 from fuzzdce.results.report import summary
+from fuzzdce.results.store import read_bugs, read_summary
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -64,6 +65,11 @@ class StandIn(Evaluator):
         return evaluations
 
 
+def bugs_in(folder: Path):
+    """Every bug record the folder holds, by id (as the page reads them)."""
+    return [record for record, _ in read_bugs(folder)]
+
+
 def run_campaign(folder: Path) -> Campaign:
     """A campaign over stock and symcall writing ``folder``, with a progress line after each program."""
 
@@ -89,12 +95,12 @@ def findings(tmp_path_factory) -> Path:
 
 
 def test_summary_has_a_timeline_and_bugs_when_they_were_first_seen(findings):
-    summary = load_summary(findings)
+    summary = read_summary(findings)
     timeline = summary.timeline
     assert [s["programs"] for s in timeline] == [1, 2, 3, 3]  # each progress line, then the end
     assert [s["seconds"] for s in timeline] == sorted(s["seconds"] for s in timeline)
     assert timeline[-1]["bugs"] == summary.n_bugs == 2
-    for bug in load_bugs(findings):
+    for bug in bugs_in(findings):
         members = [m.first_seen_seconds for m in bug.members]
         assert bug.first_seen_seconds == min(members) and 0 <= min(members) <= timeline[-1]["seconds"]
 
@@ -169,10 +175,10 @@ def empty_charts(html: str) -> list[str]:
 
 
 def test_the_checker_finds_charts_with_no_drawn_elements(findings):
-    empty = dataclasses.replace(load_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
+    empty = dataclasses.replace(read_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
     html = page(empty, [], findings)
     assert {t.split(" (")[0] for t in empty_charts(html)} >= {"Programs per minute over time", "Steps drawn per op"}
-    assert not empty_charts(page(load_summary(findings), load_bugs(findings), findings))
+    assert not empty_charts(page(read_summary(findings), bugs_in(findings), findings))
 
 
 def test_an_old_folder_renders_with_notes_where_data_is_missing(tmp_path):
@@ -182,7 +188,7 @@ def test_an_old_folder_renders_with_notes_where_data_is_missing(tmp_path):
 
 
 def test_everything_is_escaped(findings):
-    html = page(load_summary(findings), load_bugs(findings), findings)
+    html = page(read_summary(findings), bugs_in(findings), findings)
     assert "<script" not in html
     assert "exception: &#x27;t1&#x27; &lt;script&gt;" in html
 
@@ -264,7 +270,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
     print(f"report screenshot: {png}")
 
     # It rendered: the browser's DOM has every bug and every chart, each with drawn data marks.
-    for bug in load_bugs(findings):
+    for bug in bugs_in(findings):
         assert f"bug {bug.id}" in dom
     charts = Charts()
     charts.feed(dom)
@@ -277,7 +283,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
 
     # The charts drew pixels; the same page with empty charts draws none.
     assert data_pixels(png) > 2000
-    blank = dataclasses.replace(load_summary(findings), timeline=(), op_counts={}, dce_activity={}, paths=(), counts=())
+    blank = dataclasses.replace(read_summary(findings), timeline=(), op_counts={}, dce_activity={}, paths=(), counts=())
     (tmp_path / "blank.html").write_text(page(blank, [], findings))
     screenshot(tmp_path / "blank.html", tmp_path / "blank.png")
     assert data_pixels(tmp_path / "blank.png") == 0

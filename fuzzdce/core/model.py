@@ -122,6 +122,13 @@ class Outcome:
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)
+    # Made once where the trace objects live, for DCE activity and ``dce-sound`` alike (they read one
+    # comparison): this outcome's traces as portable trees (``subsymbols.portable_trace``; stock's are
+    # compared with every placement's), by the id of the trace object (held beside it), and the
+    # comparison with stock's traces, with the stock outcome and the trace lists it was made of.
+    # Neither crosses processes (``evaluate.portable`` drops them).
+    compared_traces: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+    comparison: tuple[Any, Any, Any, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

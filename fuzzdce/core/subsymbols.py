@@ -133,22 +133,15 @@ def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
     return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), text)
 
 
-# Traces already converted for comparison, with the trace objects (held, so ids stay theirs): stock's
-# traces on a path are compared with each placement's, and converting them once is enough.
-_converted: dict[int, tuple[Any, PortableTrace]] = {}
-_CONVERTED_KEPT = 64
-
-
-def _portable_for_comparison(trace) -> PortableTrace:
+def _portable_for_comparison(outcome, trace) -> PortableTrace:
+    """``trace``, one of ``outcome``'s, as a portable tree, converted once per trace object."""
     if isinstance(trace, PortableTrace):
         return trace
-    hit = _converted.get(id(trace))
-    if hit is not None and hit[0] is trace:
+    hit = outcome.compared_traces.get(id(trace))
+    if hit is not None and hit[0] is trace:  # the trace object is held there, so its id is its own
         return hit[1]
-    if len(_converted) >= _CONVERTED_KEPT:
-        _converted.clear()
     converted = portable_trace(trace, with_text=False)
-    _converted[id(trace)] = (trace, converted)
+    outcome.compared_traces[id(trace)] = (trace, converted)
     return converted
 
 
@@ -349,8 +342,8 @@ def _repeats_stock(node: Node, stock_children, renaming: Renaming) -> bool:
 
 def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
     """Every subsymbol difference between two traces of one label; the reason, when not compared."""
-    stock_nodes = _portable_for_comparison(stock_trace).bound_symbols
-    nodes = _portable_for_comparison(trace).bound_symbols
+    stock_nodes = _as_portable(stock_trace).bound_symbols
+    nodes = _as_portable(trace).bound_symbols
     renaming = Renaming()
     paired = align(stock_nodes, nodes, renaming)
     if any(i is None or j is None for i, j in paired):
@@ -366,6 +359,10 @@ def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
     return [dataclasses.replace(c, renaming=pairs) for c in out], ""
 
 
+def _as_portable(trace) -> PortableTrace:
+    return trace if isinstance(trace, PortableTrace) else portable_trace(trace, with_text=False)
+
+
 def _is_trace(t: Any) -> bool:
     return hasattr(t, "bound_symbols")
 
@@ -374,18 +371,16 @@ def _split_kinds(outcome) -> list[str]:
     return [getattr(r.reason_type, "name", str(r.reason_type)) for r in outcome.split_reasons]
 
 
-# The last comparison made, with the two outcomes it was made of (held, so their ids stay theirs):
-# DCE activity and ``dce-sound`` read the same comparison of one job, and it is worth making once.
-_last: tuple[Any, Any, TraceComparison] | None = None
-
-
 def compare(outcome, stock) -> TraceComparison:
-    """``outcome``'s traces against stock's on the same path (nothing when stock is None)."""
-    global _last
-    if _last is not None and _last[0] is outcome and _last[1] is stock:
-        return _last[2]
+    """``outcome``'s traces against stock's on the same path (nothing when stock is None), made once
+    per pair and kept on ``outcome``."""
+    if stock is None:
+        return TraceComparison()
+    made = outcome.comparison
+    if made is not None and made[0] is stock and made[1] is outcome.traces and made[2] is stock.traces:
+        return made[3]
     result = _compare(outcome, stock)
-    _last = (outcome, stock, result)
+    outcome.comparison = (stock, outcome.traces, stock.traces, result)
     return result
 
 
@@ -400,7 +395,9 @@ def _compare(outcome, stock) -> TraceComparison:
     for label, trace in outcome.traces:
         if label not in stock_traces or not _is_trace(trace):
             continue  # a path that stopped early (it raised) has fewer traces: the others say why
-        found, reason = compare_traces(stock_traces[label], trace)
+        found, reason = compare_traces(
+            _portable_for_comparison(stock, stock_traces[label]), _portable_for_comparison(outcome, trace)
+        )
         if reason:
             result.not_compared.append(f"{label}: {reason}")
         result.changes += [(label, c) for c in found]

@@ -45,16 +45,6 @@ svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
 # --- reading the folder ---------------------------------------------------------------------------
 
 
-def load_summary(folder: Path) -> RunSummary | None:
-    """summary.json, or None when the folder has none (the page then says so)."""
-    return read_summary(folder)
-
-
-def load_bugs(folder: Path) -> list[BugRecord]:
-    """Every bug.json under the folder, by id."""
-    return [record for record, _ in read_bugs(folder)]
-
-
 # --- small pieces ---------------------------------------------------------------------------------
 
 
@@ -361,5 +351,5 @@ def write_report(folder: str | os.PathLike, output: str | os.PathLike | None = N
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a findings folder (one holding {SUMMARY_FILE} and bug folders)")
     target = Path(output) if output is not None else folder / REPORT_FILE
-    target.write_text(page(load_summary(folder), load_bugs(folder), folder))
+    target.write_text(page(read_summary(folder), [record for record, _ in read_bugs(folder)], folder))
     return target
