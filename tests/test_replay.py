@@ -22,7 +22,7 @@ def saved_bugs(folder, placement, path):
     Returns oracle -> the placement-induced bug with a finding of that oracle."""
     campaign = Campaign(CampaignConfig.of(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
     campaign.observe(PROGRAM)
-    return {o: b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" for o in b.oracles()}
+    return {o: b for b in campaign.ledger.bugs() if b.verdict == "regression" for o in b.oracles()}
 
 
 @pytest.fixture(scope="module")

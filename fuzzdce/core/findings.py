@@ -29,8 +29,8 @@ from fuzzdce.core.program import Program
 from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
 from fuzzdce.core.vocabulary import AddResult
 
-PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
-BASELINE = Verdict.BASELINE
+REGRESSION = Verdict.REGRESSION
+SHARED = Verdict.SHARED
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
 
 
@@ -62,7 +62,7 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
 
 def is_reportable(verdict: str, known: str | None) -> bool:
     """Placement-induced and not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
-    return verdict == PLACEMENT_INDUCED and not known
+    return verdict == REGRESSION and not known
 
 
 def bug_order(bug) -> tuple:
@@ -146,10 +146,7 @@ def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict
             example.setdefault(sig, v)
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
-    return {
-        sig: Triaged(BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
-        for sig, names in showing.items()
-    }
+    return {sig: Triaged(SHARED if STOCK in names else REGRESSION, tuple(names), example[sig]) for sig, names in showing.items()}
 
 
 def triage(evaluations: Mapping[str, object]) -> dict[str, Triaged]:
@@ -198,7 +195,7 @@ class Finding:
     @property
     def placement(self) -> str:
         """The placement its reproducer applies: stock for a baseline finding, else the first showing it."""
-        return STOCK if self.verdict == BASELINE else self.placements[0]
+        return STOCK if self.verdict == SHARED else self.placements[0]
 
     @property
     def reportable(self) -> bool:

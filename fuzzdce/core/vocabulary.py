@@ -13,8 +13,8 @@ from enum import StrEnum
 class Verdict(StrEnum):
     """What stock Thunder does with a program a placement fails: the triage of a finding."""
 
-    PLACEMENT_INDUCED = "placement-induced"  # stock passes it: the placement's doing
-    BASELINE = "baseline"  # stock fails it the same way: a Thunder bug independent of the placement
+    REGRESSION = "regression"  # stock passes it: the placement's doing
+    SHARED = "shared"  # stock fails it the same way: a Thunder bug independent of the placement
 
 
 class FailureKind(StrEnum):
@@ -58,4 +58,4 @@ class BugGroup(StrEnum):
 
     NEW = "new"  # placement-induced, not in the known-findings file: makes the run exit 1
     KNOWN = "known"  # placement-induced, suppressed by the known-findings file
-    BASELINE = "baseline"  # stock Thunder fails the same way
+    SHARED = "shared"  # stock Thunder fails the same way

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding, FindingStore, Triaged, cause_key, triage
+from fuzzdce.core.findings import REGRESSION, Finding, FindingStore, Triaged, cause_key, triage
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import sample
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -280,7 +280,7 @@ class Campaign:
         groups = self.store.groups()
         return sorted(
             groups.items(),
-            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+            key=lambda kv: (kv[1][0].verdict != REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
         )
 
     def shrink_group(self, key: str, fraction: float = 1.0) -> bool:

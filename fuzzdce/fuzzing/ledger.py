@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, triage
+from fuzzdce.core.findings import REGRESSION, Bug, Finding, FindingStore, triage
 from fuzzdce.core.model import EAGER, STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import Sample
@@ -105,7 +105,7 @@ class Ledger:
 
     def fails(self, verdict: str) -> bool:
         """Are findings of this verdict shrunk (a fuzz test fails on them)?"""
-        return verdict == PLACEMENT_INDUCED or self.shrink_baseline or self.stock_only
+        return verdict == REGRESSION or self.shrink_baseline or self.stock_only
 
     def bugs(self) -> list[Bug]:
         return self.store.bugs()
@@ -209,7 +209,7 @@ def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation]) -> dic
     """The traces a finding's folder shows: on its path, under each placement showing it, and
     under stock too when stock does not show it (to compare)."""
     path = finding.violation.path
-    shown = list(finding.placements) + ([STOCK] if finding.verdict == PLACEMENT_INDUCED else [])
+    shown = list(finding.placements) + ([STOCK] if finding.verdict == REGRESSION else [])
     return {
         name: evaluations[name].outcomes[path].traces
         for name in shown

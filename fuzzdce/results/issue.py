@@ -22,7 +22,7 @@ def title(record: BugRecord) -> str:
     """One line: who fails, how, where."""
     first_line = record.message.splitlines()[0][:100] if record.message else ""
     where = ", ".join(record.paths)
-    if record.verdict == Verdict.PLACEMENT_INDUCED:
+    if record.verdict == Verdict.REGRESSION:
         return f"DCE placement {record.placement}: {', '.join(record.oracles)} on {where}: {first_line}"
     return f"{', '.join(record.oracles)} on {where}: {first_line}"
 
@@ -68,7 +68,7 @@ def issue_markdown(folder: Path) -> str:
         "It exits 1 while the bug is present and 0 once it is fixed"
         + (" (`--placement stock` runs it on Thunder as installed)." if placement != STOCK else "."),
     ]
-    if record.verdict == Verdict.PLACEMENT_INDUCED:
+    if record.verdict == Verdict.REGRESSION:
         lines += [
             "",
             f"Thunder as installed (`stock`) passes the same program on the same paths: the failure comes "

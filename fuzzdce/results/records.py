@@ -51,7 +51,7 @@ def inputs_in_header(source: str) -> int:
 GROUP_TITLES = {
     BugGroup.NEW: "placement-induced, new",
     BugGroup.KNOWN: "placement-induced, known",
-    BugGroup.BASELINE: "baseline (stock Thunder fails the same way)",
+    BugGroup.SHARED: "baseline (stock Thunder fails the same way)",
 }
 
 
@@ -170,7 +170,7 @@ class BugRecord:
     def __post_init__(self) -> None:
         # Older records lack what can be derived: fill it, so every reader sees one shape.
         if self.placement is None:
-            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.BASELINE else self.placements[0])
+            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.SHARED else self.placements[0])
         if self.n_inputs is None:
             object.__setattr__(self, "n_inputs", inputs_in_header(self.program))
 
@@ -260,8 +260,8 @@ class BugRecord:
     @property
     def group(self) -> BugGroup:
         """Which group of the report lists it."""
-        if self.verdict == Verdict.BASELINE:
-            return BugGroup.BASELINE
+        if self.verdict == Verdict.SHARED:
+            return BugGroup.SHARED
         return BugGroup.KNOWN if self.known else BugGroup.NEW
 
     @property

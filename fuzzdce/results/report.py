@@ -57,7 +57,7 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     if verbose:
         for m in record.members:
             lines.append(f"      member {m.id}: {m.oracle} on {m.path} ({m.count}x): {m.why}")
-    if record.verdict == Verdict.PLACEMENT_INDUCED or verbose:
+    if record.verdict == Verdict.REGRESSION or verbose:
         lines += textwrap.indent(record.program, "    | ").rstrip().splitlines()
     if reproduce is not None:
         lines.append(f"    reproduce: {reproduce}")

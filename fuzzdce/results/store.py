@@ -148,7 +148,7 @@ class FindingsFolder:
                     write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
             diff_file = folder / TRACE_DIFF_FILE
             diff_file.unlink(missing_ok=True)
-            if bug.verdict == Verdict.PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
+            if bug.verdict == Verdict.REGRESSION and STOCK in traces and bug.placement in traces:
                 write_atomically(diff_file, trace_diff(traces[STOCK], traces[bug.placement], bug.placement))
         self.write_record(bug)  # last: a bug.json means the folder is complete
 
