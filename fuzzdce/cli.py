@@ -27,7 +27,7 @@ from fuzzdce.results.merge import render as merge_render
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
-from fuzzdce.running.builds import BuildWorker, against_spec
+from fuzzdce.running.builds import BuildWorker, against_name, against_spec
 from fuzzdce.running.doctor import report as doctor_report
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -74,6 +74,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         f"naming a zero-argument callable returning a context manager (default: all built-in)",
     )
     add_build_argument(run)
+    run.add_argument(
+        "--reference",
+        metavar="NAME",
+        help="the Thunder every other one is judged against, stock or a placement's or build's NAME (default: "
+        "the first --against REF, else stock): a finding it does not show is a regression (exit 1), one only it "
+        "shows is fixed, one both show is shared",
+    )
     run.add_argument(
         "--path",
         action="append",
@@ -292,6 +299,7 @@ def config_from(args) -> CampaignConfig:
     config = CampaignConfig.for_profile(
         args.profile,
         placements=placements,
+        reference=chosen_reference(args),
         paths=tuple(args.path or DEFAULT_PATHS),
         max_examples=args.max_examples,
         seed=args.seed,
@@ -319,6 +327,14 @@ def chosen_placements(args) -> tuple[str, ...]:
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
+
+
+def chosen_reference(args) -> str:
+    """``--reference``; else, with ``--against REF``, the first REF (your branch is under test); else stock."""
+    if getattr(args, "reference", None):
+        return args.reference
+    against = getattr(args, "against", ())
+    return against_name(against[0]) if against else STOCK
 
 
 def same_hash_seed_everywhere(args) -> None:
@@ -360,7 +376,7 @@ def doctor_main(args) -> int:
 
 
 def run_main(args) -> int:
-    """``fuzzdce run``: 1 when any placement-induced bug is not in the known file, else 0."""
+    """``fuzzdce run``: 1 when any regression is not in the known file, else 0."""
     config = config_from(args)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
@@ -378,7 +394,7 @@ def run_main(args) -> int:
 
 
 def merge_main(args) -> int:
-    """``fuzzdce merge``: 1 when any merged placement-induced bug is not known, else 0."""
+    """``fuzzdce merge``: 1 when any merged regression is not known, else 0."""
     merged = merge(args.out, args.inputs, load_known(args.known) if args.known else {})
     print(merge_render(merged))
     if args.markdown:
@@ -438,8 +454,7 @@ SUBCOMMANDS = (
     Subcommand("replay", "rerun saved bugs under every placement; say which still fail", add_replay_arguments, replay_main),
     Subcommand(
         "merge",
-        "join findings folders (shards of one campaign, separate runs, merged folders) into one; "
-        "exit 1 on any new placement-induced bug",
+        "join findings folders (shards of one campaign, separate runs, merged folders) into one; exit 1 on any new regression",
         add_merge_arguments,
         merge_main,
     ),

@@ -106,7 +106,7 @@ def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_p
     known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["regression"]]))
     rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
     assert rerun.returncode == 0, rerun.stdout[-3000:]
-    assert "placement-induced, new: 0 bugs" in rerun.stdout
+    assert "regressions (the reference passes), new: 0 bugs" in rerun.stdout
 
 
 def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path):

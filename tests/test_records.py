@@ -51,7 +51,7 @@ UNVERSIONED_SUMMARY = {
                                                                    "counts_by_run", "why")}],
         "folder": f"F/{short_id('K')}",
     }], "shared": []},
-    "new_placement_induced": 1,
+    "new_regressions": 1,
     "counts": [{"placement": "symcall", "path": "jit", "oracle": "outputs", "findings": 1, "occurrences": 3}],
     "op_counts": {"add": 6}, "dropped_steps": {}, "dce_activity": {}, "notes": [],
     "timeline": [{"seconds": 0.0, "programs": 0, "bugs": 0}, {"seconds": 6.0, "programs": 6, "bugs": 1}],
@@ -80,7 +80,7 @@ def test_an_old_folder_loads_in_every_reader(tmp_path):
     assert older.members[0].counts_by_run == {} and older.members[0].violation_signature == ""
     assert older.group == BugGroup.SHARED and not older.reportable
     summary = read_summary(root)
-    assert summary.n_bugs == 1 and summary.new_placement_induced == 1 and summary.programs_per_minute == 60.0
+    assert summary.n_bugs == 1 and summary.new_regressions == 1 and summary.programs_per_minute == 60.0
     assert summary.covered_runs("unused") == {"1:0/1": summary.run_part()}
     # Every reader takes the folder as it is.
     assert "torch.add(v0, v1)" in issue_markdown(root / UNVERSIONED_BUG["id"])
@@ -110,7 +110,7 @@ def test_bugs_are_grouped_and_joined_as_the_campaign_groups_and_joins_them():
     new = BugRecord.from_json(UNVERSIONED_BUG)
     known = BugRecord.from_json({**UNVERSIONED_BUG, "key": "K2", "id": short_id("K2"), "known": "filed"})
     baseline = BugRecord.from_json(OLDER_BUG)
-    assert [len(records) for _, records in grouped([baseline, known, new])] == [1, 1, 1]
+    assert [len(records) for _, records in grouped([baseline, known, new])] == [1, 1, 0, 1]
     assert sorted([baseline, known, new], key=lambda r: r.order) == [new, known, baseline]
     # One shared name joins two items; a chain of them joins all.
     assert connected(["a", "b", "c", "d"], lambda x: {"a": [1], "b": [2], "c": [1, 2], "d": [3]}[x]) == [["a", "b", "c"], ["d"]]

@@ -63,7 +63,7 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     assert verdicts == {"shared", "regression"}, out
     assert int(header.group(1)) == len(printed) == len(set(printed)) == len(in_summary), out
     assert set(printed) == set(in_summary) == {p.parent.name for p in findings.glob("*/bug.json")}
-    baseline = re.search(r"== baseline \(stock Thunder fails the same way\): (\d+) bugs? ==", out)
+    baseline = re.search(r"== shared \(the reference fails the same way\): (\d+) bugs? ==", out)
     assert int(baseline.group(1)) == len(summary["bugs"]["shared"]) > 0, out
     page = subprocess.run(
         [sys.executable, "-m", "fuzzdce", "report", str(findings)], capture_output=True, text=True, env=env, timeout=300

@@ -122,6 +122,9 @@ class Outcome:
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)
+    # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
+    # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
+    dce_decomposition_differs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
