@@ -125,6 +125,9 @@ class Outcome:
     # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
     # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
     dce_decomposition_differs: list[str] = field(default_factory=list)
+    # The build whose process ran it (its placement name); empty for the Thunder of this process.
+    # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
+    build: str = ""
 
 
 @dataclass(frozen=True)

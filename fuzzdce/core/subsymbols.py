@@ -20,8 +20,8 @@ placement produced other traces, or a trace's top-level symbols do not align. Th
 are not subsymbol DCE; the oracles that see their cause (``splits``, ``split-set``, ``names``)
 report them, and ``not_compared`` says which traces were left out.
 
-Between two Thunders (a build's traces, which arrive portable, against this process's or another
-build's), a symbol's subsymbols are compared only where both decompose it alike. DCE removes
+Between two Thunders (a build's outcome against this process's Thunder's or another build's:
+``Outcome.build``), a symbol's subsymbols are compared only where both decompose it alike. DCE removes
 subsymbols and prunes outputs; it never adds one. So a subsymbol the placement kept that the
 reference lacks is either one the reference's DCE removed, which is dead where it stands (no kept
 sibling after it reads its outputs, it makes none of its parent's, and no keep-tag), or evidence
@@ -413,9 +413,9 @@ def _is_trace(t: Any) -> bool:
 
 
 def two_thunders(outcome, stock) -> bool:
-    """Are the two outcomes two Thunders'? A build's traces arrive here portable (its process sends
-    them so), this process's are Thunder's own objects: a portable trace on either side says so."""
-    return any(isinstance(t, PortableTrace) for _, t in (*outcome.traces, *stock.traces))
+    """Are the two outcomes two Thunders'? (``Outcome.build``: the build that ran each, empty for
+    this process's Thunder, which every patch placement patches.)"""
+    return getattr(outcome, "build", "") != getattr(stock, "build", "")
 
 
 def _split_kinds(outcome) -> list[str]:

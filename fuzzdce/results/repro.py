@@ -136,6 +136,7 @@ def run_under(placement: Placement, program, path: str, reference: Outcome, orac
         result = worker.run(BuildRequest(program, path, placement.name, None, portable(reference, with_traces=False)))
     finally:
         worker.close()
+    result.outcome.build = placement.name
     return result.outcome, [v for v in result.trace_violations if v.oracle == oracle]
 
 

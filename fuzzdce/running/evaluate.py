@@ -178,6 +178,7 @@ class LocalJobs:
         result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
         # The build's traces came back portable: aligned with the reference's here, as a patch placement's are.
         outcome = result.outcome
+        outcome.build = job.placement.name
         if base is not None:
             note_dce_activity(outcome, base)
         here = check_outcome(outcome, self.reference, base, oracles=ORACLES_WITHOUT_TRACES)
