@@ -28,7 +28,7 @@ from fuzzdce.results.merge import render as merge_render
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
-from fuzzdce.running.builds import BuildWorker, against_spec
+from fuzzdce.running.builds import BuildWorker, against_name, against_spec
 from fuzzdce.running.doctor import report as doctor_report
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -105,6 +105,12 @@ RUN_FLAGS = (
         metavar="NAME",
         help=f"placement to fuzz (repeatable): one of {', '.join(PLACEMENTS)}, or package.module:attr "
         f"naming a zero-argument callable returning a context manager (default: all built-in)",
+    )),
+    Flag("--reference", "scope", dict(
+        metavar="NAME",
+        help="the Thunder every other one is judged against, stock or a placement's or build's NAME (default: "
+        "the first --against REF, else stock): a finding it does not show is a regression (exit 1), one only it "
+        "shows is fixed, one both show is shared",
     )),
     Flag("--path", "scope", dict(
         action="append", choices=list(PATHS), help=f"compile path (repeatable; default: {', '.join(DEFAULT_PATHS)})"
@@ -315,7 +321,7 @@ def config_from(args) -> CampaignConfig:
     for name in placements:
         resolve(name)  # unknown or unimportable: one line naming the choices, now
     settings = {flag.setting: flag.value(args) for flag in RUN_FLAGS if flag.setting is not None}
-    config = CampaignConfig.for_profile(args.profile, placements=placements, **settings)
+    config = CampaignConfig.for_profile(args.profile, placements=placements, reference=chosen_reference(args), **settings)
     config.settings()  # validates the database spec now
     shard = resolve_shard(args.shard, args.shard_count, os.environ)
     return config.for_shard(*shard) if shard else config.with_seed()
@@ -328,6 +334,14 @@ def chosen_placements(args) -> tuple[str, ...]:
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
+
+
+def chosen_reference(args) -> str:
+    """``--reference``; else, with ``--against REF``, the first REF (your branch is under test); else stock."""
+    if getattr(args, "reference", None):
+        return args.reference
+    against = getattr(args, "against", ())
+    return against_name(against[0]) if against else STOCK
 
 
 def same_hash_seed_everywhere(args) -> None:
@@ -369,7 +383,7 @@ def doctor_main(args) -> int:
 
 
 def run_main(args) -> int:
-    """``fuzzdce run``: 1 when any placement-induced bug is not in the known file, else 0."""
+    """``fuzzdce run``: 1 when any regression is not in the known file, else 0."""
     config = config_from(args)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
@@ -387,7 +401,7 @@ def run_main(args) -> int:
 
 
 def merge_main(args) -> int:
-    """``fuzzdce merge``: 1 when any merged placement-induced bug is not known, else 0."""
+    """``fuzzdce merge``: 1 when any merged regression is not known, else 0."""
     merged = merge(args.out, args.inputs, load_known(args.known) if args.known else {})
     print(merge_render(merged))
     if args.markdown:
@@ -447,8 +461,7 @@ SUBCOMMANDS = (
     Subcommand("replay", "rerun saved bugs under every placement; say which still fail", add_replay_arguments, replay_main),
     Subcommand(
         "merge",
-        "join findings folders (shards of one campaign, separate runs, merged folders) into one; "
-        "exit 1 on any new placement-induced bug",
+        "join findings folders (shards of one campaign, separate runs, merged folders) into one; exit 1 on any new regression",
         add_merge_arguments,
         merge_main,
     ),

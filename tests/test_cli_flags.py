@@ -13,7 +13,7 @@ def test_each_flag_sets_a_field_of_the_group_it_is_listed_under():
         if flag.setting is not None:
             assert GROUP_OF[flag.setting] == flag.group, f"{flag.flag} sets {flag.setting}, a field of {GROUP_OF[flag.setting]}"
         else:
-            assert flag.group == RUN or flag.dest in {"placement", "profile", "shard", "shard_count"}, flag.flag
+            assert flag.group == RUN or flag.dest in {"placement", "reference", "profile", "shard", "shard_count"}, flag.flag
 
 
 def test_the_command_line_becomes_the_campaign_it_names(tmp_path):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from fuzzdce.cli import main
-from fuzzdce.core.findings import BASELINE, FindingStore
+from fuzzdce.core.findings import SHARED, FindingStore
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.timeline import combine, sample
@@ -112,8 +112,8 @@ def test_lanes_timelines_combine_on_one_clock():
 
 def test_merged_stores_keep_the_earliest_sighting_and_stats_keep_each_lanes_timeline():
     first, second = FindingStore(), FindingStore()
-    first.add(BASELINE, ("stock",), MISMATCH, ADD, seconds=30.0)
-    second.add(BASELINE, ("stock",), MISMATCH, ADD, seconds=12.5)
+    first.add(SHARED, ("stock",), MISMATCH, ADD, seconds=30.0)
+    second.add(SHARED, ("stock",), MISMATCH, ADD, seconds=12.5)
     first.merge(second)
     assert [f.first_seen_seconds for f in first] == [12.5]
     merged, lane = Stats(), Stats(timeline=[sample(1, 2, 0)])

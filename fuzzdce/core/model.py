@@ -129,6 +129,12 @@ class Outcome:
     # Neither crosses processes (``evaluate.portable`` drops them).
     compared_traces: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
     comparison: tuple[Any, Any, Any, Any] | None = field(default=None, repr=False, compare=False)
+    # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
+    # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
+    dce_decomposition_differs: list[str] = field(default_factory=list)
+    # The build whose process ran it (its placement name); empty for the Thunder of this process.
+    # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
+    build: str = ""
 
 
 @dataclass(frozen=True)

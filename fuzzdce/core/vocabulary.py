@@ -11,10 +11,17 @@ from enum import StrEnum
 
 
 class Verdict(StrEnum):
-    """What stock Thunder does with a program a placement fails: the triage of a finding."""
+    """The triage of a finding against the campaign's reference Thunder (stock, unless ``--against``
+    or ``--reference`` names another): which of the reference and the Thunders under test fail."""
 
-    PLACEMENT_INDUCED = "placement-induced"  # stock passes it: the placement's doing
-    BASELINE = "baseline"  # stock fails it the same way: a Thunder bug independent of the placement
+    REGRESSION = "regression"  # a Thunder under test fails it, the reference passes: exit 1
+    SHARED = "shared"  # the reference fails it the same way as a Thunder under test
+    FIXED = "fixed"  # the reference fails it and every Thunder under test passes: listed, exit 0
+
+    @classmethod
+    def _missing_(cls, value):
+        # The words of records written before the reference had a name.
+        return {"placement-induced": cls.REGRESSION, "baseline": cls.SHARED}.get(value)
 
 
 class FailureKind(StrEnum):
@@ -56,6 +63,7 @@ class AddResult(StrEnum):
 class BugGroup(StrEnum):
     """Which group of the report a bug is listed in (``fuzzdce run``, ``merge`` and the HTML page alike)."""
 
-    NEW = "new"  # placement-induced, not in the known-findings file: makes the run exit 1
-    KNOWN = "known"  # placement-induced, suppressed by the known-findings file
-    BASELINE = "baseline"  # stock Thunder fails the same way
+    NEW = "new"  # a regression not in the known-findings file: makes the run exit 1
+    KNOWN = "known"  # a regression suppressed by the known-findings file
+    FIXED = "fixed"  # the reference fails, the Thunders under test pass
+    SHARED = "shared"  # the reference fails the same way

@@ -19,7 +19,8 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding, FindingStore, Triaged, cause_key, triage
+from fuzzdce.core.findings import FIXED, REGRESSION, Finding, FindingStore, Triaged, cause_key, triage
+from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import sample
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -27,7 +28,7 @@ from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver, current_cho
 from fuzzdce.fuzzing.ledger import Ledger, Log, shown_traces
 from fuzzdce.results.records import campaign_summary
 from fuzzdce.results.store import FindingsFolder
-from fuzzdce.running.builds import build_specs
+from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.memory import MemoryReport, ProcessMemory
 from fuzzdce.running.sandbox import SandboxedJobs
@@ -94,6 +95,7 @@ class Campaign:
         self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
+        self.reference = config.resolved_reference(self.placements)  # what every verdict is relative to
         self.paths = list(config.scope.paths)
         self.seed = config.budget.seed
         self.log = log
@@ -102,9 +104,19 @@ class Campaign:
         self.evaluator = evaluator
         output, time_budget = config.output, config.budget.time_budget
         builds = build_specs(self.placements)  # what the records and reproducers select a build by
-        folder = FindingsFolder(output.findings_dir, config.run_id, builds) if output.findings_dir is not None else None
+        folder = None
+        if output.findings_dir is not None:
+            thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
+            folder = FindingsFolder(output.findings_dir, config.run_id, builds, self.reference.name, thunders)
         self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
-        self.ledger = Ledger([p.name for p in self.placements], known=output.known, folder=folder, log=log, clock=self.clock)
+        self.ledger = Ledger(
+            [p.name for p in self.placements],
+            known=output.known,
+            folder=folder,
+            log=log,
+            clock=self.clock,
+            reference=self.reference.name,
+        )
         # Shrinking and grouping after generation: half the time budget again (README, "Rounds").
         self.ledger.shrink_budget = SHRINK_SHARE * time_budget if time_budget else None
         self.ledger.shrink_baseline = config.scope.shrink_baseline
@@ -214,7 +226,7 @@ class Campaign:
         before is not evaluated again (programs are deterministic)."""
         if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
-        evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
+        evaluations = self.evaluate_everywhere(program)
         self.full_evaluations += 1
         self.distinct_programs.add(program)
         self.ledger.count(program, evaluations)
@@ -274,33 +286,34 @@ class Campaign:
         self.ledger.record(smallest.program, evaluations, choices=smallest.choices, weights=smallest.weights)
         self.shown[smallest.program] = marks(triage(evaluations).values())
         if self.folder is not None:
-            self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations))
+            self.folder.write(self.ledger.bug_of(smallest), shown_traces(smallest, evaluations, self.reference.name))
 
     def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
         groups = self.store.groups()
         return sorted(
             groups.items(),
-            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+            key=lambda kv: (kv[1][0].verdict != REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
         )
 
     def shrink_group(self, key: str, fraction: float = 1.0) -> bool:
         """Shrink one group (cause ``key``) in a Hypothesis run of its own, from its smallest
         program's choices, within ``fraction`` of the shrinking time left. A shrink step
-        evaluates only the group's paths under its placements (and stock), and fails when it shows
+        evaluates only the group's paths under its placements (and the reference and stock; every
+        placement for a fixed group, which no Thunder under test may show), and fails when it shows
         a finding of this cause with the group's verdict and placements; only those are recorded.
         Marks the group's findings shrunk (True) or stopped for time (False); returns which."""
         members = self.store.groups()[key]
         smallest = members[0]
         verdict, names = smallest.verdict, smallest.placements
         paths = [p for p in self.paths if p in {f.violation.path for f in members}]
-        showing = [p for p in self.placements if p.name in names and not p.is_stock]
+        showing = [p for p in self.placements if p.name in names or verdict == FIXED]
         deadline = self.shrink_deadline()
         if deadline is not None:
             deadline = time.monotonic() + max(0.0, deadline - time.monotonic()) * fraction
 
         def reproduces(program: Program) -> bool:
             started = time.perf_counter()
-            evaluations = self.evaluator(program, showing, paths=paths, timeout=self.config.workers.timeout)
+            evaluations = self.evaluate(program, showing, paths)
             self.ledger.shrink_seconds[key] += time.perf_counter() - started
             hits = {
                 sig
@@ -477,12 +490,16 @@ class Campaign:
             self.write_summary()
         self.log(f"fuzzdce: {self.ledger.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
 
+    def evaluate(self, program: Program, placements: list[Placement], paths: list[str]):
+        """``program`` on ``paths`` under ``placements`` and the reference. (The reference is passed
+        only when it is not stock: an evaluator that takes none, a test's stand-in, serves the rest.)"""
+        against = {} if self.reference.is_stock else {"reference": self.reference}
+        return self.evaluator(program, placements, paths=paths, timeout=self.config.workers.timeout, **against)
+
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""
-        return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
+        return self.evaluate(program, self.placements, self.paths)
 
     def replay(self, finding: Finding):
         """The finding's smallest program evaluated on its path under every placement."""
-        return self.evaluator(
-            finding.program, self.placements, paths=[finding.violation.path], timeout=self.config.workers.timeout
-        )
+        return self.evaluate(finding.program, self.placements, [finding.violation.path])

@@ -7,7 +7,8 @@ the campaign ran, so a reproducer cannot drift from what found the bug. It exits
 failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program.
 ``--placement`` reruns it under another placement, e.g. ``stock`` or ``my_module:my_fix``. A
 bug of another Thunder build selects that build (``PLACEMENT = "NAME=DIR"``): the program then
-runs in the build's own process, as in the campaign, and is compared with this one's Thunder.
+runs in the build's own process, as in the campaign. Oracles that compare two Thunders compare
+with the campaign's reference (``REFERENCE``: stock, or the build ``--against`` named).
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ MAIN_SOURCE = """
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
-    placement = parser.parse_args(argv).placement
+    parser.add_argument("--reference", default=REFERENCE, help=f"what two-Thunder checks compare with (default: {REFERENCE})")
+    args = parser.parse_args(argv)
     from fuzzdce.results.repro import reproduce_all
 
-    return reproduce_all(program, make_inputs, CHECKS, placement=placement, script=__file__)
+    return reproduce_all(program, make_inputs, CHECKS, placement=args.placement, script=__file__, reference=args.reference)
 
 
 if __name__ == "__main__":
@@ -43,28 +45,30 @@ if __name__ == "__main__":
 """
 
 
-def script(bug, builds: Mapping[str, str] | None = None) -> str:
+def script(bug, builds: Mapping[str, str] | None = None, reference: str = STOCK) -> str:
     """The reproducer of ``bug`` (a ``fuzzdce.core.findings.Bug``) as Python source: its smallest
     program, and every (path, oracle) its members showed; ``builds`` (NAME -> NAME=TARGET) says
-    how it selects a placement that is another build."""
+    how it selects a placement that is another build; ``reference``: the campaign's reference."""
+    reference_spec = (builds or {}).get(reference, reference)
     checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
     versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
     message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
     shown = "\n".join(
         f"- {oracle} on {path}: {ORACLES[oracle].description}"
-        + (" (compared with stock Thunder on the same path)" if ORACLES[oracle].needs_stock else "")
+        + (f" (compared with {reference} on the same path)" if ORACLES[oracle].needs_stock else "")
         for path, oracle in checks
     )
     header = (
         f'"""fuzzdce bug {bug.id} [{bug.verdict}] under {bug.placement}: {", ".join(bug.oracles())} on {", ".join(bug.paths())}.\n\n'
         f"{message}\n\n"
         f"Checked, each under the placement:\n{shown}\n\n"
-        f"Shown under: {', '.join(bug.placements)}. Found with {versions_line}.\n"
+        f"Shown under: {', '.join(bug.placements)}; the reference: {reference}. Found with {versions_line}.\n"
         "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program).\n"
         "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
         '"""\n\n'
         "import argparse\n\nimport torch\n\n"
-        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nCHECKS = {checks!r}  # (path, oracle)\n\n\n"
+        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nREFERENCE = {reference_spec!r}\n"
+        f"CHECKS = {checks!r}  # (path, oracle)\n\n\n"
     )
     compile_sources = []
     for name in sorted({path for path, _ in checks}):
@@ -111,9 +115,14 @@ def load_script(path) -> ScriptProgram:
     return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()))
 
 
-def reproduce_all(fn: Callable, make_inputs: Callable, checks, *, placement: str, script: str | None = None) -> int:
+def reproduce_all(
+    fn: Callable, make_inputs: Callable, checks, *, placement: str, script: str | None = None, reference: str = STOCK
+) -> int:
     """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0."""
-    codes = [reproduce(fn, make_inputs, path=path, placement=placement, oracle=oracle, script=script) for path, oracle in checks]
+    codes = [
+        reproduce(fn, make_inputs, path=path, placement=placement, oracle=oracle, script=script, reference=reference)
+        for path, oracle in checks
+    ]
     return 2 if 2 in codes else (1 if 1 in codes else 0)
 
 
@@ -127,26 +136,39 @@ def run_under(placement: Placement, program, path: str, reference: Outcome, orac
         result = worker.run(BuildRequest(program, path, placement.name, None, portable(reference, with_traces=False)))
     finally:
         worker.close()
+    result.outcome.build = placement.name
     return result.outcome, [v for v in result.trace_violations if v.oracle == oracle]
 
 
-def reproduce(fn: Callable, make_inputs: Callable, *, path: str, placement: str, oracle: str, script: str | None = None) -> int:
+def reproduce(
+    fn: Callable,
+    make_inputs: Callable,
+    *,
+    path: str,
+    placement: str,
+    oracle: str,
+    script: str | None = None,
+    reference: str = STOCK,
+) -> int:
     """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: 1 if it fails, else 0.
 
     Thunder raising counts as failing for every oracle: a fix that trades a wrong result for an
     exception fixes nothing. ``script``: the reproducer's file, which another build's process
-    loads the program from.
+    loads the program from. ``reference``: what an oracle comparing two Thunders compares with.
     """
     program = ScriptProgram(fn, make_inputs, script)
     check = ORACLES[oracle]
     chosen = resolve(placement)
-    reference = run_path(EAGER, program, PLACEMENTS[STOCK])
-    if reference.error is not None:
-        print(f"eager itself fails: {reference.error}", file=sys.stderr)
+    eager = run_path(EAGER, program, PLACEMENTS[STOCK])
+    if eager.error is not None:
+        print(f"eager itself fails: {eager.error}", file=sys.stderr)
         return 2
-    outcome, found_there = run_under(chosen, program, path, reference, oracle)
-    stock = run_path(path, program, PLACEMENTS[STOCK]) if check.needs_stock and not chosen.is_stock else None
-    checked_here = [] if chosen.build is not None and check.reads_traces else check(outcome, reference, stock)
+    outcome, found_there = run_under(chosen, program, path, eager, oracle)
+    base = resolve(reference)
+    stock = None
+    if check.needs_stock and chosen.name != base.name:
+        stock, _ = run_under(base, program, path, eager, oracle)
+    checked_here = [] if chosen.build is not None and check.reads_traces else check(outcome, eager, stock)
     problems = [v.message for v in found_there + checked_here]
     if outcome.error is not None and oracle != "raises":
         print(outcome.error.traceback, file=sys.stderr)
