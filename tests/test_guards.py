@@ -131,3 +131,56 @@ def test_number_inputs_are_ints_floats_and_bools_equal_only_to_their_own_type(sp
     assert spec.dtype == {int: "pyint", float: "pyfloat", bool: "pybool"}[type(spec.value)]
     assert set(NUMBER_VALUES) == {"int", "float", "bool"}
     assert NumberInput(2) != NumberInput(2.0) and NumberInput(1) != NumberInput(True) and NumberInput(2) == NumberInput(2)
+
+
+# --- a campaign with both faults: each is one bug -------------------------------------------------
+
+# Ops that take a number input, and a few others, so that programs with one are drawn often.
+OPS = ("mul_number", "add_number", "sub_number", "where_number", "add", "exp")
+DONT_DCE_FAULT, NUMBER_CHECK_FAULT = "planted:symcall_ignoring_dont_dce", "planted:prologue_skips_number_checks"
+
+
+@pytest.fixture(scope="module")
+def both_faults():
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+
+    # One path: one program in four has a number input, so a campaign needs a few dozen programs.
+    config = CampaignConfig.of(("stock", DONT_DCE_FAULT, NUMBER_CHECK_FAULT), ("jit",), max_examples=30, seed=4, ops=OPS)
+    campaign = Campaign(config, log=lambda line: None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(execution, "GUARDS_PER_PROGRAM", None)
+        campaign.run()
+    return campaign
+
+
+def test_each_prologue_fault_is_one_bug_of_its_own_oracle(both_faults):
+    induced = [b for b in both_faults.ledger.bugs() if b.verdict == "placement-induced"]
+    described = [(b.placements, b.oracles(), b.paths(), len(b.members)) for b in induced]
+    by_placement = {p: [b for b in induced if b.placements == (p,)] for p in (DONT_DCE_FAULT, NUMBER_CHECK_FAULT)}
+    assert [len(bugs) for bugs in by_placement.values()] == [1, 1], described
+    assert by_placement[DONT_DCE_FAULT][0].oracles() == ["dce-sound"], described
+    assert by_placement[NUMBER_CHECK_FAULT][0].oracles() == ["guards"], described
+    assert {b.placements for b in induced} == {(DONT_DCE_FAULT,), (NUMBER_CHECK_FAULT,)}, described
+
+
+def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(every_guard):
+    import torch
+
+    from fuzzdce.results.repro import guard_inputs_source, reproduce
+
+    namespace = {"torch": torch}
+    exec(TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER), namespace)
+    assert set(namespace["GUARD_INPUTS"]) == {str(label) for label in CallLabel if label.is_guard}
+
+    def run(placement):
+        return reproduce(
+            namespace["program"],
+            namespace["make_inputs"],
+            path="jit",
+            placement=placement,
+            oracle="guards",
+            guard_inputs=namespace["GUARD_INPUTS"],
+        )
+
+    assert run(NUMBER_CHECK_FAULT) == 1 and run("stock") == 0

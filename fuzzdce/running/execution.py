@@ -253,6 +253,9 @@ def _other_number(value, *, same_type: bool):
 def guard_candidates(program, label: CallLabel) -> list:
     """The variants of ``program`` a guard call of ``label`` may make, in order of preference:
     each differs from ``program`` in the property ``label`` names and nothing else."""
+    if hasattr(program, "guard_variant"):  # a reproducer's program: the variants are in its file
+        variant = program.guard_variant(label)
+        return [] if variant is None else [variant]
     specs = getattr(program, "inputs", None)
     if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple):
         return []
@@ -300,7 +303,7 @@ def guard_labels(program) -> list[CallLabel]:
     """The guarded properties ``program`` varies (``GUARDS_PER_PROGRAM`` of those it has; all of
     them when that is None)."""
     present = [label for label in CallLabel if label.is_guard and guard_candidates(program, label)]
-    if GUARDS_PER_PROGRAM is None or len(present) <= GUARDS_PER_PROGRAM:
+    if GUARDS_PER_PROGRAM is None or len(present) <= GUARDS_PER_PROGRAM or hasattr(program, "guard_variant"):
         return present
     start = getattr(program, "seed", 0) % len(present)
     return [present[(start + k) % len(present)] for k in range(GUARDS_PER_PROGRAM)]
