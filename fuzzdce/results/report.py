@@ -94,7 +94,7 @@ def render(campaign, *, verbose: bool = False) -> str:
         out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(run.dropped_steps.values())}")
     varied = [n for n in run.notes if n["note"].startswith(GUARD_NOTE)]
     skipped = [n for n in run.notes if not n["note"].startswith(GUARD_NOTE)]
-    if varied:  # eager's notes count the programs; each jit path's, its hits and misses
+    if varied:  # per path: programs whose guard call varied each property, and hit or missed the cache
         out.append(
             "guarded properties varied (programs): "
             + "; ".join(f"{n['path']}: {n['note'].removeprefix(GUARD_NOTE)} ({n['programs']})" for n in varied)

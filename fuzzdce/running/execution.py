@@ -289,8 +289,8 @@ def guard_candidates(program, label: CallLabel) -> list:
     return []
 
 
-# How a guard call is noted (``Outcome.notes``): eager's note counts the programs that varied each
-# property, each path's adds whether its call hit the cache; the report lists them apart.
+# How a path notes a guard call (``Outcome.notes``): the property varied and whether the call hit
+# the cache. Counted per program, they are the report's line of guarded properties varied.
 GUARD_NOTE = "guard call varied "
 
 # Guard calls cost a compile each (a miss is the point), so each program varies one guarded
@@ -319,6 +319,10 @@ def guard_program(program, label: CallLabel) -> tuple[Any | None, str]:
     return None, f"no {label.property_varied} guard call: eager rejects every variant tried"
 
 
+def cache_words(call: Call) -> str:
+    return "hit the cache" if call.cache == "hit" else "missed the cache"
+
+
 def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -> Call | None:
     """The guard call of ``label`` on ``fn``, where ``program`` has the property to vary."""
     variant, _ = guard_program(program, label)
@@ -326,7 +330,7 @@ def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -
         return None
     call = make_call(outcome, label, fn, variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
     if outcome.path != EAGER and call.cache:
-        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {'hit' if call.cache == 'hit' else 'missed'} the cache")
+        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}")
     return call
 
 
@@ -352,7 +356,6 @@ def run_eager(program, outcome: Outcome) -> None:
         variant, _ = guard_program(program, label)
         if variant is not None:
             make_call(outcome, label, variant.function(), variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
-            outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}")
     outcome.error = outcome.calls[CallLabel.PLAIN].error
 
 
@@ -372,7 +375,9 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
                     if resized is None:
                         outcome.notes.append(f"second call skipped: {why_not}")
                         continue
-                    make_call(outcome, label, compiled, resized)
+                    call = make_call(outcome, label, compiled, resized)
+                    if call.cache:  # under symbolic values other shapes must hit the cache
+                        outcome.notes.append(f"{GUARD_NOTE}shape (the resized call), {cache_words(call)}")
                 else:
                     make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD, device=path.device)
         finally:
