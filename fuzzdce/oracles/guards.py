@@ -6,7 +6,8 @@ Thunder reuses a compiled computation only when its prologue's checks pass (``ch
 (``CallLabel.is_guard``: another shape or rank, dtype, ``requires_grad``, layout, a number input's
 value or type) is made on the same compiled function after the first call. A recompile (a cache
 miss) or a clear Thunder error is what a guard should do; a wrong result, or one with the first
-call's shape or dtype, means a cached computation ran on inputs it was not built for. Under
+call's shape or dtype, means a cached computation ran on inputs it was not built for. Checked
+where the first call was right (a computation wrong from the start is the ``outputs`` finding). Under
 symbolic values, shapes and numbers hit the cache by design: the result must be right all the same.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare, loosest
 
 # One finding per path, whichever property a program varied: which guard let the call through
@@ -32,8 +33,17 @@ def mismatch(call, expected) -> str | None:
     return reason
 
 
+def first_call_right(outcome: Outcome, reference: Outcome) -> bool:
+    """The plain call agreed with eager: only then does a wrong guard call tell of a guard (a
+    computation already wrong on the first call is the ``outputs`` oracle's finding)."""
+    call, expected = outcome.calls.get(CallLabel.PLAIN), reference.calls.get(CallLabel.PLAIN)
+    if call is None or expected is None or call.error is not None or call.outputs is None:
+        return False
+    return compare(call.outputs, expected.outputs) is None
+
+
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
-    if reference.error is not None or outcome.failure is not None:
+    if reference.error is not None or outcome.failure is not None or not first_call_right(outcome, reference):
         return []
     violations = []
     for label, call in outcome.guard_calls.items():
