@@ -144,7 +144,6 @@ def campaign_under(fault, max_examples):
     """A campaign of stock and ``fault`` on the jit path, every guarded property varied."""
     from fuzzdce.fuzzing.campaign import Campaign
     from fuzzdce.fuzzing.config import CampaignConfig
-
     from fuzzdce.running.evaluate import Evaluator
 
     config = CampaignConfig.of(("stock", fault), ("jit",), max_examples=max_examples, seed=4, ops=OPS)
