@@ -260,3 +260,72 @@ def dce_hangs():
 
     with patch_everywhere(transform_common, "dce", hang):
         yield
+
+
+def _dce_by_outputs_only(bsym):
+    """``bsym`` with its subsymbols kept only where their outputs reach its output: a DCE that
+    knows no tag (``DONT_DCE`` checks, returns and ``copy_`` are collected like any dead value)."""
+    needed = {o.name for o in bsym.flat_proxy_outs}
+    kept = []
+    for sub in reversed(bsym.subsymbols):
+        if any(o.name in needed for o in sub.flat_proxy_outs):
+            kept.append(sub)
+            needed |= {a.name for a in sub.flat_proxy_args}
+    return bsym.from_bsym(subsymbols=list(reversed(kept)))
+
+
+@contextlib.contextmanager
+def symcall_ignoring_dont_dce():
+    """``symcall`` (subsymbol DCE in ``Symbol.__call__``) with a DCE that ignores ``DONT_DCE``: right
+    in every other respect. In the prologue each top-level check (``check_len``,
+    ``check_tensor_metadata``, ...) stays, since the trace's own DCE keeps it, but loses the
+    ``prims.check_*`` it decomposes into; executors run the top-level checks, so every call stays
+    right and only a structural oracle reading the prologue sees the broken contract."""
+    from thunder.core.symbol import Symbol
+    from thunder.core.trace import get_tracectx
+
+    original_call = Symbol.__call__
+
+    def call_with_dce(self, *args, **kwargs):
+        trace = get_tracectx()
+        scope = trace.peek_scope() if trace is not None else None
+        before = len(scope) if scope is not None else None
+        result = original_call(self, *args, **kwargs)
+        if scope is not None and len(scope) == before + 1 and scope[-1].subsymbols:
+            scope[-1] = _dce_by_outputs_only(scope[-1])
+        return result
+
+    with patch_everywhere(Symbol, "__call__", call_with_dce):
+        yield
+
+
+def prologue_skips_number_checks():
+    """The prologue is made callable without its top-level ``check_number_type_and_value`` of the
+    call's own arguments (the cache-info checks stay): a call with another number reuses a
+    computation built for the first one, whose value it may have folded in."""
+    from thunder.executors import passes
+
+    original = passes.transform_for_execution
+
+    def checked_from_args(trace) -> set[str]:
+        """Names unpacked from the prologue's ``args``: the call's own arguments."""
+        return {
+            o.name for b in trace.bound_symbols if any(a.name == "args" for a in b.flat_proxy_args) for o in b.flat_proxy_outs
+        }
+
+    def without_number_checks(trace, executors_list, *args, **kwargs):
+        # Thunder makes the prologue callable with the Python executor alone; computations get more.
+        if [getattr(e, "name", "") for e in executors_list] == ["python"]:
+            from thunder.core.trace import from_trace
+
+            arguments = checked_from_args(trace)
+            edited = from_trace(trace)
+            edited.bound_symbols = [
+                b
+                for b in trace.bound_symbols
+                if not (b.sym.name == "check_number_type_and_value" and {a.name for a in b.flat_proxy_args} & arguments)
+            ]
+            trace = edited
+        return original(trace, executors_list, *args, **kwargs)
+
+    return patch_everywhere(passes, "transform_for_execution", without_number_checks)

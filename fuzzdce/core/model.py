@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
+from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, TraceKind, Verdict  # noqa: F401  (the records' types, here for their readers)
 
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"
@@ -86,6 +86,9 @@ class Call:
     inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
     error: ErrorInfo | None = None
     stage: CallStage | str = ""  # where ``error`` happened; empty while none did
+    # Whether the call reused a cached computation ("hit") or compiled anew ("miss"), where the
+    # compiled function says (``thunder.cache_misses``); empty otherwise.
+    cache: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,9 @@ class Outcome:
     path: str
     placement: str
     calls: dict[CallLabel, Call] = field(default_factory=dict)
+    # The guard calls (``CallLabel.is_guard``), apart: only the ``guards`` oracle reads them (a
+    # recompile or a clear error there is fine; a wrong result is the finding).
+    guard_calls: dict[CallLabel, Call] = field(default_factory=dict)
     # The first exception: a call's, or the path's own (e.g. building the compiled function).
     error: ErrorInfo | None = None
     # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's

@@ -17,6 +17,7 @@ from fuzzdce.results.records import BugRecord, campaign_summary, grouped
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.builds import describe_thunder
 from fuzzdce.running.coverage import activity_lines
+from fuzzdce.running.execution import GUARD_NOTE
 
 
 def summary(campaign) -> dict[str, Any]:
@@ -102,8 +103,15 @@ def render(campaign, *, verbose: bool = False) -> str:
     out += [f"op coverage ({len(run.op_counts)} ops): {ops}"]
     if run.dropped_steps:
         out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(run.dropped_steps.values())}")
-    if run.notes:
-        out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in run.notes))
+    varied = [n for n in run.notes if n["note"].startswith(GUARD_NOTE)]
+    skipped = [n for n in run.notes if not n["note"].startswith(GUARD_NOTE)]
+    if varied:  # per path: programs whose guard call varied each property, and hit or missed the cache
+        out.append(
+            "guarded properties varied (programs): "
+            + "; ".join(f"{n['path']}: {n['note'].removeprefix(GUARD_NOTE)} ({n['programs']})" for n in varied)
+        )
+    if skipped:
+        out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in skipped))
     if run.findings_dir:
         out.append(f"findings folder: {run.findings_dir} (summary.json, one folder per bug; fuzzdce replay DIR reruns them)")
     return "\n".join(out)

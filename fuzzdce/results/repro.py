@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzdce.core.model import EAGER, STOCK, Outcome, Placement, Violation
+from fuzzdce.core.model import EAGER, STOCK, CallLabel, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import portable
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.execution import guard_labels, guard_program, run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
@@ -37,7 +37,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from fuzzdce.results.repro import reproduce_all
 
-    return reproduce_all(program, make_inputs, CHECKS, placement=args.placement, script=__file__, reference=args.reference)
+    guard_inputs = globals().get("GUARD_INPUTS", {})
+    return reproduce_all(
+        program, make_inputs, CHECKS, placement=args.placement, script=__file__, reference=args.reference, guard_inputs=guard_inputs
+    )
 
 
 if __name__ == "__main__":
@@ -79,7 +82,33 @@ def script(bug, builds: Mapping[str, str] | None = None, reference: str = STOCK)
             + inspect.getsource(path.compile)
         )
     body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
+    if any(oracle == "guards" for _, oracle in checks):
+        body += "\n\n" + guard_inputs_source(bug.program)
     return header + body + "\n" + MAIN_SOURCE
+
+
+def guard_inputs_source(program) -> str:
+    """The inputs of each guard call ``program`` makes, as source: one ``make_inputs`` per varied
+    property, and ``GUARD_INPUTS`` naming them (the guards oracle's calls, made after the first)."""
+    parts, entries = [], []
+    for label in guard_labels(program):
+        variant, _ = guard_program(program, label)
+        if variant is None:
+            continue
+        name = f"make_inputs_{label.replace('-', '_')}"
+        if label == CallLabel.GUARD_REQUIRES_GRAD:  # the same inputs, requiring grad
+            parts.append(f"def {name}(requires_grad=False):\n    return make_inputs(requires_grad=True)\n")
+        else:
+            parts.append(variant.inputs_source().replace("def make_inputs(", f"def {name}(", 1))
+        entries.append(f"    {str(label)!r}: {name},")
+    return "\n\n".join(
+        [
+            *parts,
+            "# The guard calls: each varies one property the first call's prologue checks.\nGUARD_INPUTS = {\n"
+            + "\n".join(entries)
+            + "\n}\n",
+        ]
+    )
 
 
 # --- running reproducers ------------------------------------------------------------------------
@@ -96,6 +125,8 @@ class ScriptProgram:
     fn: Callable
     inputs: Callable
     script: str | None = None
+    # (guard call label, its make_inputs): the reproducer's ``GUARD_INPUTS``
+    guards: tuple[tuple[str, Callable], ...] = ()
 
     def __reduce__(self):
         if self.script is None:
@@ -108,19 +139,42 @@ class ScriptProgram:
     def make_inputs(self, *, requires_grad: bool = False):
         return self.inputs(requires_grad)
 
+    def guard_variant(self, label: str) -> ScriptProgram | None:
+        """The program of the guard call ``label``: the same function on that call's inputs."""
+        inputs = dict(self.guards).get(str(label))
+        return None if inputs is None else ScriptProgram(self.fn, inputs, self.script)
+
 
 def load_script(path) -> ScriptProgram:
     """The program and inputs of a reproducer file, without running its main."""
     namespace = runpy.run_path(str(path), run_name="fuzzdce_reproducer")
-    return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()))
+    guards = tuple(namespace.get("GUARD_INPUTS", {}).items())
+    return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()), guards)
 
 
 def reproduce_all(
-    fn: Callable, make_inputs: Callable, checks, *, placement: str, script: str | None = None, reference: str = STOCK
+    fn: Callable,
+    make_inputs: Callable,
+    checks,
+    *,
+    placement: str,
+    script: str | None = None,
+    reference: str = STOCK,
+    guard_inputs=None,
 ) -> int:
-    """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0."""
+    """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0.
+    ``guard_inputs``: label -> make_inputs of each guard call (the reproducer's ``GUARD_INPUTS``)."""
     codes = [
-        reproduce(fn, make_inputs, path=path, placement=placement, oracle=oracle, script=script, reference=reference)
+        reproduce(
+            fn,
+            make_inputs,
+            path=path,
+            placement=placement,
+            oracle=oracle,
+            script=script,
+            reference=reference,
+            guard_inputs=guard_inputs,
+        )
         for path, oracle in checks
     ]
     return 2 if 2 in codes else (1 if 1 in codes else 0)
@@ -149,6 +203,7 @@ def reproduce(
     oracle: str,
     script: str | None = None,
     reference: str = STOCK,
+    guard_inputs=None,
 ) -> int:
     """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: 1 if it fails, else 0.
 
@@ -156,7 +211,7 @@ def reproduce(
     exception fixes nothing. ``script``: the reproducer's file, which another build's process
     loads the program from. ``reference``: what an oracle comparing two Thunders compares with.
     """
-    program = ScriptProgram(fn, make_inputs, script)
+    program = ScriptProgram(fn, make_inputs, script, tuple((guard_inputs or {}).items()))
     check = ORACLES[oracle]
     chosen = resolve(placement)
     eager = run_path(EAGER, program, PLACEMENTS[STOCK])

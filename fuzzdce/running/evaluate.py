@@ -86,8 +86,11 @@ def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
     ran), traces as printed text or none (trace objects do not cross processes; printing them is
     worth it only for a finding's folder)."""
     calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
+    guard_calls = {
+        label: Call(label, error=call.error, stage=call.stage, cache=call.cache) for label, call in outcome.guard_calls.items()
+    }
     traces = trace_text(outcome) if with_traces else []
-    return dataclasses.replace(outcome, calls=calls, traces=traces, compared_traces={}, comparison=None)
+    return dataclasses.replace(outcome, calls=calls, guard_calls=guard_calls, traces=traces, compared_traces={}, comparison=None)
 
 
 def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
