@@ -82,11 +82,19 @@ def _file_label(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "trace"
 
 
+# Thunder heads each trace with the pass that made it and its wall time, "(took 14 milliseconds)":
+# the time differs from run to run, so two runs' traces of one program, and a reference's trace
+# against the placement's, would differ in that line alone.
+_PASS_TIME = re.compile(r"\(took \d+ milliseconds\)")
+
+
 def _text(trace: Any) -> str:
+    """The trace as Thunder prints it, its passes' wall times left out."""
     try:
-        return str(trace)
+        text = str(trace)
     except Exception as e:  # a malformed trace may not even print; say so
         return f"# str(trace) raised {type(e).__name__}: {e}\n"
+    return _PASS_TIME.sub("(took <time>)", text)
 
 
 def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str, reference: str = STOCK) -> str:
