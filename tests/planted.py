@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 
-from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.placements import dce_in_symbol_call, patch_everywhere
 
 
 @contextlib.contextmanager
@@ -265,6 +265,8 @@ def dce_hangs():
 def _dce_by_outputs_only(bsym):
     """``bsym`` with its subsymbols kept only where their outputs reach its output: a DCE that
     knows no tag (``DONT_DCE`` checks, returns and ``copy_`` are collected like any dead value)."""
+    if not bsym.subsymbols:
+        return bsym
     needed = {o.name for o in bsym.flat_proxy_outs}
     kept = []
     for sub in reversed(bsym.subsymbols):
@@ -281,21 +283,7 @@ def symcall_ignoring_dont_dce():
     ``check_tensor_metadata``, ...) stays, since the trace's own DCE keeps it, but loses the
     ``prims.check_*`` it decomposes into; executors run the top-level checks, so every call stays
     right and only a structural oracle reading the prologue sees the broken contract."""
-    from thunder.core.symbol import Symbol
-    from thunder.core.trace import get_tracectx
-
-    original_call = Symbol.__call__
-
-    def call_with_dce(self, *args, **kwargs):
-        trace = get_tracectx()
-        scope = trace.peek_scope() if trace is not None else None
-        before = len(scope) if scope is not None else None
-        result = original_call(self, *args, **kwargs)
-        if scope is not None and len(scope) == before + 1 and scope[-1].subsymbols:
-            scope[-1] = _dce_by_outputs_only(scope[-1])
-        return result
-
-    with patch_everywhere(Symbol, "__call__", call_with_dce):
+    with dce_in_symbol_call(_dce_by_outputs_only):
         yield
 
 
