@@ -149,7 +149,6 @@ def rdnp() -> Iterator[None]:
 @contextlib.contextmanager
 def symcall() -> Iterator[None]:
     """DCE of each new bound symbol's subsymbols inside ``Symbol.__call__``, before anyone sees it."""
-
     if symcall_native():
         yield
         return
