@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED
+    from fuzzdce.core.findings import REGRESSION, SHARED
     from fuzzdce.core.quiet import quiet_library_warnings
     from fuzzdce.fuzzing.campaign import Campaign
     from fuzzdce.fuzzing.config import CampaignConfig
@@ -61,7 +61,7 @@ def main() -> None:
         f"campaign: placements {', '.join(config.scope.placements)}; {len(config.scope.paths)} paths; seed {args.seed}; "
         f"budget {args.time_budget} s; {args.jobs} lanes; {campaign.stats.programs} programs; wall {wall:.0f} s"
     )
-    for verdict in (PLACEMENT_INDUCED, BASELINE):
+    for verdict in (REGRESSION, SHARED):
         findings = [f for f in campaign.store if f.verdict == verdict]
         mine = [b for b in bugs if b.verdict == verdict]
         largest = max((b.program.n_ops for b in mine), default=0)

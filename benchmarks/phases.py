@@ -81,7 +81,7 @@ def main() -> None:
     print("bugs: " + (", ".join(f"{v} {n}" for v, n in sorted(by_verdict.items())) or "none"))
     by_placement: dict[str, int] = {}
     for r in records:
-        if r["verdict"] == Verdict.PLACEMENT_INDUCED:
+        if r["verdict"] == Verdict.REGRESSION:
             for name in r["placements"]:
                 by_placement[name] = by_placement.get(name, 0) + 1
     print("placement-induced bugs per placement: " + (", ".join(f"{p} {n}" for p, n in sorted(by_placement.items())) or "none"))

@@ -44,14 +44,14 @@ def run_campaign(placements, args, folder: str) -> dict:
 def report(name: str, placements, summary: dict) -> None:
     print(f"== {name}: {' + '.join(placements)} ==")
     print(f"programs {summary['programs']} (invalid {summary['invalid_programs']}), wall {summary['wall_seconds']:.0f} s")
-    induced = summary["bugs"]["placement-induced"]
+    induced = summary["bugs"]["regression"]
     per_cell = Counter((oracle, p) for bug in induced for oracle in bug["oracles"] for p in bug["placements"])
     for p in placements[1:]:
         cells = ", ".join(f"{o} {n}" for (o, q), n in sorted(per_cell.items()) if q == p) or "none"
         print(f"  placement-induced bugs under {p}: {sum(p in b['placements'] for b in induced)} ({cells})")
     for bug in induced:
         print(f"    {bug['id']} under {', '.join(bug['placements'])}, {bug['n_ops']} ops: {bug['message'][:160]}")
-    print(f"  baseline bugs: {len(summary['bugs']['baseline'])}")
+    print(f"  baseline bugs: {len(summary['bugs']['shared'])}")
     for p, entry in summary.get("dce_activity", {}).items():
         print(
             f"  {p}: changed subsymbols in {entry['programs_changed']}/{entry['programs']} programs; "

@@ -6,9 +6,10 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fuzzdce.core.errors import HarnessError, UsageError
 from fuzzdce.core.model import STOCK
@@ -28,7 +29,7 @@ from fuzzdce.results.merge import render as merge_render
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
-from fuzzdce.running.builds import BuildWorker, against_spec
+from fuzzdce.running.builds import BuildWorker, against_name, against_spec
 from fuzzdce.running.doctor import report as doctor_report
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -65,126 +66,156 @@ def seed_value(text: str) -> int:
     return value
 
 
-def add_run_arguments(run: argparse.ArgumentParser) -> None:
-    """``fuzzdce run``'s flags: what to fuzz, how much, with which workers, where results go."""
-    run.add_argument(
-        "--placement",
+@dataclass(frozen=True)
+class Flag:
+    """One option of ``fuzzdce run``: its flag and argparse's keywords for it, the group of
+    ``CampaignConfig`` it belongs to (``RUN`` for the command's own), and the campaign setting it
+    gives, through ``convert`` (``setting`` None: ``config_from`` reads it itself)."""
+
+    flag: str
+    group: str
+    keywords: Mapping[str, Any]
+    setting: str | None = None
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def value(self, args: argparse.Namespace) -> Any:
+        value = getattr(args, self.dest)
+        return value if self.convert is None else self.convert(value)
+
+
+RUN = "run"  # the command's own options: how it runs the campaign's lanes and what it prints
+
+# What each group of ``fuzzdce run``'s help is about (CampaignConfig's groups, then the command's own).
+FLAG_GROUPS = {
+    "scope": "what to fuzz",
+    "budget": "how much, and with which seeds",
+    "workers": "where Thunder's work runs, within which limits",
+    "output": "where results go",
+    RUN: "the command itself",
+}
+
+# ``fuzzdce run``'s options, in the order its help lists them within each group. --build and
+# --against (shared with replay and doctor) are added after --placement.
+RUN_FLAGS = (
+    Flag("--placement", "scope", dict(
         action="append",
         metavar="NAME",
         help=f"placement to fuzz (repeatable): one of {', '.join(PLACEMENTS)}, or package.module:attr "
         f"naming a zero-argument callable returning a context manager (default: all built-in)",
-    )
-    add_build_argument(run)
-    run.add_argument(
-        "--path",
-        action="append",
-        choices=list(PATHS),
-        help=f"compile path (repeatable; default: {', '.join(DEFAULT_PATHS)})",
-    )
-    run.add_argument(
-        "--op",
+    )),
+    Flag("--reference", "scope", dict(
+        metavar="NAME",
+        help="the Thunder every other one is judged against, stock or a placement's or build's NAME (default: "
+        "the first --against REF, else stock): a finding it does not show is a regression (exit 1), one only it "
+        "shows is fixed, one both show is shared",
+    )),
+    Flag("--path", "scope", dict(
+        action="append", choices=list(PATHS), help=f"compile path (repeatable; default: {', '.join(DEFAULT_PATHS)})"
+    ), setting="paths", convert=lambda paths: tuple(paths or DEFAULT_PATHS)),
+    Flag("--op", "scope", dict(
         action="append",
         metavar="NAME",
         help="draw programs from these catalog entries only (repeatable; default: the whole catalog; `fuzzdce ops` lists them)",
-    )
-    run.add_argument(
-        "--max-examples",
-        type=positive_int,
-        help="programs to generate, per lane (default: the fuzz profile's: ci 30, dev 60, nightly 5000)",
-    )
-    run.add_argument(
-        "--profile",
-        choices=list(PROFILE_EXAMPLES),
-        help="fuzz profile (Hypothesis settings; default: $HYPOTHESIS_PROFILE, else ci under $CI, else dev)",
-    )
-    run.add_argument(
-        "--database",
-        metavar="SPEC",
-        help="example database shared by lanes and machines: a directory, redis://HOST:PORT, or none "
-        "(default: the profile's: .hypothesis/examples, none for ci)",
-    )
-    run.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        help="parallel lanes, each with its own sandboxed worker (default: all cores)",
-    )
-    run.add_argument(
-        "--memory-limit",
-        type=positive_int,
-        default=DEFAULT_MEMORY_LIMIT_MB,
-        metavar="MB",
-        help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
-    )
-    run.add_argument(
-        "--recycle-jobs",
-        type=count_or_zero,
-        default=DEFAULT_RECYCLE_JOBS,
-        metavar="N",
-        help="replace each worker's process, between jobs, after N jobs (its memory grows over a long run; "
-        f"a fresh one costs a few seconds of imports); 0: never (default: {DEFAULT_RECYCLE_JOBS})",
-    )
-    run.add_argument(
-        "--recycle-rss",
-        type=count_or_zero,
-        default=DEFAULT_RECYCLE_RSS_MB,
-        metavar="MB",
-        help="replace each worker's process, between jobs, once its resident memory passes MB; "
-        f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
-    )
-    run.add_argument(
-        "--recycle-lane-rss",
-        type=count_or_zero,
-        default=DEFAULT_RECYCLE_LANE_RSS_MB,
-        metavar="MB",
-        help="a lane whose process passes MB resident stops after its Hypothesis round and a fresh process "
-        f"goes on with the lane's programs and time left; 0: never (default: {DEFAULT_RECYCLE_LANE_RSS_MB})",
-    )
-    run.add_argument("--seed", type=seed_value, help="Hypothesis seed; printed at start when not given")
-    run.add_argument("--timeout", type=positive_int, default=60, help="seconds per compile path (default: 60)")
-    run.add_argument(
-        "--time-budget",
+    ), setting="ops", convert=lambda ops: tuple(ops or ())),
+    Flag("--steer", "scope", dict(
+        action="store_true",
+        help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
+        "where placements change subsymbols (rounds of 15 programs with their own weights)",
+    ), setting="steer"),
+    Flag("--max-examples", "budget", dict(
+        type=positive_int, help="programs to generate, per lane (default: the fuzz profile's: ci 30, dev 60, nightly 5000)"
+    ), setting="max_examples"),
+    Flag("--time-budget", "budget", dict(
         type=positive_int,
         metavar="S",
         help="the campaign's wall time: generation 88%%, shrinking to 95%%, then grouping, confirming, the report "
         "(default: the profile's: ci 300, dev 600, nightly none)",
-    )
-    run.add_argument(
-        "--findings",
-        metavar="DIR",
-        default=DEFAULT_FINDINGS_DIR,
-        help=f"folder for findings, written as they appear (default: ./{DEFAULT_FINDINGS_DIR}; "
-        "what an earlier run wrote there is replaced)",
-    )
-    run.add_argument(
-        "--steer",
-        action="store_true",
-        help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
-        "where placements change subsymbols (rounds of 15 programs with their own weights)",
-    )
-    run.add_argument(
-        "--known",
-        metavar="FILE",
-        help='known-bugs JSON file: [{"signature": BUG_ID_OR_SIGNATURE, "reason": WHY}, ...] (finding '
-        "signatures and ids work too); matching bugs are reported as known and do not make the run exit 1",
-    )
-    run.add_argument(
-        "--verbose", action="store_true", help="also print findings per placement x path x oracle, and each bug's members"
-    )
-    run.add_argument(
-        "--shard",
+    ), setting="time_budget"),
+    Flag("--profile", "budget", dict(
+        choices=list(PROFILE_EXAMPLES),
+        help="fuzz profile (Hypothesis settings; default: $HYPOTHESIS_PROFILE, else ci under $CI, else dev)",
+    )),
+    Flag("--seed", "budget", dict(type=seed_value, help="Hypothesis seed; printed at start when not given"), setting="seed"),
+    Flag("--shard", "budget", dict(
         metavar="I/N",
         help="run shard I of N (0-based) of the campaign --seed names: its own seeds, derived from the campaign's, "
         "so N machines never repeat one another's programs and any shard reruns alone; --max-examples and "
         "--time-budget apply per shard (per lane of it); join the shards' folders with `fuzzdce merge`. "
         f"Without --shard, the environment may say: {ENVIRONMENT_HELP.replace('%', '%%')}",
-    )
-    run.add_argument(
-        "--shard-count",
+    )),
+    Flag("--shard-count", "budget", dict(
         type=positive_int,
         metavar="N",
         help="how many shards, for schedulers that export only the index (Kubernetes indexed Jobs' JOB_COMPLETION_INDEX)",
-    )
+    )),
+    Flag("--timeout", "workers", dict(
+        type=positive_int, default=60, help="seconds per compile path (default: 60)"
+    ), setting="timeout"),
+    Flag("--memory-limit", "workers", dict(
+        type=positive_int,
+        default=DEFAULT_MEMORY_LIMIT_MB,
+        metavar="MB",
+        help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
+    ), setting="memory_limit_mb"),
+    Flag("--recycle-jobs", "workers", dict(
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_JOBS,
+        metavar="N",
+        help="replace each worker's process, between jobs, after N jobs (its memory grows over a long run; "
+        f"a fresh one costs a few seconds of imports); 0: never (default: {DEFAULT_RECYCLE_JOBS})",
+    ), setting="recycle_jobs"),
+    Flag("--recycle-rss", "workers", dict(
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_RSS_MB,
+        metavar="MB",
+        help="replace each worker's process, between jobs, once its resident memory passes MB; "
+        f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
+    ), setting="recycle_rss_mb"),
+    Flag("--recycle-lane-rss", "workers", dict(
+        type=count_or_zero,
+        default=DEFAULT_RECYCLE_LANE_RSS_MB,
+        metavar="MB",
+        help="a lane whose process passes MB resident stops after its Hypothesis round and a fresh process "
+        f"goes on with the lane's programs and time left; 0: never (default: {DEFAULT_RECYCLE_LANE_RSS_MB})",
+    ), setting="recycle_lane_rss_mb"),
+    Flag("--findings", "output", dict(
+        metavar="DIR",
+        default=DEFAULT_FINDINGS_DIR,
+        help=f"folder for findings, written as they appear (default: ./{DEFAULT_FINDINGS_DIR}; "
+        "what an earlier run wrote there is replaced)",
+    ), setting="findings_dir"),
+    Flag("--known", "output", dict(
+        metavar="FILE",
+        help='known-bugs JSON file: [{"signature": BUG_ID_OR_SIGNATURE, "reason": WHY}, ...] (finding '
+        "signatures and ids work too); matching bugs are reported as known and do not make the run exit 1",
+    ), setting="known", convert=lambda path: load_known(path) if path else {}),
+    Flag("--database", "output", dict(
+        metavar="SPEC",
+        help="example database shared by lanes and machines: a directory, redis://HOST:PORT, or none "
+        "(default: the profile's: .hypothesis/examples, none for ci)",
+    ), setting="database"),
+    Flag("--jobs", RUN, dict(
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="parallel lanes, each with its own sandboxed worker (default: all cores)",
+    )),
+    Flag("--verbose", RUN, dict(
+        action="store_true", help="also print findings per placement x path x oracle, and each bug's members"
+    )),
+)  # fmt: skip
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """``fuzzdce run``'s flags (``RUN_FLAGS``), in one help section per group."""
+    sections = {group: run.add_argument_group(f"{group}: {about}") for group, about in FLAG_GROUPS.items()}
+    for flag in RUN_FLAGS:
+        sections[flag.group].add_argument(flag.flag, **flag.keywords)
+        if flag.flag == "--placement":
+            add_build_argument(sections["scope"])
 
 
 def add_build_argument(command: argparse.ArgumentParser) -> None:
@@ -290,24 +321,8 @@ def config_from(args) -> CampaignConfig:
     placements = chosen_placements(args)
     for name in placements:
         resolve(name)  # unknown or unimportable: one line naming the choices, now
-    config = CampaignConfig.for_profile(
-        args.profile,
-        placements=placements,
-        paths=tuple(args.path or DEFAULT_PATHS),
-        max_examples=args.max_examples,
-        seed=args.seed,
-        timeout=args.timeout,
-        time_budget=args.time_budget,
-        findings_dir=args.findings,
-        known=load_known(args.known) if args.known else {},
-        database=args.database,
-        memory_limit_mb=args.memory_limit,
-        recycle_jobs=args.recycle_jobs,
-        recycle_rss_mb=args.recycle_rss,
-        recycle_lane_rss_mb=args.recycle_lane_rss,
-        ops=tuple(args.op or ()),
-        steer=args.steer,
-    )
+    settings = {flag.setting: flag.value(args) for flag in RUN_FLAGS if flag.setting is not None}
+    config = CampaignConfig.for_profile(args.profile, placements=placements, reference=chosen_reference(args), **settings)
     config.settings()  # validates the database spec now
     shard = resolve_shard(args.shard, args.shard_count, os.environ)
     return config.for_shard(*shard) if shard else config.with_seed()
@@ -320,6 +335,14 @@ def chosen_placements(args) -> tuple[str, ...]:
     if args.placement:
         return (*args.placement, *builds)
     return (STOCK, *builds) if builds else DEFAULT_PLACEMENTS
+
+
+def chosen_reference(args) -> str:
+    """``--reference``; else, with ``--against REF``, the first REF (your branch is under test); else stock."""
+    if getattr(args, "reference", None):
+        return args.reference
+    against = getattr(args, "against", ())
+    return against_name(against[0]) if against else STOCK
 
 
 def same_hash_seed_everywhere(args) -> None:
@@ -361,7 +384,7 @@ def doctor_main(args) -> int:
 
 
 def run_main(args) -> int:
-    """``fuzzdce run``: 1 when any placement-induced bug is not in the known file, else 0."""
+    """``fuzzdce run``: 1 when any regression is not in the known file, else 0."""
     config = config_from(args).replaced(started_at=process_started_at())  # the budget counts the imports too
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
@@ -379,7 +402,7 @@ def run_main(args) -> int:
 
 
 def merge_main(args) -> int:
-    """``fuzzdce merge``: 1 when any merged placement-induced bug is not known, else 0."""
+    """``fuzzdce merge``: 1 when any merged regression is not known, else 0."""
     merged = merge(args.out, args.inputs, load_known(args.known) if args.known else {})
     print(merge_render(merged))
     if args.markdown:
@@ -439,8 +462,7 @@ SUBCOMMANDS = (
     Subcommand("replay", "rerun saved bugs under every placement; say which still fail", add_replay_arguments, replay_main),
     Subcommand(
         "merge",
-        "join findings folders (shards of one campaign, separate runs, merged folders) into one; "
-        "exit 1 on any new placement-induced bug",
+        "join findings folders (shards of one campaign, separate runs, merged folders) into one; exit 1 on any new regression",
         add_merge_arguments,
         merge_main,
     ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 
-from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.placements import dce_in_symbol_call, patch_everywhere
 
 
 @contextlib.contextmanager
@@ -243,3 +243,77 @@ def dce_edits_kept():
         return subs
 
     return _edit_subsymbols(swap_first_two_reads)
+
+
+@contextlib.contextmanager
+def dce_hangs():
+    """Every DCE blocks for an hour in C (a lock acquired twice): the alarm cannot end it, only
+    the sandbox's parent can."""
+    import threading
+
+    from thunder.core import transform_common
+
+    def hang(trace, *args, **kwargs):
+        lock = threading.Lock()
+        lock.acquire()
+        lock.acquire(timeout=3600)
+
+    with patch_everywhere(transform_common, "dce", hang):
+        yield
+
+
+def _dce_by_outputs_only(bsym):
+    """``bsym`` with its subsymbols kept only where their outputs reach its output: a DCE that
+    knows no tag (``DONT_DCE`` checks, returns and ``copy_`` are collected like any dead value)."""
+    if not bsym.subsymbols:
+        return bsym
+    needed = {o.name for o in bsym.flat_proxy_outs}
+    kept = []
+    for sub in reversed(bsym.subsymbols):
+        if any(o.name in needed for o in sub.flat_proxy_outs):
+            kept.append(sub)
+            needed |= {a.name for a in sub.flat_proxy_args}
+    return bsym.from_bsym(subsymbols=list(reversed(kept)))
+
+
+@contextlib.contextmanager
+def symcall_ignoring_dont_dce():
+    """``symcall`` (subsymbol DCE in ``Symbol.__call__``) with a DCE that ignores ``DONT_DCE``: right
+    in every other respect. In the prologue each top-level check (``check_len``,
+    ``check_tensor_metadata``, ...) stays, since the trace's own DCE keeps it, but loses the
+    ``prims.check_*`` it decomposes into; executors run the top-level checks, so every call stays
+    right and only a structural oracle reading the prologue sees the broken contract."""
+    with dce_in_symbol_call(_dce_by_outputs_only):
+        yield
+
+
+def prologue_skips_number_checks():
+    """The prologue is made callable without its top-level ``check_number_type_and_value`` of the
+    call's own arguments (the cache-info checks stay): a call with another number reuses a
+    computation built for the first one, whose value it may have folded in."""
+    from thunder.executors import passes
+
+    original = passes.transform_for_execution
+
+    def checked_from_args(trace) -> set[str]:
+        """Names unpacked from the prologue's ``args``: the call's own arguments."""
+        return {
+            o.name for b in trace.bound_symbols if any(a.name == "args" for a in b.flat_proxy_args) for o in b.flat_proxy_outs
+        }
+
+    def without_number_checks(trace, executors_list, *args, **kwargs):
+        # Thunder makes the prologue callable with the Python executor alone; computations get more.
+        if [getattr(e, "name", "") for e in executors_list] == ["python"]:
+            from thunder.core.trace import from_trace
+
+            arguments = checked_from_args(trace)
+            edited = from_trace(trace)
+            edited.bound_symbols = [
+                b
+                for b in trace.bound_symbols
+                if not (b.sym.name == "check_number_type_and_value" and {a.name for a in b.flat_proxy_args} & arguments)
+            ]
+            trace = edited
+        return original(trace, executors_list, *args, **kwargs)
+
+    return patch_everywhere(passes, "transform_for_execution", without_number_checks)

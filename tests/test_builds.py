@@ -190,7 +190,7 @@ def planted_campaign(planted_build, tmp_path_factory):
 
 def test_the_planted_fault_shows_under_that_build_only_and_shrunk(planted_campaign):
     campaign, _ = planted_campaign
-    induced = [f for f in campaign.store if f.violation.oracle == "outputs" and f.verdict == "placement-induced"]
+    induced = [f for f in campaign.store if f.violation.oracle == "outputs" and f.verdict == "regression"]
     assert induced, [f.signature for f in campaign.store]
     assert all(f.placements == ("planted",) for f in induced)
     assert min(f.program.n_ops for f in induced) == 1
@@ -199,7 +199,7 @@ def test_the_planted_fault_shows_under_that_build_only_and_shrunk(planted_campai
 
 def test_the_reproducer_selects_the_build(planted_campaign, planted_build):
     campaign, folder = planted_campaign
-    bug = next(b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" and "outputs" in b.oracles())
+    bug = next(b for b in campaign.ledger.bugs() if b.verdict == "regression" and "outputs" in b.oracles())
     finding_folder = folder / bug.id
     record = json.loads((finding_folder / BUG_FILE).read_text())
     assert record["builds"] == {"planted": planted_build}

@@ -26,7 +26,7 @@ def symcall_campaign(symcall_run):
 
 
 def test_the_symcall_split_is_one_bug_on_both_thunderfx_paths(symcall_run):
-    induced = [b for b in symcall_run.ledger.bugs() if b.verdict == "placement-induced"]
+    induced = [b for b in symcall_run.ledger.bugs() if b.verdict == "regression"]
     splits = [b for b in induced if "splits" in b.oracles()]
     assert len(splits) == 1, [(b.id, b.oracles(), b.paths()) for b in induced]
     assert splits[0].paths() == ["thunderfx", "thunderfx-dynamic"] and splits[0].placements == ("symcall",)
@@ -34,7 +34,7 @@ def test_the_symcall_split_is_one_bug_on_both_thunderfx_paths(symcall_run):
 
 
 def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
-    induced = [f for f in symcall_campaign if f.verdict == "placement-induced" and f.violation.oracle == "splits"]
+    induced = [f for f in symcall_campaign if f.verdict == "regression" and f.violation.oracle == "splits"]
     assert induced, [f.signature for f in symcall_campaign]
     assert all(f.placements == ("symcall",) for f in induced)
     assert min(f.program.n_ops for f in induced) <= 2
@@ -42,7 +42,7 @@ def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
 
 def test_no_exception_split_is_blamed_on_other_placements(symcall_campaign):
     for f in symcall_campaign:
-        if f.violation.oracle == "splits" and f.verdict == "placement-induced":
+        if f.violation.oracle == "splits" and f.verdict == "regression":
             assert set(f.placements) == {"symcall"}
 
 
@@ -52,7 +52,7 @@ def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
 
     from fuzzdce.results.repro import script as reproducer
 
-    bug = next(b for b in symcall_run.ledger.bugs() if b.verdict == "placement-induced")
+    bug = next(b for b in symcall_run.ledger.bugs() if b.verdict == "regression")
     script = tmp_path / "repro.py"
     script.write_text(reproducer(bug))
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
@@ -79,7 +79,7 @@ def planted_run(tmp_path_factory):
 def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(planted_run):
     argv, code, folder, summary = planted_run
     assert code == 1
-    induced = summary["bugs"]["placement-induced"]
+    induced = summary["bugs"]["regression"]
     assert induced and all(b["placements"] == ["planted:colliding_names"] for b in induced)
     assert summary["programs"] >= 3 and sum(summary["op_counts"].values()) > 0
     assert {(c["placement"], c["path"]) for c in summary["counts"]} == {("stock", "jit"), ("planted:colliding_names", "jit")}
@@ -103,17 +103,17 @@ def run_in_a_fresh_process(argv):
 def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path):
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
-    known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["placement-induced"]]))
+    known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["regression"]]))
     rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
     assert rerun.returncode == 0, rerun.stdout[-3000:]
-    assert "placement-induced, new: 0 bugs" in rerun.stdout
+    assert "regressions (the reference passes), new: 0 bugs" in rerun.stdout
 
 
 def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path):
     """Known-findings files written before bugs existed listed each finding: they keep working."""
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
-    members = [m for b in summary["bugs"]["placement-induced"] for m in b["members"]]
+    members = [m for b in summary["bugs"]["regression"] for m in b["members"]]
     known.write_text(json.dumps([{"signature": m["id"], "reason": "filed upstream"} for m in members]))
     rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
     assert rerun.returncode == 0, rerun.stdout[-3000:]

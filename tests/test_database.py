@@ -50,7 +50,7 @@ def fuzz(findings: Path, *args: str) -> subprocess.CompletedProcess:
 
 def induced(findings: Path) -> set[str]:
     records = [json.loads(p.read_text()) for p in findings.glob("*/bug.json")]
-    return {m["violation_signature"] for r in records if r["verdict"] == "placement-induced" for m in r["members"]}
+    return {m["violation_signature"] for r in records if r["verdict"] == "regression" for m in r["members"]}
 
 
 COMMON = ["--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--profile", "dev"]

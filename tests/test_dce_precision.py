@@ -286,3 +286,43 @@ def test_identity_placement_shows_nothing_on_the_corpus():
         evaluation = evaluate_under(prog, "identity", paths=["jit", "jit-symbolic", "thunderfx"])
         stock = {(v.path, v.oracle, v.identity) for v in evaluation["stock"].violations}
         assert [v for v in evaluation["identity"].violations if (v.path, v.oracle, v.identity) not in stock] == []
+
+
+# --- two Thunders: subsymbols compared only where both decompose a symbol alike ----------------------
+
+# ``neg`` as the reference decomposes it, and as a branch does (``mul(neg(a), 2)``: the same result
+# while executors run the symbol whole).
+NEG_MAIN = n("neg", ["x"], ["y"], [n("neg", ["x"], ["y"])])
+NEG_BRANCH = n("neg", ["x"], ["y"], [n("neg", ["x"], ["t0"]), n("mul", ["t0", 2.0], ["y"])])
+
+
+def built(o, build: str):
+    """``o`` as the outcome of another Thunder build (its process ran it)."""
+    o.build = build
+    return o
+
+
+def test_a_symbol_two_thunders_decompose_otherwise_is_activity_not_a_finding():
+    # Within one Thunder (a patch placement) the branch's subsymbols are an edit of a kept one.
+    assert [v.key for v in violations(outcome(NEG_BRANCH), outcome(NEG_MAIN))] == ["neg kept a changed mul"]
+    # Between two, the live ``mul`` the reference lacks shows another decomposition: not compared.
+    for subject, reference in ((outcome(NEG_BRANCH), built(outcome(NEG_MAIN), "main")),
+                               (built(outcome(NEG_BRANCH), "branch"), outcome(NEG_MAIN))):  # fmt: skip
+        assert violations(subject, reference) == []
+        comparison = compare(subject, reference)
+        assert comparison.decomposition_differs == ["neg"] and comparison.changes == []
+
+
+def test_between_two_thunders_a_dead_subsymbol_the_reference_removed_is_activity_and_a_live_removal_a_finding():
+    live = [n("abs", ["x"], ["t0"]), n("le", [0.5, "t0"], ["t1"]), n("where", ["t1", 0, "x"], ["y"])]
+    dead = n("exp", ["x"], ["t9"])
+    reference = built(outcome(n("hardshrink", ["x"], ["y"], live)), "main")
+    # The subject keeps a dead subsymbol the reference's DCE removed: alike, no finding, one added.
+    kept_more = outcome(n("hardshrink", ["x"], ["y"], [dead, *live]))
+    assert violations(kept_more, reference) == []
+    comparison = compare(kept_more, reference)
+    assert comparison.decomposition_differs == [] and [c.kind for _, c in comparison.changes] == ["added"]
+    # The subject drops ``abs``, which ``le`` still reads: unsound DCE, between two Thunders too.
+    dropped = outcome(n("hardshrink", ["x"], ["y"], live[1:]))
+    [v] = violations(dropped, reference)
+    assert v.key == "hardshrink lost abs: read by kept", v.message

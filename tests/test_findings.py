@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, FindingStore, classify
+from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore, classify
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.signatures import normalise, signature
@@ -51,27 +51,27 @@ def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
 def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
     triaged = classify({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
     verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
-    assert verdicts == {"raises": (BASELINE, ("stock", "symcall")), "outputs": (PLACEMENT_INDUCED, ("symcall",))}
+    assert verdicts == {"raises": (SHARED, ("stock", "symcall")), "outputs": (REGRESSION, ("symcall",))}
 
 
 def test_store_counts_occurrences_and_keeps_the_smallest_program():
     store = FindingStore()
-    first, change = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t9"), ADD_THEN_COS)
-    again, change_again = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t1"), ONE_OP)
+    first, change = store.add(REGRESSION, ("symcall",), key_error("t9"), ADD_THEN_COS)
+    again, change_again = store.add(REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
     assert (change, change_again) == ("new", "smaller") and first is again
     assert len(store) == 1 and first.count == 2 and first.program is ONE_OP
-    other, _ = store.add(PLACEMENT_INDUCED, ("symcall", "rdnp"), key_error("t1"), ONE_OP)
+    other, _ = store.add(REGRESSION, ("symcall", "rdnp"), key_error("t1"), ONE_OP)
     assert other is not first, "placements are part of the signature"
 
 
 def test_known_findings_are_suppressed_by_id_or_full_signature():
     probe = FindingStore()
-    by_sig, _ = probe.add(PLACEMENT_INDUCED, ("symcall",), key_error("t1"), ONE_OP)
-    by_id, _ = probe.add(PLACEMENT_INDUCED, ("rdnp",), key_error("t1"), ONE_OP)
+    by_sig, _ = probe.add(REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
+    by_id, _ = probe.add(REGRESSION, ("rdnp",), key_error("t1"), ONE_OP)
     store = FindingStore({by_sig.signature: "filed as #1", by_id.id: "filed as #2"})
-    a, _ = store.add(PLACEMENT_INDUCED, ("symcall",), key_error("t4"), ONE_OP)
-    b, _ = store.add(PLACEMENT_INDUCED, ("rdnp",), key_error("t4"), ONE_OP)
-    c, _ = store.add(PLACEMENT_INDUCED, ("symcall",), mismatch(), ONE_OP)
+    a, _ = store.add(REGRESSION, ("symcall",), key_error("t4"), ONE_OP)
+    b, _ = store.add(REGRESSION, ("rdnp",), key_error("t4"), ONE_OP)
+    c, _ = store.add(REGRESSION, ("symcall",), mismatch(), ONE_OP)
     assert (a.known_reason, b.known_reason, c.known_reason) == ("filed as #1", "filed as #2", None)
     assert [f.reportable for f in (a, b, c)] == [False, False, True]
 
@@ -131,7 +131,7 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
     (finding,) = list(campaign.store)
     assert to_shrink == [finding]
     assert (finding.verdict, finding.placements, finding.violation.oracle) == (
-        PLACEMENT_INDUCED,
+        REGRESSION,
         ("planted:add_computes_sub",),
         "outputs",
     )
@@ -170,30 +170,30 @@ def test_a_shrink_step_records_only_its_own_finding():
     showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
 
     class ShowingEvaluator(Evaluator):
-        def __call__(self, program, placements, *, paths, timeout=None):
-            names = ["stock"] + [p.name for p in placements if not p.is_stock]
+        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+            names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
             return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
 
     config = CampaignConfig.of(("stock", "rdnp", "symcall"), ("thunderfx",))
     campaign = Campaign(config, evaluator=ShowingEvaluator(), log=lambda line: None)
     campaign.observe(ADD_THEN_COS)
     assert {(f.verdict, f.placements) for f in campaign.store} == {
-        (PLACEMENT_INDUCED, ("symcall",)),
-        (BASELINE, ("stock", "rdnp", "symcall")),
+        (REGRESSION, ("symcall",)),
+        (SHARED, ("stock", "rdnp", "symcall")),
     }
     assert campaign.observe(ONE_OP)  # smaller: a shrink step, evaluated under stock and symcall only
     assert {(f.verdict, f.placements) for f in campaign.store} == {
-        (PLACEMENT_INDUCED, ("symcall",)),
-        (BASELINE, ("stock", "rdnp", "symcall")),
+        (REGRESSION, ("symcall",)),
+        (SHARED, ("stock", "rdnp", "symcall")),
     }
-    assert next(f for f in campaign.store if f.verdict == PLACEMENT_INDUCED).program is ONE_OP
+    assert next(f for f in campaign.store if f.verdict == REGRESSION).program is ONE_OP
 
 
 class SilentEvaluator(Evaluator):
     """Every program passes everywhere, at no cost: for tests of the campaign's own logic."""
 
-    def __call__(self, program, placements, *, paths, timeout=None):
-        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         return {n: Evaluation(program, n, Outcome("eager", "stock")) for n in names}
 
 
@@ -258,9 +258,9 @@ def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
     class CountingEvaluator(SilentEvaluator):
         programs = 0
 
-        def __call__(self, program, placements, *, paths, timeout=None):
+        def __call__(self, program, placements, *, paths, timeout=None, **options):
             CountingEvaluator.programs += 1
-            return super().__call__(program, placements, paths=paths, timeout=timeout)
+            return super().__call__(program, placements, paths=paths, timeout=timeout, **options)
 
     class Request:  # what pytest hands the test: its config, with no --fuzz-findings
         class config:

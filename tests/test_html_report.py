@@ -19,15 +19,16 @@ import numpy as np
 import pytest
 
 from fuzzdce.cli import main
-from fuzzdce.core.findings import BASELINE, FindingStore
+from fuzzdce.core.findings import SHARED, FindingStore
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.timeline import combine, sample
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Stats
-from fuzzdce.results.html_report import DATA_COLOUR, load_bugs, load_summary, page, write_report
+from fuzzdce.results.html_report import DATA_COLOUR, page, write_report
 from fuzzdce.results.report import summary
+from fuzzdce.results.store import read_bugs, read_summary
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,8 +52,8 @@ class StandIn(Evaluator):
     """Symcall splits programs with a sub on thunderfx and removes a subsymbol doing so; stock and
     symcall both mismatch on jit for programs with an add (a baseline bug)."""
 
-    def __call__(self, program, placements, *, paths, timeout=None):
-        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         evaluations = {}
         for name in names:
             shown = [MISMATCH for path in paths if path == "jit" and "add" in program.ops]
@@ -62,6 +63,11 @@ class StandIn(Evaluator):
             outcomes = {path: Outcome(path, name, dce_activity=activity) for path in paths}
             evaluations[name] = Evaluation(program, name, Outcome("eager", "stock"), outcomes, shown)
         return evaluations
+
+
+def bugs_in(folder: Path):
+    """Every bug record the folder holds, by id (as the page reads them)."""
+    return [record for record, _ in read_bugs(folder)]
 
 
 def run_campaign(folder: Path) -> Campaign:
@@ -89,12 +95,14 @@ def findings(tmp_path_factory) -> Path:
 
 
 def test_summary_has_a_timeline_and_bugs_when_they_were_first_seen(findings):
-    summary = load_summary(findings)
+    summary = read_summary(findings)
     timeline = summary.timeline
-    assert [s["programs"] for s in timeline] == [1, 2, 3, 3]  # each progress line, then the end
+    # Each progress line (generation's three, then one per group shrunk), then the end.
+    programs = [s["programs"] for s in timeline]
+    assert programs[:3] == [1, 2, 3] and set(programs[3:]) == {3} and len(programs) > 3
     assert [s["seconds"] for s in timeline] == sorted(s["seconds"] for s in timeline)
     assert timeline[-1]["bugs"] == summary.n_bugs == 2
-    for bug in load_bugs(findings):
+    for bug in bugs_in(findings):
         members = [m.first_seen_seconds for m in bug.members]
         assert bug.first_seen_seconds == min(members) and 0 <= min(members) <= timeline[-1]["seconds"]
 
@@ -106,8 +114,8 @@ def test_lanes_timelines_combine_on_one_clock():
 
 def test_merged_stores_keep_the_earliest_sighting_and_stats_keep_each_lanes_timeline():
     first, second = FindingStore(), FindingStore()
-    first.add(BASELINE, ("stock",), MISMATCH, ADD, seconds=30.0)
-    second.add(BASELINE, ("stock",), MISMATCH, ADD, seconds=12.5)
+    first.add(SHARED, ("stock",), MISMATCH, ADD, seconds=30.0)
+    second.add(SHARED, ("stock",), MISMATCH, ADD, seconds=12.5)
     first.merge(second)
     assert [f.first_seen_seconds for f in first] == [12.5]
     merged, lane = Stats(), Stats(timeline=[sample(1, 2, 0)])
@@ -169,10 +177,10 @@ def empty_charts(html: str) -> list[str]:
 
 
 def test_the_checker_finds_charts_with_no_drawn_elements(findings):
-    empty = dataclasses.replace(load_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
+    empty = dataclasses.replace(read_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
     html = page(empty, [], findings)
     assert {t.split(" (")[0] for t in empty_charts(html)} >= {"Programs per minute over time", "Steps drawn per op"}
-    assert not empty_charts(page(load_summary(findings), load_bugs(findings), findings))
+    assert not empty_charts(page(read_summary(findings), bugs_in(findings), findings))
 
 
 def test_an_old_folder_renders_with_notes_where_data_is_missing(tmp_path):
@@ -182,7 +190,7 @@ def test_an_old_folder_renders_with_notes_where_data_is_missing(tmp_path):
 
 
 def test_everything_is_escaped(findings):
-    html = page(load_summary(findings), load_bugs(findings), findings)
+    html = page(read_summary(findings), bugs_in(findings), findings)
     assert "<script" not in html
     assert "exception: &#x27;t1&#x27; &lt;script&gt;" in html
 
@@ -264,7 +272,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
     print(f"report screenshot: {png}")
 
     # It rendered: the browser's DOM has every bug and every chart, each with drawn data marks.
-    for bug in load_bugs(findings):
+    for bug in bugs_in(findings):
         assert f"bug {bug.id}" in dom
     charts = Charts()
     charts.feed(dom)
@@ -277,7 +285,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
 
     # The charts drew pixels; the same page with empty charts draws none.
     assert data_pixels(png) > 2000
-    blank = dataclasses.replace(load_summary(findings), timeline=(), op_counts={}, dce_activity={}, paths=(), counts=())
+    blank = dataclasses.replace(read_summary(findings), timeline=(), op_counts={}, dce_activity={}, paths=(), counts=())
     (tmp_path / "blank.html").write_text(page(blank, [], findings))
     screenshot(tmp_path / "blank.html", tmp_path / "blank.png")
     assert data_pixels(tmp_path / "blank.png") == 0

@@ -24,7 +24,7 @@ def member(signature, count, path="jit", oracle="outputs", **extra):
             "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", **extra}  # fmt: skip
 
 
-def bug(key, members, program=ONE_OP, verdict="placement-induced", **extra):
+def bug(key, members, program=ONE_OP, verdict="regression", **extra):
     return {
         "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
         "paths": sorted({m["path"] for m in members}), "oracles": sorted({m["oracle"] for m in members}),
@@ -71,7 +71,7 @@ def shards(tmp_path):
         run_summary("7:0/2", 10, 100.0, timeline=[{"seconds": 0.0, "programs": 0, "bugs": 0}, {"seconds": 50.0, "programs": 10, "bugs": 2}],
                     memory={"processes": [{"process": "lane 0", "peak_rss_mb": 100.0}], "recycled": {"workers": 1}}),
         [bug("K1", [member("S1", 3), member("S2", 2, path="thunderfx")], program=TWO_OPS, first_seen_seconds=40.0),
-         bug("KA", [member("SA", 1, oracle="grads")], verdict="baseline", first_seen_seconds=45.0)],
+         bug("KA", [member("SA", 1, oracle="grads")], verdict="shared", first_seen_seconds=45.0)],
     )  # fmt: skip
     b = write_folder(
         tmp_path / "b",
@@ -91,7 +91,7 @@ def comparable(folder: Path) -> dict:
 def test_bugs_sharing_a_member_are_one_bug_with_the_smallest_program_and_summed_counts(shards, tmp_path):
     a, b = shards
     merged = merge(tmp_path / "m", [a, b])
-    (joined,) = [r for r in merged.bugs if r.verdict == Verdict.PLACEMENT_INDUCED]
+    (joined,) = [r for r in merged.bugs if r.verdict == Verdict.REGRESSION]
     assert joined.key == "K2" and joined.id == short_id("K2") and joined.program == ONE_OP
     assert {m.signature: m.count for m in joined.members} == {"S1": 3, "S2": 6, "S3": 1}
     assert joined.count == 10 and joined.paths == ("jit", "jit-grad", "thunderfx")
@@ -103,7 +103,7 @@ def test_bugs_sharing_a_member_are_one_bug_with_the_smallest_program_and_summed_
     assert s == merged.summary.to_json()
     assert s["programs"] == 30 and s["invalid_programs"] == 2 and s["evaluation_seconds"] == 60.0
     assert s["wall_seconds"] == 120.0 and s["machine_seconds"] == 220.0 and s["programs_per_minute"] == 15.0
-    assert s["n_bugs"] == 2 and s["n_findings"] == 4 and s["new_placement_induced"] == 1 and s["campaign_seed"] == 7
+    assert s["n_bugs"] == 2 and s["n_findings"] == 4 and s["new_regressions"] == 1 and s["campaign_seed"] == 7
     assert s["op_counts"] == {"add": 30} and s["dropped_steps"] == {"cos": 2} and s["notes"][0]["programs"] == 2
     assert s["dce_activity"]["symcall"]["programs"] == 30 and s["dce_activity"]["symcall"]["symbols"][0]["removed"] == 4
     cell = next(c for c in s["counts"] if (c["placement"], c["path"], c["oracle"]) == ("symcall", "jit", "outputs"))
@@ -172,15 +172,15 @@ def test_exit_code_known_file_and_markdown(shards, tmp_path, capsys):
     md = tmp_path / "summary.md"
     assert main(["merge", str(tmp_path / "m"), str(a), str(b), "--markdown", str(md)]) == 1
     out = capsys.readouterr().out
-    assert "placement-induced, new: 1 bug" in out and f"bug {short_id('K2')}" in out
+    assert "regressions (the reference passes), new: 1 bug" in out and f"bug {short_id('K2')}" in out
     text = md.read_text()
-    assert text.startswith("# fuzzdce: 1 new placement-induced bug") and "```python\n" + ONE_OP.rstrip() in text
-    assert text.index("placement-induced, known") < text.index("baseline") < text.index("30 programs")
+    assert text.startswith("# fuzzdce: 1 new regression") and "```python\n" + ONE_OP.rstrip() in text
+    assert text.index("regressions, known") < text.index("shared (the reference") < text.index("30 programs")
     known = tmp_path / "known.json"
     known.write_text(json.dumps([{"signature": "S1", "reason": "filed as #1"}]))  # a member's signature
     assert main(["merge", str(tmp_path / "m2"), str(a), str(b), "--known", str(known)]) == 0
     summary = json.loads((tmp_path / "m2" / "summary.json").read_text())
-    assert summary["bugs"]["placement-induced"][0]["known"] == "filed as #1" and summary["new_placement_induced"] == 0
+    assert summary["bugs"]["regression"][0]["known"] == "filed as #1" and summary["new_regressions"] == 0
 
 
 def test_a_merged_folder_serves_issue_and_bug_folders(shards, tmp_path):
@@ -200,3 +200,16 @@ def test_bad_input_is_a_usage_error_and_exit_code_2(shards, tmp_path, capsys):
         merge(a, [a])
     assert main(["merge", str(tmp_path / "m"), str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_saved_traces_leave_out_pass_times_so_two_runs_of_one_program_save_the_same_text():
+    """Thunder heads a trace with its pass's wall time: two runs (the shards a merge joins, or the
+    reference beside the placement) differ in that line alone, and a trace diff must not show it."""
+    from fuzzdce.results.store import trace_diff
+
+    def trace(ms, symbol="ltorch.add(t0, t0)"):
+        return f"# Constructed by Transform for execution (took {ms} milliseconds)\ndef computation(t0):\n  t1 = {symbol}\n"
+
+    assert trace_diff([("jit forward 0", trace(14))], [("jit forward 0", trace(7))], "symcall") == ""
+    changed = trace_diff([("jit forward 0", trace(14))], [("jit forward 0", trace(7, "ltorch.sub(t0, t0)"))], "symcall")
+    assert "ltorch.sub" in changed and "milliseconds" not in changed

@@ -103,6 +103,71 @@ def test_a_path_past_its_time_limit_is_an_error_not_a_hang():
     assert outcome.failure is not None and outcome.failure.kind == "timeout" and outcome.error is None
 
 
+# Runs in a child: an abort must fail this test, not take the pytest worker with it.
+LIMITS_AT_EVERY_DEPTH = """
+import json, sys, time
+from sample_programs import DEAD_CODE_PROGRAM
+from fuzzdce.running.execution import run_path
+from fuzzdce.running.placements import resolve
+
+stock = resolve("stock")
+path = sys.argv[1]
+run_path(path, DEAD_CODE_PROGRAM, stock)  # warm: imports and first-compile costs
+start = time.perf_counter()
+run_path(path, DEAD_CODE_PROGRAM, stock)
+full = time.perf_counter() - start
+for i in range(20):
+    limit = full * (i + 1) / 21
+    outcome = run_path(path, DEAD_CODE_PROGRAM, stock, timeout=limit)
+    print(json.dumps([limit, outcome.failure and outcome.failure.kind, outcome.error and outcome.error.type, outcome.seconds]))
+print(json.dumps(["full", full]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["thunderfx", "jit-grad"])
+def test_time_limits_at_every_depth_of_a_compile_never_abort_or_hang(path):
+    """20 limits spread over one compile-and-call, in one process: each run ends as a timeout (or
+    completes, when the limit struck after its last safe point), none raises anything else, none
+    runs on for long, and the process survives all of them (a limit raised wherever the alarm
+    struck aborted it, inside Dynamo's fake-tensor code, about one run in three)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    tests = os.path.dirname(__file__)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITS_AT_EVERY_DEPTH, path], capture_output=True, text=True, env=environment, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
+    *runs, (_, full) = rows
+    assert len(runs) == 20
+    for limit, failure, error, seconds in runs:
+        assert failure in ("timeout", None) and error is None, (limit, failure, error)
+        assert seconds < limit + 10 * full + 5, f"a limit of {limit:.3f} s ran {seconds:.1f} s"
+    assert sum(failure == "timeout" for _, failure, _, _ in runs) >= 10
+
+
+@pytest.mark.slow
+def test_a_compile_the_alarm_cannot_end_is_a_timeout_ended_by_the_sandbox():
+    """A DCE blocked in C never reaches a safe point: the sandbox's parent kills the child after the
+    grace and records a timeout (not a crash), and the next job runs in a fresh child."""
+    from fuzzdce.running import sandbox
+    from fuzzdce.running.evaluate import Job
+
+    jobs = sandbox.SandboxedJobs()
+    try:
+        hung = jobs(Job(PROGRAM, resolve("planted:dce_hangs"), "jit", 1.0))
+        assert hung.kind == "timeout", hung
+        after = jobs(Job(PROGRAM, resolve("stock"), "jit", 60.0))
+        assert after.outcome.failure is None and after.outcome.error is None
+    finally:
+        jobs.close()
+
+
 def test_a_plain_function_program_gets_no_resized_call():
     from fuzzdce.results.repro import ScriptProgram
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Finding
+from fuzzdce.core.findings import REGRESSION, Finding
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
@@ -54,8 +54,8 @@ class Faults(Evaluator):
         self.faults = faults
         self.calls = []  # (program, placement names, paths)
 
-    def __call__(self, program, placements, *, paths, timeout=None, stock=True, cache=True):
-        names = ["stock"] * stock + [p.name for p in placements if not p.is_stock]
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         self.calls.append((program, tuple(names), tuple(paths)))
         result = {}
         for name in names:
@@ -80,7 +80,7 @@ def campaign_of(faults, *, programs=30, seed=4, **overrides):
 
 
 def faulty_bugs(campaign):
-    return [b for b in campaign.ledger.bugs() if b.verdict == PLACEMENT_INDUCED]
+    return [b for b in campaign.ledger.bugs() if b.verdict == REGRESSION]
 
 
 def test_every_generated_program_is_evaluated_in_full_while_a_large_finding_is_unshrunk():
@@ -208,7 +208,7 @@ def test_each_group_gets_an_equal_share_of_the_time_left():
     def group(n_ops):
         steps = tuple(Step("neg", "torch.neg({0})", (Ref(i),)) for i in range(n_ops))
         program = Program((TensorInput((2,)),), steps, (n_ops,), seed=1)
-        return [Finding(PLACEMENT_INDUCED, (FAULTY,), wrong_values("jit"), program)]
+        return [Finding(REGRESSION, (FAULTY,), wrong_values("jit"), program)]
 
     eight, one, two = group(8), group(1), group(2)
     assert share(eight, [eight, one, two]) == 1 / 3 and share(one, [one, two]) == 1 / 2 and share(two, [two]) == 1.0
@@ -222,7 +222,7 @@ def test_groups_a_settled_program_shows_are_not_shrunk_on_their_own():
     of their own (so a tight budget does not leave them apart) and come out in the same bug."""
     campaign, evaluator = campaign_of({"exp": wrong_values, ("exp",): wrong_grads})
     campaign.driver.run()
-    assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == PLACEMENT_INDUCED}) == 3
+    assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == REGRESSION}) == 3
     generated = len(evaluator.calls)
     campaign.shrink_bugs()
     shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == (FAULTY,)}

@@ -145,7 +145,7 @@ def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*fuzzdce: profile ci*", "*def program(*"])
     records = [json.loads(p.read_text()) for p in findings.glob("*/bug.json")]
-    induced = [r for r in records if r["verdict"] == "placement-induced"]
+    induced = [r for r in records if r["verdict"] == "regression"]
     assert induced and all(r["placements"] == ["symcall"] for r in induced)
     assert min(r["n_ops"] for r in induced) <= 2
     assert (findings / "summary.json").is_file()

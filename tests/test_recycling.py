@@ -218,7 +218,7 @@ def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_me
     argv += ["--max-examples", "50", "--time-budget", "30", "--seed", "5", "--jobs", "2", "--findings", str(folder)]
     assert main(argv + ["--database", "none", "--recycle-lane-rss", "1", "--recycle-jobs", "4"]) == 1
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["programs"] <= 100 and summary["bugs"]["placement-induced"]
+    assert summary["programs"] <= 100 and summary["bugs"]["regression"]
     memory = summary["memory"]
     assert {p["process"] for p in memory["processes"]} >= {"driver", "lane 0", "lane 0 worker", "lane 1", "lane 1 worker"}
     assert memory["recycled"]["lanes"] >= 2 and memory["recycled"]["workers"] >= 1

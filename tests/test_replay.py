@@ -22,7 +22,7 @@ def saved_bugs(folder, placement, path):
     Returns oracle -> the placement-induced bug with a finding of that oracle."""
     campaign = Campaign(CampaignConfig.of(("stock", placement), (path,), findings_dir=str(folder)), log=lambda line: None)
     campaign.observe(PROGRAM)
-    return {o: b for b in campaign.ledger.bugs() if b.verdict == "placement-induced" for o in b.oracles()}
+    return {o: b for b in campaign.ledger.bugs() if b.verdict == "regression" for o in b.oracles()}
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_replay_says_which_placements_still_fail(jit_outputs, capsys):
     folder, bug = jit_outputs
     assert main(["replay", str(folder)]) == 1
     out = capsys.readouterr().out
-    assert f"{bug.id} [placement-induced" in out
+    assert f"{bug.id} [regression" in out
     assert "STILL FAILS under planted:add_computes_sub; passes under stock, rdnp, symcall, symcall-fixed" in out
     assert "1 of 1 bugs still fail" in out
 
@@ -76,7 +76,7 @@ def test_issue_text_holds_the_program_the_command_and_the_trace_difference(jit_o
     folder, bug = jit_outputs
     assert main(["issue", bug.id, "--findings", str(folder)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("# DCE placement planted:add_computes_sub: outputs on jit")
+    assert text.startswith("# regression under planted:add_computes_sub against stock: outputs on jit")
     assert bug.program.source().strip() in text and "def make_inputs" in text
     assert f"python {folder / bug.id / 'repro.py'}" in text
     assert "```diff" in text and "ltorch.sub" in text

@@ -60,11 +60,11 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     summary = json.loads((findings / "summary.json").read_text())
     in_summary = [b["id"] for bs in summary["bugs"].values() for b in bs]
     verdicts = {b["verdict"] for bs in summary["bugs"].values() for b in bs}
-    assert verdicts == {"baseline", "placement-induced"}, out
+    assert verdicts == {"shared", "regression"}, out
     assert int(header.group(1)) == len(printed) == len(set(printed)) == len(in_summary), out
     assert set(printed) == set(in_summary) == {p.parent.name for p in findings.glob("*/bug.json")}
-    baseline = re.search(r"== baseline \(stock Thunder fails the same way\): (\d+) bugs? ==", out)
-    assert int(baseline.group(1)) == len(summary["bugs"]["baseline"]) > 0, out
+    baseline = re.search(r"== shared \(the reference fails the same way\): (\d+) bugs? ==", out)
+    assert int(baseline.group(1)) == len(summary["bugs"]["shared"]) > 0, out
     page = subprocess.run(
         [sys.executable, "-m", "fuzzdce", "report", str(findings)], capture_output=True, text=True, env=env, timeout=300
     )

@@ -110,7 +110,7 @@ def induced(summary):
     """Placement-induced bugs: key -> (placements, oracles, paths, occurrences)."""
     return {
         b["key"]: (tuple(b["placements"]), tuple(b["oracles"]), tuple(b["paths"]), b["count"])
-        for b in summary["bugs"]["placement-induced"]
+        for b in summary["bugs"]["regression"]
     }
 
 
@@ -167,4 +167,4 @@ def test_the_report_of_a_merged_folder_lists_its_runs_and_bugs(campaigns):
     root, _, merged, *_ = campaigns
     html = write_report(root / "merged", root / "merged.html").read_text()
     assert f"run {SEED}:0/2" in html and f"run {SEED}:1/2" in html
-    assert all(f"bug {b.id}" in html for b in merged.bugs if b.verdict == Verdict.PLACEMENT_INDUCED)
+    assert all(f"bug {b.id}" in html for b in merged.bugs if b.verdict == Verdict.REGRESSION)

@@ -4,7 +4,7 @@ phase clock: on synthetic findings and a stand-in job runner, no Thunder."""
 import time
 from collections import Counter
 
-from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, FindingStore
+from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore
 from fuzzdce.core.model import EAGER, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.shrinking import GENERATION_SHARE, SHRINK_END, Phase, PhaseClock, TimePlan, same_failure
@@ -41,14 +41,14 @@ def store_of(*found):
 
 def test_findings_whose_shrunk_programs_are_identical_are_one_bug_whatever_the_path():
     """elu's gradient at NaN showed on three paths with the identical 2-op program: one bug."""
-    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(path), program(), True) for path in ("a", "b", "c")))
+    store = store_of(*((REGRESSION, ("p",), wrong_values(path), program(), True) for path in ("a", "b", "c")))
     (bug,) = store.bugs()
     assert bug.paths() == ["a", "b", "c"]
 
 
 def test_identical_programs_that_are_not_settled_do_not_join():
     """A program generation drew, not shrunk: two faults it shows stay two bugs."""
-    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(path), program(), None) for path in ("a", "b")))
+    store = store_of(*((REGRESSION, ("p",), wrong_values(path), program(), None) for path in ("a", "b")))
     assert len(store.bugs()) == 2
 
 
@@ -56,13 +56,13 @@ def test_one_faulty_placement_never_joins_another():
     """The same minimal program broken by two faulty placements: two bugs (no placement in common);
     a baseline finding under stock and one under stock and rdnp: one."""
     store = store_of(
-        (PLACEMENT_INDUCED, ("p",), wrong_values("a"), program(), True),
-        (PLACEMENT_INDUCED, ("q",), wrong_values("a"), program(), True),
+        (REGRESSION, ("p",), wrong_values("a"), program(), True),
+        (REGRESSION, ("q",), wrong_values("a"), program(), True),
     )
     assert len(store.bugs()) == 2
     store = store_of(
-        (BASELINE, ("stock",), malformed("a"), program(), True),
-        (BASELINE, ("stock", "rdnp"), malformed("a"), program(), True),
+        (SHARED, ("stock",), malformed("a"), program(), True),
+        (SHARED, ("stock", "rdnp"), malformed("a"), program(), True),
     )
     assert len(store.bugs()) == 1
 
@@ -70,9 +70,9 @@ def test_one_faulty_placement_never_joins_another():
 def test_the_same_failure_on_another_path_is_one_bug_but_wrong_values_are_not():
     """A malformed trace on six paths, each with its own program: one bug. Wrong values on two
     paths, programs apart: their message says only which output differs, so they stay apart."""
-    store = store_of(*((PLACEMENT_INDUCED, ("p",), malformed(f"path{i}"), program(seed=i), None) for i in range(6)))
+    store = store_of(*((REGRESSION, ("p",), malformed(f"path{i}"), program(seed=i), None) for i in range(6)))
     assert len(store.bugs()) == 1
-    store = store_of(*((PLACEMENT_INDUCED, ("p",), wrong_values(f"path{i}"), program("neg", seed=i), None) for i in range(2)))
+    store = store_of(*((REGRESSION, ("p",), wrong_values(f"path{i}"), program("neg", seed=i), None) for i in range(2)))
     assert len(store.bugs()) == 2
 
 
@@ -104,11 +104,11 @@ def test_no_job_runs_twice_with_the_cache_and_confirming_replays():
     evaluator, jobs = Evaluator(runner, cache=True), runner.jobs
     placements = [resolve("rdnp")]
     evaluator(program(), placements, paths=["jit", "thunderfx"])
-    evaluator(program(), placements, paths=["jit"], stock=False)  # a shrink step: all cached
+    evaluator(program(), placements, paths=["jit"], alone=True)  # a shrink step: all cached
     assert set(jobs.values()) == {1} and len(jobs) == 5  # eager, and 2 paths x (stock, rdnp)
     evaluator(program(), [], paths=["jit"], cache=False)
     assert jobs[(program(), "stock", "jit")] == 2 and jobs[(program(), "rdnp", "jit")] == 1
-    evaluator(program(seed=2), placements, paths=["jit"], stock=False)  # other inputs: another job
+    evaluator(program(seed=2), placements, paths=["jit"], alone=True)  # other inputs: another job
     assert jobs[(program(seed=2), "rdnp", "jit")] == 1 and jobs[(program(seed=2), "stock", "jit")] == 0
 
 
@@ -142,8 +142,8 @@ def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
         return Violation("splits", path, key, "EXCEPTION_META_THUNDER_OP", key=key, cause=key)
 
     store = store_of(
-        (PLACEMENT_INDUCED, ("p",), split("t0", "thunderfx"), program("neg"), None),
-        (PLACEMENT_INDUCED, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
+        (REGRESSION, ("p",), split("t0", "thunderfx"), program("neg"), None),
+        (REGRESSION, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
     )
     assert len(store.groups()) == 2 and len(store.bugs()) == 1
 
@@ -151,9 +151,9 @@ def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
 def test_a_link_never_joins_two_verdicts():
     """A baseline bug's settled program may also show a placement-induced finding: they stay apart."""
     store = store_of(
-        (BASELINE, ("stock", "p"), malformed("a"), program(), True),
-        (PLACEMENT_INDUCED, ("p",), wrong_values("a"), program("neg"), True),
+        (SHARED, ("stock", "p"), malformed("a"), program(), True),
+        (REGRESSION, ("p",), wrong_values("a"), program("neg"), True),
     )
-    baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != BASELINE)
+    baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != SHARED)
     store.link(baseline, induced)
     assert len(store.bugs()) == 2

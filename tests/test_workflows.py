@@ -87,3 +87,25 @@ def test_the_shard_label_is_what_fuzzdce_parses():
     label = yaml.safe_load(NIGHTLY.read_text())["jobs"]["fuzz"]["env"]["SHARD"]
     assert label == "${{ strategy.job-index }}/${{ strategy.job-total }}"
     assert parse(label.replace("${{ strategy.job-index }}", "3").replace("${{ strategy.job-total }}", "4")) == (3, 4)
+
+
+GUARD = next(w for w in WORKFLOWS if w.name == "thunder-guard.yml")
+
+
+def test_the_guard_fuzzes_the_subject_against_the_reference_ref_and_fails_only_on_regressions():
+    """Thunder's repository and refs are its only inputs; its fuzz command is ``--against`` the
+    fetched reference (the campaign's reference: the run exits 1 only on regressions) and parses."""
+    import yaml
+
+    from fuzzdce.cli import chosen_reference, parser
+
+    workflow = yaml.safe_load(GUARD.read_text())
+    inputs = workflow[True]["workflow_dispatch"]["inputs"]  # YAML reads the key `on` as True
+    assert set(inputs) == {"thunder_repository", "subject_ref", "reference_ref", "time_budget"}
+    assert inputs["subject_ref"]["default"] == "main"
+    (arguments,) = commands(GUARD, "guard", 'bin/fuzzdce" run')
+    args = parser().parse_args(["run", *arguments])
+    assert args.against == ["reference"] and not args.placement and not args.build and args.known and args.findings
+    assert chosen_reference(args) == "reference"
+    guard_step = next(s for s in workflow["jobs"]["guard"]["steps"] if 'bin/fuzzdce" run' in s.get("run", ""))
+    assert "continue-on-error" not in guard_step  # its exit code is the verdict

@@ -1,10 +1,12 @@
-"""Findings and bugs: violations triaged against stock, deduplicated, grouped by root cause.
+"""Findings and bugs: violations triaged against the reference Thunder, deduplicated, grouped by root cause.
 
 A finding's signature is (verdict, placements, path, oracle, exception type, normalised message,
-Thunder frame). The verdict and placements come from one program evaluated under stock and every
-chosen placement: for each violation, the placements whose run of that program shows the same
-violation signature (same path and oracle, so a baseline failure elsewhere in the program masks
-nothing). Stock among them makes it ``baseline``; otherwise it is ``placement-induced``.
+Thunder frame). The verdict and placements come from one program evaluated under the campaign's
+*reference* Thunder (stock, unless ``--against`` or ``--reference`` names another) and every
+Thunder under test: for each violation, the placements whose run of that program shows the same
+violation signature (same path and oracle, so a shared failure elsewhere in the program masks
+nothing). Without the reference among them it is a ``regression``; the reference and a Thunder
+under test make it ``shared``; the reference alone makes it ``fixed``.
 
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
 joined by evidence a user can check:
@@ -32,8 +34,9 @@ from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
 from fuzzdce.core.vocabulary import AddResult
 
-PLACEMENT_INDUCED = Verdict.PLACEMENT_INDUCED
-BASELINE = Verdict.BASELINE
+REGRESSION = Verdict.REGRESSION
+SHARED = Verdict.SHARED
+FIXED = Verdict.FIXED
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
 
 
@@ -64,13 +67,13 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
 
 
 def is_reportable(verdict: str, known: str | None) -> bool:
-    """Placement-induced and not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
-    return verdict == PLACEMENT_INDUCED and not known
+    """A regression not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
+    return verdict == REGRESSION and not known
 
 
 def bug_order(bug) -> tuple:
     """How bugs are listed (a ``Bug`` or a ``records.BugRecord``: anything with a verdict, reportable
-    and id): placement-induced and new first, wrong values that need a NaN or infinite input after
+    and id): regressions and new first, wrong values that need a NaN or infinite input after
     the other bugs of their verdict, then by id."""
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
@@ -164,35 +167,47 @@ def join_keys(finding: Finding) -> list[str]:
 
 
 class Triaged(NamedTuple):
-    """One violation signature of a program, triaged: what stock does with it and who shows it."""
+    """One violation signature of a program, triaged: what the reference does with it and who shows it."""
 
     verdict: Verdict
-    placements: tuple[str, ...]  # the placements showing it, in the order given
+    placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
     violation: Violation  # one of them, as an example
 
 
-def classify(violations_by_placement: Mapping[str, Iterable[Violation]]) -> dict[str, Triaged]:
+def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
+    """The verdict of a violation shown under ``names``, against ``reference``, of ``evaluated``
+    placements (the reference alone fixes nothing: a campaign of stock alone has nothing under test)."""
+    if reference not in names:
+        return REGRESSION
+    return SHARED if len(names) > 1 or evaluated == 1 else FIXED
+
+
+def classify(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str = STOCK) -> dict[str, Triaged]:
     """Triage one program: violation signature -> its ``Triaged`` (verdict, placements, a violation).
 
-    ``violations_by_placement`` must include ``STOCK``. Placements keep the order given.
+    ``violations_by_placement`` must include ``reference``. Placements keep the order given, the
+    reference first.
     """
     showing: dict[str, list[str]] = {}
     example: dict[str, Violation] = {}
-    for name, violations in violations_by_placement.items():
-        for v in violations:
+    for name in sorted(violations_by_placement, key=lambda name: name != reference):
+        for v in violations_by_placement[name]:
             sig = signature(v)
             example.setdefault(sig, v)
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
     return {
-        sig: Triaged(BASELINE if STOCK in names else PLACEMENT_INDUCED, tuple(names), example[sig])
+        sig: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[sig])
         for sig, names in showing.items()
     }
 
 
-def triage(evaluations: Mapping[str, object]) -> dict[str, Triaged]:
-    """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``)."""
-    return classify({name: evaluation.violations for name, evaluation in evaluations.items()})
+def triage(evaluations: Mapping[str, object], reference: str | None = None) -> dict[str, Triaged]:
+    """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``);
+    ``reference``: by default the first evaluation's placement (the ``Evaluator`` lists the
+    reference first)."""
+    reference = reference or next(iter(evaluations), STOCK)
+    return classify({name: evaluation.violations for name, evaluation in evaluations.items()}, reference)
 
 
 @dataclass
@@ -235,12 +250,12 @@ class Finding:
 
     @property
     def placement(self) -> str:
-        """The placement its reproducer applies: stock for a baseline finding, else the first showing it."""
-        return STOCK if self.verdict == BASELINE else self.placements[0]
+        """The placement its reproducer applies: the first showing it (the reference, unless a regression)."""
+        return self.placements[0]
 
     @property
     def reportable(self) -> bool:
-        """Placement-induced and not suppressed: what makes ``fuzzdce run`` exit 1."""
+        """A regression not suppressed: what makes ``fuzzdce run`` exit 1."""
         return is_reportable(self.verdict, self.known_reason)
 
 
@@ -379,7 +394,7 @@ class FindingStore:
             self.links[(a, b)] = why
 
     def bugs(self) -> list[Bug]:
-        """The findings grouped into bugs (see the module docstring), placement-induced and new first."""
+        """The findings grouped into bugs (see the module docstring), regressions and new first."""
         groups = self.groups()
         # A link joins two groups: a name the two share and no other group has.
         links: dict[str, list[tuple[str, str]]] = {}

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, Verdict  # noqa: F401  (the records' types, here for their readers)
+from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, TraceKind, Verdict  # noqa: F401  (the records' types, here for their readers)
 
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"
@@ -86,6 +86,9 @@ class Call:
     inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
     error: ErrorInfo | None = None
     stage: CallStage | str = ""  # where ``error`` happened; empty while none did
+    # Whether the call reused a cached computation ("hit") or compiled anew ("miss"), where the
+    # compiled function says (``thunder.cache_misses``); empty otherwise.
+    cache: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,9 @@ class Outcome:
     path: str
     placement: str
     calls: dict[CallLabel, Call] = field(default_factory=dict)
+    # The guard calls (``CallLabel.is_guard``), apart: only the ``guards`` oracle reads them (a
+    # recompile or a clear error there is fine; a wrong result is the finding).
+    guard_calls: dict[CallLabel, Call] = field(default_factory=dict)
     # The first exception: a call's, or the path's own (e.g. building the compiled function).
     error: ErrorInfo | None = None
     # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
@@ -122,6 +128,19 @@ class Outcome:
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)
+    # Made once where the trace objects live, for DCE activity and ``dce-sound`` alike (they read one
+    # comparison): this outcome's traces as portable trees (``subsymbols.portable_trace``; stock's are
+    # compared with every placement's), by the id of the trace object (held beside it), and the
+    # comparison with stock's traces, with the stock outcome and the trace lists it was made of.
+    # Neither crosses processes (``evaluate.portable`` drops them).
+    compared_traces: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+    comparison: tuple[Any, Any, Any, Any] | None = field(default=None, repr=False, compare=False)
+    # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
+    # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
+    dce_decomposition_differs: list[str] = field(default_factory=list)
+    # The build whose process ran it (its placement name); empty for the Thunder of this process.
+    # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
+    build: str = ""
 
 
 @dataclass(frozen=True)

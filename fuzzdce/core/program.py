@@ -141,6 +141,47 @@ class TensorInput:
         return DTYPES[self.dtype]
 
 
+# What a Python number input is, by its type: the name ``Meta.dtype`` and ``NumberInput.dtype`` give it.
+NUMBER_DTYPES = {bool: "pybool", int: "pyint", float: "pyfloat"}
+
+
+@dataclass(frozen=True, eq=False)
+class NumberInput:
+    """A Python number argument (an int, a float or a bool), passed to the program as it is.
+
+    Thunder's prologue checks such an argument's type and (outside symbolic values) its value
+    before it reuses a compiled computation, so a second call with another number must miss the
+    cache. Its domain follows its value, as for the ints a program computes (``x.shape[0]``).
+    """
+
+    value: int | float | bool
+    view_of: None = None  # no number aliases another input
+
+    # Equal by type and value: 2, 2.0 and True are three inputs (Python calls them equal), and
+    # Thunder's prologue tells them apart.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NumberInput) and (type(self.value), self.value) == (type(other.value), other.value)
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), self.value))
+
+    @property
+    def dtype(self) -> str:
+        return NUMBER_DTYPES[type(self.value)]
+
+    @property
+    def domain(self) -> Domain:
+        return Domain.POSITIVE if self.value > 0 else Domain.REAL
+
+
+Input = TensorInput | NumberInput
+
+
+def tensor_specs(inputs: tuple[Input, ...]) -> list[tuple[int, TensorInput]]:
+    """(index, spec) of the tensor inputs among ``inputs``."""
+    return [(i, s) for i, s in enumerate(inputs) if isinstance(s, TensorInput)]
+
+
 @dataclass(frozen=True)
 class Step:
     """One operation: ``outs = template.format(*args, **kwargs)``."""
@@ -188,7 +229,7 @@ def _source(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Program:
-    inputs: tuple[TensorInput, ...]
+    inputs: tuple[Input, ...]
     steps: tuple[Step, ...]
     outputs: tuple[int, ...]
     seed: int = 0
@@ -267,7 +308,10 @@ class Program:
         return namespace["make_inputs"](requires_grad)
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"v{i}: {s.dtype}{list(s.shape)}" for i, s in enumerate(self.inputs))
+        shapes = ", ".join(
+            f"v{i}: {s.dtype}{list(s.shape)}" if isinstance(s, TensorInput) else f"v{i}: {s.value!r}"
+            for i, s in enumerate(self.inputs)
+        )
         return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
 
 
@@ -296,7 +340,9 @@ def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
     return None if tensor.is_contiguous() else tuple(tensor.stride())
 
 
-def _input_expression(spec: TensorInput) -> str:
+def _input_expression(spec: Input) -> str:
+    if isinstance(spec, NumberInput):
+        return repr(spec.value)
     if spec.view_of is not None:  # a view of an earlier input: requires grad through its base
         return f"inputs[{spec.view_of}][...]"
     shape, view = _layout(spec)

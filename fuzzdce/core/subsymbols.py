@@ -19,6 +19,18 @@ Traces that went different ways are not compared: thunderfx split the program di
 placement produced other traces, or a trace's top-level symbols do not align. Those differences
 are not subsymbol DCE; the oracles that see their cause (``splits``, ``split-set``, ``names``)
 report them, and ``not_compared`` says which traces were left out.
+
+Between two Thunders (a build's outcome against this process's Thunder's or another build's:
+``Outcome.build``), a symbol's subsymbols are compared only where both decompose it alike. DCE removes
+subsymbols and prunes outputs; it never adds one. So a subsymbol the placement kept that the
+reference lacks is either one the reference's DCE removed, which is dead where it stands (no kept
+sibling after it reads its outputs, it makes none of its parent's, and no keep-tag), or evidence
+that the two decompose the symbol otherwise: a *live* one is that evidence (``neg`` decomposed as
+``mul(neg(a), 2)`` on a branch, as ``neg(a)`` on main), and the symbol's changes, at every depth
+below it, are left out and counted in ``decomposition_differs`` instead. Behaviour is judged by the
+behavioural oracles (``outputs``, ``grads``, ``mutations``, ``raises``, ``splits``). A patch placement
+runs this process's Thunder, whose decompositions are its own by construction: there, any added
+subsymbol is an edit.
 """
 
 from __future__ import annotations
@@ -133,22 +145,15 @@ def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
     return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), text)
 
 
-# Traces already converted for comparison, with the trace objects (held, so ids stay theirs): stock's
-# traces on a path are compared with each placement's, and converting them once is enough.
-_converted: dict[int, tuple[Any, PortableTrace]] = {}
-_CONVERTED_KEPT = 64
-
-
-def _portable_for_comparison(trace) -> PortableTrace:
+def _portable_for_comparison(outcome, trace) -> PortableTrace:
+    """``trace``, one of ``outcome``'s, as a portable tree, converted once per trace object."""
     if isinstance(trace, PortableTrace):
         return trace
-    hit = _converted.get(id(trace))
-    if hit is not None and hit[0] is trace:
+    hit = outcome.compared_traces.get(id(trace))
+    if hit is not None and hit[0] is trace:  # the trace object is held there, so its id is its own
         return hit[1]
-    if len(_converted) >= _CONVERTED_KEPT:
-        _converted.clear()
     converted = portable_trace(trace, with_text=False)
-    _converted[id(trace)] = (trace, converted)
+    outcome.compared_traces[id(trace)] = (trace, converted)
     return converted
 
 
@@ -310,9 +315,38 @@ class TraceComparison:
     changes: list[tuple[str, Change]] = field(default_factory=list)
     # Why some traces were left out, e.g. "thunderfx graph 0 fn 0 forward 0: top-level symbols differ".
     not_compared: list[str] = field(default_factory=list)
+    # Symbols two Thunders decompose otherwise (see the module docstring), each once: not compared.
+    decomposition_differs: list[str] = field(default_factory=list)
 
 
-def _align_children(stock_children, children, depth, parent, outer, renaming, out: list[Change]) -> None:
+def _align_children(
+    stock_children, children, depth, parent, outer, renaming, out: list[Change], differs: list[str] | None = None
+) -> None:
+    """The changes among ``parent``'s subsymbols, and below, into ``out``. ``differs``: None for one
+    Thunder; between two, the list a symbol decomposed otherwise is named in (its changes left out)."""
+    if differs is not None:
+        level: list[Change] = []
+        _align_level(stock_children, children, depth, parent, outer, renaming, level, differs)
+        if any(c.kind == "added" and _live_where_kept(c) for c in level if c.depth == depth):
+            if parent.sym not in differs:
+                differs.append(parent.sym)
+            return
+        out += level
+        return
+    _align_level(stock_children, children, depth, parent, outer, renaming, out, None)
+
+
+def _live_where_kept(change: Change) -> bool:
+    """Is the added subsymbol ``change.child`` live among the placement's own subsymbols (read by a
+    later kept sibling, an output of its parent, or tagged to be kept)? Then no DCE of the same
+    decomposition could have removed it from the reference's. Any read counts, shadowed or not: in
+    doubt the symbol is left out rather than judged."""
+    outs = change.child.out_names
+    later = change.kept[change.position + 1 :]
+    return bool(outs & change.parent.out_names or any(free_reads(k) & outs for k in later) or change.child.keep_tags)
+
+
+def _align_level(stock_children, children, depth, parent, outer, renaming, out: list[Change], differs) -> None:
     kept = tuple(children)
     scope = frozenset(outer) | parent.arg_names  # what the parent's subsymbols may read unbound
     visible = set(scope)
@@ -331,7 +365,7 @@ def _align_children(stock_children, children, depth, parent, outer, renaming, ou
             if pruned:  # checked as a removal of those outputs alone, where the kept symbol stands
                 out.append(Change("pruned", depth, parent, Node(s.sym, s.args, pruned), kept, j + 1, frozenset(visible)))
             if s.subsymbols or p.subsymbols:
-                _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out)
+                _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out, differs)
         visible |= p.out_names
         position = j + 1
 
@@ -347,10 +381,11 @@ def _repeats_stock(node: Node, stock_children, renaming: Renaming) -> bool:
     return False
 
 
-def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
-    """Every subsymbol difference between two traces of one label; the reason, when not compared."""
-    stock_nodes = _portable_for_comparison(stock_trace).bound_symbols
-    nodes = _portable_for_comparison(trace).bound_symbols
+def compare_traces(stock_trace, trace, differs: list[str] | None = None) -> tuple[list[Change], str]:
+    """Every subsymbol difference between two traces of one label; the reason, when not compared.
+    ``differs``: when the traces are two Thunders', where symbols they decompose otherwise are named."""
+    stock_nodes = _as_portable(stock_trace).bound_symbols
+    nodes = _as_portable(trace).bound_symbols
     renaming = Renaming()
     paired = align(stock_nodes, nodes, renaming)
     if any(i is None or j is None for i, j in paired):
@@ -360,32 +395,40 @@ def compare_traces(stock_trace, trace) -> tuple[list[Change], str]:
     for i, j in paired:
         s, p = stock_nodes[i], nodes[j]
         if s.subsymbols or p.subsymbols:
-            _align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out)
+            _align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out, differs)
         defined |= p.out_names
     pairs = tuple(sorted(renaming.forward.items()))
     return [dataclasses.replace(c, renaming=pairs) for c in out], ""
+
+
+def _as_portable(trace) -> PortableTrace:
+    return trace if isinstance(trace, PortableTrace) else portable_trace(trace, with_text=False)
 
 
 def _is_trace(t: Any) -> bool:
     return hasattr(t, "bound_symbols")
 
 
+def two_thunders(outcome, stock) -> bool:
+    """Are the two outcomes two Thunders'? (``Outcome.build``: the build that ran each, empty for
+    this process's Thunder, which every patch placement patches.)"""
+    return getattr(outcome, "build", "") != getattr(stock, "build", "")
+
+
 def _split_kinds(outcome) -> list[str]:
     return [getattr(r.reason_type, "name", str(r.reason_type)) for r in outcome.split_reasons]
 
 
-# The last comparison made, with the two outcomes it was made of (held, so their ids stay theirs):
-# DCE activity and ``dce-sound`` read the same comparison of one job, and it is worth making once.
-_last: tuple[Any, Any, TraceComparison] | None = None
-
-
 def compare(outcome, stock) -> TraceComparison:
-    """``outcome``'s traces against stock's on the same path (nothing when stock is None)."""
-    global _last
-    if _last is not None and _last[0] is outcome and _last[1] is stock:
-        return _last[2]
+    """``outcome``'s traces against stock's on the same path (nothing when stock is None), made once
+    per pair and kept on ``outcome``."""
+    if stock is None:
+        return TraceComparison()
+    made = outcome.comparison
+    if made is not None and made[0] is stock and made[1] is outcome.traces and made[2] is stock.traces:
+        return made[3]
     result = _compare(outcome, stock)
-    _last = (outcome, stock, result)
+    outcome.comparison = (stock, outcome.traces, stock.traces, result)
     return result
 
 
@@ -397,10 +440,13 @@ def _compare(outcome, stock) -> TraceComparison:
         result.not_compared.append("thunderfx split the program otherwise")
         return result
     stock_traces = {label: t for label, t in stock.traces if _is_trace(t)}
+    differs = result.decomposition_differs if two_thunders(outcome, stock) else None
     for label, trace in outcome.traces:
         if label not in stock_traces or not _is_trace(trace):
             continue  # a path that stopped early (it raised) has fewer traces: the others say why
-        found, reason = compare_traces(stock_traces[label], trace)
+        found, reason = compare_traces(
+            _portable_for_comparison(stock, stock_traces[label]), _portable_for_comparison(outcome, trace), differs
+        )
         if reason:
             result.not_compared.append(f"{label}: {reason}")
         result.changes += [(label, c) for c in found]

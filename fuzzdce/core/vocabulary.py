@@ -11,10 +11,17 @@ from enum import StrEnum
 
 
 class Verdict(StrEnum):
-    """What stock Thunder does with a program a placement fails: the triage of a finding."""
+    """The triage of a finding against the campaign's reference Thunder (stock, unless ``--against``
+    or ``--reference`` names another): which of the reference and the Thunders under test fail."""
 
-    PLACEMENT_INDUCED = "placement-induced"  # stock passes it: the placement's doing
-    BASELINE = "baseline"  # stock fails it the same way: a Thunder bug independent of the placement
+    REGRESSION = "regression"  # a Thunder under test fails it, the reference passes: exit 1
+    SHARED = "shared"  # the reference fails it the same way as a Thunder under test
+    FIXED = "fixed"  # the reference fails it and every Thunder under test passes: listed, exit 0
+
+    @classmethod
+    def _missing_(cls, value):
+        # The words of records written before the reference had a name.
+        return {"placement-induced": cls.REGRESSION, "baseline": cls.SHARED}.get(value)
 
 
 class FailureKind(StrEnum):
@@ -35,6 +42,25 @@ class CallLabel(StrEnum):
     PLAIN = "plain"  # the inputs as drawn
     GRAD = "grad"  # floating inputs require grad: forward, then backward
     RESIZED = "resized"  # other input shapes, on the same compiled function (symbolic values)
+    # Guard calls (``Outcome.guard_calls``), made after the traces are recorded: each differs from the
+    # plain call in one property the prologue checks, so the cached computation must not be reused
+    # as it is (symbolic values reuse it for other shapes and numbers, which then must hit).
+    GUARD_SHAPE = "guard-shape"  # other sizes, every size above 1 grown alike
+    GUARD_RANK = "guard-rank"  # one more leading dimension on every tensor input
+    GUARD_DTYPE = "guard-dtype"  # the first tensor input in another dtype (float32 <-> float64, ...)
+    GUARD_REQUIRES_GRAD = "guard-requires-grad"  # floating inputs require grad (forward only)
+    GUARD_STRIDES = "guard-strides"  # the first tensor input transposed (or strided) the other way
+    GUARD_NUMBER_VALUE = "guard-number-value"  # the first number input with another value of its type
+    GUARD_NUMBER_TYPE = "guard-number-type"  # the first number input as another type (int <-> float, bool -> int)
+
+    @property
+    def is_guard(self) -> bool:
+        return self.startswith("guard-")
+
+    @property
+    def property_varied(self) -> str:
+        """What a guard call varies, in words: ``number-value``."""
+        return self.removeprefix("guard-")
 
 
 class CallStage(StrEnum):
@@ -43,6 +69,18 @@ class CallStage(StrEnum):
     INPUTS = "inputs"  # making the call's inputs
     FORWARD = "forward"
     BACKWARD = "backward"
+
+
+class TraceKind(StrEnum):
+    """The traces of a jit function that are no computation, as their labels name them
+    (``jit prologue 1``); a computation trace is labelled by its ``CallStage`` (forward, backward)."""
+
+    PROLOGUE = "prologue"  # checks a call's inputs before a cached computation is reused
+    EPILOGUE = "epilogue"  # runs after the computation (Thunder keeps one where a program needs it)
+
+    def labels(self, label: str) -> bool:
+        """``label`` names a trace of this kind."""
+        return f" {self} " in f" {label} "
 
 
 class AddResult(StrEnum):
@@ -56,6 +94,7 @@ class AddResult(StrEnum):
 class BugGroup(StrEnum):
     """Which group of the report a bug is listed in (``fuzzdce run``, ``merge`` and the HTML page alike)."""
 
-    NEW = "new"  # placement-induced, not in the known-findings file: makes the run exit 1
-    KNOWN = "known"  # placement-induced, suppressed by the known-findings file
-    BASELINE = "baseline"  # stock Thunder fails the same way
+    NEW = "new"  # a regression not in the known-findings file: makes the run exit 1
+    KNOWN = "known"  # a regression suppressed by the known-findings file
+    FIXED = "fixed"  # the reference fails, the Thunders under test pass
+    SHARED = "shared"  # the reference fails the same way

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 
 from fuzzdce.core.findings import Finding, FindingStore
+from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import sample
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -28,7 +29,7 @@ from fuzzdce.fuzzing.ledger import Ledger, Log
 from fuzzdce.fuzzing.shrinking import Phase, PhaseClock, Shrinker, TimePlan
 from fuzzdce.results.records import campaign_summary
 from fuzzdce.results.store import FindingsFolder
-from fuzzdce.running.builds import build_specs
+from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.memory import MemoryReport, ProcessMemory
 from fuzzdce.running.sandbox import SandboxedJobs
@@ -64,6 +65,7 @@ class Campaign:
         self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
+        self.reference = config.resolved_reference(self.placements)  # what every verdict is relative to
         self.paths = list(config.scope.paths)
         self.seed = config.budget.seed
         self.log = log
@@ -72,9 +74,19 @@ class Campaign:
         self.evaluator = evaluator
         output, time_budget = config.output, config.budget.time_budget
         builds = build_specs(self.placements)  # what the records and reproducers select a build by
-        folder = FindingsFolder(output.findings_dir, config.run_id, builds) if output.findings_dir is not None else None
+        folder = None
+        if output.findings_dir is not None:
+            thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
+            folder = FindingsFolder(output.findings_dir, config.run_id, builds, self.reference.name, thunders)
         self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
-        self.ledger = Ledger([p.name for p in self.placements], known=output.known, folder=folder, log=log, clock=self.clock)
+        self.ledger = Ledger(
+            [p.name for p in self.placements],
+            known=output.known,
+            folder=folder,
+            log=log,
+            clock=self.clock,
+            reference=self.reference.name,
+        )
         # --time-budget is the campaign's wall time, split among its phases (shrinking.TimePlan).
         self.plan = TimePlan(time_budget, self.epoch)
         self.phases = PhaseClock(self.ledger.stats.phases)
@@ -183,7 +195,7 @@ class Campaign:
         before is not evaluated again (programs are deterministic)."""
         if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
-        evaluations = self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
+        evaluations = self.evaluate_everywhere(program)
         self.full_evaluations += 1
         self.distinct_programs.add(program)
         self.ledger.count(program, evaluations)
@@ -325,6 +337,13 @@ class Campaign:
             self.write_summary()
         self.log(f"fuzzdce: {self.ledger.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
 
+    def evaluate(self, program: Program, placements: list[Placement], paths: list[str], **options):
+        """``program`` on ``paths`` under ``placements`` and the reference (``options``: the
+        ``Evaluator``'s ``alone`` and ``cache``). (The reference is passed only when it is not stock:
+        an evaluator that takes none, a test's stand-in, serves the rest.)"""
+        against = {} if self.reference.is_stock else {"reference": self.reference}
+        return self.evaluator(program, placements, paths=paths, timeout=self.config.workers.timeout, **against, **options)
+
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""
-        return self.evaluator(program, self.placements, paths=self.paths, timeout=self.config.workers.timeout)
+        return self.evaluate(program, self.placements, self.paths)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hypothesis import settings as Settings
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.model import Placement
+from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.fuzzing import profiles
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
@@ -35,6 +35,9 @@ class Scope:
     """What to run: the placements and paths, the catalog entries programs are drawn from, and how."""
 
     placements: tuple[str, ...] = DEFAULT_PLACEMENTS
+    # The Thunder every other one is judged against (one of ``placements``, or stock): a finding it
+    # does not show is a regression (``findings.verdict_of``).
+    reference: str = STOCK
     paths: tuple[str, ...] = DEFAULT_PATHS
     ops: tuple[str, ...] = ()  # catalog entries programs are drawn from (empty: the whole catalog)
     shrink_baseline: bool = True  # baseline bugs fail the Hypothesis test too, so they are shrunk
@@ -47,6 +50,9 @@ class Scope:
         unknown = [p for p in self.paths if p not in PATHS]
         if unknown:
             raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
+        names = [p.split("=", 1)[0] for p in self.placements]  # a build's spec is NAME=TARGET
+        if self.reference != STOCK and self.reference not in names:
+            raise UsageError(f"--reference {self.reference!r} names none of the placements: {', '.join([STOCK, *names])}")
         unknown = [op for op in self.ops if op not in BY_NAME]
         if unknown:
             raise UsageError(f"unknown op {unknown[0]!r}: `fuzzdce ops` lists the catalog's entries")
@@ -202,6 +208,10 @@ class CampaignConfig:
 
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.scope.placements]
+
+    def resolved_reference(self, placements: list[Placement]) -> Placement:
+        """The reference among ``placements`` (``resolved_placements()``), or stock."""
+        return next((p for p in placements if p.name == self.scope.reference), resolve(STOCK))
 
     def settings(self) -> Settings:
         """The Hypothesis settings to start from: the named profile (loaded), else the current ones."""

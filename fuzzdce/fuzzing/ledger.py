@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fuzzdce.core.findings import PLACEMENT_INDUCED, Bug, Finding, FindingStore, triage
+from fuzzdce.core.findings import REGRESSION, Bug, Finding, FindingStore, triage
 from fuzzdce.core.model import EAGER, STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import Sample
@@ -76,8 +76,9 @@ class Stats:
 
 
 class Ledger:
-    """Findings by signature for placements ``names`` (stock among them), written to ``folder``;
-    ``clock`` says how many seconds the campaign has run (each finding's first sighting)."""
+    """Findings by signature for placements ``names`` (stock among them), judged against
+    ``reference``, written to ``folder``; ``clock`` says how many seconds the campaign has run (each
+    finding's first sighting)."""
 
     def __init__(
         self,
@@ -87,12 +88,15 @@ class Ledger:
         folder: FindingsFolder | None = None,
         log: Log,
         clock: Callable[[], float] | None = None,
+        reference: str = STOCK,
     ) -> None:
         self.names = [STOCK, *(n for n in names if n != STOCK)]
+        self.reference = reference
         self.stock_only = self.names == [STOCK]
         self.store = FindingStore(known)
         self.folder = folder
         self.stats = Stats()
+        self.stats.dce.reference = reference
         self.log = log
         self.clock = clock or seconds_since(time.time())
         # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
@@ -104,7 +108,7 @@ class Ledger:
 
     def fails(self, verdict: str) -> bool:
         """Are findings of this verdict shrunk (a fuzz test fails on them)?"""
-        return verdict == PLACEMENT_INDUCED or self.shrink_baseline or self.stock_only
+        return verdict == REGRESSION or self.shrink_baseline or self.stock_only
 
     def bugs(self) -> list[Bug]:
         return self.store.bugs()
@@ -167,7 +171,7 @@ class Ledger:
         if change == AddResult.SEEN or bug.smallest is not finding:
             self.folder.write_record(bug)
             return
-        self.folder.write(bug, shown_traces(finding, evaluations))
+        self.folder.write(bug, shown_traces(finding, evaluations, self.reference))
 
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""
@@ -191,11 +195,11 @@ class Ledger:
         )
 
 
-def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation]) -> dict[str, list]:
+def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation], reference: str = STOCK) -> dict[str, list]:
     """The traces a finding's folder shows: on its path, under each placement showing it, and
-    under stock too when stock does not show it (to compare)."""
+    under the reference too when it does not show it (to compare)."""
     path = finding.violation.path
-    shown = list(finding.placements) + ([STOCK] if finding.verdict == PLACEMENT_INDUCED else [])
+    shown = list(finding.placements) + ([reference] if finding.verdict == REGRESSION else [])
     return {
         name: evaluations[name].outcomes[path].traces
         for name in shown

@@ -3,7 +3,7 @@ must pass: in a bug's ``repro.py``, no single statement whose results nothing re
 and no returned value can be dropped with the same failure.
 
 It works on the reproducer's text, as a Thunder engineer would: drop one line (or one returned
-value), replay the edited reproducer under the bug's placement and stock on its paths
+value), replay the edited reproducer under the bug's placement and the reference on its paths
 (``replay.replay_bug``), and see whether the bug still shows the same. Nothing is guessed: a dead
 statement can matter. ``benchmarks/phases.py`` prints its figure; ``tests/test_reductions.py``
 runs it on a campaign's folder.
@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from fuzzdce.core.findings import BASELINE
+from fuzzdce.core.findings import REGRESSION
 from fuzzdce.core.model import STOCK
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.store import REPRO_FILE, read_bug, read_bugs
@@ -54,12 +54,14 @@ def single_drops(script: str) -> list[tuple[str, str]]:
 
 
 def fails_the_same(folder: Path) -> bool:
-    """Does the bug in ``folder`` still show under its placement, with its verdict (stock showing it
-    exactly when it is a baseline bug)?"""
+    """Does the bug in ``folder`` still show, with its verdict: under its placement and not the
+    reference for a regression, under the reference for any other?"""
     record = read_bug(folder)
-    placement = STOCK if record.verdict == BASELINE else record.placements[0]
-    replay = replay_bug(folder, [resolve(record.builds.get(placement, placement))])
-    return (placement in replay.failing) and ((STOCK in replay.failing) == (record.verdict == BASELINE))
+    reference = record.reference or STOCK
+    showing = record.placements[0] if record.verdict == REGRESSION else reference
+    chosen = dict.fromkeys((showing, reference))
+    replay = replay_bug(folder, [resolve(record.builds.get(name, name)) for name in chosen])
+    return (showing in replay.failing) and ((reference in replay.failing) == (record.verdict != REGRESSION))
 
 
 def droppable(root: Path) -> list[str]:

@@ -5,8 +5,9 @@ within the campaign's time plan. This module holds that state; ``Campaign`` only
   ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; grouping, confirming and the
   report have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
 - **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the group's first path and the fewest
-  Thunders that keep its verdict: a baseline group, stock alone; a placement-induced one, its first
-  placement, and stock only on a candidate that still fails there. A candidate keeps the group's
+  Thunders that keep its verdict (``Configuration``): a shared group, the reference alone; a
+  regression, its first placement, and the reference only on a candidate that still fails there; a
+  fixed group, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the group's
   failure when it shows a violation of the same path, oracle, exception type, normalised message
   and cause (``same_failure``). The statement-level passes (``reductions``) run first, to their
   end; then Hypothesis's shrinker, from the group's choices (it reduces shapes, values and dtypes
@@ -19,7 +20,7 @@ within the campaign's time plan. This module holds that state; ``Campaign`` only
   same verdict and a placement in common (``shows``); the raised-type rule of ``findings`` keeps two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
-  its placement and stock.
+  the Thunders that showed it and those that must not.
 
 Every evaluation goes through the campaign's ``Evaluator``, whose cache (``evaluate``) never runs one
 (program, inputs, path, placement) twice within a campaign; confirming alone replays.
@@ -36,8 +37,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
-from fuzzdce.core.findings import BASELINE, PLACEMENT_INDUCED, Bug, Finding, Triaged, size, triage
+from fuzzdce.core.findings import FIXED, REGRESSION, Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, normalise, signature
@@ -165,6 +167,14 @@ def finite_if_it_fails(program: Program, fails) -> Program:
     return finite if fails(finite) else program
 
 
+class Configuration(NamedTuple):
+    """The Thunders a shrink step runs: ``showing`` must show the group's failure; each of
+    ``passing``, asked only of a candidate that does, must not (the verdict would change)."""
+
+    showing: Placement
+    passing: tuple[Placement, ...]
+
+
 class Shrinker:
     """Shrinking, grouping and confirming for ``campaign`` (its ledger, evaluator, driver,
     placements, paths, plan and log), and their state: the settled programs and what each shows."""
@@ -183,11 +193,11 @@ class Shrinker:
     # --- which groups, in which order -------------------------------------------------------------
 
     def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
-        """Groups by cause: placement-induced first, then by first sighting."""
+        """Groups by cause: regressions first, then by first sighting."""
         groups = self.store.groups()
         return sorted(
             groups.items(),
-            key=lambda kv: (kv[1][0].verdict != PLACEMENT_INDUCED, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+            key=lambda kv: (kv[1][0].verdict != REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
         )
 
     def to_shrink(self, key: str, members: list[Finding]) -> bool:
@@ -223,32 +233,36 @@ class Shrinker:
             self.shrink(key, share(members, [m for _, m in todo]))
             self.campaign.progress()
 
-    def configuration(self, finding: Finding) -> Placement:
-        """The one Thunder a shrink step of ``finding``'s group runs first: stock for a baseline
-        finding, else its first placement."""
-        names = {p.name: p for p in self.campaign.placements}
-        return PLACEMENTS[STOCK] if finding.verdict == BASELINE else names[finding.placements[0]]
+    def configuration(self, finding: Finding) -> Configuration:
+        """The Thunders a shrink step of ``finding``'s group runs (``Configuration``)."""
+        campaign = self.campaign
+        reference = campaign.reference
+        if finding.verdict == REGRESSION:
+            by_name = {p.name: p for p in campaign.placements}
+            return Configuration(by_name[finding.placements[0]], (reference,))
+        if finding.verdict == FIXED:
+            everyone = {p.name: p for p in (PLACEMENTS[STOCK], *campaign.placements)}
+            return Configuration(reference, tuple(p for name, p in everyone.items() if name != reference.name))
+        return Configuration(reference, ())
+
+    def shows_target(self, program: Program, under: Placement, target: Violation, paths: list[str], *, cache: bool = True) -> bool:
+        """Does ``program`` show ``target``'s failure (``same_failure``) under ``under`` on ``paths``?"""
+        evaluations = self.campaign.evaluate(program, [under], paths, alone=True, cache=cache)
+        return any(same_failure(v, target) for v in evaluations[under.name].violations)
 
     def failing(self, finding: Finding, key: str):
         """The shrink predicate of ``finding``'s group: does a program still fail the same way on the
-        finding's path under its configuration (and, for a placement-induced one, pass under stock)?"""
-        campaign, target = self.campaign, finding.violation
-        placement, path = self.configuration(finding), [finding.violation.path]
-        timeout = campaign.config.workers.timeout
+        finding's path under the Thunder showing it, and (asked only then) pass under each that must?"""
+        target, path = finding.violation, [finding.violation.path]
+        configuration = self.configuration(finding)
         verdicts: dict[Program, bool] = {}
-
-        def shows_target(program: Program, under: Placement) -> bool:
-            placements = [] if under.is_stock else [under]
-            evaluations = campaign.evaluator(program, placements, paths=path, timeout=timeout, stock=under.is_stock)
-            return any(same_failure(v, target) for v in evaluations[under.name].violations)
 
         def fails(program: Program) -> bool:
             if program not in verdicts:
                 started = time.perf_counter()
-                hit = shows_target(program, placement)
-                if hit and not placement.is_stock:
-                    hit = not shows_target(program, PLACEMENTS[STOCK])
-                verdicts[program] = hit
+                verdicts[program] = self.shows_target(program, configuration.showing, target, path) and not any(
+                    self.shows_target(program, other, target, path) for other in configuration.passing
+                )
                 self.seconds[key] += time.perf_counter() - started
             return verdicts[program]
 
@@ -311,7 +325,9 @@ class Shrinker:
             if campaign.folder is not None:
                 for finding in self.store:
                     if finding.program == program:
-                        campaign.folder.write(campaign.ledger.bug_of(finding), shown_traces(finding, evaluations))
+                        campaign.folder.write(
+                            campaign.ledger.bug_of(finding), shown_traces(finding, evaluations, campaign.reference.name)
+                        )
         if origin is not None:
             self.origin.setdefault(program, origin)
         fails = campaign.ledger.fails
@@ -376,26 +392,25 @@ class Shrinker:
     # --- confirming --------------------------------------------------------------------------------
 
     def confirm(self, bugs: list[Bug]) -> None:
-        """Replay each bug's smallest program once (no cache), on the bug's paths under its
-        placement and stock: each member it shows again with its verdict is confirmed; a member it
-        no longer shows is not; members of other programs are left unknown."""
+        """Replay each bug's smallest program once (no cache), on the bug's paths under the Thunders
+        that showed its members and those that must not (``Configuration.passing``): a member shown
+        again by each that showed it and by none of the others is confirmed, any other is not;
+        members of other programs are left unknown."""
         campaign = self.campaign
         for bug in bugs:
             if campaign.plan.over(Phase.CONFIRMING):
                 campaign.log("fuzzdce: out of time: the remaining bugs are not confirmed")
                 return
             smallest = bug.smallest
-            under = self.configuration(smallest)
-            placements = [] if under.is_stock else [under]
-            evaluations = campaign.evaluator(
-                smallest.program, placements, paths=bug.paths(), timeout=campaign.config.workers.timeout, cache=False
-            )
-            stock_shows = evaluations[STOCK].violations
-            for finding in bug.members:
-                if finding.program != smallest.program:
-                    continue
-                shown_under = any(same_failure(v, finding.violation) for v in evaluations[under.name].violations)
-                under_stock = any(same_failure(v, finding.violation) for v in stock_shows)
-                finding.confirmed = shown_under and (under_stock == (finding.verdict == BASELINE))
+            members = [f for f in bug.members if f.program == smallest.program]
+            by_name = {p.name: p for p in (PLACEMENTS[STOCK], campaign.reference, *campaign.placements)}
+            showing = {name for f in members for name in f.placements}
+            passing = {p.name for f in members for p in self.configuration(f).passing}
+            chosen = [by_name[name] for name in by_name if name in showing | passing]
+            evaluations = campaign.evaluate(smallest.program, chosen, bug.paths(), alone=True, cache=False)
+            for finding in members:
+                again = {name for name in evaluations if any(same_failure(v, finding.violation) for v in evaluations[name].violations)}
+                must_pass = {p.name for p in self.configuration(finding).passing}
+                finding.confirmed = set(finding.placements) <= again and not (again & must_pass)
                 if not finding.confirmed:
                     campaign.log(f"finding {finding.id} did not reproduce the same on its smallest program")

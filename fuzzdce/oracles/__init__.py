@@ -8,7 +8,20 @@ one entry in ``ORACLES``; the module is named after its oracle (``-`` written ``
 from __future__ import annotations
 
 from fuzzdce.core.model import Oracle
-from fuzzdce.oracles import crash, dce_sound, grads, idempotent, mutations, names, outputs, raises, split_set, splits, timeout
+from fuzzdce.oracles import (
+    crash,
+    dce_sound,
+    grads,
+    guards,
+    idempotent,
+    mutations,
+    names,
+    outputs,
+    raises,
+    split_set,
+    splits,
+    timeout,
+)
 
 ORACLES: dict[str, Oracle] = {
     o.name: o
@@ -22,6 +35,7 @@ ORACLES: dict[str, Oracle] = {
         names.ORACLE,
         idempotent.ORACLE,
         dce_sound.ORACLE,
+        guards.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,
     )

@@ -7,7 +7,10 @@ A subsymbol present under stock but not under the placement was live, by Thunder
 when a kept sibling after it reads one of its outputs freely (see ``subsymbols.why_live``), when
 it produced its parent's output, or when it is tagged ``DONT_DCE`` or in-place (an executor that
 runs the decomposition would lose the side effect). A subsymbol present under the placement but
-not under stock, up to renaming, is a kept one that changed: DCE removes, it never edits.
+not under stock, up to renaming, is a kept one that changed: DCE removes, it never edits (between
+two Thunders, such a subsymbol is one the reference's DCE removed, or a sign that the two decompose
+the symbol otherwise, which ``subsymbols`` leaves out: no finding; compared with the reference,
+a build is judged on what it removed).
 Outputs stay right under such a DCE as long as executors run the top-level symbols, which is why
 no other oracle sees it.
 """
@@ -15,7 +18,7 @@ no other oracle sees it.
 from __future__ import annotations
 
 from fuzzdce.core.model import Oracle, Outcome, Violation
-from fuzzdce.core.subsymbols import changes, why_live
+from fuzzdce.core.subsymbols import changes, two_thunders, why_live
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -26,7 +29,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
         return []
     violations, seen = [], set()
+    across = two_thunders(outcome, stock)
     for label, change in found:
+        if change.kind == "added" and across:
+            continue
         child = change.child.sym
         if change.kind in ("removed", "pruned"):
             reasons = why_live(change)
@@ -43,9 +49,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
         else:
             key = f"{change.symbol} kept a changed {child}"
-            message = (
-                f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which stock does not have"
-            )
+            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which {stock.placement} does not have"
         if key in seen:  # the same fault echoed by later traces and other symbols of the program
             continue
         seen.add(key)

@@ -18,7 +18,7 @@ import torch
 from thunder.core.proxies import NumberProxy
 from thunder.dev_utils.check_trace import check_trace
 
-from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
 
 
@@ -91,8 +91,8 @@ def _nested_problems(bsym) -> list[Problem]:
     return problems
 
 
-def extra_problems(trace) -> list[Problem]:
-    problems = _defined_twice(trace.bound_symbols, "at top level")
+def extra_problems(trace, *, same_number_allowed: bool = False) -> list[Problem]:
+    problems = _defined_twice(trace.bound_symbols, "at top level", same_number_allowed=same_number_allowed)
     for bsym in trace.bound_symbols:
         problems += _nested_problems(bsym)
     return problems
@@ -113,7 +113,10 @@ def check_trace_as_thunder_does(trace) -> None:
     check()
 
 
-def trace_problems(trace) -> list[Problem]:
+def trace_problems(trace, *, same_number_allowed: bool = False) -> list[Problem]:
+    """``same_number_allowed``: at top level too, as in subsymbols (a prologue under symbolic
+    values unpacks each shape's number proxies again where it checks them, before the execution
+    transform removes the duplicates)."""
     problems = []
     try:
         check_trace_as_thunder_does(trace)
@@ -124,13 +127,13 @@ def trace_problems(trace) -> list[Problem]:
         # check_trace's messages name the proxy, then " in " the bound symbol: the kind is before that.
         kind = f"check_trace: {type(e).__name__}: {first_line.split(' in ')[0]}"
         problems.append(Problem(normalise(kind), f"check_trace: {type(e).__name__}: {first_line}"))
-    return problems + extra_problems(trace)
+    return problems + extra_problems(trace, same_number_allowed=same_number_allowed)
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
-        for problem in trace_problems(trace):
+        for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label)):
             violations.append(Violation("names", outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind))
     return violations
 

@@ -33,7 +33,7 @@ h3 {{ font-size: 15px; margin-bottom: 4px; }}
 table.facts td {{ padding: 1px 12px 1px 0; vertical-align: top; }}
 pre {{ background: #f5f5f5; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }}
 .bug {{ border-left: 4px solid #c33; padding-left: 12px; margin: 16px 0; }}
-.bug.known {{ border-color: #d90; }} .bug.baseline {{ border-color: #888; }}
+.bug.known {{ border-color: #d90; }} .bug.shared {{ border-color: #888; }} .bug.fixed {{ border-color: #5a5; }}
 .missing {{ color: #a60; font-style: italic; }}
 svg.chart {{ display: block; margin: 8px 0; }}
 svg.chart text {{ font-size: 11px; fill: #333; }}
@@ -43,16 +43,6 @@ svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
 """
 
 # --- reading the folder ---------------------------------------------------------------------------
-
-
-def load_summary(folder: Path) -> RunSummary | None:
-    """summary.json, or None when the folder has none (the page then says so)."""
-    return read_summary(folder)
-
-
-def load_bugs(folder: Path) -> list[BugRecord]:
-    """Every bug.json under the folder, by id."""
-    return [record for record, _ in read_bugs(folder)]
 
 
 # --- small pieces ---------------------------------------------------------------------------------
@@ -151,7 +141,7 @@ def header(summary: RunSummary | None, bugs: list[BugRecord], folder: Path) -> s
         ("findings folder", escape(str(folder))),
         (
             "bugs",
-            f"{len(bugs)} ({summary.new_placement_induced} new placement-induced; {summary.n_findings} findings)",
+            f"{len(bugs)} ({summary.new_regressions} new regressions; {summary.n_findings} findings)",
         ),
         ("programs", f"{summary.programs} ({summary.invalid_programs} invalid)"),
         ("wall time", f"{summary.wall_seconds / 60:.1f} min ({round(summary.wall_seconds, 3)} s)"),
@@ -234,7 +224,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
 
 
 def bug_sections(bugs: list[BugRecord], folder: Path) -> str:
-    """The bugs, new placement-induced first, then known placement-induced, then baseline."""
+    """The bugs, new regressions first, then known regressions, fixed, shared."""
     parts = ["<h2>Bugs</h2>"]
     for title, members in grouped(bugs):
         parts.append(f"<h3>{escape(title[0].upper() + title[1:])}: {len(members)}</h3>")
@@ -322,7 +312,7 @@ def path_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
 
 
 def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
-    """Per placement: the share of programs in which it changed subsymbols against stock, and where."""
+    """Per placement: the share of programs in which it changed subsymbols against the reference, and where."""
     activity = summary.dce_activity
     if activity is None:
         return "<h2>DCE activity</h2>" + missing("no dce_activity in summary.json")
@@ -333,8 +323,8 @@ def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     lines = "\n".join(activity_lines(activity))
     return (
         "<h2>DCE activity</h2>"
-        + bar_chart("Programs in which each placement changed subsymbols against stock (%)", bars)
-        + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than stock"))
+        + bar_chart("Programs in which each placement changed subsymbols against the reference (%)", bars)
+        + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than the reference"))
     )
 
 
@@ -361,5 +351,5 @@ def write_report(folder: str | os.PathLike, output: str | os.PathLike | None = N
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a findings folder (one holding {SUMMARY_FILE} and bug folders)")
     target = Path(output) if output is not None else folder / REPORT_FILE
-    target.write_text(page(load_summary(folder), load_bugs(folder), folder))
+    target.write_text(page(read_summary(folder), [record for record, _ in read_bugs(folder)], folder))
     return target

@@ -22,9 +22,18 @@ def title(record: BugRecord) -> str:
     """One line: who fails, how, where."""
     first_line = record.message.splitlines()[0][:100] if record.message else ""
     where = ", ".join(record.paths)
-    if record.verdict == Verdict.PLACEMENT_INDUCED:
-        return f"DCE placement {record.placement}: {', '.join(record.oracles)} on {where}: {first_line}"
+    if record.verdict == Verdict.REGRESSION:
+        return f"regression under {record.placement} against {record.reference}: {', '.join(record.oracles)} on {where}: {first_line}"
     return f"{', '.join(record.oracles)} on {where}: {first_line}"
+
+
+def thunder_lines(record: BugRecord) -> list[str]:
+    """Which Thunder is the reference and which showed the bug, as the record names them."""
+    names = [record.reference, *(n for n in record.placements if n != record.reference)]
+    return [
+        f"- `{name}`{' (the reference)' if name == record.reference else ''}: {record.thunders.get(name, 'not recorded')}"
+        for name in names
+    ]
 
 
 def issue_markdown(folder: Path) -> str:
@@ -35,7 +44,9 @@ def issue_markdown(folder: Path) -> str:
     lines = [
         f"# {title(record)}",
         "",
-        f"**Versions:** {versions}. No GPU needed (CPU).",
+        f"**Verdict:** {record.verdict}. **Versions:** {versions}. No GPU needed (CPU).",
+        "",
+        *thunder_lines(record),
         "",
         f"## Minimal program ({record.n_ops} op{'s' if record.n_ops != 1 else ''})",
         "",
@@ -68,10 +79,10 @@ def issue_markdown(folder: Path) -> str:
         "It exits 1 while the bug is present and 0 once it is fixed"
         + (" (`--placement stock` runs it on Thunder as installed)." if placement != STOCK else "."),
     ]
-    if record.verdict == Verdict.PLACEMENT_INDUCED:
+    if record.verdict == Verdict.REGRESSION:
         lines += [
             "",
-            f"Thunder as installed (`stock`) passes the same program on the same paths: the failure comes "
+            f"The reference (`{record.reference}`) passes the same program on the same paths: the failure comes "
             f"with `{placement}` (also shown under: {', '.join(record.placements)}).",
         ]
         diff_file = folder / TRACE_DIFF_FILE
@@ -80,8 +91,10 @@ def issue_markdown(folder: Path) -> str:
             shown = diff[:MAX_DIFF_LINES] + (
                 [f"... ({len(diff) - MAX_DIFF_LINES} more lines in {diff_file})"] if len(diff) > MAX_DIFF_LINES else []
             )
-            lines += ["", "## Trace difference (stock against the placement)", "", "```diff", *shown, "```"]
+            lines += ["", f"## Trace difference ({record.reference} against {placement})", "", "```diff", *shown, "```"]
+    elif record.verdict == Verdict.FIXED:
+        lines += ["", f"Shown under the reference `{record.reference}` only: every Thunder under test passes it (fixed)."]
     else:
-        lines += ["", f"Shown under: {', '.join(record.placements)} (stock Thunder included)."]
+        lines += ["", f"Shown under: {', '.join(record.placements)} (the reference `{record.reference}` included)."]
     lines += ["", f"_Found by fuzzdce (bug {record.id}, {record.count} occurrences)._"]
     return "\n".join(lines) + "\n"

@@ -253,12 +253,12 @@ def render(merged: Merged) -> str:
 
 
 def markdown(merged: Merged) -> str:
-    """A Markdown summary for CI (``$GITHUB_STEP_SUMMARY``): new placement-induced bugs in full,
-    known and baseline ones briefly, then the campaign's size."""
+    """A Markdown summary for CI (``$GITHUB_STEP_SUMMARY``): new regressions in full, known,
+    fixed and shared bugs briefly, then the campaign's size."""
     s = merged.summary
     folder = Path(s.findings_dir).name
-    (new_title, new), (known_title, known), (baseline_title, baseline) = grouped(merged.bugs)
-    lines = [f"# fuzzdce: {plural(len(new), 'new placement-induced bug')}", ""]
+    (new_title, new), *others = grouped(merged.bugs)
+    lines = [f"# fuzzdce: {plural(len(new), 'new regression')}", ""]
     for b in new:
         lines += [
             f"## {b.id} under {b.placement}",
@@ -276,7 +276,7 @@ def markdown(merged: Merged) -> str:
             f"Reproduce: `python {folder}/{b.id}/{REPRO_FILE}`; issue text: `fuzzdce issue {b.id} --findings {folder}`",
             "",
         ]
-    for title, bugs in ((known_title, known), (baseline_title, baseline)):
+    for title, bugs in others:
         lines += [f"## {title}: {plural(len(bugs), 'bug')}", ""]
         lines += [
             f"- {b.id} under {', '.join(b.placements)}: {', '.join(b.oracles)} on {', '.join(b.paths)} ({b.count}x)" for b in bugs

@@ -49,9 +49,10 @@ def inputs_in_header(source: str) -> int:
 
 # The groups in the order the reports list them, with their titles.
 GROUP_TITLES = {
-    BugGroup.NEW: "placement-induced, new",
-    BugGroup.KNOWN: "placement-induced, known",
-    BugGroup.BASELINE: "baseline (stock Thunder fails the same way)",
+    BugGroup.NEW: "regressions (the reference passes), new",
+    BugGroup.KNOWN: "regressions, known",
+    BugGroup.FIXED: "fixed (the reference fails, every Thunder under test passes)",
+    BugGroup.SHARED: "shared (the reference fails the same way)",
 }
 
 
@@ -150,6 +151,10 @@ class BugRecord:
     oracles: tuple[str, ...] = ()
     placement: str | None = None  # the placement its reproducer applies (see ``findings.Finding.placement``)
     builds: dict[str, str] = field(default_factory=dict)  # NAME -> NAME=TARGET, for placements that are builds
+    reference: str = STOCK  # the placement its verdict is relative to
+    # NAME -> which Thunder it is (version, path, commit: ``builds.describe_thunder``), the reference's
+    # and its placements'
+    thunders: dict[str, str] = field(default_factory=dict)
     first_seen_seconds: float | None = None  # seconds from the campaign's start, earliest member
     n_ops: int = 0
     n_inputs: int | None = None  # None only while loading a record written before it was stored
@@ -171,23 +176,36 @@ class BugRecord:
     def __post_init__(self) -> None:
         # Older records lack what can be derived: fill it, so every reader sees one shape.
         if self.placement is None:
-            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.BASELINE else self.placements[0])
+            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.SHARED else self.placements[0])
+        if not isinstance(self.verdict, Verdict):
+            object.__setattr__(self, "verdict", Verdict(self.verdict))
         if self.n_inputs is None:
             object.__setattr__(self, "n_inputs", inputs_in_header(self.program))
 
     @classmethod
-    def of(cls, bug, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> BugRecord:
+    def of(
+        cls,
+        bug,
+        run_id: str | None = None,
+        builds: Mapping[str, str] | None = None,
+        reference: str = STOCK,
+        thunders: Mapping[str, str] | None = None,
+    ) -> BugRecord:
         """The record of a campaign's ``findings.Bug``; ``run_id`` (the run writing it) keys each
         member's ``counts_by_run``; ``builds``: NAME -> NAME=TARGET of the campaign's builds
-        (``builds.build_specs``), of which the record keeps its placements'."""
+        (``builds.build_specs``), of which the record keeps its placements' and the reference's;
+        ``thunders``: NAME -> which Thunder it is, likewise kept."""
         program = bug.program
+        named = {reference, *bug.placements}
         return cls(
             id=bug.id,
             key=bug.key,
             verdict=Verdict(bug.verdict),
             placements=tuple(bug.placements),
             placement=bug.placement,
-            builds={name: spec for name, spec in (builds or {}).items() if name in bug.placements},
+            builds={name: spec for name, spec in (builds or {}).items() if name in named},
+            reference=reference,
+            thunders={name: text for name, text in (thunders or {}).items() if name in named},
             paths=tuple(bug.paths()),
             oracles=tuple(bug.oracles()),
             message=bug.smallest.violation.message,
@@ -216,6 +234,8 @@ class BugRecord:
             "placements": list(self.placements),
             "placement": self.placement,
             "builds": dict(self.builds),
+            "reference": self.reference,
+            "thunders": dict(self.thunders),
             "paths": list(self.paths),
             "oracles": list(self.oracles),
             "message": self.message,
@@ -257,14 +277,16 @@ class BugRecord:
 
     @property
     def reportable(self) -> bool:
-        """Placement-induced and not known: what makes ``fuzzdce run`` exit 1."""
+        """A regression not known: what makes ``fuzzdce run`` exit 1."""
         return is_reportable(self.verdict, self.known)
 
     @property
     def group(self) -> BugGroup:
         """Which group of the report lists it."""
-        if self.verdict == Verdict.BASELINE:
-            return BugGroup.BASELINE
+        if self.verdict == Verdict.SHARED:
+            return BugGroup.SHARED
+        if self.verdict == Verdict.FIXED:
+            return BugGroup.FIXED
         return BugGroup.KNOWN if self.known else BugGroup.NEW
 
     @property
@@ -308,7 +330,7 @@ RUN_FIELDS = (
 class RunSummary:
     """What summary.json holds: what a campaign (or the runs a merge covers) measured, and its bugs.
 
-    Totals that follow from the rest (rates, bug counts, new placement-induced bugs) are computed
+    Totals that follow from the rest (rates, bug counts, new regressions) are computed
     here once, for ``fuzzdce run`` and ``fuzzdce merge`` alike. None marks what the writer did not
     record (an older campaign, or a merge, which has no phases)."""
 
@@ -359,13 +381,13 @@ class RunSummary:
         return len({m.signature for b in self.bugs for m in b.members})
 
     @property
-    def new_placement_induced(self) -> int:
+    def new_regressions(self) -> int:
         return sum(b.reportable for b in self.bugs)
 
     @property
     def exit_code(self) -> int:
-        """``fuzzdce run``'s rule: 1 on any new placement-induced bug, else 0."""
-        return 1 if self.new_placement_induced else 0
+        """``fuzzdce run``'s rule: 1 on any new regression, else 0."""
+        return 1 if self.new_regressions else 0
 
     def bug_folder(self, bug: BugRecord) -> str | None:
         return str(Path(self.findings_dir) / bug.id) if self.findings_dir is not None else None
@@ -397,7 +419,7 @@ class RunSummary:
                 verdict.value: [b.summary_entry(self.bug_folder(b)) for b in self.bugs if b.verdict == verdict]
                 for verdict in Verdict
             },
-            "new_placement_induced": self.new_placement_induced,
+            "new_regressions": self.new_regressions,
             "counts": [dict(c) for c in self.counts],
             "op_counts": self.op_counts,
             "dropped_steps": dict(self.dropped_steps),
@@ -423,7 +445,8 @@ class RunSummary:
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
         bugs = data.get("bugs")
-        entries = [e for verdict in Verdict for e in bugs.get(verdict, [])] if isinstance(bugs, dict) else []
+        # Keyed by verdict (in the words of the summary's time: ``Verdict`` reads both).
+        entries = [e for listed in bugs.values() for e in listed] if isinstance(bugs, dict) else []
         return cls(bugs=tuple(BugRecord.from_json(e) for e in entries), **values)
 
     def run_part(self) -> dict[str, Any]:
@@ -499,7 +522,12 @@ def campaign_summary(campaign) -> RunSummary:
         unsupported_splits=s.unsupported_splits,
         phases=dict(s.phases),
         generation_ended=tuple(s.generation_ended),
-        bugs=tuple(BugRecord.of(b, folder.run_id, folder.builds) if folder else BugRecord.of(b) for b in bugs),
+        bugs=tuple(
+            BugRecord.of(b, folder.run_id, folder.builds, folder.reference, folder.thunders)
+            if folder
+            else BugRecord.of(b, reference=campaign.reference.name)
+            for b in bugs
+        ),
         counts=tuple(
             {
                 "placement": p,
@@ -514,7 +542,7 @@ def campaign_summary(campaign) -> RunSummary:
         ),
         op_counts=dict(s.ops.most_common()),
         dropped_steps=dict(s.dropped.most_common()),
-        # Per placement: in how many programs it changed subsymbols against stock, and in which symbols.
+        # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
         dce_activity=s.dce.summary(campaign.names),
         # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
         notes=tuple({"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()),
@@ -586,7 +614,7 @@ def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) 
 
 def merged_activity(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``coverage.DceActivity.summary``'s format, its counters summed over runs."""
-    total = DceActivity()
+    total = DceActivity(reference="")  # every entry of a run's summary is a Thunder under test
     for run in runs:
         total.merge(DceActivity.from_summary(run.get("dce_activity") or {}))
     return total.summary(total.programs)

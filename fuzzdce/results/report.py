@@ -1,7 +1,7 @@
 """The campaign's results: ``summary`` (what summary.json holds) and ``render`` (what is printed).
 
-A bug is the unit: the report leads with "N bugs (M findings)", placement-induced bugs not
-suppressed by the known-findings file first, one short block each with its minimal program. The
+A bug is the unit: the report leads with "N bugs (M findings)" and which Thunder is the reference
+and which are under test, regressions not suppressed by the known-findings file first, one short block each with its minimal program. The
 per placement x path x oracle table of findings is in summary.json, and printed with ``--verbose``.
 """
 
@@ -15,7 +15,9 @@ from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, campaign_summary, grouped
 from fuzzdce.results.store import REPRO_FILE
+from fuzzdce.running.builds import describe_thunder
 from fuzzdce.running.coverage import activity_lines
+from fuzzdce.running.execution import GUARD_NOTE
 
 
 def summary(campaign) -> dict[str, Any]:
@@ -59,10 +61,18 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     if verbose:
         for m in record.members:
             lines.append(f"      member {m.id}: {m.oracle} on {m.path} ({m.count}x): {m.why}")
-    if record.verdict == Verdict.PLACEMENT_INDUCED or verbose:
+    if record.verdict == Verdict.REGRESSION or verbose:
         lines += textwrap.indent(record.program, "    | ").rstrip().splitlines()
     if reproduce is not None:
         lines.append(f"    reproduce: {reproduce}")
+    return lines
+
+
+def roles_lines(campaign) -> list[str]:
+    """Which Thunder is the reference and which are under test, one line each (version, path, commit)."""
+    reference = campaign.reference
+    lines = [f"reference: {reference.name} = {describe_thunder(reference)}"]
+    lines += [f"under test: {p.name} = {describe_thunder(p)}" for p in campaign.placements if p.name != reference.name]
     return lines
 
 
@@ -74,6 +84,7 @@ def render(campaign, *, verbose: bool = False) -> str:
         f"== fuzzdce: {plural(run.n_bugs, 'bug')} ({plural(run.n_findings, 'finding')}) in {run.programs} programs "
         f"({run.invalid_programs} invalid), {run.wall_seconds:.0f} s, {run.seconds_per_program:.2f} s/program; "
         f"seed {run.seed} ==",
+        *roles_lines(campaign),
         "",
     ]
     if verbose:
@@ -87,14 +98,22 @@ def render(campaign, *, verbose: bool = False) -> str:
             out += bug_lines(record, reproduce, verbose=verbose)
         out.append("")
     if run.dce_activity:
-        out += ["DCE activity against stock (subsymbols removed per symbol, every path):"]
-        out += [f"  {line}" for line in activity_lines(run.dce_activity)]
+        reference = campaign.reference.name
+        out += [f"DCE activity against {reference} (subsymbols removed per symbol, every path):"]
+        out += [f"  {line}" for line in activity_lines(run.dce_activity, reference=reference)]
     ops = ", ".join(f"{op} {n}" for op, n in run.op_counts.items())
     out += [f"op coverage ({len(run.op_counts)} ops): {ops}"]
     if run.dropped_steps:
         out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(run.dropped_steps.values())}")
-    if run.notes:
-        out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in run.notes))
+    varied = [n for n in run.notes if n["note"].startswith(GUARD_NOTE)]
+    skipped = [n for n in run.notes if not n["note"].startswith(GUARD_NOTE)]
+    if varied:  # per path: programs whose guard call varied each property, and hit or missed the cache
+        out.append(
+            "guarded properties varied (programs): "
+            + "; ".join(f"{n['path']}: {n['note'].removeprefix(GUARD_NOTE)} ({n['programs']})" for n in varied)
+        )
+    if skipped:
+        out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in skipped))
     if run.findings_dir:
         out.append(f"findings folder: {run.findings_dir} (summary.json, one folder per bug; fuzzdce replay DIR reruns them)")
     return "\n".join(out)

@@ -82,16 +82,24 @@ def _file_label(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "trace"
 
 
+# Thunder heads each trace with the pass that made it and its wall time, "(took 14 milliseconds)":
+# the time differs from run to run, so two runs' traces of one program, and a reference's trace
+# against the placement's, would differ in that line alone.
+_PASS_TIME = re.compile(r"\(took \d+ milliseconds\)")
+
+
 def _text(trace: Any) -> str:
+    """The trace as Thunder prints it, its passes' wall times left out."""
     try:
-        return str(trace)
+        text = str(trace)
     except Exception as e:  # a malformed trace may not even print; say so
         return f"# str(trace) raised {type(e).__name__}: {e}\n"
+    return _PASS_TIME.sub("(took <time>)", text)
 
 
-def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str) -> str:
-    """Stock's traces against the placement's, label by label, as unified diffs without context:
-    the bound symbols (and printed subsymbols) that differ. Empty when they print the same."""
+def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str, reference: str = STOCK) -> str:
+    """The reference's (stock's) traces against the placement's, label by label, as unified diffs
+    without context: the bound symbols (and printed subsymbols) that differ. Empty when they print the same."""
     theirs = dict(stock)
     parts = []
     for label, trace in placement:
@@ -99,7 +107,12 @@ def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, 
             parts.append(f"### {label}: only under {name}\n")
             continue
         diff = difflib.unified_diff(
-            _text(theirs[label]).splitlines(), _text(trace).splitlines(), f"stock: {label}", f"{name}: {label}", n=0, lineterm=""
+            _text(theirs[label]).splitlines(),
+            _text(trace).splitlines(),
+            f"{reference}: {label}",
+            f"{name}: {label}",
+            n=0,
+            lineterm="",
         )
         lines = list(diff)
         if lines:
@@ -109,12 +122,22 @@ def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, 
 
 class FindingsFolder:
     """Writes bugs and the summary under ``root``, for the run ``run_id`` (``CampaignConfig.run_id``);
-    ``builds``: NAME -> NAME=TARGET of the campaign's builds, which its records and reproducers name."""
+    ``builds``: NAME -> NAME=TARGET of the campaign's builds, which its records and reproducers name;
+    ``reference``: the placement the campaign judges against (a regression's reproducer compares with it)."""
 
-    def __init__(self, root: str | os.PathLike, run_id: str | None = None, builds: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        run_id: str | None = None,
+        builds: Mapping[str, str] | None = None,
+        reference: str = STOCK,
+        thunders: Mapping[str, str] | None = None,
+    ) -> None:
         self.root = Path(root).absolute()
         self.run_id = run_id
         self.builds = dict(builds or {})
+        self.reference = reference
+        self.thunders = dict(thunders or {})  # NAME -> which Thunder it is (``builds.describe_thunder``)
 
     def clear(self) -> None:
         """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
@@ -132,13 +155,13 @@ class FindingsFolder:
 
     def write_record(self, bug: Bug) -> None:
         """bug.json only: cheap enough for every occurrence (a count changes)."""
-        write_bug(self.folder(bug), BugRecord.of(bug, self.run_id, self.builds))
+        write_bug(self.folder(bug), BugRecord.of(bug, self.run_id, self.builds, self.reference, self.thunders))
 
     def write(self, bug: Bug, traces: Mapping[str, Iterable[tuple[str, Any]]] | None = None) -> None:
         """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
-        placement-induced bug, their difference from stock's; the record last."""
+        regression, their difference from the reference's; the record last."""
         folder = self.folder(bug)
-        write_atomically(folder / REPRO_FILE, script(bug, self.builds))
+        write_atomically(folder / REPRO_FILE, script(bug, self.builds, self.reference))
         if traces is not None:
             traces_dir = folder / "traces"
             if traces_dir.exists():  # traces of a larger program seen earlier
@@ -148,8 +171,9 @@ class FindingsFolder:
                     write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
             diff_file = folder / TRACE_DIFF_FILE
             diff_file.unlink(missing_ok=True)
-            if bug.verdict == Verdict.PLACEMENT_INDUCED and STOCK in traces and bug.placement in traces:
-                write_atomically(diff_file, trace_diff(traces[STOCK], traces[bug.placement], bug.placement))
+            reference = self.reference
+            if bug.verdict == Verdict.REGRESSION and reference in traces and bug.placement in traces:
+                write_atomically(diff_file, trace_diff(traces[reference], traces[bug.placement], bug.placement, reference))
         self.write_record(bug)  # last: a bug.json means the folder is complete
 
     def sync(self, bugs: Iterable[Bug]) -> None:

@@ -1,8 +1,9 @@
 """Another Thunder build as a placement: ``NAME=DIR`` or ``NAME=PYTHON``.
 
-A build is compared with the Thunder fuzzdce runs under (the reference build, "stock") exactly as a
-patch placement is: same jobs, same oracles, same triage ("only under NAME" is placement-induced,
-"under both" is baseline), reproducers that select it. Two Thunders cannot share a process, so a
+A build is compared with the campaign's reference Thunder exactly as a patch placement is: same
+jobs, same oracles, same triage (against stock, "only under NAME" is a regression, "under both"
+shared, "only under stock" fixed; with ``--against REF`` the build is the reference and stock, the
+Thunder fuzzdce runs under, is under test), reproducers that select it. Two Thunders cannot share a process, so a
 build's jobs run in a child process of its own (``fuzzdce.running.buildworker``):
 
 - ``NAME=DIR``: this Python, with DIR put first on ``sys.path`` (before fuzzdce, hence before
@@ -157,6 +158,48 @@ def _publish(scratch: Path, target: Path) -> None:
             raise UsageError(f"build cache {target} exists but holds no thunder package; remove it") from None
 
 
+def thunder_version(directory: Path) -> str:
+    """The ``__version__`` that the ``thunder`` package in ``directory`` declares, read, not imported."""
+    for name in ("__about__.py", "__init__.py"):
+        try:
+            found = re.search(r"^__version__\s*=\s*[\"']([^\"']+)", (directory / "thunder" / name).read_text(), re.M)
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    return "version unknown"
+
+
+def git_commit_of(directory: Path) -> str:
+    """``git COMMIT (BRANCH)`` when ``directory`` is the top of a git checkout, with the commit's
+    state of its work tree (``+ changes``), else empty."""
+    if git_toplevel(directory) != directory.resolve():
+        return ""
+    head = _git(directory, "rev-parse", "HEAD")
+    if head.returncode != 0:
+        return ""
+    branch = _git(directory, "rev-parse", "--abbrev-ref", "HEAD").stdout.decode().strip()
+    dirty = _git(directory, "status", "--porcelain", "--untracked-files=no", "--", "thunder").stdout.strip()
+    named = f" ({branch})" if branch and branch != "HEAD" else ""
+    return f"git {head.stdout.decode().strip()[:12]}{named}{' + uncommitted changes' if dirty else ''}"
+
+
+def describe_thunder(placement: Placement) -> str:
+    """Which Thunder ``placement`` runs, in one line: version, path, commit, and how it is chosen."""
+    if placement.build is not None:
+        build = placement.build
+        if not build.path:
+            return f"the thunder of {build.python} (build {placement.name}={build})"
+        directory = Path(build.path[0])
+        return f"thunder {thunder_version(directory)} at {directory / 'thunder'} (build {placement.name}={build})"
+    import thunder  # this process's Thunder: importing it is what a campaign does anyway
+
+    directory = Path(thunder.__file__).resolve().parent.parent
+    commit = git_commit_of(directory)
+    here = f"thunder {thunder_version(directory)} at {directory / 'thunder'}{', ' + commit if commit else ''}"
+    return here if placement.is_stock else f"{here}, patched by placement {placement.name}"
+
+
 def against_spec(ref: str, thunder_dir: str | None = None) -> str:
     """``fuzzdce run --against REF``: the build NAME=git:CHECKOUT@REF, CHECKOUT the git checkout of
     the Thunder this process imports (the user's branch), NAME the ref (or ``against``)."""
@@ -170,9 +213,13 @@ def against_spec(ref: str, thunder_dir: str | None = None) -> str:
             f"--against {ref}: the Thunder imported here ({thunder_dir}) is not in a git checkout; "
             f"give --build NAME=git:REPO_DIR@REF instead"
         )
+    return f"{against_name(ref)}={GIT_PREFIX}{checkout}@{ref}"
+
+
+def against_name(ref: str) -> str:
+    """The placement name of ``--against REF``: the ref, as a folder may be named (or ``against``)."""
     name = ref.replace("/", "-")  # origin/main -> origin-main: a placement name is also a folder's
-    name = name if re.fullmatch(r"[\w.\-]+", name) and name != STOCK else "against"
-    return f"{name}={GIT_PREFIX}{checkout}@{ref}"
+    return name if re.fullmatch(r"[\w.\-]+", name) and name != STOCK else "against"
 
 
 def parse_build(spec: str) -> tuple[str, Build]:

@@ -1,4 +1,5 @@
-"""What a campaign tested: each placement's DCE activity against stock, per program and in total.
+"""What a campaign tested: each placement's DCE activity against the reference (stock, unless the
+campaign names another), per program and in total.
 
 A placement changes the subsymbols Thunder records (``subsymbols.activity`` measures it per path,
 in ``Outcome.dce_activity``). A program in which a placement changed nothing tested nothing that
@@ -36,12 +37,18 @@ class DceActivity:
     # placement -> programs with traces not compared with stock's (they went another way: a split,
     # other traces; ``Outcome.dce_not_compared``): DCE activity and ``dce-sound`` did not see them
     not_compared: Counter = field(default_factory=Counter)
+    # (placement, symbol) -> programs in which it and the reference, two Thunders, decompose the
+    # symbol otherwise (``Outcome.dce_decomposition_differs``): those subsymbols were not compared
+    decomposition: Counter = field(default_factory=Counter)
+    reference: str = STOCK  # what the others are compared with: it has no activity of its own
 
     def add(self, evaluations: Mapping[str, Any]) -> None:
-        """Count one program's evaluations (placement name -> ``Evaluation``); stock is the baseline."""
+        """Count one program's evaluations (placement name -> ``Evaluation``) against the reference's."""
         for name, evaluation in evaluations.items():
-            if name == STOCK or evaluation.invalid:
+            if name == self.reference or evaluation.invalid:
                 continue
+            differs = {sym for o in evaluation.outcomes.values() for sym in o.dce_decomposition_differs}
+            self.decomposition.update((name, sym) for sym in differs)
             counts = program_activity(evaluation.outcomes.values())
             self.programs[name] += 1
             self.changed[name] += bool(counts)
@@ -58,6 +65,7 @@ class DceActivity:
             activity.changed[name] += entry["programs_changed"]
             activity.per_program[name] = list(entry.get("per_program", []))
             activity.not_compared[name] += entry.get("programs_not_compared", 0)
+            activity.decomposition.update({(name, sym): n for sym, n in entry.get("decomposition_differs", {}).items()})
             for s in entry["symbols"]:
                 for kind in ("removed", "added"):
                     activity.symbols[(name, f"{s['symbol']}@{s['depth']}", kind)] += s[kind]
@@ -68,6 +76,7 @@ class DceActivity:
         self.changed.update(other.changed)
         self.symbols.update(other.symbols)
         self.not_compared.update(other.not_compared)
+        self.decomposition.update(other.decomposition)
         for name, values in other.per_program.items():
             self.per_program.setdefault(name, []).extend(values)
 
@@ -86,25 +95,44 @@ class DceActivity:
             "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
             "per_program": self.per_program.get(name, []),
             "programs_not_compared": self.not_compared[name],
+            # symbol -> programs, most first
+            "decomposition_differs": dict(
+                sorted(((sym, n) for (p, sym), n in self.decomposition.items() if p == name), key=lambda kv: (-kv[1], kv[0]))
+            ),
         }
 
     def summary(self, names: Iterable[str]) -> dict[str, Any]:
-        """summary.json's ``dce_activity``: one entry per placement other than stock."""
-        return {name: self.placement_summary(name) for name in names if name != STOCK}
+        """summary.json's ``dce_activity``: one entry per placement other than the reference."""
+        return {name: self.placement_summary(name) for name in names if name != self.reference}
 
 
-def activity_lines(data: Mapping[str, Any], limit: int = 12) -> list[str]:
-    """The report's lines for summary.json's ``dce_activity``."""
+def decomposition_line(name: str, entry: Mapping[str, Any], reference: str, limit: int = 12) -> str | None:
+    """The report's line for the symbols ``name`` and the reference decompose otherwise, if any."""
+    differs = entry.get("decomposition_differs") or {}
+    if not differs:
+        return None
+    shown = ", ".join(f"{sym} ({n} programs)" for sym, n in list(differs.items())[:limit])
+    more = f", ... ({len(differs) - limit} more)" if len(differs) > limit else ""
+    return (
+        f"{name}: decomposition differs from {reference}'s in {len(differs)} symbol{'' if len(differs) == 1 else 's'}: "
+        f"{shown}{more} (their subsymbols not compared: no DCE finding)"
+    )
+
+
+def activity_lines(data: Mapping[str, Any], limit: int = 12, reference: str = STOCK) -> list[str]:
+    """The report's lines for summary.json's ``dce_activity``, against ``reference``."""
     lines = []
     for name, entry in data.items():
+        differs = decomposition_line(name, entry, reference, limit)
         if not entry["programs"]:
             lines.append(f"{name}: no valid program evaluated")
             continue
         if not entry["exercised"]:
             lines.append(
-                f"{name}: NOT EXERCISED: changed no subsymbol against stock in {entry['programs']} programs "
+                f"{name}: NOT EXERCISED: changed no subsymbol against {reference} in {entry['programs']} programs "
                 "(a clean result under it is no pass)"
             )
+            lines += [differs] if differs else []
             continue
         symbols = entry["symbols"]
         shown = ", ".join(
@@ -115,9 +143,10 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12) -> list[str]:
         more = f", ... ({len(symbols) - limit} more)" if len(symbols) > limit else ""
         not_compared = entry.get("programs_not_compared", 0)
         if not_compared:
-            more += f"; traces not compared with stock's in {not_compared} programs (they went another way)"
+            more += f"; traces not compared with {reference}'s in {not_compared} programs (they went another way)"
         lines.append(
             f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
             f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"
         )
+        lines += [differs] if differs else []
     return lines

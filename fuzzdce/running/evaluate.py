@@ -1,10 +1,13 @@
-"""Evaluate one program: eager once, then each path under stock and each placement, every oracle on each.
+"""Evaluate one program: eager once, then each path under the reference, stock and each placement,
+every oracle on each.
 
 The work is cut into jobs, one (placement, path) each, and one ``Evaluator`` assembles their
 results. Where a job runs is the only thing that varies: ``LocalJobs`` runs it in this process;
 ``sandbox.SandboxedJobs`` runs the same ``LocalJobs`` in a child process with time and memory
-limits. Stock is evaluated alongside every other placement, before them: oracles compare with
-stock's outcome on the same path, and triage needs stock's verdict anyway.
+limits. The *reference* (stock, unless the campaign names another placement or build) is
+evaluated alongside every other placement, before them: oracles that compare two Thunders
+(``Oracle.needs_stock``: ``dce-sound``, ``split-set``) and DCE activity compare each placement with
+the reference's outcome on the same path, and triage needs the reference's verdict anyway.
 """
 
 from __future__ import annotations
@@ -54,18 +57,25 @@ ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``."""
+    """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``,
+    compared with ``reference`` (None: stock) on the same path."""
 
     program: Program
     placement: Placement
     path: str
     timeout: float | None
+    reference: Placement | None = None
+
+    @property
+    def is_reference(self) -> bool:
+        return self.placement.name == (self.reference.name if self.reference is not None else STOCK)
 
 
 @dataclass
 class PathResult:
     """One (placement, path) job's outcome and violations. When it has violations and its outcome
-    crossed processes, stock's traces on the same path come along (a finding's folder shows both)."""
+    crossed processes, the reference's traces on the same path come along (a finding's folder shows
+    both)."""
 
     outcome: Outcome
     violations: list[Violation]
@@ -77,7 +87,11 @@ def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
     ran), traces as printed text or none (trace objects do not cross processes; printing them is
     worth it only for a finding's folder)."""
     calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
-    return dataclasses.replace(outcome, calls=calls, traces=trace_text(outcome) if with_traces else [])
+    guard_calls = {
+        label: Call(label, error=call.error, stage=call.stage, cache=call.cache) for label, call in outcome.guard_calls.items()
+    }
+    traces = trace_text(outcome) if with_traces else []
+    return dataclasses.replace(outcome, calls=calls, guard_calls=guard_calls, traces=traces, compared_traces={}, comparison=None)
 
 
 def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
@@ -92,11 +106,11 @@ def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
 
 
 class LocalJobs:
-    """Runs jobs in this process. Keeps the current program's eager reference and stock outcomes,
+    """Runs jobs in this process. Keeps the current program's eager, stock and reference outcomes,
     so a program's jobs compute each of those once. ``portable``: results leave this process.
 
     A job under another Thunder build runs in that build's ``BuildWorker`` (one per build, kept);
-    its outcome comes back with its tensors and is checked here against eager's and stock's.
+    its outcome comes back with its tensors and is checked here against eager's and the reference's.
     """
 
     def __init__(self, *, portable: bool = False) -> None:
@@ -104,44 +118,75 @@ class LocalJobs:
         self.program: Program | None = None
         self.reference: Outcome | None = None
         self.stock: dict[str, Outcome] = {}
+        self.base: dict[str, Outcome] = {}  # the reference's outcomes, when it is not stock, by path
         self.builds: dict[str, BuildWorker] = {}
 
     def __call__(self, job: Job) -> Outcome | PathResult:
         if self.program != job.program:
-            self.program, self.reference, self.stock = job.program, None, {}
+            self.program, self.reference, self.stock, self.base = job.program, None, {}, {}
         if self.reference is None:
             self.reference = run_path(EAGER, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
         if job.path == EAGER:
             return portable(self.reference, with_traces=False) if self.portable else self.reference
-        stock = self.stock.get(job.path)
-        if stock is None:
-            stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        base = None if job.is_reference else self.reference_outcome(job)
         if job.placement.is_stock:
-            outcome, violations = stock, check_outcome(stock, self.reference, None)
+            outcome = self.stock_outcome(job)
+            if base is not None:
+                note_dce_activity(outcome, base)
+            violations = check_outcome(outcome, self.reference, base)
         elif job.placement.build is not None:
-            outcome, violations = self.run_build(job, stock)
+            outcome, violations = self.run_build(job, base)
+            if job.is_reference:
+                self.base[job.path] = outcome
         else:
             outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
-            outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
-            violations = check_outcome(outcome, self.reference, stock)
+            if base is not None:
+                note_dce_activity(outcome, base)
+            violations = check_outcome(outcome, self.reference, base)
+            if job.is_reference:
+                self.base[job.path] = outcome
         if not self.portable:
             return PathResult(outcome, violations)
         result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
-        if violations and not job.placement.is_stock:
-            result.stock_traces = trace_text(stock)
+        if violations and base is not None:
+            result.stock_traces = trace_text(base)
         return result
 
-    def run_build(self, job: Job, stock: Outcome) -> tuple[Outcome, list[Violation]]:
-        """The job in its build's process; the trace oracles' violations from there, the others' here."""
+    def stock_outcome(self, job: Job) -> Outcome:
+        """Stock's outcome on the job's path, run once per program and path."""
+        stock = self.stock.get(job.path)
+        if stock is None:
+            stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+        return stock
+
+    def reference_outcome(self, job: Job) -> Outcome:
+        """The reference's outcome on the job's path (its job's, or run now for the comparison alone)."""
+        if job.reference is None or job.reference.is_stock:
+            return self.stock_outcome(job)
+        base = self.base.get(job.path)
+        if base is None:
+            reference_job = dataclasses.replace(job, placement=job.reference)
+            if job.reference.build is not None:
+                base, _ = self.run_build(reference_job, None)
+            else:
+                base = run_path(job.path, job.program, job.reference, timeout=job.timeout)
+            self.base[job.path] = base
+        return base
+
+    def run_build(self, job: Job, base: Outcome | None) -> tuple[Outcome, list[Violation]]:
+        """The job in its build's process; the trace oracles' violations from there, the others' here
+        (``base``: the reference's outcome, None for the reference itself)."""
         worker = self.builds.get(job.placement.name)
         if worker is None:
             worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
         reference = portable(self.reference, with_traces=False)
         result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
-        # The build's traces came back portable: aligned with stock's here, as a patch placement's are.
+        # The build's traces came back portable: aligned with the reference's here, as a patch placement's are.
         outcome = result.outcome
-        outcome.dce_activity, outcome.dce_not_compared = dce_activity(outcome, stock)
-        here = check_outcome(outcome, self.reference, stock, oracles=ORACLES_WITHOUT_TRACES)
+        outcome.build = job.placement.name
+        if base is not None:
+            note_dce_activity(outcome, base)
+        here = check_outcome(outcome, self.reference, base, oracles=ORACLES_WITHOUT_TRACES)
         return outcome, result.trace_violations + here
 
     def close(self) -> None:
@@ -151,14 +196,17 @@ class LocalJobs:
         self.builds.clear()
 
 
-def dce_activity(outcome: Outcome, stock: Outcome) -> tuple[dict[str, list[int]], list[str]]:
-    """The placement's subsymbol changes against stock, and the traces left out of the comparison
-    (nothing when a trace could not be walked)."""
+def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
+    """Set the outcome's subsymbol changes against the reference's outcome ``base``, the traces left
+    out of the comparison and the symbols the two decompose otherwise (nothing when a trace could
+    not be walked)."""
     try:
-        comparison = compare(outcome, stock)
+        comparison = compare(outcome, base)
     except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
-        return {}, []
-    return activity_of(comparison.changes), comparison.not_compared
+        return
+    outcome.dce_activity = activity_of(comparison.changes)
+    outcome.dce_not_compared = comparison.not_compared
+    outcome.dce_decomposition_differs = comparison.decomposition_differs
 
 
 def stop_on_harness_error(result) -> None:
@@ -173,8 +221,10 @@ RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 def job_key(job: Job) -> str:
     """A canonical hash of a job: the program's source and its inputs' (seed included), the
-    placement and the path. Two jobs with one key compute the same thing."""
-    text = "\n".join((job.program.source(), job.program.inputs_source(), job.placement.name, job.path))
+    placement, the path and the reference it is compared with. Two jobs with one key compute the
+    same thing."""
+    against = job.reference.name if job.reference is not None else STOCK
+    text = "\n".join((job.program.source(), job.program.inputs_source(), job.placement.name, job.path, against))
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -189,9 +239,10 @@ def cached_copy(result):
 
 
 class Evaluator:
-    """Evaluates a program under stock and each placement on each path, its jobs run by ``run_job``
-    (default: in this process). With ``cache``, no job (program, inputs, placement, path) runs
-    twice: a campaign's shrink steps, settled programs and generation share one cache."""
+    """Evaluates a program under the reference, stock and each placement on each path, its jobs run
+    by ``run_job`` (default: in this process). With ``cache``, no job (program, inputs, placement,
+    path, reference) runs twice: a campaign's shrink steps, settled programs and generation share
+    one cache."""
 
     def __init__(self, run_job: RunJob | None = None, *, cache: bool = False) -> None:
         self.run_job = run_job if run_job is not None else LocalJobs()
@@ -217,31 +268,36 @@ class Evaluator:
         *,
         paths: Sequence[str],
         timeout: float | None = 60.0,
-        stock: bool = True,
+        reference: Placement | None = None,
+        alone: bool = False,
         cache: bool = True,
     ) -> dict[str, Evaluation]:
-        """Placement name -> its evaluation, stock's first; eager runs once, stock compiles once per
-        path. ``stock=False`` leaves stock's jobs out (a shrink step of a placement-induced bug
-        asks stock only of a candidate that still fails); ``cache=False`` runs every job again
+        """Placement name -> its evaluation, the reference's first (``reference``, None: stock), then
+        stock's; eager runs once, stock compiles once per path. ``alone`` evaluates ``placements``
+        only, not the reference and stock beside them (a shrink step asks one Thunder first, the
+        others only of a candidate that still fails); ``cache=False`` runs every job again
         (confirming replays)."""
-        stock_placement = PLACEMENTS[STOCK]
-        reference = self.run_cached(Job(program, stock_placement, EAGER, timeout), cache)
-        if isinstance(reference, JobFailure):
+        stock = PLACEMENTS[STOCK]
+        base = reference if reference is not None else stock
+        against = None if base.is_stock else base
+        eager = self.run_cached(Job(program, stock, EAGER, timeout), cache)
+        if isinstance(eager, JobFailure):
             # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
-            error = ErrorInfo(f"Eager{reference.kind.capitalize()}", reference.message[-300:], "", reference.message)
-            reference = Outcome(EAGER, STOCK, error=error)
-        chosen = ([stock_placement] if stock else []) + [p for p in placements if not p.is_stock]
-        results = {p.name: Evaluation(program, p.name, reference) for p in chosen}
-        if reference.error is not None:
+            error = ErrorInfo(f"Eager{eager.kind.capitalize()}", eager.message[-300:], "", eager.message)
+            eager = Outcome(EAGER, STOCK, error=error)
+        chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
+        results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
+        if eager.error is not None:
             return results
         for placement in chosen:
             evaluation = results[placement.name]
             for path in paths:
-                result = self.run_cached(Job(program, placement, path, timeout), cache)
-                stock_outcome = None if placement.is_stock or STOCK not in results else results[STOCK].outcomes.get(path)
+                result = self.run_cached(Job(program, placement, path, timeout, against), cache)
+                shown_against = results.get(base.name) if placement.name != base.name else None
+                stock_outcome = shown_against.outcomes.get(path) if shown_against is not None else None
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
-                    result = PathResult(outcome, check_outcome(outcome, reference, stock_outcome))
+                    result = PathResult(outcome, check_outcome(outcome, eager, stock_outcome))
                 evaluation.outcomes[path] = result.outcome
                 evaluation.violations += result.violations
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:

@@ -14,11 +14,11 @@ Calls are labelled, and eager's reference outcome makes every labelled call a pa
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import signal
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -36,6 +36,7 @@ from fuzzdce.core.model import (
     Outcome,
     Placement,
 )
+from fuzzdce.core.program import NumberInput, TensorInput
 from fuzzdce.running.paths import PATHS
 
 
@@ -55,27 +56,89 @@ def _flat_tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise CompileTimeout in the main thread after ``seconds`` (no-op off the main thread)."""
-    if not seconds or not hasattr(signal, "setitimer"):
-        yield
-        return
-    try:
-        previous = signal.signal(signal.SIGALRM, _raise_timeout)
-    except ValueError:  # not the main thread
-        yield
-        return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
+class time_limit:
+    """A compile path's time limit, acted on only at fuzzdce's own safe points.
+
+    The limit is never raised where the alarm strikes. Raising from a ``SIGALRM`` handler lands the
+    exception in whatever Python code is running, which inside a compile is often torch's or
+    Dynamo's, called back from C++ (fake tensors, dispatch modes): unwinding through those frames
+    aborted the interpreter ("Fatal Python error: Aborted") or left a lock held and hung it. So the
+    alarm only *marks* the frames of this module's own callers of Thunder (``SAFE_POINTS``) still on
+    the stack; the first line one of them runs after Thunder hands control back raises
+    ``CompileTimeout``, and a limit that expired with no safe point left raises on exit. A compile
+    that never hands control back is ended from outside: a sandboxed job's parent kills its child
+    ``GRACE_SECONDS`` after the limit (``running.workers``), so a hang never stalls a campaign.
+
+    No-op without ``seconds``, off the main thread, or where there is no ``setitimer``.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self.armed = False
+        self.marked: list = []  # frames whose next line raises
+        self.previous_handler = None
+        self.previous_trace = None
+
+    def __enter__(self) -> time_limit:
+        if not self.seconds or not hasattr(signal, "setitimer"):
+            return self
+        try:
+            self.previous_handler = signal.signal(signal.SIGALRM, self._expire)
+        except ValueError:  # not the main thread
+            return self
+        self.armed = True
+        self.previous_trace = sys.gettrace()
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if not self.armed:
+            return False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, self.previous_handler)
+        self._disarm()
+        if self.expired and kind is None:
+            raise CompileTimeout("compile path ran past its time limit")
+        return False
+
+    def _expire(self, signum, frame) -> None:
+        """The alarm: raise here only if this is a safe point, else mark the safe points below."""
+        if self.expired:
+            return
+        self.expired = True
+        if frame is not None and frame.f_code in SAFE_POINTS:
+            self._disarm()
+            raise CompileTimeout("compile path ran past its time limit")
+        while frame is not None:
+            if frame.f_code in SAFE_POINTS:
+                frame.f_trace = self._raise_at_safe_point
+                frame.f_trace_lines = True
+                self.marked.append(frame)
+            frame = frame.f_back
+        if self.marked:
+            # Line events reach a frame's f_trace only while a global trace function is set; ours
+            # traces no new frame (or hands it to a tracer already there, such as coverage's).
+            sys.settrace(self.previous_trace or _trace_no_new_frames)
+
+    def _raise_at_safe_point(self, frame, event, arg):
+        if event == "line":
+            self._disarm()
+            raise CompileTimeout("compile path ran past its time limit")
+        return self._raise_at_safe_point
+
+    def _disarm(self) -> None:
+        """Unmark every frame (one raise per limit) and put the previous tracer back."""
+        if not self.marked:
+            return
+        for frame in self.marked:
+            frame.f_trace = None
+        self.marked.clear()
+        sys.settrace(self.previous_trace)
 
 
-def _raise_timeout(signum, frame):
-    raise CompileTimeout("compile path ran past its time limit")
+def _trace_no_new_frames(frame, event, arg):
+    return None
 
 
 def timed_out(e: BaseException | None) -> CompileTimeout | None:
@@ -114,18 +177,30 @@ def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[to
 
 
 def make_call(
-    outcome: Outcome, label: CallLabel, fn: Callable, program, *, grad: bool = False, device: str | None = None
+    outcome: Outcome,
+    label: CallLabel,
+    fn: Callable,
+    program,
+    *,
+    grad: bool = False,
+    device: str | None = None,
+    requires_grad: bool | None = None,
 ) -> Call:
-    """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``.
+    """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``
+    (``outcome.guard_calls`` for a guard call, whose error is no error of the outcome).
 
-    Exceptions are recorded, not raised (a time-out is re-raised: it ends the whole path).
+    ``grad``: inputs require grad, and the call backpropagates; ``requires_grad`` overrides whether
+    inputs require grad (a forward-only call with inputs that do). Exceptions are recorded, not
+    raised (a time-out is re-raised: it ends the whole path).
     """
-    call = outcome.calls[label] = Call(label)
+    calls = outcome.guard_calls if label.is_guard else outcome.calls
+    call = calls[label] = Call(label)
+    misses_before = cache_misses(fn)
     try:
         call.stage = CallStage.INPUTS
-        inputs = program.make_inputs(requires_grad=grad)
+        inputs = program.make_inputs(requires_grad=grad if requires_grad is None else requires_grad)
         if device is not None:  # leaves on the device, keeping requires_grad
-            inputs = [x.detach().to(device).requires_grad_(x.requires_grad) for x in inputs]
+            inputs = [x.detach().to(device).requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
         call.stage = CallStage.FORWARD
         result = fn(*inputs)
         outputs = _flat_tensors(result)
@@ -146,8 +221,23 @@ def make_call(
             )
             return call
         call.error = ErrorInfo.from_exception(e)
-        outcome.error = outcome.error or call.error
+        if not label.is_guard:
+            outcome.error = outcome.error or call.error
+    misses_after = cache_misses(fn)
+    if misses_before is not None and misses_after is not None:
+        call.cache = "miss" if misses_after > misses_before else "hit"
     return call
+
+
+def cache_misses(fn: Callable) -> int | None:
+    """How often ``fn`` (a ``thunder.jit`` function) compiled so far; None for anything else."""
+    try:
+        import thunder
+
+        stats = thunder.compile_stats(fn)
+    except Exception:
+        return None
+    return None if stats is None else stats.cache_misses
 
 
 def harness_line(outcome: Outcome, fault: str) -> str:
@@ -162,14 +252,17 @@ def resized_program(program) -> tuple[Any | None, str]:
     distinct, and broadcasting size-1 dimensions stay 1); a candidate counts only if eager runs it.
     """
     specs = getattr(program, "inputs", None)
-    if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple) or not all(hasattr(s, "shape") for s in specs):
+    if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple):
         return None, "the program gives no input shapes to change (a plain function, as in a reproducer)"
-    sizes = sorted({d for spec in specs for d in spec.shape if d > 1})
+    sizes = sorted({d for spec in specs if isinstance(spec, TensorInput) for d in spec.shape if d > 1})
     if not sizes:
         return None, "every input dimension is 1 or absent: other shapes would change broadcasting"
     for grow in (1, 2, 3):
         new_size = {d: d + grow for d in sizes}
-        inputs = tuple(dataclasses.replace(s, shape=tuple(new_size.get(d, d) for d in s.shape)) for s in specs)
+        inputs = tuple(
+            dataclasses.replace(s, shape=tuple(new_size.get(d, d) for d in s.shape)) if isinstance(s, TensorInput) else s
+            for s in specs
+        )
         candidate = dataclasses.replace(program, inputs=inputs)
         try:
             candidate.function()(*candidate.make_inputs())
@@ -177,6 +270,130 @@ def resized_program(program) -> tuple[Any | None, str]:
             continue
         return candidate, ""
     return None, "eager rejects the program on every resized shape tried"
+
+
+def eager_accepts(program) -> bool:
+    """Eager runs ``program`` on its inputs without raising."""
+    try:
+        program.function()(*program.make_inputs())
+    except Exception:
+        return False
+    return True
+
+
+def _with_input(program, index: int, **changes):
+    """``program`` with input ``index`` changed, and each view of it alike (a view keeps its base's
+    shape, dtype and layout)."""
+    inputs = tuple(
+        dataclasses.replace(s, **changes) if i == index or getattr(s, "view_of", None) == index else s
+        for i, s in enumerate(program.inputs)
+    )
+    return dataclasses.replace(program, inputs=inputs)
+
+
+# Another dtype for an input, as the guard call on dtype gives it (bool has none it is sure to take).
+OTHER_DTYPE = {
+    "float32": "float64",
+    "float64": "float32",
+    "float16": "float32",
+    "bfloat16": "float32",
+    "int64": "int32",
+    "int32": "int64",
+}
+
+
+def _other_number(value, *, same_type: bool):
+    """Another number: of ``value``'s type (``same_type``: the other bool, or one more), or else
+    the nearest of another type (int -> float, float -> int, bool -> int)."""
+    if same_type:
+        return (not value) if isinstance(value, bool) else value + 1
+    if isinstance(value, bool):
+        return int(value)
+    return float(value) if isinstance(value, int) else int(value)
+
+
+def guard_candidates(program, label: CallLabel) -> list:
+    """The variants of ``program`` a guard call of ``label`` may make, in order of preference:
+    each differs from ``program`` in the property ``label`` names and nothing else."""
+    if hasattr(program, "guard_variant"):  # a reproducer's program: the variants are in its file
+        variant = program.guard_variant(label)
+        return [] if variant is None else [variant]
+    specs = getattr(program, "inputs", None)
+    if not dataclasses.is_dataclass(program) or not isinstance(specs, tuple):
+        return []
+    tensors = [(i, s) for i, s in enumerate(specs) if isinstance(s, TensorInput) and s.view_of is None]
+    numbers = [(i, s) for i, s in enumerate(specs) if isinstance(s, NumberInput)]
+    if label == CallLabel.GUARD_SHAPE:
+        resized, _ = resized_program(program)
+        return [resized] if resized is not None else []
+    if label == CallLabel.GUARD_RANK and tensors:
+        return [
+            dataclasses.replace(
+                program,
+                inputs=tuple(dataclasses.replace(s, shape=(lead, *s.shape)) if isinstance(s, TensorInput) else s for s in specs),
+            )
+            for lead in (2, 1)
+        ]
+    if label == CallLabel.GUARD_DTYPE:
+        return [_with_input(program, i, dtype=OTHER_DTYPE[s.dtype]) for i, s in tensors[:1] if s.dtype in OTHER_DTYPE]
+    if label == CallLabel.GUARD_REQUIRES_GRAD:
+        return [program] if any(s.dtype.startswith(("float", "bfloat")) for _, s in tensors) else []
+    if label == CallLabel.GUARD_STRIDES:
+        for i, s in tensors:
+            if len(s.shape) >= 2 and s.shape[-1] > 1 and s.shape[-2] > 1:
+                return [_with_input(program, i, transposed=not s.transposed)]
+            if len(s.shape) >= 1 and s.shape[-1] > 1:
+                return [_with_input(program, i, strided=not s.strided)]
+        return []
+    if label in (CallLabel.GUARD_NUMBER_VALUE, CallLabel.GUARD_NUMBER_TYPE) and numbers:
+        i, s = numbers[0]
+        return [_with_input(program, i, value=_other_number(s.value, same_type=label == CallLabel.GUARD_NUMBER_VALUE))]
+    return []
+
+
+# How a path notes a guard call (``Outcome.notes``): the property varied and whether the call hit
+# the cache. Counted per program, they are the report's line of guarded properties varied.
+GUARD_NOTE = "guard call varied "
+
+# Guard calls cost a compile each (a miss is the point), so each program varies one guarded
+# property: the one its seed picks among those it has (a seed shrinks towards 0, and so keeps its
+# pick stable enough to shrink by). The report says how many programs varied each.
+GUARDS_PER_PROGRAM = 1
+
+
+def guard_labels(program) -> list[CallLabel]:
+    """The guarded properties ``program`` varies (``GUARDS_PER_PROGRAM`` of those it has; all of
+    them when that is None)."""
+    present = [label for label in CallLabel if label.is_guard and guard_candidates(program, label)]
+    if GUARDS_PER_PROGRAM is None or len(present) <= GUARDS_PER_PROGRAM or hasattr(program, "guard_variant"):
+        return present
+    start = getattr(program, "seed", 0) % len(present)
+    return [present[(start + k) % len(present)] for k in range(GUARDS_PER_PROGRAM)]
+
+
+def guard_program(program, label: CallLabel) -> tuple[Any | None, str]:
+    """The program a guard call of ``label`` runs (the first candidate eager accepts), or None and why."""
+    if label not in guard_labels(program):
+        return None, f"no {label.property_varied} guard call: the program varies another property, or has none to vary"
+    for candidate in guard_candidates(program, label):
+        if eager_accepts(candidate):
+            return candidate, ""
+    return None, f"no {label.property_varied} guard call: eager rejects every variant tried"
+
+
+def cache_words(call: Call) -> str:
+    return "hit the cache" if call.cache == "hit" else "missed the cache"
+
+
+def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -> Call | None:
+    """The guard call of ``label`` on ``fn``, where ``program`` has the property to vary."""
+    variant, _ = guard_program(program, label)
+    if variant is None:
+        return None
+    call = make_call(outcome, label, fn, variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
+    if outcome.path != EAGER and call.cache:
+        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}")
+    return call
 
 
 # --- running eager and the paths ------------------------------------------------------------------
@@ -197,6 +414,10 @@ def run_eager(program, outcome: Outcome) -> None:
         outcome.notes.append(f"no resized call: {why_not}")
     else:
         make_call(outcome, CallLabel.RESIZED, resized.function(), resized)
+    for label in guard_labels(program):
+        variant, _ = guard_program(program, label)
+        if variant is not None:
+            make_call(outcome, label, variant.function(), variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
     outcome.error = outcome.calls[CallLabel.PLAIN].error
 
 
@@ -209,16 +430,31 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
         compiled = path.compile(program.function())
         try:
             for label in path.calls:
+                if label.is_guard:
+                    continue
                 if label == CallLabel.RESIZED:
                     resized, why_not = resized_program(program)
                     if resized is None:
                         outcome.notes.append(f"second call skipped: {why_not}")
                         continue
-                    make_call(outcome, label, compiled, resized)
+                    call = make_call(outcome, label, compiled, resized)
+                    if call.cache:  # under symbolic values other shapes must hit the cache
+                        outcome.notes.append(f"{GUARD_NOTE}shape (the resized call), {cache_words(call)}")
                 else:
                     make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD, device=path.device)
         finally:
             path.collect(compiled, outcome)
+        # After the traces are recorded: a guard call that misses the cache compiles again, and
+        # Thunder's last traces would be that compilation's.
+        if outcome.error is None:
+            for label in path.calls:
+                if label.is_guard:
+                    make_guard_call(outcome, label, compiled, program)
+
+
+# fuzzdce's own frames that call into Thunder and torch: between their lines nothing of Thunder's or
+# torch's is on the stack, so a CompileTimeout raised there unwinds only fuzzdce's code.
+SAFE_POINTS = frozenset(f.__code__ for f in (make_call, run_eager, run_compiled))
 
 
 def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0) -> Outcome:

@@ -11,18 +11,37 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome
+from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome, TraceKind
 
 # --- what the paths record ---------------------------------------------------------------------
 
 
 def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
-    """Every forward and backward trace of a ``thunder.jit`` function, labelled in order."""
+    """Every trace of a ``thunder.jit`` function, labelled in order: forward and backward
+    (computation), and the prologue (the checks of a call's inputs before a cached computation is
+    reused) and epilogue where Thunder keeps them. DCE runs on each, ``DONT_DCE`` matters most in
+    the prologue's checks, and stock's traces of the same label are what each is compared with."""
     import thunder
 
-    for kind, getter in ((CallStage.FORWARD, thunder.last_traces), (CallStage.BACKWARD, thunder.last_backward_traces)):
+    for kind, getter in (
+        (CallStage.FORWARD, thunder.last_traces),
+        (CallStage.BACKWARD, thunder.last_backward_traces),
+        (TraceKind.PROLOGUE, thunder.last_prologue_traces),
+        (TraceKind.EPILOGUE, last_epilogue_traces),
+    ):
         with contextlib.suppress(Exception):  # no traces when compilation failed early
-            outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or [])]
+            outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or []) if t is not None]
+
+
+def last_epilogue_traces(jfn) -> list:
+    """The epilogue traces of the last compilation (Thunder 0.2.6 has no ``thunder.last_epilogue_traces``;
+    its compile statistics hold them, ``None`` entries where a program needs no epilogue)."""
+    import thunder
+
+    getter = getattr(thunder, "last_epilogue_traces", None)
+    if getter is not None:
+        return getter(jfn) or []
+    return list(getattr(thunder.compile_stats(jfn), "last_epilogue_traces", None) or [])
 
 
 def record_thunderfx(compiled, outcome: Outcome) -> None:
@@ -149,12 +168,21 @@ def thunderfx_dynamic(fn):
 
 # --- the paths ---------------------------------------------------------------------------------------
 
+# The guard calls (``CallLabel.is_guard``), made after the first call's traces are recorded, on the
+# jit paths whose first call is plain: ``thunder.jit`` caches by its prologue's checks there (the
+# thunderfx paths cache by Dynamo's guards first). Under symbolic values other shapes are the
+# ``resized`` call already.
+GUARDS = tuple(label for label in CallLabel if label.is_guard)
+SYMBOLIC_GUARDS = tuple(label for label in GUARDS if label != CallLabel.GUARD_SHAPE)
+
 PATHS: dict[str, CompilePath] = {
     p.name: p
     for p in (
-        CompilePath("jit", jit, (CallLabel.PLAIN,), record_jit_traces),
+        CompilePath("jit", jit, (CallLabel.PLAIN, *GUARDS), record_jit_traces),
         CompilePath("jit-grad", jit, (CallLabel.GRAD,), record_jit_traces),
-        CompilePath("jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED), record_jit_traces),
+        CompilePath(
+            "jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED, *SYMBOLIC_GUARDS), record_jit_traces
+        ),
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
         ),

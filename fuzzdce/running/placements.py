@@ -16,7 +16,7 @@ import contextlib
 import importlib
 import inspect
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,12 +149,20 @@ def rdnp() -> Iterator[None]:
 @contextlib.contextmanager
 def symcall() -> Iterator[None]:
     """DCE of each new bound symbol's subsymbols inside ``Symbol.__call__``, before anyone sees it."""
-    from thunder.core.symbol import Symbol
-    from thunder.core.trace import get_tracectx
-
     if symcall_native():
         yield
         return
+    with dce_in_symbol_call(dce_subsymbols):
+        yield
+
+
+@contextlib.contextmanager
+def dce_in_symbol_call(dce: Callable[[Any], Any]) -> Iterator[None]:
+    """``Symbol.__call__`` patched to replace each bound symbol it creates by ``dce(bound symbol)``:
+    the symcall placement's mechanism, with the DCE given (a planted fault gives a wrong one)."""
+    from thunder.core.symbol import Symbol
+    from thunder.core.trace import get_tracectx
+
     original_call = Symbol.__call__
 
     def call_with_dce(self, *args, **kwargs):
@@ -165,7 +173,7 @@ def symcall() -> Iterator[None]:
         # The original appended exactly one bound symbol to the scope: DCE it in place, so the
         # effect is that of running DCE just before the append.
         if scope is not None and len(scope) == before + 1:
-            scope[-1] = dce_subsymbols(scope[-1])
+            scope[-1] = dce(scope[-1])
         return result
 
     with patch_everywhere(Symbol, "__call__", call_with_dce):

@@ -59,8 +59,8 @@ class SandboxedJobs:
         return self.worker.recycled
 
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
-        # The child enforces the per-path limit itself (SIGALRM); the grace catches what that cannot
-        # interrupt (a hang in C++).
+        # The child acts on the per-path limit at its safe points (execution.time_limit); the grace
+        # ends, from here, a compile that never reaches one.
         return self.worker.submit(job, job.timeout, grace=GRACE_SECONDS)
 
     def close(self) -> None:

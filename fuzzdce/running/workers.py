@@ -38,8 +38,9 @@ from fuzzdce.running.memory import ProcessMemory, own_peak_mb, resident_mb
 
 DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
-# The child enforces a job's time limit itself (SIGALRM); the parent waits this much longer before it
-# kills the child, to catch what SIGALRM cannot interrupt (a hang in C++).
+# The child acts on a job's time limit at its own safe points, between Thunder's calls
+# (execution.time_limit); the parent waits this much longer, then kills the child and records the
+# timeout: a compile that never hands control back (a hang in Thunder, torch or C++) ends here.
 GRACE_SECONDS = 15.0
 # A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
 # its first few hundred jobs (to about 750 MB), then 2-4 MB per 100 jobs: 2000 jobs (about 10

@@ -12,9 +12,9 @@ from fuzzdce.strategies.spec import (
     BOOL,
     FLOATS,
     INTS,
-    NUMBER,
     NUMERIC,
     SAME,
+    SCALARS,
     Operand,
     OpSpec,
     broadcastable,
@@ -199,9 +199,20 @@ OPS: tuple[OpSpec, ...] = (
     ),
     with_scalar("eq_scalar", "torch.eq({0}, {scalar})", NUMERIC, scalar=st.sampled_from([0, 1]), torch_op="torch.eq"),
     with_scalar("gt_scalar", "{0} > {scalar}", NUMERIC, scalar=st.sampled_from([0, 0.5]), torch_op=""),
-    # with a Python int from the program (x.shape[i], numel()) as the scalar
-    OpSpec("mul_number", "number", "{0} * {1}", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op=""),
-    OpSpec("add_number", "number", "torch.add({0}, {1})", NUMERIC, (Operand(), Operand(dtypes=NUMBER)), torch_op="torch.add"),
+    # with a Python number as the scalar: an int from the program (x.shape[i], numel()) or a
+    # number input (int, float, bool), which Thunder's prologue checks by type and value
+    OpSpec("mul_number", "number", "{0} * {1}", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op=""),
+    OpSpec("add_number", "number", "torch.add({0}, {1})", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op="torch.add"),
+    OpSpec("sub_number", "number", "{0} - {1}", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op=""),
+    OpSpec("pow_number", "number", "torch.pow({0}, {1})", FLOATS, (Operand(), Operand(dtypes=SCALARS)), torch_op="torch.pow"),
+    OpSpec(
+        "where_number",
+        "number",
+        "torch.where({0} > 0, {0}, {1})",
+        ALL_FLOATS,
+        (Operand(), Operand(dtypes=SCALARS)),
+        torch_op="torch.where",
+    ),
     # ternary
     OpSpec(
         "where",

@@ -22,7 +22,7 @@ import hypothesis.strategies as st
 import torch
 from hypothesis.errors import InvalidArgument
 
-from fuzzdce.core.program import DTYPES, Domain, Program, Ref, Step, TensorInput, input_strides
+from fuzzdce.core.program import DTYPES, Domain, Input, NumberInput, Program, Ref, Step, TensorInput, input_strides
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import SAME, Meta, OpSpec
 
@@ -99,7 +99,25 @@ def tensor_inputs(
     # One program in four gets one more input, a view of the first (inputs aliasing one another).
     if draw(rarely()):
         inputs = (*inputs, dataclasses.replace(inputs[0], view_of=0))
+    # One in four gets a Python number input too, for the ops that take a scalar (and Thunder's
+    # prologue checks, by type and value).
+    if draw(rarely()):
+        inputs = (*inputs, draw(number_inputs()))
     return inputs
+
+
+# The Python number inputs, by type, first the one everything shrinks to: small, so that an int
+# is a valid size or count (``torch.zeros(n)``), and floats exact in every floating dtype.
+NUMBER_VALUES = {
+    "int": st.integers(1, 4),
+    "float": st.sampled_from([1.5, 0.5, -2.0, 2.25]),
+    "bool": st.booleans(),
+}
+
+
+def number_inputs() -> st.SearchStrategy[NumberInput]:
+    """One Python number input: its type drawn first (shrinks towards int), then its value."""
+    return st.sampled_from(tuple(NUMBER_VALUES)).flatmap(NUMBER_VALUES.get).map(NumberInput)
 
 
 @st.composite
@@ -157,7 +175,7 @@ def _materialize(meta: Meta, device: str):
     return torch.ones(extent, dtype=dtype, device=device).as_strided(meta.shape, meta.strides)
 
 
-def input_metas(inputs: tuple[TensorInput, ...]) -> list[Meta]:
+def input_metas(inputs: tuple[Input, ...]) -> list[Meta]:
     """The Metas of a program's inputs, layouts included. Inputs aliasing one another (a view and
     its base) are writable: in-place ops write inputs only where a write shows through an alias."""
     aliased = {i for i, spec in enumerate(inputs) if spec.view_of is not None}
@@ -165,8 +183,10 @@ def input_metas(inputs: tuple[TensorInput, ...]) -> list[Meta]:
     return [dataclasses.replace(input_meta(spec), writable=i in aliased) for i, spec in enumerate(inputs)]
 
 
-def input_meta(spec: TensorInput) -> Meta:
+def input_meta(spec: Input) -> Meta:
     """The Meta of a program input, its layout included."""
+    if isinstance(spec, NumberInput):
+        return Meta((), spec.dtype, spec.domain, value=spec.value)
     return Meta(spec.shape, spec.dtype, spec.domain, strides=input_strides(spec))
 
 

@@ -34,7 +34,9 @@ INTS = ("int32", "int64")
 BOOL = ("bool",)
 NUMERIC = ALL_FLOATS + INTS
 ALL = NUMERIC + BOOL
-NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``)
+NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``, an int input)
+# Any Python number: an int as above, or a float or bool input (``program.NumberInput``), for ops taking a scalar.
+SCALARS = ("pyint", "pyfloat", "pybool")
 
 # What ``OpSpec.yields`` says for an op whose result lies in its first operand's domain.
 SAME = "same"
@@ -45,12 +47,12 @@ class Meta:
     """What the generator knows of a live value: shape, dtype, domain, and whether it may be mutated."""
 
     shape: tuple[int, ...]
-    dtype: str  # a key of ``program.DTYPES``, or "pyint" for a Python int
+    dtype: str  # a key of ``program.DTYPES``, or one of ``SCALARS`` for a Python number
     domain: Domain = Domain.REAL
     # Owns its storage (computed by a non-view op, never viewed since): in-place ops may write it
     # without touching an input that requires grad or aliasing another live value.
     writable: bool = False
-    value: int | None = None  # a Python number's value
+    value: int | float | bool | None = None  # a Python number's value
     # The tensor's strides when not contiguous (a transposed or strided input, a view, an expand):
     # validation must meet the layout eager will see, or ``view`` on a transposed value slips through.
     strides: tuple[int, ...] | None = None
@@ -65,7 +67,7 @@ class Meta:
 
     @property
     def is_number(self) -> bool:
-        return self.dtype == "pyint"
+        return self.dtype in SCALARS
 
 
 # --- operand relations: (first operand, candidate) -> bool -------------------------------------------

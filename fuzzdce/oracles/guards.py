@@ -1,0 +1,65 @@
+"""Guards guard: a call that differs from the first in one property the prologue checks gives
+eager's result.
+
+Thunder reuses a compiled computation only when its prologue's checks pass (``check_len``,
+``check_tensor_metadata``, ``check_number_type_and_value``, ...). Each guard call
+(``CallLabel.is_guard``: another shape or rank, dtype, ``requires_grad``, layout, a number input's
+value or type) is made on the same compiled function after the first call. A recompile (a cache
+miss) or a clear Thunder error is what a guard should do; a wrong result, or one with the first
+call's shape or dtype, means a cached computation ran on inputs it was not built for. Checked
+where the first call was right (a computation wrong from the start is the ``outputs`` finding). Under
+symbolic values, shapes and numbers hit the cache by design: the result must be right all the same.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
+from fuzzdce.oracles.outputs import compare, loosest
+
+# One finding per path, whichever property a program varied: which guard let the call through
+# is in the message (a guard fault shows on every property it checks, each drawn by chance).
+KEY = "a call that must miss the cache gave another result than eager"
+
+
+def mismatch(call, expected) -> str | None:
+    """Why a guard call's result differs from eager's on the same inputs (None: it does not)."""
+    what = "output"
+    floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
+    reason = compare(call.outputs, expected.outputs, what, floor)
+    if reason is None and call.output_requires_grad != expected.output_requires_grad:
+        reason = f"{what}: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
+    return reason
+
+
+def first_call_right(outcome: Outcome, reference: Outcome) -> bool:
+    """The plain call agreed with eager: only then does a wrong guard call tell of a guard (a
+    computation already wrong on the first call is the ``outputs`` oracle's finding)."""
+    call, expected = outcome.calls.get(CallLabel.PLAIN), reference.calls.get(CallLabel.PLAIN)
+    if call is None or expected is None or call.error is not None or call.outputs is None:
+        return False
+    return compare(call.outputs, expected.outputs) is None
+
+
+def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
+    if reference.error is not None or outcome.failure is not None or not first_call_right(outcome, reference):
+        return []
+    violations = []
+    for label, call in outcome.guard_calls.items():
+        expected = reference.guard_calls.get(label)
+        if expected is None or call.error is not None or expected.error is not None or call.outputs is None:
+            continue  # a clear error on a call that must miss the cache is what a guard may do
+        reason = mismatch(call, expected)
+        if reason:
+            cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
+            message = f"{label.property_varied} varied{cache}: {reason}"
+            violations.append(Violation("guards", outcome.path, message, "GuardMismatch", key=KEY))
+    return violations
+
+
+ORACLE = Oracle(
+    "guards",
+    check,
+    "calls that vary a property the prologue checks (shape, rank, dtype, requires_grad, layout, a number) agree with eager",
+)

@@ -1,0 +1,191 @@
+"""Prologues and guards: DCE's ``DONT_DCE`` contract in the prologue's checks (``dce-sound``), and
+calls that vary one property the prologue checks (``guards``). Each planted fault is caught by its
+oracle; the correct placements show nothing."""
+
+import dataclasses
+
+import pytest
+from conftest import evaluate_under
+from hypothesis import HealthCheck, given, settings
+
+from fuzzdce.core.model import CallLabel
+from fuzzdce.core.program import NumberInput, Program, Ref, Step, TensorInput
+from fuzzdce.running import execution
+from fuzzdce.running.execution import guard_candidates
+from fuzzdce.strategies.programs import NUMBER_VALUES, number_inputs, programs
+
+# A tensor times a number input: the jit path folds the number into its computation, so only the
+# prologue's check of its value keeps a call with another number from reusing it.
+TIMES_NUMBER = Program((TensorInput((2, 3)), NumberInput(2)), (Step("mul_number", "{0} * {1}", (Ref(0), Ref(1))),), (2,), seed=5)
+SIN = Program((TensorInput((2, 3)),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,), seed=1)
+GUARDED_PATHS = ["jit", "jit-symbolic"]
+
+
+def oracle_hits(evaluation, oracle):
+    return [v for v in evaluation.violations if v.oracle == oracle]
+
+
+@pytest.fixture
+def every_guard(monkeypatch):
+    """Every guarded property a program has is varied (a campaign varies one per program)."""
+    monkeypatch.setattr(execution, "GUARDS_PER_PROGRAM", None)
+
+
+def test_prologue_traces_are_recorded_on_jit_and_thunderfx_paths():
+    evaluation = evaluate_under(SIN, "stock", paths=["jit", "thunderfx"])["stock"]
+    for path in ("jit", "thunderfx"):
+        labels = [label for label, _ in evaluation.outcomes[path].traces]
+        assert any(" prologue " in label for label in labels) and any(" forward " in label for label in labels), labels
+
+
+@pytest.mark.parametrize("program", [SIN, TIMES_NUMBER], ids=["sin", "times number"])
+def test_a_dce_ignoring_dont_dce_in_the_prologue_is_caught_structurally_with_every_call_right(program):
+    fault = "planted:symcall_ignoring_dont_dce"
+    evaluation = evaluate_under(program, fault, paths=["jit", "jit-grad", "jit-symbolic", "thunderfx"])[fault]
+    unsound = oracle_hits(evaluation, "dce-sound")
+    assert unsound and all("DONT_DCE" in v.key and " prologue " in v.message for v in unsound), evaluation.violations
+    assert {v.oracle for v in evaluation.violations} == {"dce-sound"}, evaluation.violations
+    assert any(evaluation.outcomes[p].dce_activity for p in evaluation.outcomes), "DCE activity counts the prologue"
+
+
+def test_a_prologue_without_its_number_checks_is_caught_by_guards_through_a_wrong_result(every_guard):
+    fault = "planted:prologue_skips_number_checks"
+    evaluations = evaluate_under(TIMES_NUMBER, fault, paths=GUARDED_PATHS)
+    caught = oracle_hits(evaluations[fault], "guards")
+    assert [v.path for v in caught] == ["jit"], evaluations[fault].violations
+    assert "number-value varied (it hit the cache)" in caught[0].message
+    assert evaluations["stock"].violations == []
+    # what no other oracle sees: the first call is right
+    assert {v.oracle for v in evaluations[fault].violations} == {"guards"}
+
+
+@pytest.mark.parametrize("placement", ["identity", "rdnp", "symcall-fixed"])
+@pytest.mark.parametrize("program", [SIN, TIMES_NUMBER], ids=["sin", "times number"])
+def test_correct_placements_show_nothing_in_prologues_or_guard_calls(placement, program, every_guard):
+    evaluations = evaluate_under(program, placement, paths=[*GUARDED_PATHS, "thunderfx"])
+    assert evaluations[placement].violations == [] and evaluations["stock"].violations == []
+    assert all(not o.dce_activity for o in evaluations[placement].outcomes.values() if placement == "identity")
+
+
+def test_each_guarded_property_is_varied_and_symbolic_values_hit_the_cache_for_numbers(every_guard):
+    evaluation = evaluate_under(TIMES_NUMBER, "stock", paths=GUARDED_PATHS)["stock"]
+    jit, symbolic = evaluation.outcomes["jit"], evaluation.outcomes["jit-symbolic"]
+    assert set(jit.guard_calls) == set(evaluation.reference.guard_calls) == {label for label in CallLabel if label.is_guard}, (
+        "a (2, 3) tensor and a number have every property"
+    )
+    # Thunder 0.2.6's prologue checks no strides: a transposed input reuses the computation, and
+    # must give eager's result all the same
+    misses = {label for label, c in jit.guard_calls.items() if c.cache == "miss"}
+    assert misses == set(jit.guard_calls) - {CallLabel.GUARD_STRIDES}
+    assert symbolic.guard_calls[CallLabel.GUARD_NUMBER_VALUE].cache == "hit"
+    assert symbolic.guard_calls[CallLabel.GUARD_DTYPE].cache == "miss"
+    assert "guard call varied number-value, hit the cache" in symbolic.notes
+
+
+def test_a_campaign_varies_one_guarded_property_per_program_chosen_by_its_seed():
+    varied = {tuple(execution.guard_labels(dataclasses.replace(TIMES_NUMBER, seed=s))) for s in range(20)}
+    assert all(len(v) == 1 for v in varied) and len(varied) == 7
+
+
+@pytest.mark.parametrize("label", [label for label in CallLabel if label.is_guard])
+def test_each_guard_variant_differs_in_its_property_alone(label):
+    (variant, *_) = guard_candidates(TIMES_NUMBER, label)
+    before, after = TIMES_NUMBER.inputs, variant.inputs
+    changed = [(b, a) for b, a in zip(before, after) if b != a]
+    if label == CallLabel.GUARD_REQUIRES_GRAD:
+        assert variant == TIMES_NUMBER  # same inputs, made to require grad
+    elif label in (CallLabel.GUARD_NUMBER_VALUE, CallLabel.GUARD_NUMBER_TYPE):
+        [(b, a)] = changed
+        assert (
+            (type(a.value) is type(b.value)) == (label == CallLabel.GUARD_NUMBER_VALUE)
+            and a.value != b.value
+            or (label == CallLabel.GUARD_NUMBER_TYPE and type(a.value) is not type(b.value))
+        )
+    else:
+        assert changed and all(isinstance(b, TensorInput) for b, _ in changed)
+        fields = {f.name for b, a in changed for f in dataclasses.fields(b) if getattr(b, f.name) != getattr(a, f.name)}
+        assert (
+            fields
+            == {
+                CallLabel.GUARD_SHAPE: {"shape"},
+                CallLabel.GUARD_RANK: {"shape"},
+                CallLabel.GUARD_DTYPE: {"dtype"},
+                CallLabel.GUARD_STRIDES: {"transposed"},
+            }[label]
+        )
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_programs_with_number_inputs_run_in_eager(program):
+    if not any(isinstance(s, NumberInput) for s in program.inputs):
+        return
+    inputs = program.make_inputs()
+    assert any(type(x) in (int, float, bool) for x in inputs)
+    program.function()(*inputs)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(number_inputs())
+def test_number_inputs_are_ints_floats_and_bools_equal_only_to_their_own_type(spec):
+    assert spec.dtype == {int: "pyint", float: "pyfloat", bool: "pybool"}[type(spec.value)]
+    assert set(NUMBER_VALUES) == {"int", "float", "bool"}
+    assert NumberInput(2) != NumberInput(2.0) and NumberInput(1) != NumberInput(True) and NumberInput(2) == NumberInput(2)
+
+
+# --- a campaign with both faults: each is one bug -------------------------------------------------
+
+# Ops that take a number input, and a few others, so that programs with one are drawn often.
+OPS = ("mul_number", "add_number", "sub_number", "where_number", "add", "exp")
+DONT_DCE_FAULT, NUMBER_CHECK_FAULT = "planted:symcall_ignoring_dont_dce", "planted:prologue_skips_number_checks"
+
+
+def campaign_under(fault, max_examples):
+    """A campaign of stock and ``fault`` on the jit path, every guarded property varied."""
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+    from fuzzdce.running.evaluate import Evaluator
+
+    config = CampaignConfig.of(("stock", fault), ("jit",), max_examples=max_examples, seed=4, ops=OPS)
+    # Evaluated in this process: a sandboxed worker would not see GUARDS_PER_PROGRAM patched.
+    campaign = Campaign(config, evaluator=Evaluator(), log=lambda line: None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(execution, "GUARDS_PER_PROGRAM", None)
+        campaign.run()
+    return [b for b in campaign.ledger.bugs() if b.verdict == "regression"]
+
+
+# Each fault in a campaign of its own: the DONT_DCE one shows on every program, and Hypothesis
+# would spend a shared campaign shrinking it. The number check's needs a live number input, which
+# about one program in ten has: a hundred programs (about a second each).
+@pytest.mark.parametrize(
+    "fault, oracle, max_examples",
+    [(DONT_DCE_FAULT, "dce-sound", 4), (NUMBER_CHECK_FAULT, "guards", 100)],
+    ids=["DONT_DCE dropped", "number check removed"],
+)
+def test_each_prologue_fault_is_one_bug_of_its_own_oracle(fault, oracle, max_examples):
+    induced = campaign_under(fault, max_examples)
+    described = [(b.placements, b.oracles(), b.paths(), len(b.members)) for b in induced]
+    assert [(b.placements, b.oracles()) for b in induced] == [((fault,), [oracle])], described
+
+
+def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(every_guard):
+    import torch
+
+    from fuzzdce.results.repro import guard_inputs_source, reproduce
+
+    namespace = {"torch": torch}
+    exec(TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER), namespace)
+    assert set(namespace["GUARD_INPUTS"]) == {str(label) for label in CallLabel if label.is_guard}
+
+    def run(placement):
+        return reproduce(
+            namespace["program"],
+            namespace["make_inputs"],
+            path="jit",
+            placement=placement,
+            oracle="guards",
+            guard_inputs=namespace["GUARD_INPUTS"],
+        )
+
+    assert run(NUMBER_CHECK_FAULT) == 1 and run("stock") == 0
