@@ -4,7 +4,7 @@ Prints, from one run on this machine:
 - programs per second with 1 lane and with N lanes (each lane a process with a sandboxed worker);
 - fuzzdce's per-program cost over the cost of bare Thunder compiles and runs of the same programs
   on the same paths and placements (the harness overhead), in-process and sandboxed;
-- seconds from start to the first placement-induced finding under symcall.
+- seconds from start to the first regression under symcall.
 
 Usage: python benchmarks/campaign.py [--programs 20] [--lane-seconds 90] [--jobs N] [--paths jit thunderfx]
 """
@@ -115,7 +115,7 @@ def throughput(jobs: int, seconds: int, paths) -> float:
 
 
 def time_to_first_finding(paths, limit: int = 600) -> float | None:
-    """Seconds from start until the first placement-induced finding under symcall is logged."""
+    """Seconds from start until the first regression under symcall is logged."""
     from fuzzdce.fuzzing.campaign import Campaign
     from fuzzdce.fuzzing.config import CampaignConfig
 
@@ -123,7 +123,7 @@ def time_to_first_finding(paths, limit: int = 600) -> float | None:
     found: list[float] = []
 
     def log(line: str) -> None:
-        if "[placement-induced] new finding" in line and not found:
+        if "[regression] new finding" in line and not found:
             found.append(time.perf_counter() - start)
             campaign.stop()  # the figure is measured
 
@@ -171,7 +171,7 @@ def main() -> None:
 
     first = time_to_first_finding(args.paths)
     shown = f"{first:.1f} s" if first is not None else "none within the limit"
-    print(f"time to first placement-induced finding under symcall: {shown}")
+    print(f"time to first regression under symcall: {shown}")
 
 
 if __name__ == "__main__":

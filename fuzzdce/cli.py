@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,6 +304,9 @@ def list_ops(findings: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # A time budget counts from when the command started: the process's start (its imports too) for
+    # the command line itself, now for a caller in this process (which may have run for hours).
+    args.started_at = process_started_at() if argv is None else time.time()
     if argv is None:  # the command line itself (not a caller in this process): may start afresh
         same_hash_seed_everywhere(args)
     quiet_library_warnings()
@@ -385,7 +389,7 @@ def doctor_main(args) -> int:
 
 def run_main(args) -> int:
     """``fuzzdce run``: 1 when any regression is not in the known file, else 0."""
-    config = config_from(args).replaced(started_at=process_started_at())  # the budget counts the imports too
+    config = config_from(args).replaced(started_at=args.started_at)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     if args.jobs == 1:

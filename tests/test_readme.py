@@ -30,8 +30,8 @@ SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0
 class SymcallSplits(Evaluator):
     """Symcall splits every program on both thunderfx paths; stock splits none."""
 
-    def __call__(self, program, placements, *, paths, timeout=None):
-        names = ["stock"] + [p.name for p in placements if not p.is_stock]
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         shown = {n: [dataclasses.replace(SPLIT, path=path) for path in paths] if n == "symcall" else [] for n in names}
         return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=shown[n]) for n in names}
 

@@ -22,7 +22,7 @@ class Recording(Evaluator):
     """Evaluates nothing; records each program it is handed."""
     drawn = []
 
-    def __call__(self, program, placements, *, paths, timeout=None):
+    def __call__(self, program, placements, *, paths, timeout=None, **options):
         Recording.drawn.append(program.source() + program.inputs_source())
         names = ["stock"] + [p.name for p in placements if not p.is_stock]
         return {{n: Evaluation(program, n, Outcome("eager", "stock")) for n in names}}

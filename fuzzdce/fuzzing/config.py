@@ -199,12 +199,12 @@ class CampaignConfig:
         """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
         return None if self.root_seed is None else f"{self.root_seed}:{self.shard_label}"
 
-    def restarted(self, restart: int, programs_left: int, seconds_left: float | None) -> CampaignConfig:
+    def restarted(self, restart: int, programs_left: int) -> CampaignConfig:
         """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
-        a seed of its own, what is left of the lane's programs, and ``seconds_left`` as its time budget
-        (a lane passes its whole budget: the time plan counts from the campaign's start)."""
+        a seed of its own and what is left of the lane's programs; its time budget and start stay
+        (the time plan counts from the campaign's start)."""
         seed = None if self.budget.seed is None else derive_seed(self.budget.seed, "restart", restart)
-        return self.replaced(seed=seed, max_examples=programs_left, time_budget=seconds_left)
+        return self.replaced(seed=seed, max_examples=programs_left)
 
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.scope.placements]

@@ -88,17 +88,16 @@ class Lanes:
     """The lanes' processes: started, restarted when recycled, and their reports collected."""
 
     def __init__(self, config: CampaignConfig, jobs: int) -> None:
-        self.config = config
+        # The time plan counts from the campaign's start, which every lane process keeps.
+        self.config = config if config.budget.started_at else config.replaced(started_at=time.time())
         self.context = multiprocessing.get_context("spawn")
         self.results = self.context.Queue()
         self.running: dict[int, Any] = {}  # lane -> its current process
-        self.started: dict[int, float] = {}  # lane -> when its first process started
         self.restarts: dict[int, int] = {lane: 0 for lane in range(jobs)}
         self.reports: list[LaneReport] = []
         self.unreported = 0  # lane processes that ended without a report (killed)
         for lane in range(jobs):
-            self.started[lane] = time.monotonic()
-            self.start(lane, config.lane(lane))
+            self.start(lane, self.config.lane(lane))
 
     def start(self, lane: int, config: CampaignConfig) -> None:
         process = self.context.Process(target=_lane_main, args=(config, lane, self.results))
@@ -127,12 +126,12 @@ class Lanes:
         campaign's time plan counts from its start, which the lane keeps)."""
         lane_config = self.config.lane(report.lane)
         if (
-            TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at or time.time()).over(Phase.GENERATION)
+            TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at).over(Phase.GENERATION)
             or report.programs_left <= 0
         ):
             return
         self.restarts[report.lane] += 1
-        restarted = lane_config.restarted(self.restarts[report.lane], report.programs_left, lane_config.budget.time_budget)
+        restarted = lane_config.restarted(self.restarts[report.lane], report.programs_left)
         self.start(report.lane, restarted)
 
     def forget_dead(self) -> None:

@@ -99,8 +99,8 @@ class Ledger:
         self.stats.dce.reference = reference
         self.log = log
         self.clock = clock or seconds_since(time.time())
-        # Baseline bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
-        # someone's suite fails only on placement-induced ones (unless stock is all it runs).
+        # Shared bugs fail the Hypothesis test too, so they are shrunk (a campaign); a fuzz test in
+        # someone's suite fails only on regressions (unless stock is all it runs).
         self.shrink_baseline = True
 
     def new_round(self) -> None:

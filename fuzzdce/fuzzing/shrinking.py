@@ -42,7 +42,7 @@ from typing import NamedTuple
 from fuzzdce.core.findings import FIXED, REGRESSION, Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import finding_signature, normalise, signature
+from fuzzdce.core.signatures import normalise
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
@@ -245,7 +245,9 @@ class Shrinker:
             return Configuration(reference, tuple(p for name, p in everyone.items() if name != reference.name))
         return Configuration(reference, ())
 
-    def shows_target(self, program: Program, under: Placement, target: Violation, paths: list[str], *, cache: bool = True) -> bool:
+    def shows_target(
+        self, program: Program, under: Placement, target: Violation, paths: list[str], *, cache: bool = True
+    ) -> bool:
         """Does ``program`` show ``target``'s failure (``same_failure``) under ``under`` on ``paths``?"""
         evaluations = self.campaign.evaluate(program, [under], paths, alone=True, cache=cache)
         return any(same_failure(v, target) for v in evaluations[under.name].violations)
@@ -368,17 +370,19 @@ class Shrinker:
                 members[0].shrunk = False
 
     def link(self) -> None:
-        """Join each group to every group a settled program shows (``shows``), through the finding
-        that program recorded for what it shows: the same verdict on both sides, always."""
+        """Join each group whose smallest program is settled to every group that program shows
+        (``shows``) with a placement in common: one minimal program showing two failures of one
+        Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
+        of ``findings.connected`` keeps two exception types apart all the same."""
         groups = self.store.groups()
-        for shown in self.shown.values():
-            for t in shown:
-                here = self.store.findings.get(finding_signature(t.verdict, t.placements, signature(t.violation)))
-                if here is None:
-                    continue
-                for members in groups.values():
-                    if members[0].cause_key != here.cause_key and any(shows(t, f) for f in members):
-                        self.store.link(here, members[0], f"shown by the settled minimal program of finding {here.id}")
+        for key, members in groups.items():
+            shown = self.shown.get(members[0].program)
+            if shown is None:
+                continue
+            placements = {p for f in members for p in f.placements}
+            for other, theirs in groups.items():
+                if other != key and any(shows(t, f) and placements & set(t.placements) for t in shown for f in theirs):
+                    self.store.link(members[0], theirs[0], f"shown by the settled minimal program of finding {members[0].id}")
 
     def absorb(self, other: Shrinker) -> None:
         """Fold in a lane's settled programs (what they show, whose shrink gave them)."""
@@ -409,7 +413,9 @@ class Shrinker:
             chosen = [by_name[name] for name in by_name if name in showing | passing]
             evaluations = campaign.evaluate(smallest.program, chosen, bug.paths(), alone=True, cache=False)
             for finding in members:
-                again = {name for name in evaluations if any(same_failure(v, finding.violation) for v in evaluations[name].violations)}
+                again = {
+                    name for name in evaluations if any(same_failure(v, finding.violation) for v in evaluations[name].violations)
+                }
                 must_pass = {p.name for p in self.configuration(finding).passing}
                 finding.confirmed = set(finding.placements) <= again and not (again & must_pass)
                 if not finding.confirmed:

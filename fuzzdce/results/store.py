@@ -8,7 +8,7 @@ Layout of ``DIR``::
                                     first seen, versions
     <bug id>/repro.py               the standalone reproducer (fuzzdce.results.repro.script)
     <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
-    <bug id>/trace-diff.txt         placement-induced bugs: stock's traces against the placement's
+    <bug id>/trace-diff.txt         regressions: the reference's traces against the placement's
 
 Every file is written to a temporary name and moved into place with ``os.replace``, so a crash
 leaves each file either old or new, never torn. The known-findings file is read here too.

@@ -203,7 +203,8 @@ OPS: tuple[OpSpec, ...] = (
     # number input (int, float, bool), which Thunder's prologue checks by type and value
     OpSpec("mul_number", "number", "{0} * {1}", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op=""),
     OpSpec("add_number", "number", "torch.add({0}, {1})", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op="torch.add"),
-    OpSpec("sub_number", "number", "{0} - {1}", NUMERIC, (Operand(), Operand(dtypes=SCALARS)), torch_op=""),
+    # torch refuses to subtract a bool, a Python one too: an int or a float only.
+    OpSpec("sub_number", "number", "{0} - {1}", NUMERIC, (Operand(), Operand(dtypes=("pyint", "pyfloat"))), torch_op=""),
     OpSpec("pow_number", "number", "torch.pow({0}, {1})", FLOATS, (Operand(), Operand(dtypes=SCALARS)), torch_op="torch.pow"),
     OpSpec(
         "where_number",
