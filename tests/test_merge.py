@@ -213,3 +213,30 @@ def test_saved_traces_leave_out_pass_times_so_two_runs_of_one_program_save_the_s
     assert trace_diff([("jit forward 0", trace(14))], [("jit forward 0", trace(7))], "symcall") == ""
     changed = trace_diff([("jit forward 0", trace(14))], [("jit forward 0", trace(7, "ltorch.sub(t0, t0)"))], "symcall")
     assert "ltorch.sub" in changed and "milliseconds" not in changed
+
+
+def test_writers_of_one_bug_at_once_never_fail_and_leave_one_whole_traces_folder(tmp_path):
+    """Lanes share a findings folder, and two lanes that found one bug write its traces at once: a
+    writer that removed the folder while the other wrote into it crashed a lane, losing its report."""
+    import threading
+
+    from fuzzdce.results.store import write_traces
+
+    errors = []
+
+    def writer(n):
+        try:
+            for _ in range(30):
+                write_traces(tmp_path / "traces", {"stock": [(f"jit forward {i}", f"trace {n}\n") for i in range(5)]})
+        except Exception as e:  # noqa: BLE001 (any error fails the test)
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces"]
+    texts = {p.read_text() for p in (tmp_path / "traces" / "stock").iterdir()}
+    assert len(list((tmp_path / "traces" / "stock").iterdir())) == 5 and len(texts) == 1

@@ -163,12 +163,7 @@ class FindingsFolder:
         folder = self.folder(bug)
         write_atomically(folder / REPRO_FILE, script(bug, self.builds, self.reference))
         if traces is not None:
-            traces_dir = folder / "traces"
-            if traces_dir.exists():  # traces of a larger program seen earlier
-                shutil.rmtree(traces_dir)
-            for placement, labelled in traces.items():
-                for i, (label, trace) in enumerate(labelled):
-                    write_atomically(traces_dir / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
+            write_traces(folder / "traces", traces)
             diff_file = folder / TRACE_DIFF_FILE
             diff_file.unlink(missing_ok=True)
             reference = self.reference
@@ -189,6 +184,27 @@ class FindingsFolder:
 
     def write_summary(self, summary: RunSummary) -> None:
         write_atomically(self.root / SUMMARY_FILE, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
+
+
+def write_traces(traces_dir: Path, traces: Mapping[str, Iterable[tuple[str, Any]]]) -> None:
+    """``traces_dir``: one folder per placement, one file per trace, replacing what was there (the
+    traces of a larger program seen earlier). Lanes share a findings folder and may write one bug at
+    once: each writes a folder of its own and swaps it in by renaming, so no writer ever sees files
+    vanish under it; of two at once, the first renamed in stands (both are the same bug's traces)."""
+    fresh = Path(tempfile.mkdtemp(prefix=".traces-", dir=traces_dir.parent))
+    for placement, labelled in traces.items():
+        for i, (label, trace) in enumerate(labelled):
+            write_atomically(fresh / _file_label(placement) / f"{i:02d}-{_file_label(label)}.txt", _text(trace))
+    old = Path(tempfile.mkdtemp(prefix=".traces-old-", dir=traces_dir.parent))
+    try:
+        os.replace(traces_dir, old)  # an empty folder is replaced
+    except FileNotFoundError:
+        pass
+    try:
+        os.rename(fresh, traces_dir)
+    except OSError:  # another writer's traces went in between
+        shutil.rmtree(fresh, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_bug(folder: Path, record: BugRecord) -> None:
