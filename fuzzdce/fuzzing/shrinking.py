@@ -233,23 +233,23 @@ class Shrinker:
             self.shrink(key, share(members, [m for _, m in todo]))
             self.campaign.progress()
 
+    def thunders(self) -> dict[str, Placement]:
+        """Every Thunder the campaign evaluates, by name: stock, the reference, the placements."""
+        campaign = self.campaign
+        return {p.name: p for p in (PLACEMENTS[STOCK], campaign.reference, *campaign.placements)}
+
     def configuration(self, finding: Finding) -> Configuration:
         """The Thunders a shrink step of ``finding``'s group runs (``Configuration``)."""
-        campaign = self.campaign
-        reference = campaign.reference
+        reference, thunders = self.campaign.reference, self.thunders()
         if finding.verdict == REGRESSION:
-            by_name = {p.name: p for p in campaign.placements}
-            return Configuration(by_name[finding.placements[0]], (reference,))
+            return Configuration(thunders[finding.placements[0]], (reference,))
         if finding.verdict == FIXED:
-            everyone = {p.name: p for p in (PLACEMENTS[STOCK], *campaign.placements)}
-            return Configuration(reference, tuple(p for name, p in everyone.items() if name != reference.name))
+            return Configuration(reference, tuple(p for name, p in thunders.items() if name != reference.name))
         return Configuration(reference, ())
 
-    def shows_target(
-        self, program: Program, under: Placement, target: Violation, paths: list[str], *, cache: bool = True
-    ) -> bool:
+    def shows_target(self, program: Program, under: Placement, target: Violation, paths: list[str]) -> bool:
         """Does ``program`` show ``target``'s failure (``same_failure``) under ``under`` on ``paths``?"""
-        evaluations = self.campaign.evaluate(program, [under], paths, alone=True, cache=cache)
+        evaluations = self.campaign.evaluate(program, [under], paths, alone=True)
         return any(same_failure(v, target) for v in evaluations[under.name].violations)
 
     def failing(self, finding: Finding, key: str):
@@ -400,23 +400,21 @@ class Shrinker:
         that showed its members and those that must not (``Configuration.passing``): a member shown
         again by each that showed it and by none of the others is confirmed, any other is not;
         members of other programs are left unknown."""
-        campaign = self.campaign
+        campaign, thunders = self.campaign, self.thunders()
         for bug in bugs:
             if campaign.plan.over(Phase.CONFIRMING):
                 campaign.log("fuzzdce: out of time: the remaining bugs are not confirmed")
                 return
             smallest = bug.smallest
-            members = [f for f in bug.members if f.program == smallest.program]
-            by_name = {p.name: p for p in (PLACEMENTS[STOCK], campaign.reference, *campaign.placements)}
-            showing = {name for f in members for name in f.placements}
-            passing = {p.name for f in members for p in self.configuration(f).passing}
-            chosen = [by_name[name] for name in by_name if name in showing | passing]
+            # Each member of the smallest program, with the Thunders that must not show it.
+            members = [(f, {p.name for p in self.configuration(f).passing}) for f in bug.members if f.program == smallest.program]
+            asked = {name for f, must_pass in members for name in (*f.placements, *must_pass)}
+            chosen = [p for name, p in thunders.items() if name in asked]
             evaluations = campaign.evaluate(smallest.program, chosen, bug.paths(), alone=True, cache=False)
-            for finding in members:
+            for finding, must_pass in members:
                 again = {
                     name for name in evaluations if any(same_failure(v, finding.violation) for v in evaluations[name].violations)
                 }
-                must_pass = {p.name for p in self.configuration(finding).passing}
                 finding.confirmed = set(finding.placements) <= again and not (again & must_pass)
                 if not finding.confirmed:
                     campaign.log(f"finding {finding.id} did not reproduce the same on its smallest program")
