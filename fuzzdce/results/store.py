@@ -190,7 +190,7 @@ def write_traces(traces_dir: Path, traces: Mapping[str, Iterable[tuple[str, Any]
     """``traces_dir``: one folder per placement, one file per trace, replacing what was there (the
     traces of a larger program seen earlier). Lanes share a findings folder and may write one bug at
     once: each writes a folder of its own and swaps it in by renaming, so no writer ever sees files
-    vanish under it; of two at once, the first renamed in stands (both are the same bug's traces)."""
+    vanish under it; of two at once, one writer's folder stands, whole (both are the same bug's traces)."""
     fresh = Path(tempfile.mkdtemp(prefix=".traces-", dir=traces_dir.parent))
     for placement, labelled in traces.items():
         for i, (label, trace) in enumerate(labelled):
