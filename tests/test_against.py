@@ -24,6 +24,9 @@ import pytest
 
 import fuzzdce
 
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow
+
 SNAPSHOT = Path(__file__).resolve().parent.parent.parent / "shared" / "thunder-upstream" / "thunder-8236d1c97.tar.gz"
 FUZZDCE_ROOT = Path(fuzzdce.__file__).resolve().parent.parent
 # (file, line, replacement) of each branch.

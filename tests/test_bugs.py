@@ -133,6 +133,7 @@ def two_faults():
     return campaign
 
 
+@pytest.mark.slow
 def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     """Each fault's findings (several paths and oracles) group into bugs of its own, never into
     one of the other fault's. DCE that is no longer a fixed point is one bug on every path and
@@ -168,6 +169,7 @@ def baseline_fault():
     return campaign
 
 
+@pytest.mark.slow
 def test_a_stock_failure_on_four_paths_is_one_baseline_bug_of_one_op(baseline_fault):
     planted_bugs = [b for b in baseline_fault.ledger.bugs() if "planted: dce fails" in b.smallest.violation.message]
     assert len(planted_bugs) == 1, [(b.id, b.paths(), b.smallest.violation.message[:80]) for b in baseline_fault.ledger.bugs()]

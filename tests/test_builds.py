@@ -25,8 +25,10 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.store import BUG_FILE, REPRO_FILE
+from fuzzdce.running import buildworker
 from fuzzdce.running.builds import BuildRequest, BuildWorker, build_specs, parse_build
 from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.execution import run_path
 from fuzzdce.running.placements import resolve
 from fuzzdce.running.sandbox import SandboxedJobs
 
@@ -87,6 +89,7 @@ def drops_live_build(tmp_path_factory) -> str:
     return f"dropslive={root}"
 
 
+@pytest.mark.slow
 def test_a_build_whose_dce_drops_a_live_subsymbol_is_caught_by_dce_sound(drops_live_build):
     """The build's traces come back portable and are aligned with stock's here: DCE activity and
     ``dce-sound`` work for a build as for a patch placement (``planted:dce_drops_live``)."""
@@ -102,6 +105,7 @@ def test_a_build_whose_dce_drops_a_live_subsymbol_is_caught_by_dce_sound(drops_l
     assert build.outcomes["jit"].dce_activity  # what the build changed, measured against stock
 
 
+@pytest.mark.slow
 def test_a_build_runs_in_its_own_process_with_its_own_thunder(planted_build):
     placement = resolve(planted_build)
     worker = BuildWorker(placement.build)
@@ -116,6 +120,7 @@ def test_a_build_runs_in_its_own_process_with_its_own_thunder(planted_build):
     assert outputs and all(hasattr(o, "dtype") for o in outputs)  # tensors come back for the oracles here
 
 
+@pytest.mark.slow
 def test_outputs_of_a_build_are_compared_here_with_eager_and_stock(planted_build):
     evaluator = Evaluator()
     try:
@@ -126,6 +131,16 @@ def test_outputs_of_a_build_are_compared_here_with_eager_and_stock(planted_build
     assert {v.oracle for v in evaluations["planted"].violations} >= {"outputs"}
 
 
+def test_a_build_workers_answer_holds_portable_traces_and_no_violation_for_a_sound_thunder():
+    """What a build's child answers, computed in this process with the installed Thunder (no child
+    started): the outcome with its traces portable, and the trace oracles' violations, none here."""
+    reference = run_path(EAGER, DEAD_CODE_PROGRAM, resolve(STOCK), timeout=60.0)
+    result = buildworker.answer(BuildRequest(DEAD_CODE_PROGRAM, "jit", "same", 60.0, reference))
+    assert result.outcome.error is None and result.trace_violations == []
+    assert result.outcome.traces and all(isinstance(t, PortableTrace) for _, t in result.outcome.traces)
+
+
+@pytest.mark.slow
 def test_the_same_thunder_run_by_another_python_process_shows_nothing():
     """NAME=PYTHON, here this very interpreter: outcomes that crossed processes compare as equal as
     in-process ones (no oracle fires on a build identical to the reference)."""
@@ -141,6 +156,7 @@ def test_the_same_thunder_run_by_another_python_process_shows_nothing():
         assert outcome.dce_activity == {} and outcome.dce_not_compared == []
 
 
+@pytest.mark.slow
 def test_a_build_worker_recycles_after_n_jobs_and_its_results_do_not_change():
     """A build's child is recycled like a sandbox's, between jobs: no failure, the same outcome
     from the fresh child as from the one that ran the jobs before (here the build is this Python)."""
@@ -164,6 +180,7 @@ def test_a_build_worker_recycles_after_n_jobs_and_its_results_do_not_change():
     assert all(r.trace_violations == results[0].trace_violations for r in results)
 
 
+@pytest.mark.slow
 def test_a_sandboxed_job_runs_a_build_in_a_process_of_its_own_too(planted_build):
     """Lanes run jobs in a sandboxed worker; its jobs under a build go on to the build's process."""
     evaluator = Evaluator(SandboxedJobs())
@@ -188,6 +205,7 @@ def planted_campaign(planted_build, tmp_path_factory):
     return campaign, folder
 
 
+@pytest.mark.slow
 def test_the_planted_fault_shows_under_that_build_only_and_shrunk(planted_campaign):
     campaign, _ = planted_campaign
     induced = [f for f in campaign.store if f.violation.oracle == "outputs" and f.verdict == "regression"]
@@ -197,6 +215,7 @@ def test_the_planted_fault_shows_under_that_build_only_and_shrunk(planted_campai
     assert all(f.confirmed for f in induced)
 
 
+@pytest.mark.slow
 def test_the_reproducer_selects_the_build(planted_campaign, planted_build):
     campaign, folder = planted_campaign
     bug = next(b for b in campaign.ledger.bugs() if b.verdict == "regression" and "outputs" in b.oracles())
@@ -215,6 +234,7 @@ def test_the_reproducer_selects_the_build(planted_campaign, planted_build):
     assert replayed.failing == ["planted"] and replayed.passing == [STOCK]
 
 
+@pytest.mark.slow
 def test_run_with_builds_only_compares_stock_with_them(planted_build):
     config = config_from(parser().parse_args(["run", "--build", planted_build, "--path", "jit"]))
     assert [p.name for p in config.resolved_placements()] == [STOCK, "planted"]
@@ -242,6 +262,7 @@ def test_a_campaign_names_each_build_by_its_spec_and_refuses_two_builds_under_on
         build_specs([same, other])
 
 
+@pytest.mark.slow
 def test_with_a_build_every_process_hashes_alike():
     """Thunder's traces depend on the hash seed (``update_aliases`` orders its arguments by set
     iteration), so ``fuzzdce`` with a build starts again under ``PYTHONHASHSEED=0`` when it is unset,

@@ -25,6 +25,7 @@ def symcall_campaign(symcall_run):
     return symcall_run.store
 
 
+@pytest.mark.slow
 def test_the_symcall_split_is_one_bug_on_both_thunderfx_paths(symcall_run):
     induced = [b for b in symcall_run.ledger.bugs() if b.verdict == "regression"]
     splits = [b for b in induced if "splits" in b.oracles()]
@@ -33,6 +34,7 @@ def test_the_symcall_split_is_one_bug_on_both_thunderfx_paths(symcall_run):
     assert splits[0].program.n_ops <= 2
 
 
+@pytest.mark.slow
 def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
     induced = [f for f in symcall_campaign if f.verdict == "regression" and f.violation.oracle == "splits"]
     assert induced, [f.signature for f in symcall_campaign]
@@ -40,12 +42,14 @@ def test_finds_a_placement_induced_split_under_symcall_only(symcall_campaign):
     assert min(f.program.n_ops for f in induced) <= 2
 
 
+@pytest.mark.slow
 def test_no_exception_split_is_blamed_on_other_placements(symcall_campaign):
     for f in symcall_campaign:
         if f.violation.oracle == "splits" and f.verdict == "regression":
             assert set(f.placements) == {"symcall"}
 
 
+@pytest.mark.slow
 def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
     import subprocess
     import sys
@@ -60,6 +64,7 @@ def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
     assert "FAIL" in result.stdout
 
 
+@pytest.mark.slow
 def test_every_finding_is_confirmed_on_replay_and_reproduces_with_the_same_verdict(symcall_campaign):
     assert all(f.confirmed for f in symcall_campaign), [(f.id, f.signature) for f in symcall_campaign if not f.confirmed]
 
@@ -76,6 +81,7 @@ def planted_run(tmp_path_factory):
     return argv, code, folder, json.loads((folder / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_run_exits_1_on_a_placement_induced_finding_and_writes_the_summary(planted_run):
     argv, code, folder, summary = planted_run
     assert code == 1
@@ -100,6 +106,7 @@ def run_in_a_fresh_process(argv):
     return subprocess.run([sys.executable, "-m", "fuzzdce", *argv], capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path):
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
@@ -109,6 +116,7 @@ def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_p
     assert "regressions (the reference passes), new: 0 bugs" in rerun.stdout
 
 
+@pytest.mark.slow
 def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path):
     """Known-findings files written before bugs existed listed each finding: they keep working."""
     argv, _, folder, summary = planted_run
@@ -119,6 +127,7 @@ def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_
     assert rerun.returncode == 0, rerun.stdout[-3000:]
 
 
+@pytest.mark.slow
 def test_run_clears_only_its_own_earlier_output(planted_run, tmp_path):
     argv, _, folder, _ = planted_run
     (folder / "notes.txt").write_text("mine")

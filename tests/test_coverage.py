@@ -15,6 +15,7 @@ def campaign():
     return c
 
 
+@pytest.mark.slow
 def test_summary_holds_each_placements_activity(campaign):
     import json
 
@@ -28,6 +29,7 @@ def test_summary_holds_each_placements_activity(campaign):
     assert data["planted:does_nothing"]["exercised"] is False
 
 
+@pytest.mark.slow
 def test_report_says_what_changed_and_what_was_not_exercised(campaign):
     text = render(campaign)
     assert "symcall changed subsymbols in" in text
@@ -38,6 +40,7 @@ def test_report_says_what_changed_and_what_was_not_exercised(campaign):
     assert not any(p in f.placements for f in unsound for p in ("stock", "planted:does_nothing")), unsound
 
 
+@pytest.mark.slow
 def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
     from fuzzdce.fuzzing.steering import ROUND
 
@@ -74,6 +77,7 @@ def test_entries_whose_programs_were_active_weigh_more():
     assert weights.ops["abs"] == ACTIVE // 2 and weights.ops["neg"] == UNSEEN // 8
 
 
+@pytest.mark.slow
 def test_activity_crosses_the_sandbox():
     from conftest import evaluate_under  # noqa: F401 (tests/ on the path)
     from sample_programs import DEAD_CODE_PROGRAM

@@ -84,3 +84,7 @@ def test_a_second_worker_replays_the_first_workers_failure(redis_url, tmp_path):
     # One program with the shared database: the first worker's failure is replayed before it.
     second = fuzz(tmp_path / "second", *RARE, "--database", redis_url, "--seed", "12", "--max-examples", "1")
     assert found & induced(tmp_path / "second"), second.stderr[-2000:]
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

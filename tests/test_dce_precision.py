@@ -281,6 +281,7 @@ def test_planted_structural_faults_stay_caught_on_the_corpus(name, fault, key_pa
     assert any(v.oracle == "dce-sound" and key_part in v.key for v in evaluation.violations), evaluation.violations
 
 
+@pytest.mark.slow  # the whole corpus under every path (benchmarks/precision.py runs it too)
 def test_identity_placement_shows_nothing_on_the_corpus():
     for prog in [*CORPUS.values(), THUNDERFX_CORPUS]:
         evaluation = evaluate_under(prog, "identity", paths=["jit", "jit-symbolic", "thunderfx"])

@@ -112,7 +112,8 @@ def test_known_file_forms(tmp_path):
     assert load_known(tmp_path / "list.json") == load_known(tmp_path / "map.json") == {"abc": "filed"}
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["in-process", "sandboxed"])
+# The sandboxed observation starts a worker process: slow (./dev test -m "not slow" runs the in-process one).
+@pytest.fixture(scope="module", params=[False, pytest.param(True, marks=pytest.mark.slow)], ids=["in-process", "sandboxed"])
 def planted_observation(request, tmp_path_factory):
     """One program observed under stock and a planted fault (add computes sub), findings on disk;
     in-process, and in a sandboxed worker (which sends traces back only when a finding needs them)."""

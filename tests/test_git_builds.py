@@ -192,3 +192,7 @@ def test_against_compares_the_imported_checkout_with_its_ref(repo, build_cache):
     assert "thunder  " in done.stdout and str(repo / "thunder") in done.stdout  # this process: the work tree
     assert f"build stock-copy (git:{repo}@{commit})" in done.stdout
     assert str(build_cache / f"git-{commit}" / "thunder") in done.stdout  # the build: the ref, extracted
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

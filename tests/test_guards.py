@@ -115,6 +115,7 @@ def test_each_guard_variant_differs_in_its_property_alone(label):
         )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_programs_with_number_inputs_run_in_eager(program):
@@ -158,6 +159,7 @@ def campaign_under(fault, max_examples):
 # Each fault in a campaign of its own: the DONT_DCE one shows on every program, and Hypothesis
 # would spend a shared campaign shrinking it. The number check's needs a live number input, which
 # about one program in ten has: a hundred programs (about a second each).
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fault, oracle, max_examples",
     [(DONT_DCE_FAULT, "dce-sound", 4), (NUMBER_CHECK_FAULT, "guards", 100)],
@@ -169,6 +171,7 @@ def test_each_prologue_fault_is_one_bug_of_its_own_oracle(fault, oracle, max_exa
     assert [(b.placements, b.oracles()) for b in induced] == [((fault,), [oracle])], described
 
 
+@pytest.mark.slow
 def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(every_guard):
     import torch
 

@@ -72,6 +72,7 @@ def test_the_evaluator_stops_on_it(collector_that_misuses_thunder):
         evaluator(DEAD_CODE_PROGRAM, [PLACEMENTS["symcall"]], paths=["jit"])
 
 
+@pytest.mark.slow
 def test_a_campaign_stops_with_one_line_exit_3_and_files_no_bug(collector_that_misuses_thunder, tmp_path, capsys):
     findings = tmp_path / "findings"
     code = main(
@@ -111,6 +112,7 @@ def renamed_api_build(tmp_path_factory) -> str:
     return f"renamedapi={root}"
 
 
+@pytest.mark.slow
 def test_a_harness_error_in_a_build_stops_every_lane_with_one_line(renamed_api_build, tmp_path, capfd):
     """Lanes and a build's worker: the failure crosses two processes and still stops the campaign."""
     findings = tmp_path / "findings"

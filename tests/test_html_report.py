@@ -94,6 +94,7 @@ def findings(tmp_path_factory) -> Path:
 # --- time recorded --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_summary_has_a_timeline_and_bugs_when_they_were_first_seen(findings):
     summary = read_summary(findings)
     timeline = summary.timeline
@@ -176,6 +177,7 @@ def empty_charts(html: str) -> list[str]:
     return [title for title, n in charts.drawn.items() if n == 0]
 
 
+@pytest.mark.slow
 def test_the_checker_finds_charts_with_no_drawn_elements(findings):
     empty = dataclasses.replace(read_summary(findings), timeline=(sample(0, 0, 0),), op_counts={}, dce_activity={})
     html = page(empty, [], findings)
@@ -189,6 +191,7 @@ def test_an_old_folder_renders_with_notes_where_data_is_missing(tmp_path):
     assert "no timeline in summary.json" in html and "no dce_activity" in html and "no op_counts" in html
 
 
+@pytest.mark.slow
 def test_everything_is_escaped(findings):
     html = page(read_summary(findings), bugs_in(findings), findings)
     assert "<script" not in html
@@ -259,6 +262,7 @@ def screenshot(html_file: Path, png: Path) -> str:
     return dom.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not CHROMIUM.is_file(), reason="needs Debian's chromium (/usr/bin/chromium); ./dev test installs it when root"
 )
@@ -291,6 +295,7 @@ def test_the_report_renders_with_drawn_charts_and_fetches_nothing(findings, tmp_
     assert data_pixels(tmp_path / "blank.png") == 0
 
 
+@pytest.mark.slow
 def test_a_merged_campaign_charts_its_lanes_on_one_clock(tmp_path):
     """Two lanes on the parent's clock, absorbed as run_lanes does: programs add up at each lane's
     samples, bugs count from their first sighting, and the merged campaign's end comes last."""

@@ -95,3 +95,7 @@ def test_dev_installs_from_the_constraints_file():
     dev = (ROOT / "dev").read_text()
     assert "constraints.txt" in dev and '-c "$CONSTRAINTS"' in dev
     assert not any("==" in d for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

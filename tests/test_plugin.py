@@ -54,6 +54,7 @@ def test_the_plugin_names_the_findings_folder_fuzzdce_run_writes_without_importi
     assert subprocess.run([sys.executable, "-c", loaded], capture_output=True, text=True).stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_bad_profile_on_the_command_line_is_a_usage_error(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--fuzz-profile", "weekly", "-p", "no:cacheprovider")
@@ -90,6 +91,7 @@ def test_settings():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci", [False, True])
 def test_without_a_fuzz_profile_the_users_hypothesis_settings_stay(pytester, monkeypatch, ci):
     """Installed, the plugin is in every pytest session: unasked, it loads no profile."""
@@ -103,6 +105,7 @@ def test_without_a_fuzz_profile_the_users_hypothesis_settings_stay(pytester, mon
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_without_any_profile_hypothesis_keeps_its_own(pytester, monkeypatch):
     monkeypatch.delenv("HYPOTHESIS_PROFILE", raising=False)
     monkeypatch.delenv("CI", raising=False)
@@ -114,6 +117,7 @@ def test_without_any_profile_hypothesis_keeps_its_own(pytester, monkeypatch):
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["option", "environment"])
 def test_a_fuzz_profile_asked_for_is_loaded(pytester, monkeypatch, how):
     monkeypatch.delenv("CI", raising=False)
@@ -130,6 +134,7 @@ def test_a_fuzz_profile_asked_for_is_loaded(pytester, monkeypatch, how):
     pytester.runpytest_subprocess(*arguments, "-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp_path):
     findings = tmp_path / "findings"
     pytester.makepyfile(

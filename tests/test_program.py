@@ -1,3 +1,4 @@
+import pytest
 import torch
 from hypothesis import HealthCheck, find, given, settings
 
@@ -48,6 +49,7 @@ def test_programs_contain_dead_code_sometimes():
     find(programs(), lambda p: len(p.live_steps()) < p.n_ops, settings=SEARCH)
 
 
+@pytest.mark.slow
 def test_shrinks_to_a_single_op():
     # Any single-op property: the minimal example has exactly that op and one input.
     for name in ("mul", "sum", "transpose"):
@@ -97,6 +99,7 @@ def test_input_domains_and_layouts_render():
     assert y.shape == (2, 2) and not y.is_contiguous() and (y >= 1).all()
 
 
+@pytest.mark.slow
 def test_in_place_ops_never_write_inputs_or_views():
     def writes_a_non_fresh_value(p):
         return any(step.op in ("add_", "zero_", "mul_") and step.refs()[0] < len(p.inputs) for step in p.steps)
@@ -106,6 +109,7 @@ def test_in_place_ops_never_write_inputs_or_views():
     assert BY_NAME["zero_"].operands[0].written
 
 
+@pytest.mark.slow
 def test_planted_single_op_fault_shrinks_to_one_op():
     """add_computes_sub breaks top-level ltorch.add: Thunder's result differs from eager's, and
     the minimal failing program has exactly one op (and stock Thunder passes it)."""

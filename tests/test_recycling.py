@@ -132,6 +132,7 @@ def cheap_campaign(tmp_path, dies_on=None) -> Campaign:
     return campaign
 
 
+@pytest.mark.slow
 def test_a_recycled_worker_is_no_crash_finding_and_summary_json_records_memory(tmp_path):
     campaign = cheap_campaign(tmp_path)
     assert campaign.stats.programs == 4 and len(campaign.store) == 0
@@ -146,6 +147,7 @@ def test_a_recycled_worker_is_no_crash_finding_and_summary_json_records_memory(t
         assert 0 < entry["start_rss_mb"] <= entry["peak_rss_mb"] and 0 < entry["end_rss_mb"] <= entry["peak_rss_mb"]
 
 
+@pytest.mark.slow
 def test_a_job_that_kills_the_child_is_still_a_crash_finding(tmp_path):
     campaign = cheap_campaign(tmp_path, dies_on="thunderfx")
     assert {f.violation.oracle for f in campaign.store} == {"crash"}
@@ -214,6 +216,7 @@ def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_memory(tmp_path):
     """End to end, Thunder in the workers: two lanes under a fault that fails every program, each
     recycled after its process's first programs (past 1 MB: checked between programs) and restarted

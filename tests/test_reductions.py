@@ -1,6 +1,8 @@
 """The statement-level reductions, each proven on a stand-in failure (a function of the program's
 ops), and the minimality check run on a real campaign's findings folder."""
 
+import pytest
+
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -71,6 +73,7 @@ def test_single_drops_of_a_reproducer_are_its_dead_lines_and_returned_values():
     )
 
 
+@pytest.mark.slow
 def test_no_bug_of_a_campaign_keeps_a_droppable_dead_statement_or_returned_value(tmp_path):
     """A short real campaign against a planted fault: in each bug's repro.py, dropping any one dead
     statement or returned value loses the failure (replayed, not guessed)."""

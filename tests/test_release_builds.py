@@ -62,3 +62,7 @@ def test_thunder_025_differentiates_through_an_integer_cast_and_026_does_not(thu
     assert found == {("grads", REGRESSION, ("0.2.5",))}, found
     assert not any(verdict == SHARED for verdict, _, _ in triage(evaluations).values())
     assert evaluations[STOCK].violations == []
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

@@ -31,6 +31,7 @@ def jit_outputs(tmp_path_factory):
     return folder, saved_bugs(folder, "planted:add_computes_sub", "jit")["outputs"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "placement, path, oracle",
     [
@@ -49,6 +50,7 @@ def test_reproducer_fails_under_the_placement_and_passes_under_stock(tmp_path, p
     assert "ok:" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_reproducer_runs_standalone(jit_outputs):
     folder, bug = jit_outputs
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, TESTS]))
@@ -57,6 +59,7 @@ def test_reproducer_runs_standalone(jit_outputs):
     assert "FAIL outputs: output[0]" in run.stdout
 
 
+@pytest.mark.slow
 def test_replay_says_which_placements_still_fail(jit_outputs, capsys):
     folder, bug = jit_outputs
     assert main(["replay", str(folder)]) == 1
@@ -66,12 +69,14 @@ def test_replay_says_which_placements_still_fail(jit_outputs, capsys):
     assert "1 of 1 bugs still fail" in out
 
 
+@pytest.mark.slow
 def test_replay_of_one_bug_by_id_exits_0_once_fixed(jit_outputs, capsys):
     folder, bug = jit_outputs
     assert main(["replay", bug.id[:6], "--findings", str(folder), "--placement", "stock"]) == 0
     assert "fixed: passes under stock" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_issue_text_holds_the_program_the_command_and_the_trace_difference(jit_outputs, capsys):
     folder, bug = jit_outputs
     assert main(["issue", bug.id, "--findings", str(folder)]) == 0
@@ -88,6 +93,7 @@ def test_replay_usage_errors_exit_2(argv, capsys):
     assert capsys.readouterr().err.startswith("fuzzdce: error:")
 
 
+@pytest.mark.slow
 def test_reproducer_runs_the_paths_own_compile_function(jit_outputs):
     """The plain-Thunder form printed in a reproducer is the source of the function fuzzdce calls."""
     import inspect

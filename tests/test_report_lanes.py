@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).parent
 
 SITECUSTOMIZE = f"""
@@ -71,3 +73,7 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     assert page.returncode == 0, page.stderr[-2000:]
     html = (findings / "report.html").read_text()
     assert set(re.findall(r'id="bug-(\w+)"', html)) == set(printed)
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 DRAW = r'''
@@ -92,3 +94,7 @@ def test_one_seed_draws_the_same_programs_whatever_was_imported_before():
     namespace: dict = {}
     exec(DRAW.format(before="").replace("json.dump(Recording.drawn, sys.stdout)", ""), namespace)
     assert namespace["Recording"].drawn == bare, "drawn differently inside pytest"
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow

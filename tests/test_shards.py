@@ -119,6 +119,7 @@ def shape(summary):
     return {v[:3] for v in induced(summary).values()}
 
 
+@pytest.mark.slow
 def test_shards_run_their_own_programs_and_say_which_shard(campaigns):
     _, shards, *_ = campaigns
     (code0, s0), (code1, s1) = shards
@@ -128,6 +129,7 @@ def test_shards_run_their_own_programs_and_say_which_shard(campaigns):
     assert s0["seed"] == derive_seed(SEED, "shard", 0, 2) != s1["seed"]
 
 
+@pytest.mark.slow
 def test_two_shards_merged_equal_one_process_of_as_many_programs(campaigns):
     root, shards, merged, _, _, (single_code, single) = campaigns
     s = merged.summary.to_json()
@@ -151,6 +153,7 @@ def test_two_shards_merged_equal_one_process_of_as_many_programs(campaigns):
     )
 
 
+@pytest.mark.slow
 def test_merging_again_or_in_the_other_order_changes_nothing(campaigns):
     root, _, merged, reversed_, again, _ = campaigns
 
@@ -161,6 +164,7 @@ def test_merging_again_or_in_the_other_order_changes_nothing(campaigns):
     assert content(root / "merged") == content(root / "reversed") == content(root / "again")
 
 
+@pytest.mark.slow
 def test_the_report_of_a_merged_folder_lists_its_runs_and_bugs(campaigns):
     from fuzzdce.results.html_report import write_report
 

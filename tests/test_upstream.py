@@ -142,3 +142,7 @@ def test_the_merge_shows_dce_activity_against_its_parent_and_dce_sound_passes():
     assert found["stock"].startswith(parent_dir)
     assert found["activity"]["jit-symbolic"], found  # the merge removes subsymbols the parent keeps
     assert found["violations"] == [], found
+
+
+# Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow
