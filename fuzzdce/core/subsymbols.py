@@ -136,13 +136,16 @@ def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
     """
     if isinstance(trace, PortableTrace):
         return trace
-    text = ""
-    if with_text:
-        try:
-            text = str(trace)
-        except Exception as e:  # a malformed trace may not print; the names oracle says why
-            text = f"# str(trace) raised {type(e).__name__}: {e}\n"
-    return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), text)
+    return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), printed(trace) if with_text else "")
+
+
+def printed(trace) -> str:
+    """The trace as Thunder prints it (a portable one: as it printed), or, for a malformed trace
+    that cannot print, a comment saying why (the names oracle says what is wrong with it)."""
+    try:
+        return str(trace)
+    except Exception as e:
+        return f"# str(trace) raised {type(e).__name__}: {e}\n"
 
 
 def _portable_for_comparison(outcome, trace) -> PortableTrace:

@@ -29,6 +29,7 @@ from typing import Any
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import Bug
 from fuzzdce.core.model import STOCK
+from fuzzdce.core.subsymbols import printed
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.repro import script
@@ -90,11 +91,7 @@ _PASS_TIME = re.compile(r"\(took \d+ milliseconds\)")
 
 def _text(trace: Any) -> str:
     """The trace as Thunder prints it, its passes' wall times left out."""
-    try:
-        text = str(trace)
-    except Exception as e:  # a malformed trace may not even print; say so
-        return f"# str(trace) raised {type(e).__name__}: {e}\n"
-    return _PASS_TIME.sub("(took <time>)", text)
+    return _PASS_TIME.sub("(took <time>)", printed(trace))
 
 
 def trace_diff(stock: Iterable[tuple[str, Any]], placement: Iterable[tuple[str, Any]], name: str, reference: str = STOCK) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from fuzzdce.core.errors import HARNESS, HarnessError
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
-from fuzzdce.core.subsymbols import activity_of, compare
+from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.execution import run_path
@@ -96,13 +96,7 @@ def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
 
 def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
     """The outcome's traces as (label, printed trace); a trace that cannot print says why."""
-    texts = []
-    for label, trace in outcome.traces:
-        try:
-            texts.append((label, str(trace)))
-        except Exception as e:
-            texts.append((label, f"# str(trace) raised {type(e).__name__}: {e}\n"))
-    return texts
+    return [(label, printed(trace)) for label, trace in outcome.traces]
 
 
 class LocalJobs:
