@@ -94,7 +94,7 @@ def test_each_oracle_module_is_named_after_its_oracle():
 
 # The vocabulary's types, each with the module declaring it: elsewhere a member is written by name.
 VOCABULARY = {Verdict: "fuzzdce.core.vocabulary", FailureKind: "fuzzdce.core.vocabulary", CallLabel: "fuzzdce.core.vocabulary"}
-# (Not CallStage and BugGroup: "inputs" and "known" are also the names of record fields.)
+# (Not CallStage and Standing: "inputs" and "known" are also the names of record fields.)
 VOCABULARY |= {AddResult: "fuzzdce.core.vocabulary", Domain: "fuzzdce.core.program"}
 # A string equal to a member that does not stand for it: (module, string) -> what it is instead.
 NOT_VOCABULARY = {
