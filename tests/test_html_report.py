@@ -6,7 +6,6 @@ Thunder) writes summary.json and bug.json. The screenshot is kept at test-artifa
 """
 
 import dataclasses
-import json
 import re
 import struct
 import subprocess

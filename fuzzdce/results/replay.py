@@ -15,9 +15,9 @@ from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.results.records import BugRecord
-from fuzzdce.results.repro import load_script
 from fuzzdce.results.store import REPRO_FILE, read_bug
 from fuzzdce.running.evaluate import Evaluator, violations_of
+from fuzzdce.running.execution import load_script
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 
 

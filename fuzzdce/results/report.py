@@ -80,7 +80,9 @@ def headline(summary: RunSummary) -> str:
     """How many bugs in how many programs, in how long; a merge's also from how many runs, on how
     many machine seconds; a campaign's, its seed."""
     s = summary
-    found = f"{plural(s.n_bugs, 'bug')} ({plural(s.n_findings, 'finding')}) in {s.programs} programs ({s.invalid_programs} invalid)"
+    found = (
+        f"{plural(s.n_bugs, 'bug')} ({plural(s.n_findings, 'finding')}) in {s.programs} programs ({s.invalid_programs} invalid)"
+    )
     if s.runs is not None:
         return (
             f"{found} from {plural(len(s.runs), 'run')}, {s.wall_seconds:.0f} s wall "
