@@ -105,3 +105,14 @@ def test_bugs_are_listed_by_standing_and_joined_as_the_campaign_joins_them():
     assert sorted([SHARED_BUG, known, BUG], key=lambda r: r.order) == [BUG, known, SHARED_BUG]
     # One shared name joins two items; a chain of them joins all.
     assert connected(["a", "b", "c", "d"], lambda x: {"a": [1], "b": [2], "c": [1, 2], "d": [3]}[x]) == [["a", "b", "c"], ["d"]]
+
+
+def test_fuzzdce_report_prints_the_folders_report_and_writes_its_page(tmp_path, capsys):
+    root = written_folder(tmp_path / "f")
+    assert main(["report", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "== fuzzdce: 2 bugs (2 findings) in 6 programs (1 invalid), 6 s, 0.50 s/program; seed 1 ==" in out
+    assert "reference: stock = thunder 0.2.6 at .../thunder\nunder test: symcall = thunder 0.2.6 at .../thunder, patched" in out
+    assert "    | def program(v0, v1):" in out  # the program, from bug.json (summary.json lists none)
+    assert f"reproduce: python {root / BUG.id / 'repro.py'}   issue text: fuzzdce issue {BUG.id} --findings {root}" in out
+    assert out.index(f"bug {BUG.id}") < out.index(f"bug {SHARED_BUG.id}") and (root / "report.html").is_file()

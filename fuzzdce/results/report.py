@@ -79,16 +79,16 @@ def roles_lines(summary: RunSummary) -> list[str]:
 def headline(summary: RunSummary) -> str:
     """How many bugs in how many programs, in how long; a merge's also from how many runs, on how
     many machine seconds; a campaign's, its seed."""
-    s = summary
     found = (
-        f"{plural(s.n_bugs, 'bug')} ({plural(s.n_findings, 'finding')}) in {s.programs} programs ({s.invalid_programs} invalid)"
+        f"{plural(summary.n_bugs, 'bug')} ({plural(summary.n_findings, 'finding')}) in {summary.programs} programs "
+        f"({summary.invalid_programs} invalid)"
     )
-    if s.runs is not None:
+    if summary.runs is not None:
         return (
-            f"{found} from {plural(len(s.runs), 'run')}, {s.wall_seconds:.0f} s wall "
-            f"({s.machine_seconds:.0f} s on all machines), {s.programs_per_minute:.1f} programs/minute"
+            f"{found} from {plural(len(summary.runs), 'run')}, {summary.wall_seconds:.0f} s wall "
+            f"({summary.machine_seconds:.0f} s on all machines), {summary.programs_per_minute:.1f} programs/minute"
         )
-    return f"{found}, {s.wall_seconds:.0f} s, {s.seconds_per_program:.2f} s/program; seed {s.seed}"
+    return f"{found}, {summary.wall_seconds:.0f} s, {summary.seconds_per_program:.2f} s/program; seed {summary.seed}"
 
 
 def reproduce_line(record: BugRecord, folder: Path) -> str:
@@ -99,27 +99,26 @@ def reproduce_line(record: BugRecord, folder: Path) -> str:
 def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = False) -> str:
     """The printed report of ``summary``; ``folder``: the findings folder its bugs are saved in
     (None: not saved, no reproduce lines)."""
-    run = summary
     folder = Path(folder).absolute() if folder is not None else None
-    out = ["", f"== fuzzdce: {headline(run)} ==", *roles_lines(run), ""]
+    out = ["", f"== fuzzdce: {headline(summary)} ==", *roles_lines(summary), ""]
     if verbose:
-        out += ["distinct findings (occurrences) per placement x path and oracle:", table(run.counts), ""]
-    for title, records in by_standing(run.bugs):
+        out += ["distinct findings (occurrences) per placement x path and oracle:", table(summary.counts), ""]
+    for title, records in by_standing(summary.bugs):
         out.append(f"== {title}: {plural(len(records), 'bug')} ==")
         for record in records:
             out += bug_lines(record, reproduce_line(record, folder) if folder is not None else None, verbose=verbose)
         out.append("")
-    if run.dce_activity:
-        against = run.reference or "the reference"
+    if summary.dce_activity:
+        against = summary.reference or "the reference"
         out += [f"DCE activity against {against} (subsymbols removed per symbol, every path):"]
-        out += [f"  {line}" for line in activity_lines(run.dce_activity, reference=against)]
-    if run.op_counts is not None:
-        ops = ", ".join(f"{op} {n}" for op, n in run.op_counts.items())
-        out += [f"op coverage ({len(run.op_counts)} ops): {ops}"]
-    if run.dropped_steps:
-        out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(run.dropped_steps.values())}")
-    varied = [n for n in run.notes if n["note"].startswith(GUARD_NOTE)]
-    skipped = [n for n in run.notes if not n["note"].startswith(GUARD_NOTE)]
+        out += [f"  {line}" for line in activity_lines(summary.dce_activity, reference=against)]
+    if summary.op_counts is not None:
+        ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
+        out += [f"op coverage ({len(summary.op_counts)} ops): {ops}"]
+    if summary.dropped_steps:
+        out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(summary.dropped_steps.values())}")
+    varied = [n for n in summary.notes if n["note"].startswith(GUARD_NOTE)]
+    skipped = [n for n in summary.notes if not n["note"].startswith(GUARD_NOTE)]
     if varied:  # per path: programs whose guard call varied each property, and hit or missed the cache
         out.append(
             "guarded properties varied (programs): "
@@ -128,6 +127,6 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
     if skipped:
         out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in skipped))
     if folder is not None:
-        runs = f"; runs: {', '.join(run.runs)}" if run.runs is not None else ""
+        runs = f"; runs: {', '.join(summary.runs)}" if summary.runs is not None else ""
         out.append(f"findings folder: {folder} (summary.json, one folder per bug; fuzzdce replay DIR reruns them{runs})")
     return "\n".join(out)
