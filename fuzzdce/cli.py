@@ -26,10 +26,17 @@ from fuzzdce.results.html_report import REPORT_FILE, write_report
 from fuzzdce.results.issue import issue_markdown
 from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
-from fuzzdce.results.merge import render as merge_render
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
-from fuzzdce.results.store import DEFAULT_FINDINGS_DIR, SUMMARY_FILE, bug_folders, find_bug, load_known, read_summary
+from fuzzdce.results.store import (
+    DEFAULT_FINDINGS_DIR,
+    SUMMARY_FILE,
+    bug_folders,
+    find_bug,
+    load_known,
+    read_results,
+    read_summary,
+)
 from fuzzdce.running.builds import BuildWorker, against_name, against_spec
 from fuzzdce.running.doctor import report as doctor_report
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
@@ -397,7 +404,8 @@ def run_main(args) -> int:
         campaign.run()
     else:
         campaign = run_lanes(config, args.jobs)
-    print(render(campaign, verbose=args.verbose))
+    folder = campaign.folder.root if campaign.folder is not None else None
+    print(render(campaign.summary(), folder, verbose=args.verbose))
     if campaign.folder is not None:
         print(f"HTML report (bugs, charts over time, coverage): fuzzdce report {args.findings}")
     if campaign.interrupted:
@@ -408,7 +416,7 @@ def run_main(args) -> int:
 def merge_main(args) -> int:
     """``fuzzdce merge``: 1 when any merged regression is not known, else 0."""
     merged = merge(args.out, args.inputs, load_known(args.known) if args.known else {})
-    print(merge_render(merged))
+    print(render(merged.summary, merged.out))
     if args.markdown:
         Path(args.markdown).write_text(merge_markdown(merged))
     return merged.exit_code
@@ -433,8 +441,10 @@ def replay_main(args) -> int:
 
 
 def report_main(args) -> int:
-    """``fuzzdce report``: the HTML page written, and where."""
-    print(f"fuzzdce: report written to {write_report(args.folder, args.output)}")
+    """``fuzzdce report``: the folder's text report printed, its HTML page written, and where."""
+    page = write_report(args.folder, args.output)  # first: it says clearly when DIR is no findings folder
+    print(render(read_results(Path(args.folder)), args.folder))
+    print(f"fuzzdce: HTML report written to {page}")
     return 0
 
 
@@ -476,7 +486,7 @@ SUBCOMMANDS = (
     Subcommand("ops", "list the op catalog and how often the last campaign exercised each op", add_ops_arguments, ops_main),
     Subcommand(
         "report",
-        "write one self-contained HTML page for a findings folder: bugs, charts over time, coverage",
+        "print a findings folder's report and write one self-contained HTML page of it: bugs, charts over time, coverage",
         add_report_arguments,
         report_main,
     ),

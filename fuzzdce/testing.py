@@ -52,7 +52,8 @@ def fuzz_test(
             campaign.finish()
         failing = [b for b in campaign.ledger.bugs() if b.reportable or (campaign.ledger.stock_only and b.count)]
         if failing:
-            print(render(campaign))  # the bugs and their shrunk programs, in pytest's captured output
+            # The bugs and their shrunk programs, in pytest's captured output.
+            print(render(campaign.summary(), findings_dir))
             raise AssertionError(f"fuzzdce: {len(failing)} bug(s); the first:\n{failing[0].program.source()}")
 
     return test_fuzzdce

@@ -1,6 +1,7 @@
 """The shape of the code: extension points declared below everything else, no import cycles."""
 
 import ast
+import io
 import pathlib
 
 import pytest
@@ -94,7 +95,7 @@ def test_each_oracle_module_is_named_after_its_oracle():
 
 # The vocabulary's types, each with the module declaring it: elsewhere a member is written by name.
 VOCABULARY = {Verdict: "fuzzdce.core.vocabulary", FailureKind: "fuzzdce.core.vocabulary", CallLabel: "fuzzdce.core.vocabulary"}
-# (Not CallStage and BugGroup: "inputs" and "known" are also the names of record fields.)
+# (Not CallStage and Standing: "inputs" and "known" are also the names of record fields.)
 VOCABULARY |= {AddResult: "fuzzdce.core.vocabulary", Domain: "fuzzdce.core.program"}
 # A string equal to a member that does not stand for it: (module, string) -> what it is instead.
 NOT_VOCABULARY = {
@@ -161,3 +162,144 @@ def test_no_import_points_from_a_lower_wing_to_a_higher_one():
         if wing_of(imported) > wing_of(module) and imported != "fuzzdce"
     ]
     assert upward == [], "move the code the lower wing needs down, or pass it in"
+
+
+# --- dependencies the imports do not show -----------------------------------------------------------
+# A lower wing can depend on a higher one without importing it: a parameter annotated with the
+# higher wing's class (as a string, or under TYPE_CHECKING), or one that is only ever handed that
+# class's objects and reads their attributes (results' report reading a Campaign's ``ledger``).
+
+
+def defined_attributes(cls: ast.ClassDef) -> set[str]:
+    """The names a class defines: class-body assignments and annotations (fields, members), its
+    methods and properties, and what its methods assign to ``self.X``."""
+    names = set()
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(cls):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+        names |= {
+            t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
+    return names
+
+
+def wing_classes(trees: dict[str, ast.Module]) -> tuple[dict[str, set[int]], dict[int, set[str]]]:
+    """Class name -> the wings defining a class of that name; wing -> the attribute names its classes define."""
+    wings_of_class: dict[str, set[int]] = {}
+    attributes: dict[int, set[str]] = {wing: set() for wing in range(APPLICATION + 1)}
+    for module, tree in trees.items():
+        wing = wing_of(module)
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            wings_of_class.setdefault(cls.name, set()).add(wing)
+            attributes[wing] |= defined_attributes(cls)
+    return wings_of_class, attributes
+
+
+def annotation_names(annotation: ast.expr | None) -> set[str]:
+    """The names an annotation mentions, quoted ones too (``"Campaign | None"``)."""
+    if annotation is None:
+        return set()
+    names = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                names |= annotation_names(ast.parse(node.value, mode="eval").body)
+            except SyntaxError:
+                pass  # a string that is no annotation (a Literal's value)
+    return names
+
+
+def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """A function's parameters but ``self`` and ``cls``."""
+    a = function.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []), *([a.kwarg] if a.kwarg else [])]
+    return [p for p in every if p.arg not in ("self", "cls")]
+
+
+# What Python's own objects define (a file's ``write``, a mapping's ``items``): a parameter reading
+# one of these may be any such object, whichever wing's class also defines the name.
+BUILTIN_ATTRIBUTES = {
+    name
+    for kind in (object, str, bytes, int, float, list, tuple, dict, set, io.TextIOBase, io.BufferedIOBase, pathlib.Path)
+    for name in dir(kind)
+}
+
+
+def typed_outside_fuzzdce(annotation: ast.expr | None, classes: dict[str, set[int]]) -> bool:
+    """Does ``annotation`` name a type, none of them fuzzdce's (``Any`` and ``object`` name none)?"""
+    names = annotation_names(annotation)
+    return not names & set(classes) and bool(names - {"Any", "object", "None"})
+
+
+def upward_dependencies(sources: dict[str, str]) -> list[str]:
+    """Each function of a wing that takes a higher wing's object: a parameter annotated with a class
+    only a higher wing defines, or a read ``param.attr`` of an attribute only higher wings' classes
+    define (``sources``: module name -> its text). A parameter annotated with no fuzzdce class
+    (``BinaryIO``, Thunder's ``BoundSymbol``) is what its annotation says: its reads are that type's."""
+    trees = {module: ast.parse(text) for module, text in sources.items()}
+    wings_of_class, attributes = wing_classes(trees)
+    found = []
+    for module, tree in sorted(trees.items()):
+        wing = wing_of(module)
+        if wing == APPLICATION:
+            continue
+        own = set().union(*(attributes[w] for w in range(wing + 1)))
+        higher = set().union(*(attributes[w] for w in range(wing + 1, APPLICATION + 1))) - own - BUILTIN_ATTRIBUTES
+        for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            params = parameters(function)
+            for p in params:
+                for name in sorted(annotation_names(p.annotation)):
+                    if name in wings_of_class and min(wings_of_class[name]) > wing:
+                        found.append(f"{module}.{function.name}: parameter {p.arg} is a {name}, a class of a higher wing")
+            names = {p.arg for p in params if not typed_outside_fuzzdce(p.annotation, wings_of_class)}
+            reads = {
+                (node.value.id, node.attr)
+                for node in ast.walk(function)
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names
+            }
+            found += [
+                f"{module}.{function.name}: reads {param}.{attr}, which only a higher wing's classes define"
+                for param, attr in sorted(reads)
+                if attr in higher
+            ]
+    return found
+
+
+SOURCES = {name: path.read_text() for name, path in MODULES.items()}
+
+
+def test_no_function_of_a_lower_wing_takes_an_object_of_a_higher_one():
+    assert upward_dependencies(SOURCES) == [], "pass the lower wing what it owns (a record, a mapping), not the higher object"
+
+
+def test_a_planted_dependency_on_a_higher_wing_is_found_though_nothing_is_imported():
+    planted = '''
+def render(campaign):
+    """Reads a live Campaign: its ledger is a fuzzing-wing attribute."""
+    return campaign.ledger.bugs()
+
+
+def title(campaign: "Campaign") -> str:
+    return "report"
+'''
+    found = upward_dependencies({**SOURCES, "fuzzdce.results.planted": planted})
+    assert found == [
+        "fuzzdce.results.planted.render: reads campaign.ledger, which only a higher wing's classes define",
+        "fuzzdce.results.planted.title: parameter campaign is a Campaign, a class of a higher wing",
+    ]

@@ -4,7 +4,7 @@ import pytest
 
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
-from fuzzdce.results.report import render, summary
+from fuzzdce.results.report import render
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def campaign():
 def test_summary_holds_each_placements_activity(campaign):
     import json
 
-    data = json.loads(json.dumps(summary(campaign)))["dce_activity"]
+    data = json.loads(json.dumps(campaign.summary().to_json()))["dce_activity"]
     assert set(data) == {"symcall", "planted:does_nothing"}
     symcall = data["symcall"]
     assert symcall["programs"] == len(symcall["per_program"]) > 0
@@ -31,7 +31,7 @@ def test_summary_holds_each_placements_activity(campaign):
 
 @pytest.mark.slow
 def test_report_says_what_changed_and_what_was_not_exercised(campaign):
-    text = render(campaign)
+    text = render(campaign.summary(), None)
     assert "symcall changed subsymbols in" in text
     assert "planted:does_nothing: NOT EXERCISED" in text
     # A placement that changes nothing cannot lose a subsymbol. (symcall can: under symbolic values
@@ -50,7 +50,7 @@ def test_a_steered_campaign_runs_in_rounds_and_draws_more_of_the_catalog():
     steered.run()
     assert steered.stats.programs == ROUND + 5  # a second round ran although the first found nothing
     assert sum(steered.driver.steering.ops.values()) == sum(steered.stats.ops.values())
-    assert summary(steered)["dce_activity"]["symcall"]["programs"] == ROUND + 5
+    assert steered.summary().to_json()["dce_activity"]["symcall"]["programs"] == ROUND + 5
 
 
 def test_weights_put_what_was_never_drawn_first_and_heaviest():

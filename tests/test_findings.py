@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore, classify
+from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore, triage
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.signatures import normalise, signature
@@ -49,7 +49,7 @@ def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
 
 
 def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
-    triaged = classify({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
+    triaged = triage({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
     verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
     assert verdicts == {"raises": (SHARED, ("stock", "symcall")), "outputs": (REGRESSION, ("symcall",))}
 

@@ -12,6 +12,7 @@ from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.issue import issue_markdown
 from fuzzdce.results.merge import merge
+from fuzzdce.results.records import SCHEMA_FIELD, SCHEMA_VERSION
 from fuzzdce.results.store import bug_folders
 
 ONE_OP = "def program(v0):\n    v1 = torch.add(v0, v0)\n    return (v1,)\n"
@@ -26,7 +27,7 @@ def member(signature, count, path="jit", oracle="outputs", **extra):
 
 def bug(key, members, program=ONE_OP, verdict="regression", **extra):
     return {
-        "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
+        SCHEMA_FIELD: SCHEMA_VERSION, "n_inputs": 2 if program == TWO_INPUTS else 1, "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
         "paths": sorted({m["path"] for m in members}), "oracles": sorted({m["oracle"] for m in members}),
         "message": "wrong", "count": sum(m["count"] for m in members), "n_ops": program.count("torch."), "ops": ["add"],
         "program": program, "inputs": "def make_inputs(requires_grad=False):\n    return []\n", "known": None,
@@ -37,7 +38,8 @@ def bug(key, members, program=ONE_OP, verdict="regression", **extra):
 def run_summary(run_id, programs, wall, **extra):
     seed, shard = run_id.split(":")
     return {
-        "seed": int(seed), "campaign_seed": int(seed), "shard": shard, "run_id": run_id, "placements": ["stock", "symcall"],
+        SCHEMA_FIELD: SCHEMA_VERSION, "reference": "stock", "thunders": {"stock": "thunder", "symcall": "thunder, patched"},
+        "bugs": {}, "seed": int(seed), "campaign_seed": int(seed), "shard": shard, "run_id": run_id, "placements": ["stock", "symcall"],
         "paths": ["jit"], "programs": programs, "invalid_programs": 1, "evaluation_seconds": 2.0 * programs,
         "wall_seconds": wall, "unsupported_splits": 0,
         "counts": [{"placement": "symcall", "path": "jit", "oracle": "outputs", "findings": 1, "occurrences": programs}],
@@ -49,11 +51,14 @@ def run_summary(run_id, programs, wall, **extra):
 
 
 def write_folder(root: Path, summary, bugs, tag=None):
-    """A findings folder as ``fuzzdce run`` writes it; each repro.py says which folder it came from."""
+    """A findings folder as ``fuzzdce run`` writes it (each member counted for the summary's run);
+    each repro.py says which folder it came from."""
     root.mkdir(parents=True)
     if summary is not None:
         (root / "summary.json").write_text(json.dumps(summary))
     for record in bugs:
+        for m in record["members"]:
+            m.setdefault("counts_by_run", {summary["run_id"]: m["count"]})
         folder = root / record["id"]
         (folder / "traces" / "stock").mkdir(parents=True)
         (folder / "bug.json").write_text(json.dumps(record))
@@ -159,12 +164,11 @@ def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_
         assert merged.summary.programs == 9 and merged.bugs[0].count == 5
 
 
-def test_counts_by_run_are_derived_for_folders_written_without_them(tmp_path):
-    old = write_folder(
-        tmp_path / "old", {k: v for k, v in run_summary("4:0/1", 2, 1.0).items() if k != "run_id"}, [bug("K", [member("S", 2)])]
-    )
-    merged = merge(tmp_path / "m", [old, old])
-    assert merged.bugs[0].count == 2 and merged.summary.programs == 2
+def test_a_run_without_an_id_is_a_usage_error(tmp_path):
+    """Merge counts each run once by its id: a campaign without a seed has none."""
+    unseeded = write_folder(tmp_path / "unseeded", {**run_summary("4:0/1", 2, 1.0), "run_id": None}, [])
+    with pytest.raises(UsageError, match="no id"):
+        merge(tmp_path / "m", [unseeded])
 
 
 def test_exit_code_known_file_and_markdown(shards, tmp_path, capsys):

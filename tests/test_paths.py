@@ -169,7 +169,7 @@ def test_a_compile_the_alarm_cannot_end_is_a_timeout_ended_by_the_sandbox():
 
 
 def test_a_plain_function_program_gets_no_resized_call():
-    from fuzzdce.results.repro import ScriptProgram
+    from fuzzdce.running.execution import ScriptProgram
 
     script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
     reference = run_path("eager", script, resolve("stock"))

@@ -168,7 +168,7 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]
     for bug in bugs:
         assert bug.shrink_note == f"shrinking stopped at {bug.program.n_ops} ops: time" and bug.program.n_ops > 1
-    assert render(campaign).count("shrinking stopped at") == 3
+    assert render(campaign.summary(), None).count("shrinking stopped at") == 3
 
 
 def test_a_lane_ends_when_its_time_is_spent():

@@ -44,7 +44,7 @@ def sample_report() -> str:
     config = CampaignConfig.of(("stock", "symcall"), ("thunderfx", "thunderfx-dynamic"), max_examples=3, seed=1)
     campaign = Campaign(config, evaluator=SymcallSplits(), log=lambda line: None, run_round=one_round)
     campaign.run()
-    return render(campaign)
+    return render(campaign.summary(), None)
 
 
 def readme_sample() -> str:

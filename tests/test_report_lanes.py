@@ -73,6 +73,14 @@ def test_a_two_lane_run_prints_every_bug_and_fuzzdce_report_lists_the_same(tmp_p
     assert page.returncode == 0, page.stderr[-2000:]
     html = (findings / "report.html").read_text()
     assert set(re.findall(r'id="bug-(\w+)"', html)) == set(printed)
+    # It prints the run's report again, from the folder: the same bugs, each block the same.
+    assert bug_blocks(page.stdout) == bug_blocks(out) and f"issue text: fuzzdce issue {printed[0]} --findings {findings}" in out
+
+
+def bug_blocks(report: str) -> str:
+    """A printed report's lists of bugs: from the first standing's title to the line after the last list."""
+    start = report.index("== regressions (the reference passes), new:")
+    return report[start : report.index("\n\n", report.index("== shared (the reference fails the same way)"))]
 
 
 # Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).

@@ -182,12 +182,14 @@ def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
     return SHARED if len(names) > 1 or evaluated == 1 else FIXED
 
 
-def classify(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str = STOCK) -> dict[str, Triaged]:
+def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str | None = None) -> dict[str, Triaged]:
     """Triage one program: violation signature -> its ``Triaged`` (verdict, placements, a violation).
 
-    ``violations_by_placement`` must include ``reference``. Placements keep the order given, the
-    reference first.
+    ``violations_by_placement``: placement name -> the violations it showed (``evaluate.violations_of``
+    a program's evaluations); it must include ``reference``, by default its first placement (the
+    ``Evaluator`` lists the reference first). Placements keep the order given, the reference first.
     """
+    reference = reference or next(iter(violations_by_placement), STOCK)
     showing: dict[str, list[str]] = {}
     example: dict[str, Violation] = {}
     for name in sorted(violations_by_placement, key=lambda name: name != reference):
@@ -200,14 +202,6 @@ def classify(violations_by_placement: Mapping[str, Iterable[Violation]], referen
         sig: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[sig])
         for sig, names in showing.items()
     }
-
-
-def triage(evaluations: Mapping[str, object], reference: str | None = None) -> dict[str, Triaged]:
-    """``classify`` for one program's evaluations (placement name -> ``evaluate.Evaluation``);
-    ``reference``: by default the first evaluation's placement (the ``Evaluator`` lists the
-    reference first)."""
-    reference = reference or next(iter(evaluations), STOCK)
-    return classify({name: evaluation.violations for name, evaluation in evaluations.items()}, reference)
 
 
 @dataclass

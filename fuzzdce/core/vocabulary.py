@@ -1,8 +1,8 @@
 """The kinds fuzzdce names: a verdict, a failed job's kind, a call's label and stage, what a program
-is to a finding, the group a report lists a bug in. Imports nothing of fuzzdce.
+is to a finding, a bug's standing (which list of the report holds it). Imports nothing of fuzzdce.
 
 Each is a ``StrEnum``: its members are the strings that findings folders, summary.json and known
-files hold, so records written before these types existed read back unchanged.
+files hold.
 """
 
 from __future__ import annotations
@@ -17,11 +17,6 @@ class Verdict(StrEnum):
     REGRESSION = "regression"  # a Thunder under test fails it, the reference passes: exit 1
     SHARED = "shared"  # the reference fails it the same way as a Thunder under test
     FIXED = "fixed"  # the reference fails it and every Thunder under test passes: listed, exit 0
-
-    @classmethod
-    def _missing_(cls, value):
-        # The words of records written before the reference had a name.
-        return {"placement-induced": cls.REGRESSION, "baseline": cls.SHARED}.get(value)
 
 
 class FailureKind(StrEnum):
@@ -91,8 +86,9 @@ class AddResult(StrEnum):
     SEEN = "seen"  # nothing the finding did not have
 
 
-class BugGroup(StrEnum):
-    """Which group of the report a bug is listed in (``fuzzdce run``, ``merge`` and the HTML page alike)."""
+class Standing(StrEnum):
+    """A bug's standing: which list of the report holds it (``fuzzdce run``, ``merge``, ``report``
+    and the HTML page alike)."""
 
     NEW = "new"  # a regression not in the known-findings file: makes the run exit 1
     KNOWN = "known"  # a regression suppressed by the known-findings file

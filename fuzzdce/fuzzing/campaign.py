@@ -17,17 +17,20 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 from fuzzdce.core.findings import Finding, FindingStore
 from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program
-from fuzzdce.core.timeline import sample
+from fuzzdce.core.timeline import campaign_timeline, sample
+from fuzzdce.core.versions import versions
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
 from fuzzdce.fuzzing.ledger import Ledger, Log
 from fuzzdce.fuzzing.shrinking import Phase, PhaseClock, Shrinker, TimePlan
-from fuzzdce.results.records import campaign_summary
+from fuzzdce.oracles import ORACLES
+from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
@@ -37,6 +40,14 @@ from fuzzdce.running.sandbox import SandboxedJobs
 
 def stderr_log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def distinct_counts(findings: Iterable[Finding]) -> Counter:
+    """(placement, path, oracle) -> distinct findings shown under that placement."""
+    counts = Counter()
+    for f in findings:
+        counts.update((p, f.violation.path, f.violation.oracle) for p in f.placements)
+    return counts
 
 
 class Campaign:
@@ -73,11 +84,12 @@ class Campaign:
             evaluator = Evaluator(self.sandbox(config) if config.workers.sandbox else None, cache=True)
         self.evaluator = evaluator
         output, time_budget = config.output, config.budget.time_budget
-        builds = build_specs(self.placements)  # what the records and reproducers select a build by
+        self.builds = build_specs(self.placements)  # what the records and reproducers select a build by
+        # NAME -> which Thunder it is: the records and the report's roles lines say it
+        self.thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
         folder = None
         if output.findings_dir is not None:
-            thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
-            folder = FindingsFolder(output.findings_dir, config.run_id, builds, self.reference.name, thunders)
+            folder = FindingsFolder(output.findings_dir, config.run_id, self.builds, self.reference.name, self.thunders)
         self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger(
             [p.name for p in self.placements],
@@ -239,7 +251,55 @@ class Campaign:
     def write_summary(self) -> None:
         if self.folder is not None:
             self.stats.wall_seconds = time.monotonic() - self.started
-            self.folder.write_summary(campaign_summary(self))
+            self.folder.write_summary(self.summary())
+
+    def summary(self) -> RunSummary:
+        """Everything the campaign measured, and its bugs: summary.json, and what the report prints."""
+        s, config, folder = self.stats, self.config, self.folder
+        distinct = distinct_counts(self.store)
+        bugs = self.ledger.bugs()
+        return RunSummary(
+            seed=self.seed,
+            campaign_seed=config.root_seed,
+            shard=config.shard_label,
+            run_id=config.run_id,
+            placements=tuple(self.names),
+            paths=tuple(self.paths),
+            reference=self.reference.name,
+            thunders=dict(self.thunders),
+            programs=s.programs,
+            invalid_programs=s.invalid,
+            evaluation_seconds=s.seconds,
+            wall_seconds=s.wall_seconds,
+            unsupported_splits=s.unsupported_splits,
+            phases=dict(s.phases),
+            generation_ended=tuple(s.generation_ended),
+            bugs=tuple(BugRecord.of(b, config.run_id, self.builds, self.reference.name, self.thunders) for b in bugs),
+            counts=tuple(
+                {
+                    "placement": p,
+                    "path": path,
+                    "oracle": o,
+                    "findings": distinct[(p, path, o)],
+                    "occurrences": s.occurrences[(p, path, o)],
+                }
+                for p in self.names
+                for path in self.paths
+                for o in ORACLES
+            ),
+            op_counts=dict(s.ops.most_common()),
+            dropped_steps=dict(s.dropped.most_common()),
+            # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
+            dce_activity=s.dce.summary(self.names),
+            # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
+            notes=tuple({"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()),
+            # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
+            timeline=tuple(campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs])),
+            findings_dir=str(folder.root) if folder is not None else None,
+            # Resident MB of each process (driver, lanes, their workers across recycled children) and recyclings.
+            memory=self.memory().summary(),
+            versions=versions(),
+        )
 
     def absorb(
         self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None, shrinker: Shrinker | None = None

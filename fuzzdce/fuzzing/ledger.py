@@ -21,7 +21,7 @@ from fuzzdce.core.timeline import Sample
 from fuzzdce.core.vocabulary import AddResult
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.coverage import DceActivity
-from fuzzdce.running.evaluate import Evaluation
+from fuzzdce.running.evaluate import Evaluation, violations_of
 
 Log = Callable[[str], None]
 
@@ -128,7 +128,7 @@ class Ledger:
         ``only``) to the store and folder, with the choices that drew ``program``; return those
         this program is new or smaller for."""
         changed = []
-        for sig, triaged in triage(evaluations).items():
+        for sig, triaged in triage(violations_of(evaluations)).items():
             if only is not None and sig not in only:
                 continue
             finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)

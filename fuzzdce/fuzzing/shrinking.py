@@ -46,6 +46,7 @@ from fuzzdce.core.signatures import normalise
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
+from fuzzdce.running.evaluate import violations_of
 from fuzzdce.running.placements import PLACEMENTS
 
 
@@ -323,7 +324,7 @@ class Shrinker:
         if program not in self.shown:
             evaluations = campaign.evaluate_everywhere(program)
             campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
-            self.shown[program] = list(triage(evaluations).values())
+            self.shown[program] = list(triage(violations_of(evaluations)).values())
             if campaign.folder is not None:
                 for finding in self.store:
                     if finding.program == program:

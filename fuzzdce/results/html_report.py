@@ -1,8 +1,8 @@
 """``fuzzdce report DIR``: one self-contained HTML page for a findings folder, merged or not.
 
 It reads only ``DIR/summary.json`` and ``DIR/*/bug.json``, so it renders any folder a campaign, its
-lanes or ``fuzzdce merge`` wrote; keys an older campaign did not write (timeline, dce_activity,
-first_seen_seconds, ...) are shown as missing, not guessed. The page fetches nothing: inline CSS,
+lanes or ``fuzzdce merge`` wrote; what the folder lacks (no summary.json yet, a merge of runs
+without timelines) is shown as missing, not guessed. The page fetches nothing: inline CSS,
 charts drawn here as inline SVG, every piece of text through ``html.escape``.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.results.records import BugRecord, RunSummary, grouped
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.report import plural
 from fuzzdce.results.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.running.coverage import activity_lines
@@ -49,7 +49,7 @@ svg.chart .axis {{ stroke: #999; stroke-width: 1; }}
 
 
 def missing(what: str) -> str:
-    """A note where the folder lacks data (written by a campaign from before it was recorded)."""
+    """A note where the folder lacks data."""
     return f'<p class="missing">{escape(what)}</p>'
 
 
@@ -215,7 +215,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
     program = "\n".join(part for part in (bug.inputs, bug.program) if part)
     commands = f"python {bug_dir / REPRO_FILE}\nfuzzdce replay {bug_dir}"
     return (
-        f'<div class="bug {bug.group}" id="bug-{escape(bug.id)}">'
+        f'<div class="bug {bug.standing}" id="bug-{escape(bug.id)}">'
         f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
         f"<pre>{escape(bug.message)}</pre>"
         f"<p>minimal program:</p><pre>{escape(program)}</pre>"
@@ -226,7 +226,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
 def bug_sections(bugs: list[BugRecord], folder: Path) -> str:
     """The bugs, new regressions first, then known regressions, fixed, shared."""
     parts = ["<h2>Bugs</h2>"]
-    for title, members in grouped(bugs):
+    for title, members in by_standing(bugs):
         parts.append(f"<h3>{escape(title[0].upper() + title[1:])}: {len(members)}</h3>")
         parts += [bug_block(b, folder) for b in members]
     return "".join(parts)
@@ -267,7 +267,7 @@ def time_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     minutes). Bugs step at their first-seen times, exact; programs are sampled at progress lines."""
     timeline = summary.timeline
     if not timeline:
-        return "<h2>Over time</h2>" + missing("no timeline in summary.json (a campaign from before fuzzdce recorded one)")
+        return "<h2>Over time</h2>" + missing("no timeline in summary.json")
     unit, name = (1, "seconds") if timeline[-1]["seconds"] < 300 else (60, "minutes")
     found = discoveries(bugs, timeline[-1]["seconds"], unit) or steps(timeline, unit)
     return (

@@ -24,8 +24,8 @@ from pathlib import Path
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised_types
 from fuzzdce.core.signatures import short_id
-from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, canonical, grouped
-from fuzzdce.results.report import bug_lines, plural
+from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical
+from fuzzdce.results.report import plural
 from fuzzdce.results.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, read_bugs, read_summary, write_bug
 
 
@@ -49,21 +49,9 @@ class Source:
 # --- reading ----------------------------------------------------------------------------------------
 
 
-def fallback_run_id(root: Path, summary: RunSummary | None) -> str:
-    """A run id for folders written before runs had one: the seed and the folder's name."""
-    if summary is not None and summary.run_id:
-        return summary.run_id
-    return f"{summary.seed if summary is not None else None}:{root.name}"
-
-
-def with_run_counts(record: BugRecord, run_id: str) -> BugRecord:
-    """``record`` with every member's ``counts_by_run`` (derived from ``count`` where absent)."""
-    members = tuple(replace(m, counts_by_run=m.counts_by_run or {run_id: m.count}) for m in record.members)
-    return replace(record, members=members)
-
-
 def read_source(path: str | Path) -> Source:
-    """A findings folder; UsageError when it is none (no summary.json and no bug folders)."""
+    """A findings folder; UsageError when it is none (no summary.json and no bug folders), or when
+    its run has no id (merge counts each run once by its id)."""
     root = Path(path).absolute()
     if not root.is_dir():
         raise UsageError(f"{path} is not a folder: merge takes findings folders (each with summary.json or bug folders)")
@@ -71,15 +59,16 @@ def read_source(path: str | Path) -> Source:
     bugs = read_bugs(root)
     if summary is None and not bugs:
         raise UsageError(f"{path} holds neither {SUMMARY_FILE} nor bug folders: is it a findings folder?")
-    run_id = fallback_run_id(root, summary)
-    return Source(root, summary, [Candidate(with_run_counts(record, run_id), folder) for record, folder in bugs])
+    if summary is not None and summary.runs is None and summary.run_id is None:
+        raise UsageError(f"{path}: its run has no id (a campaign without a seed); merge counts runs by id: rerun with --seed")
+    return Source(root, summary, [Candidate(record, folder) for record, folder in bugs])
 
 
 def runs_of(source: Source) -> dict[str, dict]:
     """The per-run summaries a folder covers: its ``runs`` if merged, else its own summary as one run."""
     if source.summary is None:
         return {}
-    return source.summary.covered_runs(fallback_run_id(source.root, source.summary))
+    return source.summary.covered_runs()
 
 
 def union_runs(sources: Iterable[Source]) -> dict[str, dict]:
@@ -227,29 +216,7 @@ def merge(out: str | Path, inputs: Sequence[str | Path], known: Mapping[str, str
     return Merged(out, summary)
 
 
-# --- rendering --------------------------------------------------------------------------------------
-
-
-def headline(merged: Merged) -> str:
-    s = merged.summary
-    return (
-        f"{plural(s.n_bugs, 'bug')} ({plural(s.n_findings, 'finding')}) in {s.programs} programs "
-        f"({s.invalid_programs} invalid) from {plural(len(s.runs), 'run')}, {s.wall_seconds:.0f} s wall "
-        f"({s.machine_seconds:.0f} s on all machines), {s.programs_per_minute:.1f} programs/minute"
-    )
-
-
-def render(merged: Merged) -> str:
-    """The printed report of a merge: ``report.render``'s bug blocks, from the records."""
-    out = ["", f"== fuzzdce merge: {headline(merged)} ==", ""]
-    for title, bugs in grouped(merged.bugs):
-        out.append(f"== {title}: {plural(len(bugs), 'bug')} ==")
-        for b in bugs:
-            reproduce = f"python {merged.out / b.id / REPRO_FILE}   issue text: fuzzdce issue {b.id} --findings {merged.out}"
-            out += bug_lines(b, reproduce)
-        out.append("")
-    out.append(f"merged folder: {merged.out} (runs: {', '.join(merged.summary.runs)})")
-    return "\n".join(out)
+# --- Markdown ----------------------------------------------------------------------------------------
 
 
 def markdown(merged: Merged) -> str:
@@ -257,7 +224,7 @@ def markdown(merged: Merged) -> str:
     fixed and shared bugs briefly, then the campaign's size."""
     s = merged.summary
     folder = Path(s.findings_dir).name
-    (new_title, new), *others = grouped(merged.bugs)
+    (new_title, new), *others = by_standing(merged.bugs)
     lines = [f"# fuzzdce: {plural(len(new), 'new regression')}", ""]
     for b in new:
         lines += [

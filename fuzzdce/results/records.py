@@ -1,14 +1,13 @@
 """The one schema of a campaign's results on disk: ``BugRecord`` (bug.json), its ``MemberRecord``s,
 and ``RunSummary`` (summary.json).
 
-``fuzzdce run`` writes them (``BugRecord.of`` a campaign's ``findings.Bug``, ``campaign_summary`` of
-the campaign); ``merge``, ``replay``, ``issue``, ``report`` and ``html_report`` read them back with
-``from_json`` and use their attributes. What a bug *is* (confirmed, reportable, its order, its
-size) comes from ``findings``, the same code the campaign's ``Bug`` uses.
+``fuzzdce run`` writes them (``BugRecord.of`` a campaign's ``findings.Bug``, ``Campaign.summary``);
+``merge``, ``replay``, ``issue``, ``report`` and ``html_report`` read them back with ``from_json``
+and use their attributes. What a bug *is* (confirmed, reportable, its order, its size) comes from
+``findings``, the same code the campaign's ``Bug`` uses.
 
-Each record's JSON carries ``schema_version``. Records written before it existed (no such field)
-still load: ``from_json`` fills what they lack (``counts_by_run``, ``first_seen_seconds``, the number
-of inputs, ...) and leaves what cannot be known as None.
+Each record's JSON carries ``schema_version`` (``SCHEMA_VERSION``) and every field: a reader derives
+nothing. ``store`` refuses a folder written under another version (``check_schema``).
 """
 
 from __future__ import annotations
@@ -20,12 +19,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import bug_order, is_reportable, size_of
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.timeline import campaign_timeline, combine
+from fuzzdce.core.timeline import combine
 from fuzzdce.core.versions import versions
-from fuzzdce.core.vocabulary import BugGroup, Verdict
-from fuzzdce.oracles import ORACLES
+from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.running.coverage import DceActivity
 
 SCHEMA_VERSION = 1
@@ -37,22 +36,26 @@ def canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, default=str)
 
 
-def inputs_in_header(source: str) -> int:
-    """The number of parameters of a program's ``def`` line: the input count of records written
-    before bug.json stored ``n_inputs``."""
-    header = source.split("\n", 1)[0]
-    return len([p for p in header[header.find("(") + 1 : header.rfind(")")].split(",") if p.strip()])
+def check_schema(data: Mapping[str, Any], path: Path | str) -> None:
+    """UsageError unless ``data`` (the JSON of record file ``path``) is of the schema this fuzzdce reads."""
+    version = data.get(SCHEMA_FIELD) if isinstance(data, Mapping) else None
+    if version != SCHEMA_VERSION:
+        written = "no schema version" if version is None else f"schema version {version}"
+        raise UsageError(
+            f"{path}: written with {written}; this fuzzdce reads schema version {SCHEMA_VERSION} only: "
+            "rewrite the findings folder with this fuzzdce (run the campaign again)"
+        )
 
 
 # --- bugs -------------------------------------------------------------------------------------------
 
 
-# The groups in the order the reports list them, with their titles.
-GROUP_TITLES = {
-    BugGroup.NEW: "regressions (the reference passes), new",
-    BugGroup.KNOWN: "regressions, known",
-    BugGroup.FIXED: "fixed (the reference fails, every Thunder under test passes)",
-    BugGroup.SHARED: "shared (the reference fails the same way)",
+# The standings in the order the reports list them, with their titles.
+STANDING_TITLES = {
+    Standing.NEW: "regressions (the reference passes), new",
+    Standing.KNOWN: "regressions, known",
+    Standing.FIXED: "fixed (the reference fails, every Thunder under test passes)",
+    Standing.SHARED: "shared (the reference fails the same way)",
 }
 
 
@@ -103,8 +106,8 @@ class MemberRecord:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """bug.json's member entry (``counts_by_run`` only when known)."""
-        data = {
+        """bug.json's member entry."""
+        return {
             "id": self.id,
             "signature": self.signature,
             "violation_signature": self.violation_signature,
@@ -121,19 +124,16 @@ class MemberRecord:
             "why": self.why,
             "first_seen_seconds": self.first_seen_seconds,
         }
-        if not self.counts_by_run:
-            del data["counts_by_run"]
-        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:
-        """A member as any version of bug.json (or summary.json's bug entries) wrote it."""
+        """A member as bug.json (or, its ``SUMMARY_FIELDS``, summary.json's bug entries) holds it."""
         return cls(**known_fields(cls, data))
 
     def summary_entry(self) -> dict[str, Any]:
         """The member as summary.json lists it."""
         data = self.to_json()
-        return {k: data[k] for k in self.SUMMARY_FIELDS if k in data}
+        return {k: data[k] for k in self.SUMMARY_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class BugRecord:
     count: int = 0
     paths: tuple[str, ...] = ()
     oracles: tuple[str, ...] = ()
-    placement: str | None = None  # the placement its reproducer applies (see ``findings.Finding.placement``)
+    placement: str = ""  # the placement its reproducer applies (see ``findings.Finding.placement``)
     builds: dict[str, str] = field(default_factory=dict)  # NAME -> NAME=TARGET, for placements that are builds
     reference: str = STOCK  # the placement its verdict is relative to
     # NAME -> which Thunder it is (version, path, commit: ``builds.describe_thunder``), the reference's
@@ -157,7 +157,7 @@ class BugRecord:
     thunders: dict[str, str] = field(default_factory=dict)
     first_seen_seconds: float | None = None  # seconds from the campaign's start, earliest member
     n_ops: int = 0
-    n_inputs: int | None = None  # None only while loading a record written before it was stored
+    n_inputs: int = 0
     ops: tuple[str, ...] = ()
     program: str = ""
     inputs: str = ""
@@ -169,18 +169,9 @@ class BugRecord:
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
-        "id", "key", "verdict", "placements", "paths", "oracles", "message", "count", "first_seen_seconds", "n_ops",
-        "known", "confirmed",
+        "id", "key", "verdict", "placements", "placement", "paths", "oracles", "message", "count",
+        "first_seen_seconds", "n_ops", "n_inputs", "known", "confirmed",
     )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        # Older records lack what can be derived: fill it, so every reader sees one shape.
-        if self.placement is None:
-            object.__setattr__(self, "placement", STOCK if self.verdict == Verdict.SHARED else self.placements[0])
-        if not isinstance(self.verdict, Verdict):
-            object.__setattr__(self, "verdict", Verdict(self.verdict))
-        if self.n_inputs is None:
-            object.__setattr__(self, "n_inputs", inputs_in_header(self.program))
 
     @classmethod
     def of(
@@ -256,7 +247,7 @@ class BugRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BugRecord:
-        """A bug as any version of bug.json (or summary.json's bug entries) wrote it."""
+        """A bug as bug.json (or, its ``SUMMARY_FIELDS``, summary.json's bug entries) holds it."""
         values = known_fields(cls, data)
         values["verdict"] = Verdict(values["verdict"])
         for name in ("placements", "paths", "oracles", "ops"):
@@ -281,13 +272,13 @@ class BugRecord:
         return is_reportable(self.verdict, self.known)
 
     @property
-    def group(self) -> BugGroup:
-        """Which group of the report lists it."""
+    def standing(self) -> Standing:
+        """Which list of the report holds it."""
         if self.verdict == Verdict.SHARED:
-            return BugGroup.SHARED
+            return Standing.SHARED
         if self.verdict == Verdict.FIXED:
-            return BugGroup.FIXED
-        return BugGroup.KNOWN if self.known else BugGroup.NEW
+            return Standing.FIXED
+        return Standing.KNOWN if self.known else Standing.NEW
 
     @property
     def order(self) -> tuple:
@@ -310,19 +301,19 @@ def known_fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def grouped(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]]]:
-    """Each group's title with its bugs, in ``GROUP_TITLES``' order."""
+def by_standing(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]]]:
+    """Each standing's title with its bugs, in ``STANDING_TITLES``' order."""
     records = list(records)
-    return [(title, [r for r in records if r.group == group]) for group, title in GROUP_TITLES.items()]
+    return [(title, [r for r in records if r.standing == standing]) for standing, title in STANDING_TITLES.items()]
 
 
 # --- summaries ------------------------------------------------------------------------------------
 
 # What one run's summary.json says about that run alone: kept per run, summed or joined on merging.
 RUN_FIELDS = (
-    "seed", "campaign_seed", "shard", "placements", "paths", "programs", "invalid_programs", "evaluation_seconds",
-    "wall_seconds", "unsupported_splits", "counts", "op_counts", "dropped_steps", "dce_activity", "notes",
-    "versions", "timeline", "memory",
+    "seed", "campaign_seed", "shard", "placements", "paths", "reference", "thunders", "programs", "invalid_programs",
+    "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "dropped_steps", "dce_activity",
+    "notes", "versions", "timeline", "memory",
 )  # fmt: skip
 
 
@@ -331,8 +322,8 @@ class RunSummary:
     """What summary.json holds: what a campaign (or the runs a merge covers) measured, and its bugs.
 
     Totals that follow from the rest (rates, bug counts, new regressions) are computed
-    here once, for ``fuzzdce run`` and ``fuzzdce merge`` alike. None marks what the writer did not
-    record (an older campaign, or a merge, which has no phases)."""
+    here once, for ``fuzzdce run``, ``merge`` and ``report`` alike. None marks what the writer does
+    not record (a merge has no phases; a campaign, no runs)."""
 
     seed: int | None = None
     campaign_seed: int | None = None
@@ -340,6 +331,10 @@ class RunSummary:
     run_id: str | None = None  # what fuzzdce merge counts once: this shard of this campaign
     placements: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    reference: str | None = STOCK  # the placement every verdict is relative to (a merge's: None where runs differ)
+    # NAME -> which Thunder it is (version, path, commit: ``builds.describe_thunder``), the reference's
+    # and each placement's: what the report's roles lines say
+    thunders: dict[str, str] = field(default_factory=dict)
     programs: int = 0
     invalid_programs: int = 0
     evaluation_seconds: float = 0.0
@@ -403,6 +398,8 @@ class RunSummary:
             "shards": None if self.shards is None else list(self.shards),
             "placements": list(self.placements),
             "paths": list(self.paths),
+            "reference": self.reference,
+            "thunders": dict(self.thunders),
             "programs": self.programs,
             "invalid_programs": self.invalid_programs,
             "evaluation_seconds": round(self.evaluation_seconds, 3),
@@ -437,16 +434,13 @@ class RunSummary:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunSummary:
-        """A summary as any version of summary.json wrote it (what it lacks: None or empty)."""
+        """A summary as summary.json holds it (its bug entries: ``BugRecord.SUMMARY_FIELDS``)."""
         values = known_fields(cls, data)
         values.pop("bugs", None)
-        values.setdefault("campaign_seed", values.get("seed"))  # written before shards: the seed was the campaign's
         for name in ("placements", "paths", "counts", "notes", "timeline", "generation_ended", "shards"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
-        bugs = data.get("bugs")
-        # Keyed by verdict (in the words of the summary's time: ``Verdict`` reads both).
-        entries = [e for listed in bugs.values() for e in listed] if isinstance(bugs, dict) else []
+        entries = [e for listed in data["bugs"].values() for e in listed]  # keyed by verdict
         return cls(bugs=tuple(BugRecord.from_json(e) for e in entries), **values)
 
     def run_part(self) -> dict[str, Any]:
@@ -454,25 +448,26 @@ class RunSummary:
         data = self.to_json()
         return {k: data[k] for k in RUN_FIELDS if k in data}
 
-    def covered_runs(self, fallback_id: str) -> dict[str, dict[str, Any]]:
-        """The per-run summaries it covers: its ``runs`` if merged, else itself as one run (named
-        ``fallback_id`` when written before runs had an id)."""
+    def covered_runs(self) -> dict[str, dict[str, Any]]:
+        """The per-run summaries it covers: its ``runs`` if merged, else itself as one run."""
         if self.runs is not None:
             return self.runs
-        return {self.run_id or fallback_id: self.run_part()}
+        return {self.run_id: self.run_part()}
 
     @classmethod
     def combine(cls, runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugRecord], findings_dir: str) -> RunSummary:
         """The summary of merged runs (each run's ``run_part``) and their merged bugs: ``fuzzdce run``'s
         totals over the whole campaign, plus ``runs``."""
         each = list(runs.values())
-        campaign_seed = the_one(r.get("campaign_seed", r.get("seed")) for r in each)
+        campaign_seed = the_one(r["campaign_seed"] for r in each)
         return cls(
             seed=campaign_seed,
             campaign_seed=campaign_seed,
             shards=tuple(r.get("shard") for r in each),
             placements=tuple(first_seen_order(r.get("placements", []) for r in each)),
             paths=tuple(first_seen_order(r.get("paths", []) for r in each)[1:]),
+            reference=the_one(r["reference"] for r in each),
+            thunders={name: text for r in each for name, text in r["thunders"].items()},
             programs=sum(r.get("programs", 0) for r in each),
             invalid_programs=sum(r.get("invalid_programs", 0) for r in each),
             evaluation_seconds=sum(r.get("evaluation_seconds", 0.0) for r in each),
@@ -491,68 +486,6 @@ class RunSummary:
             versions=next((r["versions"] for r in each if r.get("versions")), {}),
             runs={run_id: dict(run) for run_id, run in runs.items()},
         )
-
-
-def distinct_counts(findings) -> Counter:
-    """(placement, path, oracle) -> distinct findings shown under that placement."""
-    counts = Counter()
-    for f in findings:
-        counts.update((p, f.violation.path, f.violation.oracle) for p in f.placements)
-    return counts
-
-
-def campaign_summary(campaign) -> RunSummary:
-    """Everything a campaign (``campaign.Campaign``) measured, and its bugs."""
-    s, store = campaign.stats, campaign.store
-    folder = campaign.folder
-    distinct = distinct_counts(store)
-    bugs = campaign.ledger.bugs()
-    config = campaign.config
-    return RunSummary(
-        seed=campaign.seed,
-        campaign_seed=config.root_seed,
-        shard=config.shard_label,
-        run_id=config.run_id,
-        placements=tuple(campaign.names),
-        paths=tuple(campaign.paths),
-        programs=s.programs,
-        invalid_programs=s.invalid,
-        evaluation_seconds=s.seconds,
-        wall_seconds=s.wall_seconds,
-        unsupported_splits=s.unsupported_splits,
-        phases=dict(s.phases),
-        generation_ended=tuple(s.generation_ended),
-        bugs=tuple(
-            BugRecord.of(b, folder.run_id, folder.builds, folder.reference, folder.thunders)
-            if folder
-            else BugRecord.of(b, reference=campaign.reference.name)
-            for b in bugs
-        ),
-        counts=tuple(
-            {
-                "placement": p,
-                "path": path,
-                "oracle": o,
-                "findings": distinct[(p, path, o)],
-                "occurrences": s.occurrences[(p, path, o)],
-            }
-            for p in campaign.names
-            for path in campaign.paths
-            for o in ORACLES
-        ),
-        op_counts=dict(s.ops.most_common()),
-        dropped_steps=dict(s.dropped.most_common()),
-        # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
-        dce_activity=s.dce.summary(campaign.names),
-        # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
-        notes=tuple({"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()),
-        # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
-        timeline=tuple(campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs])),
-        findings_dir=str(campaign.folder.root) if campaign.folder is not None else None,
-        # Resident MB of each process (driver, lanes, their workers across recycled children) and recyclings.
-        memory=campaign.memory().summary(),
-        versions=versions(),
-    )
 
 
 # --- combining runs' measurements -------------------------------------------------------------------
@@ -620,21 +553,10 @@ def merged_activity(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return total.summary(total.programs)
 
 
-def bugs_by_then(timeline: Sequence[Mapping[str, Any]], t: float) -> int:
-    """A run's own count of bugs at ``t``: its last sample at or before then."""
-    earlier = [s["bugs"] for s in timeline if s["seconds"] <= t]
-    return earlier[-1] if earlier else 0
-
-
 def merged_timeline(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) -> list[dict[str, Any]]:
     """The runs' timelines combined as a lanes run combines its lanes' (``timeline.combine``): bugs are
-    the merged bugs first seen by each time, or, for folders written before first-seen times, the
-    runs' own counts summed."""
-    timelines = [run["timeline"] for run in runs if run.get("timeline")]
-    combined = combine(timelines, [b.first_seen_seconds for b in bugs])
-    if all(b.first_seen_seconds is not None for b in bugs):
-        return combined
-    return [{**s, "bugs": sum(bugs_by_then(timeline, s["seconds"]) for timeline in timelines)} for s in combined]
+    the merged bugs first seen by each time."""
+    return combine([run["timeline"] for run in runs if run.get("timeline")], [b.first_seen_seconds for b in bugs])
 
 
 def merged_memory(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.results.records import BugRecord
-from fuzzdce.results.repro import load_script
 from fuzzdce.results.store import REPRO_FILE, read_bug
-from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.evaluate import Evaluator, violations_of
+from fuzzdce.running.execution import load_script
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 
 
@@ -78,7 +78,7 @@ def replay_bug(
     program = load_script(folder / REPRO_FILE)
     evaluations = (evaluator or Evaluator())(program, placements, paths=list(record.paths), timeout=timeout)
     result.invalid = evaluations[STOCK].invalid
-    triaged = triage(evaluations)
+    triaged = triage(violations_of(evaluations))
     failing = {name for m in record.members if (t := triaged.get(m.violation_signature)) for name in t.placements}
     names = [STOCK, *(p.name for p in placements if not p.is_stock)]
     result.failing = [n for n in names if n in failing]

@@ -1,28 +1,25 @@
-"""The campaign's results: ``summary`` (what summary.json holds) and ``render`` (what is printed).
+"""The one text report (``render``) of a ``records.RunSummary``: what ``fuzzdce run``, ``merge`` and
+``report`` print, of a campaign, of merged runs, or of a findings folder.
 
 A bug is the unit: the report leads with "N bugs (M findings)" and which Thunder is the reference
-and which are under test, regressions not suppressed by the known-findings file first, one short block each with its minimal program. The
-per placement x path x oracle table of findings is in summary.json, and printed with ``--verbose``.
+and which are under test, regressions not suppressed by the known-findings file first, one short
+block each with its minimal program. The per placement x path x oracle table of findings is in
+summary.json, and printed with ``--verbose``.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
-from fuzzdce.results.records import BugRecord, campaign_summary, grouped
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.store import REPRO_FILE
-from fuzzdce.running.builds import describe_thunder
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.execution import GUARD_NOTE
-
-
-def summary(campaign) -> dict[str, Any]:
-    """Everything a campaign measured, as JSON-ready data: summary.json (``records.campaign_summary``)."""
-    return campaign_summary(campaign).to_json()
 
 
 def table(counts: Iterable[Mapping[str, Any]]) -> str:
@@ -68,45 +65,60 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     return lines
 
 
-def roles_lines(campaign) -> list[str]:
+def roles_lines(summary: RunSummary) -> list[str]:
     """Which Thunder is the reference and which are under test, one line each (version, path, commit)."""
-    reference = campaign.reference
-    lines = [f"reference: {reference.name} = {describe_thunder(reference)}"]
-    lines += [f"under test: {p.name} = {describe_thunder(p)}" for p in campaign.placements if p.name != reference.name]
+    reference = summary.reference
+    if reference is None:
+        return ["reference: not one: the runs merged judged against different references"]
+    thunders = summary.thunders
+    lines = [f"reference: {reference} = {thunders.get(reference, 'not recorded')}"]
+    lines += [f"under test: {name} = {thunders.get(name, 'not recorded')}" for name in summary.placements if name != reference]
     return lines
 
 
-def render(campaign, *, verbose: bool = False) -> str:
-    """The printed report."""
-    run = campaign_summary(campaign)
-    out = [
-        "",
-        f"== fuzzdce: {plural(run.n_bugs, 'bug')} ({plural(run.n_findings, 'finding')}) in {run.programs} programs "
-        f"({run.invalid_programs} invalid), {run.wall_seconds:.0f} s, {run.seconds_per_program:.2f} s/program; "
-        f"seed {run.seed} ==",
-        *roles_lines(campaign),
-        "",
-    ]
+def headline(summary: RunSummary) -> str:
+    """How many bugs in how many programs, in how long; a merge's also from how many runs, on how
+    many machine seconds; a campaign's, its seed."""
+    found = (
+        f"{plural(summary.n_bugs, 'bug')} ({plural(summary.n_findings, 'finding')}) in {summary.programs} programs "
+        f"({summary.invalid_programs} invalid)"
+    )
+    if summary.runs is not None:
+        return (
+            f"{found} from {plural(len(summary.runs), 'run')}, {summary.wall_seconds:.0f} s wall "
+            f"({summary.machine_seconds:.0f} s on all machines), {summary.programs_per_minute:.1f} programs/minute"
+        )
+    return f"{found}, {summary.wall_seconds:.0f} s, {summary.seconds_per_program:.2f} s/program; seed {summary.seed}"
+
+
+def reproduce_line(record: BugRecord, folder: Path) -> str:
+    """How to rerun a bug saved in findings folder ``folder``, and print its issue text."""
+    return f"python {folder / record.id / REPRO_FILE}   issue text: fuzzdce issue {record.id} --findings {folder}"
+
+
+def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = False) -> str:
+    """The printed report of ``summary``; ``folder``: the findings folder its bugs are saved in
+    (None: not saved, no reproduce lines)."""
+    folder = Path(folder).absolute() if folder is not None else None
+    out = ["", f"== fuzzdce: {headline(summary)} ==", *roles_lines(summary), ""]
     if verbose:
-        out += ["distinct findings (occurrences) per placement x path and oracle:", table(run.counts), ""]
-    for title, records in grouped(run.bugs):
+        out += ["distinct findings (occurrences) per placement x path and oracle:", table(summary.counts), ""]
+    for title, records in by_standing(summary.bugs):
         out.append(f"== {title}: {plural(len(records), 'bug')} ==")
         for record in records:
-            reproduce = None
-            if campaign.folder is not None:
-                reproduce = f"python {campaign.folder.root / record.id / REPRO_FILE}   issue text: fuzzdce issue {record.id}"
-            out += bug_lines(record, reproduce, verbose=verbose)
+            out += bug_lines(record, reproduce_line(record, folder) if folder is not None else None, verbose=verbose)
         out.append("")
-    if run.dce_activity:
-        reference = campaign.reference.name
-        out += [f"DCE activity against {reference} (subsymbols removed per symbol, every path):"]
-        out += [f"  {line}" for line in activity_lines(run.dce_activity, reference=reference)]
-    ops = ", ".join(f"{op} {n}" for op, n in run.op_counts.items())
-    out += [f"op coverage ({len(run.op_counts)} ops): {ops}"]
-    if run.dropped_steps:
-        out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(run.dropped_steps.values())}")
-    varied = [n for n in run.notes if n["note"].startswith(GUARD_NOTE)]
-    skipped = [n for n in run.notes if not n["note"].startswith(GUARD_NOTE)]
+    if summary.dce_activity:
+        against = summary.reference or "the reference"
+        out += [f"DCE activity against {against} (subsymbols removed per symbol, every path):"]
+        out += [f"  {line}" for line in activity_lines(summary.dce_activity, reference=against)]
+    if summary.op_counts is not None:
+        ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
+        out += [f"op coverage ({len(summary.op_counts)} ops): {ops}"]
+    if summary.dropped_steps:
+        out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(summary.dropped_steps.values())}")
+    varied = [n for n in summary.notes if n["note"].startswith(GUARD_NOTE)]
+    skipped = [n for n in summary.notes if not n["note"].startswith(GUARD_NOTE)]
     if varied:  # per path: programs whose guard call varied each property, and hit or missed the cache
         out.append(
             "guarded properties varied (programs): "
@@ -114,6 +126,7 @@ def render(campaign, *, verbose: bool = False) -> str:
         )
     if skipped:
         out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in skipped))
-    if run.findings_dir:
-        out.append(f"findings folder: {run.findings_dir} (summary.json, one folder per bug; fuzzdce replay DIR reruns them)")
+    if folder is not None:
+        runs = f"; runs: {', '.join(summary.runs)}" if summary.runs is not None else ""
+        out.append(f"findings folder: {folder} (summary.json, one folder per bug; fuzzdce replay DIR reruns them{runs})")
     return "\n".join(out)

@@ -14,18 +14,15 @@ with the campaign's reference (``REFERENCE``: stock, or the build ``--against`` 
 from __future__ import annotations
 
 import inspect
-import runpy
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
 from fuzzdce.core.model import EAGER, STOCK, CallLabel, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import portable
-from fuzzdce.running.execution import guard_labels, guard_program, run_path
+from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
@@ -112,44 +109,6 @@ def guard_inputs_source(program) -> str:
 
 
 # --- running reproducers ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ScriptProgram:
-    """A program given as a plain function and a ``make_inputs(requires_grad)`` function.
-
-    ``script``: the reproducer file defining them; then it pickles as that file's path, and a build's
-    process loads the same program from it.
-    """
-
-    fn: Callable
-    inputs: Callable
-    script: str | None = None
-    # (guard call label, its make_inputs): the reproducer's ``GUARD_INPUTS``
-    guards: tuple[tuple[str, Callable], ...] = ()
-
-    def __reduce__(self):
-        if self.script is None:
-            raise TypeError("a ScriptProgram crosses processes only when made from a reproducer file")
-        return load_script, (self.script,)
-
-    def function(self) -> Callable:
-        return self.fn
-
-    def make_inputs(self, *, requires_grad: bool = False):
-        return self.inputs(requires_grad)
-
-    def guard_variant(self, label: str) -> ScriptProgram | None:
-        """The program of the guard call ``label``: the same function on that call's inputs."""
-        inputs = dict(self.guards).get(str(label))
-        return None if inputs is None else ScriptProgram(self.fn, inputs, self.script)
-
-
-def load_script(path) -> ScriptProgram:
-    """The program and inputs of a reproducer file, without running its main."""
-    namespace = runpy.run_path(str(path), run_name="fuzzdce_reproducer")
-    guards = tuple(namespace.get("GUARD_INPUTS", {}).items())
-    return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()), guards)
 
 
 def reproduce_all(

@@ -23,6 +23,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,11 @@ from fuzzdce.core.findings import Bug
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.subsymbols import printed
 from fuzzdce.core.vocabulary import Verdict
-from fuzzdce.results.records import BugRecord, RunSummary
+from fuzzdce.results.records import BugRecord, RunSummary, check_schema
 from fuzzdce.results.repro import script
 
 DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
 BUG_FILE = "bug.json"
-LEGACY_FINDING_FILE = "finding.json"  # one folder per finding, as campaigns before bugs wrote them
 SUMMARY_FILE = "summary.json"
 REPRO_FILE = "repro.py"
 TRACE_DIFF_FILE = "trace-diff.txt"
@@ -56,15 +56,18 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A record file's JSON; UsageError naming the file when it is unreadable or not JSON."""
+    """A record file's JSON; UsageError naming the file when it is unreadable, not JSON, or of
+    another schema version than this fuzzdce writes (``records.check_schema``)."""
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise UsageError(f"{path}: cannot read it as JSON ({e})") from None
+    check_schema(data, path)
+    return data
 
 
 def read_bug(folder: Path) -> BugRecord:
-    """The bug saved in ``folder`` (its bug.json, any version)."""
+    """The bug saved in ``folder`` (its bug.json)."""
     return BugRecord.from_json(read_json(folder / BUG_FILE))
 
 
@@ -74,9 +77,17 @@ def read_bugs(root: Path) -> list[tuple[BugRecord, Path]]:
 
 
 def read_summary(root: Path) -> RunSummary | None:
-    """The findings folder's summary.json (any version), or None when it has none."""
+    """The findings folder's summary.json, or None when it has none."""
     path = root / SUMMARY_FILE
     return RunSummary.from_json(read_json(path)) if path.is_file() else None
+
+
+def read_results(root: Path) -> RunSummary:
+    """The findings folder's summary (empty when it has none) with its bugs as their bug.json hold
+    them (summary.json lists no programs), in report order: what ``fuzzdce report`` prints."""
+    summary = read_summary(root) or RunSummary(findings_dir=str(root))
+    bugs = sorted((record for record, _ in read_bugs(root)), key=lambda record: record.order)
+    return replace(summary, bugs=tuple(bugs))
 
 
 def _file_label(label: str) -> str:
@@ -137,13 +148,13 @@ class FindingsFolder:
         self.thunders = dict(thunders or {})  # NAME -> which Thunder it is (``builds.describe_thunder``)
 
     def clear(self) -> None:
-        """Remove what an earlier campaign wrote here (bug and finding folders, the summary), nothing else."""
+        """Remove what an earlier campaign wrote here (bug folders, the summary), nothing else."""
         if not self.root.exists():
             return
         if not self.root.is_dir():
             raise UsageError(f"findings folder {self.root} is a file: give --findings a folder")
         for child in self.root.iterdir():
-            if child.is_dir() and ((child / BUG_FILE).exists() or (child / LEGACY_FINDING_FILE).exists()):
+            if child.is_dir() and (child / BUG_FILE).exists():
                 shutil.rmtree(child)
         (self.root / SUMMARY_FILE).unlink(missing_ok=True)
 

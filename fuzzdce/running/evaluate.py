@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,11 @@ class Evaluation:
     def invalid(self) -> bool:
         """Eager itself rejected the program (or hung on it): not a finding."""
         return self.reference.error is not None
+
+
+def violations_of(evaluations: Mapping[str, Evaluation]) -> dict[str, list[Violation]]:
+    """Placement name -> the violations it showed: what ``findings.triage`` reads of a program's evaluations."""
+    return {name: evaluation.violations for name, evaluation in evaluations.items()}
 
 
 def check_outcome(

@@ -15,10 +15,13 @@ Calls are labelled, and eager's reference outcome makes every labelled call a pa
 from __future__ import annotations
 
 import dataclasses
+import runpy
 import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -245,6 +248,47 @@ def harness_line(outcome: Outcome, fault: str) -> str:
     return harness_message(f"{outcome.path} under {outcome.placement}", fault)
 
 
+# A program is a ``core.program.Program`` or, a reproducer's, a ``ScriptProgram``.
+
+
+@dataclass(frozen=True)
+class ScriptProgram:
+    """A program given as a plain function and a ``make_inputs(requires_grad)`` function.
+
+    ``script``: the reproducer file defining them; then it pickles as that file's path, and a build's
+    process loads the same program from it.
+    """
+
+    fn: Callable
+    inputs: Callable
+    script: str | None = None
+    # (guard call label, its make_inputs): the reproducer's ``GUARD_INPUTS``
+    guards: tuple[tuple[str, Callable], ...] = ()
+
+    def __reduce__(self):
+        if self.script is None:
+            raise TypeError("a ScriptProgram crosses processes only when made from a reproducer file")
+        return load_script, (self.script,)
+
+    def function(self) -> Callable:
+        return self.fn
+
+    def make_inputs(self, *, requires_grad: bool = False):
+        return self.inputs(requires_grad)
+
+    def guard_variant(self, label: str) -> ScriptProgram | None:
+        """The program of the guard call ``label``: the same function on that call's inputs."""
+        inputs = dict(self.guards).get(str(label))
+        return None if inputs is None else ScriptProgram(self.fn, inputs, self.script)
+
+
+def load_script(path) -> ScriptProgram:
+    """The program and inputs of a reproducer file, without running its main."""
+    namespace = runpy.run_path(str(path), run_name="fuzzdce_reproducer")
+    guards = tuple(namespace.get("GUARD_INPUTS", {}).items())
+    return ScriptProgram(namespace["program"], namespace["make_inputs"], str(Path(path).resolve()), guards)
+
+
 def resized_program(program) -> tuple[Any | None, str]:
     """``program`` on other input shapes consistent with it, or None and the reason there is none.
 
@@ -315,7 +359,7 @@ def _other_number(value, *, same_type: bool):
 def guard_candidates(program, label: CallLabel) -> list:
     """The variants of ``program`` a guard call of ``label`` may make, in order of preference:
     each differs from ``program`` in the property ``label`` names and nothing else."""
-    if hasattr(program, "guard_variant"):  # a reproducer's program: the variants are in its file
+    if isinstance(program, ScriptProgram):  # a reproducer's program: the variants are in its file
         variant = program.guard_variant(label)
         return [] if variant is None else [variant]
     specs = getattr(program, "inputs", None)
@@ -365,7 +409,7 @@ def guard_labels(program) -> list[CallLabel]:
     """The guarded properties ``program`` varies (``GUARDS_PER_PROGRAM`` of those it has; all of
     them when that is None)."""
     present = [label for label in CallLabel if label.is_guard and guard_candidates(program, label)]
-    if GUARDS_PER_PROGRAM is None or len(present) <= GUARDS_PER_PROGRAM or hasattr(program, "guard_variant"):
+    if GUARDS_PER_PROGRAM is None or len(present) <= GUARDS_PER_PROGRAM or isinstance(program, ScriptProgram):
         return present
     start = getattr(program, "seed", 0) % len(present)
     return [present[(start + k) % len(present)] for k in range(GUARDS_PER_PROGRAM)]

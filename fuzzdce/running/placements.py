@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from thunder.core.symbol import BoundSymbol
+
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.running.builds import build_placement, is_build_spec
@@ -89,7 +91,7 @@ def _set_attribute(owner: Any, attribute: str, value: Any) -> Iterator[None]:
 # --- DCE of a bound symbol's subsymbols -----------------------------------------------------------
 
 
-def dce_subsymbols(bsym):
+def dce_subsymbols(bsym: BoundSymbol) -> BoundSymbol:
     """Return ``bsym`` with its subsymbols dead-code-eliminated against its own output.
 
     Uses Thunder's ``transform_common.dce`` (looked up at call time, so placements that patch it are
