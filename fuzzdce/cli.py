@@ -133,7 +133,7 @@ RUN_FLAGS = (
     Flag("--time-budget", "budget", dict(
         type=positive_int,
         metavar="S",
-        help="the campaign's wall time: generation 88%%, shrinking to 95%%, then grouping, confirming, the report "
+        help="the campaign's wall time: generation 88%%, shrinking to 95%%, then joining, confirming, the report "
         "(default: the profile's: ci 300, dev 600, nightly none)",
     ), setting="time_budget"),
     Flag("--profile", "budget", dict(

@@ -16,9 +16,10 @@ import sys
 import pytest
 import thunder
 
-from fuzzdce.core.findings import REGRESSION, SHARED, triage
+from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.placements import resolve
 
@@ -59,6 +60,6 @@ def test_thunder_025_differentiates_through_an_integer_cast_and_026_does_not(thu
     finally:
         evaluator.close()
     found = {(v.oracle, verdict, placements) for verdict, placements, v in triage(evaluations).values()}
-    assert found == {("grads", REGRESSION, ("0.2.5",))}, found
-    assert not any(verdict == SHARED for verdict, _, _ in triage(evaluations).values())
+    assert found == {("grads", Verdict.REGRESSION, ("0.2.5",))}, found
+    assert not any(verdict == Verdict.SHARED for verdict, _, _ in triage(evaluations).values())
     assert evaluations[STOCK].violations == []

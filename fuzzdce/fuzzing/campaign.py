@@ -6,8 +6,8 @@ Its phases (``shrinking.Phase``), within one wall-time plan (``shrinking.TimePla
 **Generation**: each program Hypothesis draws runs once in eager, once per path under stock
 Thunder, and once per path under each other chosen placement, whatever its size; every oracle reads
 those results, and each violation is triaged on the spot (which placements show it, stock among
-them or not). **Shrinking**, **grouping** and **confirming** are the ``shrinking.Shrinker``'s: each
-group shrunk against its failing configuration alone, its result evaluated everywhere and joined
+them or not). **Shrinking**, **joining** and **confirming** are the ``shrinking.Shrinker``'s: each
+cause shrunk against its failing configuration alone, its result evaluated everywhere and joined
 with what it shows, each bug's smallest program replayed once. Evaluations are cached: no
 (program, inputs, path, placement) runs twice in a campaign.
 """
@@ -206,17 +206,17 @@ class Campaign:
             self.driver.save(choices)
         return changed
 
-    # --- shrinking and grouping (``shrinking.Shrinker``) ---------------------------------------------
+    # --- shrinking and joining (``shrinking.Shrinker``) ----------------------------------------------
 
     def shrink_bugs(self) -> None:
-        """The shrinking phase: each group of findings not shrunk yet, in turn (``Shrinker.shrink_all``)."""
+        """The shrinking phase: each cause not shrunk yet, in turn (``Shrinker.shrink_all``)."""
         with self.phases.timed(Phase.SHRINKING):
             self.shrinker.shrink_all()
 
-    def group(self) -> None:
-        """The grouping phase (``Shrinker.group``)."""
-        with self.phases.timed(Phase.GROUPING):
-            self.shrinker.group()
+    def join(self) -> None:
+        """The joining phase (``Shrinker.join``)."""
+        with self.phases.timed(Phase.JOINING):
+            self.shrinker.join()
 
     # --- the whole campaign ---------------------------------------------------------------------
 
@@ -254,7 +254,7 @@ class Campaign:
             self.absorbed_memory.merge(memory)
 
     def mark_interrupted(self) -> None:
-        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without grouping or confirming."""
+        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without joining or confirming."""
         self.interrupted = True
 
     def stop(self) -> None:
@@ -284,13 +284,13 @@ class Campaign:
                 self.driver.run()
             self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
-                # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
-                # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
+                # Shrinking only: evaluating minimal programs everywhere (joining) would spend the
+                # shrinking budget on full evaluations, and lanes' joining is redone when merged.
                 self.log(
-                    f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
+                    f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.causes())} causes"
                 )
                 self.shrink_bugs()
-                with self.phases.timed(Phase.GROUPING):  # from the cache, mostly: lanes hand them on
+                with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
                     self.shrinker.settle_rest()
             if self.recycled:
                 self.log(
@@ -317,13 +317,13 @@ class Campaign:
         )
 
     def finish(self) -> None:
-        """Group the findings into bugs and confirm them (unless interrupted or configured not to:
+        """Join the findings into bugs and confirm them (unless interrupted or configured not to:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
             if self.config.output.confirm and not self.interrupted:
-                self.log(f"fuzzdce: grouping {len(self.store.groups())} groups: each minimal program on every path")
-                self.group()
+                self.log(f"fuzzdce: joining {len(self.store.causes())} causes: each minimal program on every path")
+                self.join()
                 with self.phases.timed(Phase.CONFIRMING):
                     self.shrinker.confirm(self.ledger.bugs())
             with self.phases.timed(Phase.REPORT):

@@ -7,7 +7,7 @@ up, the smallest program and earliest sighting win, timelines combine), confirme
 written again.
 
 A lane's process grows (about 8 MB a minute, as its worker's does), so past
-``config.workers.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
+``config.workers.recycle_lane_rss_mb`` it stops after its current program (its causes left for the merged campaign to shrink) and reports as at the end; the
 parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
 seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
 and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
