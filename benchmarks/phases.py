@@ -1,5 +1,5 @@
 """Phases benchmark: where a campaign's time goes (new programs, shrinking, joining, confirming,
-the report), how many programs it evaluated in full, why each lane's generation ended, and whether
+writing the findings folder), how many programs it evaluated in full, why each lane's generation ended, and whether
 its bugs are minimal and distinct: the figures issue 23's "Done when" asks for.
 
 Runs ``fuzzdce run`` with the arguments after ``--`` (default: stock and the built-in placements on

@@ -104,7 +104,6 @@ VOCABULARY |= {Phase: "fuzzdce.fuzzing.shrinking", ReplyStatus: "fuzzdce.running
 NOT_VOCABULARY = {
     ("fuzzdce.oracles.grads", "grad"): "the noun in the grads oracle's messages",
     ("fuzzdce.cli", "timeout"): "the campaign setting (Workers.timeout) that --timeout gives",
-    ("fuzzdce.cli", "report"): "the command (fuzzdce report), not the phase",
 }
 
 

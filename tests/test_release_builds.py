@@ -2,7 +2,7 @@
 
 0.2.5 is an overlay (``pip install --no-deps --target DIR lightning-thunder==0.2.5``, a 1 MB wheel)
 put first on a build worker's path; the Thunder installed here is the reference. A campaign of
-both (docs/operating.md, "Your Thunder branch against main") found 0.2.5 differentiating through a cast to an
+both (docs/operating.md, "Worked example: Thunder 0.2.5 against 0.2.6") found 0.2.5 differentiating through a cast to an
 integer dtype: ``x.to(torch.int32) + x`` gets gradient 2 under 0.2.5, 1 in eager and under 0.2.6,
 a bug 0.2.6 fixed. This test checks that finding on its shrunk program. It needs the package
 registry once (pip's cache after that) and is skipped without it, or when 0.2.6 is not installed.

@@ -117,9 +117,9 @@ def test_the_time_plan_splits_the_wall_time_from_the_start():
     start = time.time() - 50
     plan = TimePlan(100, start)
     assert plan.end(Phase.GENERATION) == start + 100 * GENERATION_SHARE
-    assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.REPORT) == start + 100
-    assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.REPORT) <= 50
-    assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.REPORT) is None
+    assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.WRITING) == start + 100
+    assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.WRITING) <= 50
+    assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.WRITING) is None
 
 
 def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():

@@ -31,7 +31,7 @@ from fuzzdce.results.records import campaign_summary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.memory import MemoryReport, ProcessMemory
+from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.sandbox import SandboxedJobs
 
 
@@ -62,7 +62,7 @@ class Campaign:
         self.config = config
         self.own_memory = ProcessMemory(process)
         self.own_memory.observe_self()
-        self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
+        self.absorbed_memory = CampaignMemory()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
         self.reference = config.resolved_reference(self.placements)  # what every verdict is relative to
@@ -128,10 +128,10 @@ class Campaign:
             log=self.log,
         )
 
-    def memory(self) -> MemoryReport:
+    def memory(self) -> CampaignMemory:
         """This process's memory, its worker's (if sandboxed) and any absorbed lanes'."""
         self.own_memory.observe_self()
-        report = MemoryReport()
+        report = CampaignMemory()
         report.add(self.own_memory)
         jobs = getattr(self.evaluator, "run_job", None)
         worker_memory = getattr(jobs, "memory", None)
@@ -223,7 +223,7 @@ class Campaign:
     def progress_line(self) -> str:
         """The ledger's counts, the phase running and the time left of the budget."""
         phase = self.phases.current
-        left = self.plan.left(Phase.REPORT)
+        left = self.plan.left(Phase.WRITING)
         when = "" if phase is None else f" -- {phase}" + ("" if left is None else f", {left:.0f} s left")
         return self.ledger.progress_line() + when
 
@@ -242,7 +242,12 @@ class Campaign:
             self.folder.write_summary(campaign_summary(self))
 
     def absorb(
-        self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None, shrinker: Shrinker | None = None
+        self,
+        store: FindingStore,
+        stats,
+        interrupted: bool,
+        memory: CampaignMemory | None = None,
+        shrinker: Shrinker | None = None,
     ) -> None:
         """Fold in a lane's results (its findings, counts, whether it was interrupted, its
         processes' memory, and its settled programs)."""
@@ -326,7 +331,7 @@ class Campaign:
                 self.join()
                 with self.phases.timed(Phase.CONFIRMING):
                     self.shrinker.confirm(self.ledger.bugs())
-            with self.phases.timed(Phase.REPORT):
+            with self.phases.timed(Phase.WRITING):
                 self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True

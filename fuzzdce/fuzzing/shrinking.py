@@ -2,8 +2,8 @@
 bug confirmed once, within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
 
 - **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
-  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; joining, confirming and the
-  report have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
+  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; joining, confirming and
+  writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
 - **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the cause's first path and the fewest
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
@@ -57,11 +57,11 @@ class Phase(StrEnum):
     SHRINKING = "shrinking"  # each cause shrunk against its failing configuration
     JOINING = "joining"  # minimal programs evaluated everywhere, causes joined into bugs
     CONFIRMING = "confirming"  # each bug's smallest program replayed once
-    REPORT = "report"  # folders and summary rewritten
+    WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
 
 
 GENERATION_SHARE = 0.88  # of the time budget, from the campaign's start: generation ends
-SHRINK_END = 0.95  # shrinking ends; joining, confirming and the report have the rest
+SHRINK_END = 0.95  # shrinking ends; joining, confirming and writing have the rest
 # The least fraction of the shrinking time left that the cause shrunk next gets: equal shares among
 # many causes leave each less than a shrink step; Hypothesis returns what a shrink does not use.
 SHARE_FLOOR = 0.15
