@@ -121,7 +121,7 @@ def test_each_bug_is_shrunk_against_its_failing_configuration_only():
     generated = len(evaluator.calls)
     (before,) = faulty_bugs(campaign)
     assert before.program.n_ops > 1, "generation shrinks nothing"
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     *steps, settling = evaluator.calls[generated:]
     assert steps and all(paths == ("jit",) and names in {(FAULTY,), ("stock",)} for _, names, paths in steps)
     for (program, names, _), previous in zip(steps[1:], steps):
@@ -150,7 +150,7 @@ def test_two_independent_faults_shown_by_one_program_are_two_bugs():
     campaign, evaluator = campaign_of({"exp": wrong_values, "neg": raised}, programs=40)
     campaign.driver.run()
     assert any({"exp", "neg"} <= set(p.ops) for p, _, _ in evaluator.calls), "no program showed both: pick another seed"
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     campaign.finish()
     bugs = faulty_bugs(campaign)
     assert sorted(b.program.ops for b in bugs) == [["exp"], ["neg"]], [(b.id, b.program.ops, b.oracles()) for b in bugs]
@@ -164,7 +164,7 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
     campaign.driver.options = dataclasses.replace(campaign.driver.options, time_budget=None)
     campaign.driver.run()  # generation spends its programs (no deadline of its own); the rest has no time
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     campaign.finish()
     bugs = faulty_bugs(campaign)
     assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]
@@ -226,7 +226,7 @@ def test_causes_a_settled_program_shows_are_not_shrunk_on_their_own():
     campaign.driver.run()
     assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == Verdict.REGRESSION}) == 3
     generated = len(evaluator.calls)
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == (FAULTY,)}
     assert len(shrunk_paths) == 1, f"more than one cause was shrunk: {shrunk_paths}"
     campaign.finish()

@@ -208,7 +208,7 @@ class Campaign:
 
     # --- shrinking and joining (``shrinking.Shrinker``) ----------------------------------------------
 
-    def shrink_bugs(self) -> None:
+    def shrink_causes(self) -> None:
         """The shrinking phase: each cause not shrunk yet, in turn (``Shrinker.shrink_all``)."""
         with self.phases.timed(Phase.SHRINKING):
             self.shrinker.shrink_all()
@@ -294,7 +294,7 @@ class Campaign:
                 self.log(
                     f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.causes())} causes"
                 )
-                self.shrink_bugs()
+                self.shrink_causes()
                 with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
                     self.shrinker.settle_rest()
             if self.recycled:

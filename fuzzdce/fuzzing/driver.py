@@ -8,11 +8,11 @@ are spent, or a round draws no program not evaluated before (Hypothesis has noth
 A finding's choices are saved to the example database under ``GENERATION_KEY``, so the first round
 of a later campaign sharing that database replays them.
 
-**Shrinking** (``shrink``): one Hypothesis run per bug, its database holding that bug's smallest
+**Shrinking** (``shrink``): one Hypothesis run per cause, its database holding that cause's smallest
 program's choices and its phases only ``reuse`` and ``shrink``. Its test fails only when a program
-reproduces that bug (``reproduces``, which evaluates only the bug's paths under its placements and
-stock), so Hypothesis shrinks that bug and nothing else. Past its deadline the run stops
-(``ShrinkStopped``), the bug's smallest program so far kept.
+reproduces that cause's failure (``reproduces``, which evaluates only its path under the Thunders
+that keep its verdict), so Hypothesis shrinks that cause and nothing else. Past its deadline the
+run stops (``ShrinkStopped``), the cause's smallest program so far kept.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class HypothesisDriver:
 
     def hypothesis_said(self, text: str) -> None:
         if "working to shrink" in str(text):
-            self.host.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
+            self.host.log("fuzzdce: Hypothesis stopped shrinking a cause after five minutes of slow progress")
 
     def out_of_time(self) -> bool:
         """Past the time budget (or stopped), nothing new is generated."""
@@ -331,7 +331,7 @@ class HypothesisDriver:
         deadline: float | None = None,
         seed_parts: tuple = (),
     ) -> bool:
-        """Shrink one bug: a Hypothesis run whose database holds ``choices`` (the bug's smallest
+        """Shrink one cause: a Hypothesis run whose database holds ``choices`` (the cause's smallest
         program) and whose test fails only when ``reproduces(program)``. Returns True when
         Hypothesis finished shrinking, False when the run stopped at ``deadline`` (or was stopped)."""
         database = InMemoryExampleDatabase()

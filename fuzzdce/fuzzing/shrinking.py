@@ -302,14 +302,14 @@ class Shrinker:
             if not campaign.driver.shrink(
                 smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
             ):
-                campaign.log(f"fuzzdce: Hypothesis's shrink of cause {smallest.id} stopped for time")
+                campaign.log(f"fuzzdce: Hypothesis's shrink of the cause of finding {smallest.id} stopped for time")
             if best[0] != reduced:
                 reduced, finished = reductions.reduce(best[0], fails, out_of_time=out_of_time)
         reduced = finite_if_it_fails(reduced, fails)
         choices = best[1] if reduced == best[0] else None
         if not finished:
             campaign.log(
-                f"fuzzdce: shrinking of bug {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
+                f"fuzzdce: shrinking of the cause of finding {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
             )
         self.settle(reduced, choices, smallest.weights, origin=key, finished=finished)
         campaign.driver.save(choices)
