@@ -112,7 +112,7 @@ def test_a_lane_ends_when_hypothesis_has_nothing_new_to_draw():
     assert sorted(p.inputs[0].shape for p, _, _ in evaluator.calls) == [(1,), (2,), (3,)]
 
 
-def test_each_bug_is_shrunk_against_its_failing_configuration_only():
+def test_each_cause_is_shrunk_against_its_failing_configuration_only():
     """A fault of programs using exp, on jit only: after generation, its bug is shrunk to one op in
     a run of its own whose steps evaluate jit only, under the faulty placement alone, and under
     stock alone only a candidate that still fails there; no step runs twice (the cache)."""
@@ -196,7 +196,7 @@ def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp
     assert found & {program for program, _, _ in evaluator.calls}
 
 
-def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
+def test_a_steered_campaign_shrinks_each_cause_under_the_weights_that_drew_it():
     """Steered rounds draw under weights of their own: a bug's shrink run replays its choices under
     the same weights, so it starts from the very program and shrinks it."""
     campaign, _ = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None}, programs=40, steer=True)
