@@ -10,8 +10,8 @@ with it the limits, the Ctrl-C handling, the message protocol and the recycling 
   framed pickles on its stdin and stdout (``fuzzdce.running.builds.BuildWorker``).
 
 The protocol, child to parent, one reply per job: ``(ReplyStatus.OK, result, peak MB)``,
-``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when an exception escaped the job (fuzzdce's own
-fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
+``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when
+an exception escaped the job (fuzzdce's own fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
 
 A child's memory grows with the jobs it runs (Thunder's and torch's caches), about 10 MB a minute;
 over a night that would reach the memory limit and surface as false ``crash`` findings. So a worker
