@@ -1,4 +1,4 @@
-"""Bugs benchmark: how many findings a campaign reports, how many bugs they group into, how far bugs
+"""Bugs benchmark: how many findings a campaign reports, how many bugs they join into, how far bugs
 are shrunk, and how long it takes.
 
 Prints, for one campaign (the defaults, or one with planted faults on top of the built-in placements):
@@ -29,8 +29,8 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.core.findings import REGRESSION, SHARED
     from fuzzdce.core.quiet import quiet_library_warnings
+    from fuzzdce.core.vocabulary import Verdict
     from fuzzdce.fuzzing.campaign import Campaign
     from fuzzdce.fuzzing.config import CampaignConfig
     from fuzzdce.fuzzing.lanes import run_lanes
@@ -61,7 +61,7 @@ def main() -> None:
         f"campaign: placements {', '.join(config.scope.placements)}; {len(config.scope.paths)} paths; seed {args.seed}; "
         f"budget {args.time_budget} s; {args.jobs} lanes; {campaign.stats.programs} programs; wall {wall:.0f} s"
     )
-    for verdict in (REGRESSION, SHARED):
+    for verdict in (Verdict.REGRESSION, Verdict.SHARED):
         findings = [f for f in campaign.store if f.verdict == verdict]
         mine = [b for b in bugs if b.verdict == verdict]
         largest = max((b.program.n_ops for b in mine), default=0)

@@ -1,12 +1,12 @@
-"""Phases benchmark: where a campaign's time goes (new programs, shrinking, grouping, confirming,
-the report), how many programs it evaluated in full, why each lane's generation ended, and whether
+"""Phases benchmark: where a campaign's time goes (new programs, shrinking, joining, confirming,
+writing the findings folder), how many programs it evaluated in full, why each lane's generation ended, and whether
 its bugs are minimal and distinct: the figures issue 23's "Done when" asks for.
 
 Runs ``fuzzdce run`` with the arguments after ``--`` (default: stock and the built-in placements on
 every path, 2 lanes, a 900-second budget) into a temporary findings folder, then prints from its
 summary.json: programs evaluated in full, wall time, seconds and share per phase (lanes added up:
 machine seconds), the share of the wall time spent generating new programs (generation's
-lane-seconds over lanes x wall time), each lane's reason its generation ended ("time" or "programs"
+lane-seconds over lanes x wall time), each lane's reason its generation ended (``GenerationEnd``: "time" or "programs"
 is the budget spent; "nothing new" is Hypothesis out of programs), bugs by verdict and by
 placement, bugs sharing a program, the bugs whose shrinking was cut short, and the bugs in whose
 repro.py a dead statement or a returned value can be dropped with the same failure
@@ -72,7 +72,7 @@ def main() -> None:
     print("time per phase (machine seconds, lanes added up):")
     for phase in PHASES + tuple(sorted(set(phases) - set(PHASES))):
         seconds = phases.get(phase, 0.0)
-        label = "new programs" if phase == "generation" else phase
+        label = "new programs" if phase == Phase.GENERATION else phase
         print(f"  {label:<14} {seconds:8.0f} s  {100 * seconds / total:5.1f}%")
     print(f"generation ended, per lane process: {', '.join(summary.get('generation_ended', [])) or 'unknown'}")
     by_verdict: dict[str, int] = {}

@@ -38,7 +38,7 @@ from fuzzdce.results.store import (
     read_summary,
 )
 from fuzzdce.running.builds import BuildWorker, against_name, against_spec
-from fuzzdce.running.doctor import report as doctor_report
+from fuzzdce.running.doctor import diagnosis
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
@@ -140,7 +140,7 @@ RUN_FLAGS = (
     Flag("--time-budget", "budget", dict(
         type=positive_int,
         metavar="S",
-        help="the campaign's wall time: generation 88%%, shrinking to 95%%, then grouping, confirming, the report "
+        help="the campaign's wall time: generation 88%%, shrinking to 95%%, then joining, confirming, writing the findings folder "
         "(default: the profile's: ci 300, dev 600, nightly none)",
     ), setting="time_budget"),
     Flag("--profile", "budget", dict(
@@ -381,7 +381,7 @@ def build_arguments(args) -> tuple[str, ...]:
 
 def doctor_main(args) -> int:
     """``fuzzdce doctor``: this environment, then each ``--build``'s as its own process sees it."""
-    print(doctor_report())
+    print(diagnosis())
     for spec in build_arguments(args):
         placement = resolve(spec)
         worker = BuildWorker(placement.build)

@@ -9,7 +9,7 @@ In a test module of your own::
 The test runs as many programs as the loaded fuzz profile says (``--fuzz-profile ci|dev|nightly``,
 or any Hypothesis profile you load), fails with the shrunk program when a placement breaks something
 stock Thunder does not (Thunder's own bugs fail it only when stock is all it runs), and writes its findings, triaged, to the same findings folder as
-``fuzzdce run`` (``--fuzz-findings DIR``). It is the campaign's own Hypothesis test, one generation round, then each bug's shrinking.
+``fuzzdce run`` (``--fuzz-findings DIR``). It is the campaign's own Hypothesis test, one generation round, then each cause's shrinking.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def fuzz_test(
         campaign = Campaign(config, evaluator=evaluator, log=lambda line: print(line, file=sys.stderr))
         try:
             campaign.driver.hypothesis_round(0)  # generation: every program evaluated in full
-            campaign.shrink_bugs()  # then each bug shrunk in a run of its own
+            campaign.shrink_causes()  # then each cause shrunk in a run of its own
         finally:
             campaign.finish()
         failing = [b for b in campaign.ledger.bugs() if b.reportable or (campaign.ledger.stock_only and b.count)]

@@ -9,9 +9,11 @@ import pytest
 from fuzzdce.core.model import CompilePath, Oracle, Placement
 from fuzzdce.core.program import Domain
 from fuzzdce.core.vocabulary import AddResult, CallLabel, FailureKind, Verdict
+from fuzzdce.fuzzing.shrinking import Phase
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
+from fuzzdce.running.workers import ReplyStatus
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "fuzzdce"
 
@@ -95,8 +97,10 @@ def test_each_oracle_module_is_named_after_its_oracle():
 
 # The vocabulary's types, each with the module declaring it: elsewhere a member is written by name.
 VOCABULARY = {Verdict: "fuzzdce.core.vocabulary", FailureKind: "fuzzdce.core.vocabulary", CallLabel: "fuzzdce.core.vocabulary"}
-# (Not CallStage and Standing: "inputs" and "known" are also the names of record fields.)
+# (Not CallStage, Standing and driver.GenerationEnd: "inputs", "known", "programs" and "recycled"
+# are also the names of record fields.)
 VOCABULARY |= {AddResult: "fuzzdce.core.vocabulary", Domain: "fuzzdce.core.program"}
+VOCABULARY |= {Phase: "fuzzdce.fuzzing.shrinking", ReplyStatus: "fuzzdce.running.workers"}
 # A string equal to a member that does not stand for it: (module, string) -> what it is instead.
 NOT_VOCABULARY = {
     ("fuzzdce.oracles.grads", "grad"): "the noun in the grads oracle's messages",
@@ -117,8 +121,8 @@ def string_literals(path: pathlib.Path) -> list[tuple[int, str]]:
 
 
 def test_the_vocabulary_is_written_through_its_types():
-    """No string literal stands for a verdict, failure kind, call label, add result or domain
-    outside the type declaring it (StrEnum members equal their strings, so records read alike)."""
+    """No string literal stands for a verdict, failure kind, call label, add result, domain, phase
+    or worker reply status outside the type declaring it (StrEnum members equal their strings, so records read alike)."""
     declared_in = {member.value: (member, module) for kind, module in VOCABULARY.items() for member in kind}
     found = [
         f"{name}:{line}: {value!r} is {declared_in[value][0]!r}"

@@ -1,10 +1,11 @@
-"""Findings grouped into bugs: by the same exception, and by one minimal program showing them together."""
+"""Findings joined into bugs: by the same exception, and by one minimal program showing them together."""
 
 import pytest
 
-from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore
+from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 
@@ -31,7 +32,7 @@ def mismatch(path):
 def test_one_exception_on_every_path_and_call_is_one_bug():
     store = FindingStore()
     for path, where in [("jit", "forward"), ("jit-grad", "grad call, backward"), ("thunderfx", "grad call, forward")]:
-        store.add(REGRESSION, ("symcall",), raised(path, where, name=f"t{len(path)}"), ONE_OP)
+        store.add(Verdict.REGRESSION, ("symcall",), raised(path, where, name=f"t{len(path)}"), ONE_OP)
     (bug,) = store.bugs()
     assert bug.paths() == ["jit", "jit-grad", "thunderfx"] and len(bug.members) == 3
     assert all("same exception" in why or "smallest" in why for why in bug.why.values())
@@ -39,18 +40,18 @@ def test_one_exception_on_every_path_and_call_is_one_bug():
 
 def test_other_placements_another_frame_or_no_exception_are_other_bugs():
     store = FindingStore()
-    store.add(REGRESSION, ("symcall",), raised("jit"), ONE_OP)
-    store.add(REGRESSION, ("rdnp",), raised("jit"), ONE_OP)
-    store.add(REGRESSION, ("symcall",), raised("jit", frame="thunder/core/transforms.py:grad"), ONE_OP)
-    store.add(REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
-    store.add(SHARED, ("stock", "symcall"), raised("thunderfx"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("rdnp",), raised("jit"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("symcall",), raised("jit", frame="thunder/core/transforms.py:grad"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
+    store.add(Verdict.SHARED, ("stock", "symcall"), raised("thunderfx"), ONE_OP)
     assert len(store.bugs()) == 5
 
 
 def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_smallest():
     store = FindingStore()
-    first, _ = store.add(REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
-    second, _ = store.add(REGRESSION, ("symcall",), raised("thunderfx"), TWO_OPS)
+    first, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
+    second, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx"), TWO_OPS)
     assert len(store.bugs()) == 2
     before = {b.id for b in store.bugs()}
     store.link(first, second)
@@ -61,7 +62,7 @@ def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_sm
 
 def test_two_types_of_raised_exception_are_two_bugs_even_when_one_program_shows_both():
     """One small program raises a TypeError on jit and a ValueError under grad, and shows wrong
-    values: every group is linked to every other (each shown by the others' minimal program), yet
+    values: every cause is linked to every other (each shown by the others' minimal program), yet
     the two raised types stay apart, and the wrong values join one of them, not both."""
     store = FindingStore()
     type_error = Violation(
@@ -76,7 +77,7 @@ def test_two_types_of_raised_exception_are_two_bugs_even_when_one_program_shows_
         key="ValueError: bad",
         cause="ValueError: bad @ f.py:b",
     )
-    findings = [store.add(SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, mismatch("jit"))]
+    findings = [store.add(Verdict.SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, mismatch("jit"))]
     for first in findings:
         for second in findings:
             store.link(first, second)
@@ -90,9 +91,9 @@ def test_two_types_of_raised_exception_are_two_bugs_even_when_one_program_shows_
 
 def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins_nothing():
     store = FindingStore()
-    a, _ = store.add(REGRESSION, ("symcall",), raised("jit"), ONE_OP)
-    b, _ = store.add(REGRESSION, ("symcall",), raised("thunderfx", name="t1"), TWO_OPS)  # same cause as a
-    c, _ = store.add(REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS)
+    a, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
+    b, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx", name="t1"), TWO_OPS)  # same cause as a
+    c, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS)
     assert len(store.bugs()) == 2 and a.cause_key == b.cause_key
     store.links[("no such cause", c.cause_key)] = "a link from a cause no finding has"
     assert len(store.bugs()) == 2
@@ -100,12 +101,12 @@ def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins
 
 def test_a_bug_is_known_by_its_id_or_by_any_member():
     probe = FindingStore()
-    finding, _ = probe.add(REGRESSION, ("symcall",), raised("jit"), ONE_OP)
+    finding, _ = probe.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
     (bug,) = probe.bugs()
     for known in ({bug.id: "filed"}, {finding.id: "filed"}, {finding.signature: "filed"}, {bug.key: "filed"}):
         store = FindingStore(known)
-        store.add(REGRESSION, ("symcall",), raised("jit"), ONE_OP)
-        store.add(REGRESSION, ("symcall",), raised("thunderfx"), ONE_OP)
+        store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
+        store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx"), ONE_OP)
         (bug,) = store.bugs()
         assert bug.known_reason == "filed" and not bug.reportable
 
@@ -135,21 +136,21 @@ def two_faults():
 
 @pytest.mark.slow
 def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
-    """Each fault's findings (several paths and oracles) group into bugs of its own, never into
+    """Each fault's findings (several paths and oracles) join into bugs of its own, never into
     one of the other fault's. DCE that is no longer a fixed point is one bug on every path and
     oracle it shows (idempotent, and where Thunder's state lets it show, a raise under grad); add computing sub is at most two: its
     wrong gradients shrink to ``torch.mul(v0, v0)``, with no add in its forward (the backward adds
     the two products, and computes a subtraction), so that minimal program shows wrong gradients
     only, and the forward's minimal programs show none: nothing shows the two to be one fault, and
     two bugs beat one that hides another."""
-    induced = [b for b in two_faults.ledger.bugs() if b.verdict == REGRESSION]
+    induced = [b for b in two_faults.ledger.bugs() if b.verdict == Verdict.REGRESSION]
     described = [(b.placements, b.oracles(), b.paths(), len(b.members)) for b in induced]
     assert {b.placements for b in induced} == {("planted:add_computes_sub",), ("planted:lazy_dce",)}, described
     (lazy,) = [b for b in induced if b.placements == ("planted:lazy_dce",)]
     assert "idempotent" in lazy.oracles() and lazy.paths() == ["jit", "jit-grad", "thunderfx"], described
     sub = [b for b in induced if b.placements == ("planted:add_computes_sub",)]
     assert len(sub) <= 2 and max(len(b.paths()) for b in sub) == 3 and max(len(b.oracles()) for b in sub) >= 3, described
-    findings = [f for f in two_faults.store if f.verdict == REGRESSION]
+    findings = [f for f in two_faults.store if f.verdict == Verdict.REGRESSION]
     assert len(findings) > len(induced)
 
 
@@ -174,18 +175,18 @@ def test_a_stock_failure_on_four_paths_is_one_baseline_bug_of_one_op(baseline_fa
     planted_bugs = [b for b in baseline_fault.ledger.bugs() if "planted: dce fails" in b.smallest.violation.message]
     assert len(planted_bugs) == 1, [(b.id, b.paths(), b.smallest.violation.message[:80]) for b in baseline_fault.ledger.bugs()]
     (bug,) = planted_bugs
-    assert bug.verdict == SHARED and bug.paths() == ["jit", "jit-grad", "jit-symbolic", "thunderfx"]
+    assert bug.verdict == Verdict.SHARED and bug.paths() == ["jit", "jit-grad", "jit-symbolic", "thunderfx"]
     assert {m.violation.oracle for m in bug.members} >= {"raises", "splits"}, bug.why
     assert bug.program.n_ops == 1, bug.program
 
 
 def test_merging_lanes_keeps_the_smaller_program_with_its_choices_and_shrink_state():
     mine, theirs = FindingStore(), FindingStore()
-    a, _ = mine.add(REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS, choices=(1, 2, 3))
-    b, _ = theirs.add(REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    a, _ = mine.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS, choices=(1, 2, 3))
+    b, _ = theirs.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
     b.shrunk = True
     mine.merge(theirs)
     (merged,) = mine.findings.values()
     assert (merged.program, merged.choices, merged.shrunk, merged.count) == (ONE_OP, (1,), True, 2)
-    _, change = mine.add(REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    _, change = mine.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
     assert change == "seen" and merged.shrunk is True, "seeing the shrunk program again keeps it shrunk"

@@ -7,13 +7,14 @@ import os
 import pytest
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore, triage
+from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.signatures import normalise, signature
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
-from fuzzdce.fuzzing.driver import failure_type
+from fuzzdce.fuzzing.driver import GenerationEnd, failure_type
 from fuzzdce.results.store import load_known, write_atomically
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
@@ -51,27 +52,27 @@ def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
 def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
     triaged = triage({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
     verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
-    assert verdicts == {"raises": (SHARED, ("stock", "symcall")), "outputs": (REGRESSION, ("symcall",))}
+    assert verdicts == {"raises": (Verdict.SHARED, ("stock", "symcall")), "outputs": (Verdict.REGRESSION, ("symcall",))}
 
 
 def test_store_counts_occurrences_and_keeps_the_smallest_program():
     store = FindingStore()
-    first, change = store.add(REGRESSION, ("symcall",), key_error("t9"), ADD_THEN_COS)
-    again, change_again = store.add(REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
+    first, change = store.add(Verdict.REGRESSION, ("symcall",), key_error("t9"), ADD_THEN_COS)
+    again, change_again = store.add(Verdict.REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
     assert (change, change_again) == ("new", "smaller") and first is again
     assert len(store) == 1 and first.count == 2 and first.program is ONE_OP
-    other, _ = store.add(REGRESSION, ("symcall", "rdnp"), key_error("t1"), ONE_OP)
+    other, _ = store.add(Verdict.REGRESSION, ("symcall", "rdnp"), key_error("t1"), ONE_OP)
     assert other is not first, "placements are part of the signature"
 
 
 def test_known_findings_are_suppressed_by_id_or_full_signature():
     probe = FindingStore()
-    by_sig, _ = probe.add(REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
-    by_id, _ = probe.add(REGRESSION, ("rdnp",), key_error("t1"), ONE_OP)
+    by_sig, _ = probe.add(Verdict.REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
+    by_id, _ = probe.add(Verdict.REGRESSION, ("rdnp",), key_error("t1"), ONE_OP)
     store = FindingStore({by_sig.signature: "filed as #1", by_id.id: "filed as #2"})
-    a, _ = store.add(REGRESSION, ("symcall",), key_error("t4"), ONE_OP)
-    b, _ = store.add(REGRESSION, ("rdnp",), key_error("t4"), ONE_OP)
-    c, _ = store.add(REGRESSION, ("symcall",), mismatch(), ONE_OP)
+    a, _ = store.add(Verdict.REGRESSION, ("symcall",), key_error("t4"), ONE_OP)
+    b, _ = store.add(Verdict.REGRESSION, ("rdnp",), key_error("t4"), ONE_OP)
+    c, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch(), ONE_OP)
     assert (a.known_reason, b.known_reason, c.known_reason) == ("filed as #1", "filed as #2", None)
     assert [f.reportable for f in (a, b, c)] == [False, False, True]
 
@@ -132,7 +133,7 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
     (finding,) = list(campaign.store)
     assert to_shrink == [finding]
     assert (finding.verdict, finding.placements, finding.violation.oracle) == (
-        REGRESSION,
+        Verdict.REGRESSION,
         ("planted:add_computes_sub",),
         "outputs",
     )
@@ -179,15 +180,15 @@ def test_a_shrink_step_records_only_its_own_finding():
     campaign = Campaign(config, evaluator=ShowingEvaluator(), log=lambda line: None)
     campaign.observe(ADD_THEN_COS)
     assert {(f.verdict, f.placements) for f in campaign.store} == {
-        (REGRESSION, ("symcall",)),
-        (SHARED, ("stock", "rdnp", "symcall")),
+        (Verdict.REGRESSION, ("symcall",)),
+        (Verdict.SHARED, ("stock", "rdnp", "symcall")),
     }
     assert campaign.observe(ONE_OP)  # smaller: a shrink step, evaluated under stock and symcall only
     assert {(f.verdict, f.placements) for f in campaign.store} == {
-        (REGRESSION, ("symcall",)),
-        (SHARED, ("stock", "rdnp", "symcall")),
+        (Verdict.REGRESSION, ("symcall",)),
+        (Verdict.SHARED, ("stock", "rdnp", "symcall")),
     }
-    assert next(f for f in campaign.store if f.verdict == REGRESSION).program is ONE_OP
+    assert next(f for f in campaign.store if f.verdict == Verdict.REGRESSION).program is ONE_OP
 
 
 class SilentEvaluator(Evaluator):
@@ -214,7 +215,7 @@ def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
     config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
     campaign.run()
-    assert campaign.full_evaluations == 10 and len(seeds) == 3 and campaign.driver.ended == "programs"
+    assert campaign.full_evaluations == 10 and len(seeds) == 3 and campaign.driver.ended == GenerationEnd.PROGRAMS
     assert seeds[0] == 3 and len(set(seeds)) == 3
 
 
@@ -230,7 +231,7 @@ def test_a_round_that_finds_nothing_and_draws_no_new_program_ends_the_campaign()
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
     campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
-    assert rounds == [0, 1] and campaign.driver.ended == "nothing new"
+    assert rounds == [0, 1] and campaign.driver.ended == GenerationEnd.NOTHING_NEW
 
 
 def test_a_quiet_round_that_ran_short_is_followed_by_another():

@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 
 from fuzzdce.cli import main
-from fuzzdce.core.findings import SHARED, FindingStore
+from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.timeline import combine, sample
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Stats
@@ -96,7 +97,7 @@ def findings(tmp_path_factory) -> Path:
 def test_summary_has_a_timeline_and_bugs_when_they_were_first_seen(findings):
     summary = read_summary(findings)
     timeline = summary.timeline
-    # Each progress line (generation's three, then one per group shrunk), then the end.
+    # Each progress line (generation's three, then one per cause shrunk), then the end.
     programs = [s["programs"] for s in timeline]
     assert programs[:3] == [1, 2, 3] and set(programs[3:]) == {3} and len(programs) > 3
     assert [s["seconds"] for s in timeline] == sorted(s["seconds"] for s in timeline)
@@ -113,8 +114,8 @@ def test_lanes_timelines_combine_on_one_clock():
 
 def test_merged_stores_keep_the_earliest_sighting_and_stats_keep_each_lanes_timeline():
     first, second = FindingStore(), FindingStore()
-    first.add(SHARED, ("stock",), MISMATCH, ADD, seconds=30.0)
-    second.add(SHARED, ("stock",), MISMATCH, ADD, seconds=12.5)
+    first.add(Verdict.SHARED, ("stock",), MISMATCH, ADD, seconds=30.0)
+    second.add(Verdict.SHARED, ("stock",), MISMATCH, ADD, seconds=12.5)
     first.merge(second)
     assert [f.first_seen_seconds for f in first] == [12.5]
     merged, lane = Stats(), Stats(timeline=[sample(1, 2, 0)])

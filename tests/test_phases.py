@@ -8,11 +8,13 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from fuzzdce.core.findings import REGRESSION, Finding
+from fuzzdce.core.findings import Finding
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.driver import GenerationEnd
 from fuzzdce.fuzzing.shrinking import SHARE_FLOOR, share
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
@@ -80,7 +82,7 @@ def campaign_of(faults, *, programs=30, seed=4, **overrides):
 
 
 def faulty_bugs(campaign):
-    return [b for b in campaign.ledger.bugs() if b.verdict == REGRESSION]
+    return [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION]
 
 
 def test_every_generated_program_is_evaluated_in_full_while_a_large_finding_is_unshrunk():
@@ -89,7 +91,7 @@ def test_every_generated_program_is_evaluated_in_full_while_a_large_finding_is_u
     until the programs are spent."""
     campaign, evaluator = campaign_of({("add", "mul"): wrong_values})
     campaign.driver.run()
-    assert campaign.driver.ended == "programs"
+    assert campaign.driver.ended == GenerationEnd.PROGRAMS
     assert campaign.full_evaluations == 30 == len(campaign.distinct_programs) == len(evaluator.calls)
     assert all(names == ("stock", FAULTY, OTHER) and paths == ("jit", "jit-grad") for _, names, paths in evaluator.calls)
     assert campaign.store.findings, "the fault was never drawn: pick another seed"
@@ -106,11 +108,11 @@ def test_a_lane_ends_when_hypothesis_has_nothing_new_to_draw():
     campaign, evaluator = campaign_of({}, programs=50)
     campaign.driver.strategy = lambda weights=None: st.sampled_from(programs)
     campaign.driver.run()
-    assert campaign.driver.ended == "nothing new" and campaign.full_evaluations == 3
+    assert campaign.driver.ended == GenerationEnd.NOTHING_NEW and campaign.full_evaluations == 3
     assert sorted(p.inputs[0].shape for p, _, _ in evaluator.calls) == [(1,), (2,), (3,)]
 
 
-def test_each_bug_is_shrunk_against_its_failing_configuration_only():
+def test_each_cause_is_shrunk_against_its_failing_configuration_only():
     """A fault of programs using exp, on jit only: after generation, its bug is shrunk to one op in
     a run of its own whose steps evaluate jit only, under the faulty placement alone, and under
     stock alone only a candidate that still fails there; no step runs twice (the cache)."""
@@ -119,13 +121,13 @@ def test_each_bug_is_shrunk_against_its_failing_configuration_only():
     generated = len(evaluator.calls)
     (before,) = faulty_bugs(campaign)
     assert before.program.n_ops > 1, "generation shrinks nothing"
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     *steps, settling = evaluator.calls[generated:]
     assert steps and all(paths == ("jit",) and names in {(FAULTY,), ("stock",)} for _, names, paths in steps)
     for (program, names, _), previous in zip(steps[1:], steps):
         if names == ("stock",):
             assert previous[:2] == (program, (FAULTY,)) and "exp" in program.ops, "stock ran on a candidate that passed"
-    # the minimal program is evaluated everywhere, once: what it shows settles the groups it shows
+    # the minimal program is evaluated everywhere, once: what it shows settles the causes it shows
     assert settling[0].ops == ["exp"] and settling[1] == ("stock", FAULTY, OTHER) and settling[2] == ("jit", "jit-grad")
     (bug,) = faulty_bugs(campaign)
     assert bug.program.ops == ["exp"] and bug.smallest.shrunk is True and bug.shrink_note is None
@@ -148,7 +150,7 @@ def test_two_independent_faults_shown_by_one_program_are_two_bugs():
     campaign, evaluator = campaign_of({"exp": wrong_values, "neg": raised}, programs=40)
     campaign.driver.run()
     assert any({"exp", "neg"} <= set(p.ops) for p, _, _ in evaluator.calls), "no program showed both: pick another seed"
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     campaign.finish()
     bugs = faulty_bugs(campaign)
     assert sorted(b.program.ops for b in bugs) == [["exp"], ["neg"]], [(b.id, b.program.ops, b.oracles()) for b in bugs]
@@ -162,7 +164,7 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
     campaign.driver.options = dataclasses.replace(campaign.driver.options, time_budget=None)
     campaign.driver.run()  # generation spends its programs (no deadline of its own); the rest has no time
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     campaign.finish()
     bugs = faulty_bugs(campaign)
     assert sorted(b.oracles() for b in bugs) == [["outputs"], ["outputs"], ["raises"]], [(b.id, b.oracles()) for b in bugs]
@@ -177,7 +179,7 @@ def test_a_lane_ends_when_its_time_is_spent():
     Hypothesis running dry)."""
     campaign, evaluator = campaign_of({}, programs=50, time_budget=1e-9)
     campaign.driver.run()
-    assert campaign.driver.ended == "time" and campaign.full_evaluations == 0 and evaluator.calls == []
+    assert campaign.driver.ended == GenerationEnd.TIME and campaign.full_evaluations == 0 and evaluator.calls == []
 
 
 def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):
@@ -194,7 +196,7 @@ def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp
     assert found & {program for program, _, _ in evaluator.calls}
 
 
-def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
+def test_a_steered_campaign_shrinks_each_cause_under_the_weights_that_drew_it():
     """Steered rounds draw under weights of their own: a bug's shrink run replays its choices under
     the same weights, so it starts from the very program and shrinks it."""
     campaign, _ = campaign_of({"exp": lambda path: wrong_values(path) if path == "jit" else None}, programs=40, steer=True)
@@ -204,29 +206,29 @@ def test_a_steered_campaign_shrinks_each_bug_under_the_weights_that_drew_it():
     assert bug.program.ops == ["exp"]
 
 
-def test_each_group_gets_an_equal_share_of_the_time_left():
-    def group(n_ops):
+def test_each_cause_gets_an_equal_share_of_the_time_left():
+    def cause(n_ops):
         steps = tuple(Step("neg", "torch.neg({0})", (Ref(i),)) for i in range(n_ops))
         program = Program((TensorInput((2,)),), steps, (n_ops,), seed=1)
-        return [Finding(REGRESSION, (FAULTY,), wrong_values("jit"), program)]
+        return [Finding(Verdict.REGRESSION, (FAULTY,), wrong_values("jit"), program)]
 
-    eight, one, two = group(8), group(1), group(2)
+    eight, one, two = cause(8), cause(1), cause(2)
     assert share(eight, [eight, one, two]) == 1 / 3 and share(one, [one, two]) == 1 / 2 and share(two, [two]) == 1.0
-    many = [group(1) for _ in range(20)]
-    assert share(many[0], many) == SHARE_FLOOR, "twenty groups: each still gets enough for a shrink to end"
+    many = [cause(1) for _ in range(20)]
+    assert share(many[0], many) == SHARE_FLOOR, "twenty causes: each still gets enough for a shrink to end"
 
 
-def test_groups_a_settled_program_shows_are_not_shrunk_on_their_own():
-    """One fault on two paths and two oracles is three groups. Once the first is shrunk to its end
+def test_causes_a_settled_program_shows_are_not_shrunk_on_their_own():
+    """One fault on two paths and two oracles is three causes. Once the first is shrunk to its end
     and its program evaluated everywhere, that program shows the other two: they get no shrink run
     of their own (so a tight budget does not leave them apart) and come out in the same bug."""
     campaign, evaluator = campaign_of({"exp": wrong_values, ("exp",): wrong_grads})
     campaign.driver.run()
-    assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == REGRESSION}) == 3
+    assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == Verdict.REGRESSION}) == 3
     generated = len(evaluator.calls)
-    campaign.shrink_bugs()
+    campaign.shrink_causes()
     shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == (FAULTY,)}
-    assert len(shrunk_paths) == 1, f"more than one group was shrunk: {shrunk_paths}"
+    assert len(shrunk_paths) == 1, f"more than one cause was shrunk: {shrunk_paths}"
     campaign.finish()
     (bug,) = faulty_bugs(campaign)
     assert bug.program.ops == ["exp"] and sorted(bug.oracles()) == ["grads", "outputs"]

@@ -14,7 +14,7 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import failure_type
 from fuzzdce.running.evaluate import Evaluator, PathResult
-from fuzzdce.running.memory import MemoryReport, ProcessMemory, resident_mb
+from fuzzdce.running.memory import CampaignMemory, ProcessMemory, resident_mb
 from fuzzdce.running.workers import Worker
 
 
@@ -71,9 +71,9 @@ def test_resident_size_is_read_from_proc():
 
 
 def test_a_restarted_process_keeps_its_start_and_takes_the_later_end_and_larger_peak():
-    report = MemoryReport(recycled_workers=1)
+    report = CampaignMemory(recycled_workers=1)
     report.add(ProcessMemory("lane 0", 100.0, 300.0, 320.0))
-    later = MemoryReport(recycled_workers=2, recycled_lanes=1)
+    later = CampaignMemory(recycled_workers=2, recycled_lanes=1)
     later.add(ProcessMemory("lane 0", 110.0, 150.0, 160.0))
     report.merge(later)
     assert report.summary() == {
@@ -200,14 +200,14 @@ def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).replaced(started_at=began)
     lanes = lanes_module.Lanes(config, 2)
     assert [(lane, c.budget.seed) for lane, c in started] == [(0, 7), (1, 8)]
-    report = lanes_module.LaneReport(1, FindingStore(), Stats(), False, MemoryReport(), True, programs_left=30)
-    lanes.restart(report)
+    result = lanes_module.LaneResult(1, FindingStore(), Stats(), False, CampaignMemory(), True, programs_left=30)
+    lanes.restart(result)
     lane, again = started[-1]
     # What is left of its programs; the campaign's time plan, from the campaign's start.
     assert lane == 1 and again.budget.max_examples == 30 and again.budget.seed not in (7, 8)
     assert (again.budget.time_budget, again.budget.started_at) == (600, began)
     lanes.config = config.replaced(started_at=time.time() - 601)  # its time is spent: no restart
-    lanes.restart(report)
+    lanes.restart(result)
     assert len(started) == 3
     unstarted = lanes_module.Lanes(CampaignConfig.of(("stock",), ("jit",), time_budget=600), 1)
     assert (

@@ -2,7 +2,7 @@
 
 0.2.5 is an overlay (``pip install --no-deps --target DIR lightning-thunder==0.2.5``, a 1 MB wheel)
 put first on a build worker's path; the Thunder installed here is the reference. A campaign of
-both (docs/operating.md, "Your Thunder branch against main") found 0.2.5 differentiating through a cast to an
+both (docs/operating.md, "Worked example: Thunder 0.2.5 against 0.2.6") found 0.2.5 differentiating through a cast to an
 integer dtype: ``x.to(torch.int32) + x`` gets gradient 2 under 0.2.5, 1 in eager and under 0.2.6,
 a bug 0.2.6 fixed. This test checks that finding on its shrunk program. It needs the package
 registry once (pip's cache after that) and is skipped without it, or when 0.2.6 is not installed.
@@ -16,9 +16,10 @@ import sys
 import pytest
 import thunder
 
-from fuzzdce.core.findings import REGRESSION, SHARED, triage
+from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.running.evaluate import Evaluator, violations_of
 from fuzzdce.running.placements import resolve
 
@@ -59,8 +60,8 @@ def test_thunder_025_differentiates_through_an_integer_cast_and_026_does_not(thu
     finally:
         evaluator.close()
     found = {(v.oracle, verdict, placements) for verdict, placements, v in triage(violations_of(evaluations)).values()}
-    assert found == {("grads", REGRESSION, ("0.2.5",))}, found
-    assert not any(verdict == SHARED for verdict, _, _ in triage(violations_of(evaluations)).values())
+    assert found == {("grads", Verdict.REGRESSION, ("0.2.5",))}, found
+    assert not any(verdict == Verdict.SHARED for verdict, _, _ in triage(violations_of(evaluations)).values())
     assert evaluations[STOCK].violations == []
 
 

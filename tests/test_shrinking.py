@@ -4,9 +4,10 @@ phase clock: on synthetic findings and a stand-in job runner, no Thunder."""
 import time
 from collections import Counter
 
-from fuzzdce.core.findings import REGRESSION, SHARED, FindingStore
+from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import EAGER, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.shrinking import GENERATION_SHARE, SHRINK_END, Phase, PhaseClock, TimePlan, same_failure
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
@@ -41,14 +42,14 @@ def store_of(*found):
 
 def test_findings_whose_shrunk_programs_are_identical_are_one_bug_whatever_the_path():
     """elu's gradient at NaN showed on three paths with the identical 2-op program: one bug."""
-    store = store_of(*((REGRESSION, ("p",), wrong_values(path), program(), True) for path in ("a", "b", "c")))
+    store = store_of(*((Verdict.REGRESSION, ("p",), wrong_values(path), program(), True) for path in ("a", "b", "c")))
     (bug,) = store.bugs()
     assert bug.paths() == ["a", "b", "c"]
 
 
 def test_identical_programs_that_are_not_settled_do_not_join():
     """A program generation drew, not shrunk: two faults it shows stay two bugs."""
-    store = store_of(*((REGRESSION, ("p",), wrong_values(path), program(), None) for path in ("a", "b")))
+    store = store_of(*((Verdict.REGRESSION, ("p",), wrong_values(path), program(), None) for path in ("a", "b")))
     assert len(store.bugs()) == 2
 
 
@@ -56,13 +57,13 @@ def test_one_faulty_placement_never_joins_another():
     """The same minimal program broken by two faulty placements: two bugs (no placement in common);
     a baseline finding under stock and one under stock and rdnp: one."""
     store = store_of(
-        (REGRESSION, ("p",), wrong_values("a"), program(), True),
-        (REGRESSION, ("q",), wrong_values("a"), program(), True),
+        (Verdict.REGRESSION, ("p",), wrong_values("a"), program(), True),
+        (Verdict.REGRESSION, ("q",), wrong_values("a"), program(), True),
     )
     assert len(store.bugs()) == 2
     store = store_of(
-        (SHARED, ("stock",), malformed("a"), program(), True),
-        (SHARED, ("stock", "rdnp"), malformed("a"), program(), True),
+        (Verdict.SHARED, ("stock",), malformed("a"), program(), True),
+        (Verdict.SHARED, ("stock", "rdnp"), malformed("a"), program(), True),
     )
     assert len(store.bugs()) == 1
 
@@ -70,9 +71,9 @@ def test_one_faulty_placement_never_joins_another():
 def test_the_same_failure_on_another_path_is_one_bug_but_wrong_values_are_not():
     """A malformed trace on six paths, each with its own program: one bug. Wrong values on two
     paths, programs apart: their message says only which output differs, so they stay apart."""
-    store = store_of(*((REGRESSION, ("p",), malformed(f"path{i}"), program(seed=i), None) for i in range(6)))
+    store = store_of(*((Verdict.REGRESSION, ("p",), malformed(f"path{i}"), program(seed=i), None) for i in range(6)))
     assert len(store.bugs()) == 1
-    store = store_of(*((REGRESSION, ("p",), wrong_values(f"path{i}"), program("neg", seed=i), None) for i in range(2)))
+    store = store_of(*((Verdict.REGRESSION, ("p",), wrong_values(f"path{i}"), program("neg", seed=i), None) for i in range(2)))
     assert len(store.bugs()) == 2
 
 
@@ -116,22 +117,22 @@ def test_the_time_plan_splits_the_wall_time_from_the_start():
     start = time.time() - 50
     plan = TimePlan(100, start)
     assert plan.end(Phase.GENERATION) == start + 100 * GENERATION_SHARE
-    assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.REPORT) == start + 100
-    assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.REPORT) <= 50
-    assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.REPORT) is None
+    assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.WRITING) == start + 100
+    assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.WRITING) <= 50
+    assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.WRITING) is None
 
 
 def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
     seconds = Counter()
     clock = PhaseClock(seconds)
-    with clock.timed(Phase.GROUPING):
+    with clock.timed(Phase.JOINING):
         time.sleep(0.05)
         with clock.timed(Phase.SHRINKING):
             assert clock.current == Phase.SHRINKING
             time.sleep(0.1)
-        assert clock.current == Phase.GROUPING
+        assert clock.current == Phase.JOINING
     assert clock.current is None
-    assert 0.1 <= seconds[Phase.SHRINKING] < 0.2 and 0.05 <= seconds[Phase.GROUPING] < 0.1
+    assert 0.1 <= seconds[Phase.SHRINKING] < 0.2 and 0.05 <= seconds[Phase.JOINING] < 0.1
 
 
 def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
@@ -142,18 +143,18 @@ def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
         return Violation("splits", path, key, "EXCEPTION_META_THUNDER_OP", key=key, cause=key)
 
     store = store_of(
-        (REGRESSION, ("p",), split("t0", "thunderfx"), program("neg"), None),
-        (REGRESSION, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
+        (Verdict.REGRESSION, ("p",), split("t0", "thunderfx"), program("neg"), None),
+        (Verdict.REGRESSION, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
     )
-    assert len(store.groups()) == 2 and len(store.bugs()) == 1
+    assert len(store.causes()) == 2 and len(store.bugs()) == 1
 
 
 def test_a_link_never_joins_two_verdicts():
     """A baseline bug's settled program may also show a placement-induced finding: they stay apart."""
     store = store_of(
-        (SHARED, ("stock", "p"), malformed("a"), program(), True),
-        (REGRESSION, ("p",), wrong_values("a"), program("neg"), True),
+        (Verdict.SHARED, ("stock", "p"), malformed("a"), program(), True),
+        (Verdict.REGRESSION, ("p",), wrong_values("a"), program("neg"), True),
     )
-    baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != SHARED)
+    baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != Verdict.SHARED)
     store.link(baseline, induced)
     assert len(store.bugs()) == 2

@@ -7,8 +7,6 @@ import re
 import sys
 import traceback
 
-from fuzzdce.core.vocabulary import FailureKind
-
 
 class UsageError(ValueError):
     """Bad user input (unknown placement, bad option value, unreadable file).
@@ -35,8 +33,6 @@ class HarnessError(BaseException):
     exits with code 3.
     """
 
-
-HARNESS = FailureKind.HARNESS  # the kind of a JobFailure that is fuzzdce's own fault, never a finding
 
 # --- is fuzzdce, not Thunder, at fault for an exception? -----------------------------------------
 

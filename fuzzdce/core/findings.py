@@ -1,4 +1,4 @@
-"""Findings and bugs: violations triaged against the reference Thunder, deduplicated, grouped by root cause.
+"""Findings and bugs: violations triaged against the reference Thunder, deduplicated, joined by root cause.
 
 A finding's signature is (verdict, placements, path, oracle, exception type, normalised message,
 Thunder frame). The verdict and placements come from one program evaluated under the campaign's
@@ -11,15 +11,15 @@ under test make it ``shared``; the reference alone makes it ``fixed``.
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
 joined by evidence a user can check:
 - the same exception (``Violation.cause``: type, normalised message, Thunder frame) is one bug
-  whatever the path and whichever call showed it (``cause_key``: findings of one cause are one
-  *group*, shrunk together);
-- two groups whose minimal programs, each a finished shrink's result, each show the other's cause
+  whatever the path and whichever call showed it (``cause_key``: findings of one key are one
+  *cause*, shrunk together);
+- two causes whose minimal programs, each a finished shrink's result, each show the other's cause
   are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
   program Hypothesis did not finish shrinking joins nothing;
 - findings whose settled minimal programs are identical, or whose violations are the same but for
   the path (not a value comparison), with a placement in common (``join_keys``);
 - but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``): a
-  link that would join two such types is not followed, so no bug glues them through a third group.
+  link that would join two such types is not followed, so no bug glues them through a third cause.
 """
 
 from __future__ import annotations
@@ -34,9 +34,6 @@ from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
 from fuzzdce.core.vocabulary import AddResult
 
-REGRESSION = Verdict.REGRESSION
-SHARED = Verdict.SHARED
-FIXED = Verdict.FIXED
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
 
 
@@ -66,9 +63,9 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
     return False if False in states else (None if None in states else True)
 
 
-def is_reportable(verdict: str, known: str | None) -> bool:
+def is_reportable(verdict: Verdict, known: str | None) -> bool:
     """A regression not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
-    return verdict == REGRESSION and not known
+    return verdict == Verdict.REGRESSION and not known
 
 
 def bug_order(bug) -> tuple:
@@ -84,11 +81,11 @@ def connected(
     kept_apart: Callable[[Item], Iterable[Hashable]] = lambda item: (),
 ) -> list[list[Item]]:
     """``items`` joined when they share a name, directly or through other items (union-find): the
-    groups, each in the items' order. The one join of findings into bugs: the campaign's
+    components, each in the items' order. The one join of findings into bugs: the campaign's
     (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
 
-    A group holds at most one of the labels ``kept_apart`` gives its items: a shared name that would
-    join two groups with different labels is not followed (nor, so, any path through a third)."""
+    A component holds at most one of the labels ``kept_apart`` gives its items: a shared name that would
+    join two components with different labels is not followed (nor, so, any path through a third)."""
     parent = list(range(len(items)))
     labels = [set(kept_apart(item)) for item in items]  # by root
 
@@ -106,10 +103,10 @@ def connected(
                 low, high = min(a, b), max(a, b)
                 parent[high] = low
                 labels[low] |= labels[high]
-    groups: dict[int, list[Item]] = {}
+    components: dict[int, list[Item]] = {}
     for i, item in enumerate(items):
-        groups.setdefault(root(i), []).append(item)
-    return list(groups.values())
+        components.setdefault(root(i), []).append(item)
+    return list(components.values())
 
 
 RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
@@ -125,8 +122,8 @@ def raised_types(found: Iterable[tuple[str, str | None]]) -> set[str]:
     return {error_type for oracle, error_type in found if oracle == RAISES and error_type}
 
 
-def cause_key(verdict: str, placements: tuple[str, ...], violation: Violation) -> str:
-    """What joins findings into one group with no further evidence: the same exception under the
+def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
+    """What joins findings into one cause with no further evidence: the same exception under the
     same verdict and placements. A finding without an exception is a cause of its own."""
     if violation.cause:
         return finding_signature(verdict, placements, "cause | " + normalise(violation.cause))
@@ -178,8 +175,8 @@ def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
     """The verdict of a violation shown under ``names``, against ``reference``, of ``evaluated``
     placements (the reference alone fixes nothing: a campaign of stock alone has nothing under test)."""
     if reference not in names:
-        return REGRESSION
-    return SHARED if len(names) > 1 or evaluated == 1 else FIXED
+        return Verdict.REGRESSION
+    return Verdict.SHARED if len(names) > 1 or evaluated == 1 else Verdict.FIXED
 
 
 def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str | None = None) -> dict[str, Triaged]:
@@ -206,7 +203,7 @@ def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference
 
 @dataclass
 class Finding:
-    verdict: str
+    verdict: Verdict
     placements: tuple[str, ...]
     violation: Violation
     program: Program
@@ -238,8 +235,7 @@ class Finding:
 
     @property
     def cause_key(self) -> str:
-        """What joins findings into one bug with no further evidence: the same exception under the
-        same verdict and placements. A finding without an exception is a cause of its own."""
+        """The finding's cause (``cause_key``): what joins findings with no further evidence."""
         return cause_key(self.verdict, self.placements, self.violation)
 
     @property
@@ -277,7 +273,7 @@ class Bug:
         return self.smallest.program
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return self.members[0].verdict
 
     @property
@@ -334,7 +330,7 @@ class Bug:
 
 class FindingStore:
     """Findings by signature; keeps the smallest program seen for each and counts occurrences;
-    groups them into bugs."""
+    joins them into bugs."""
 
     def __init__(self, known: Mapping[str, str] | None = None) -> None:
         self.findings: dict[str, Finding] = {}
@@ -345,7 +341,7 @@ class FindingStore:
 
     def add(
         self,
-        verdict: str,
+        verdict: Verdict,
         placements: tuple[str, ...],
         violation: Violation,
         program,
@@ -374,34 +370,34 @@ class FindingStore:
         finding.count += 1
         return finding, change
 
-    def groups(self) -> dict[str, list[Finding]]:
-        """Findings by cause (``cause_key``), each group's smallest program first."""
-        groups: dict[str, list[Finding]] = {}
+    def causes(self) -> dict[str, list[Finding]]:
+        """The findings by cause (``cause_key``), each cause's smallest program first."""
+        causes: dict[str, list[Finding]] = {}
         for finding in self.findings.values():
-            groups.setdefault(finding.cause_key, []).append(finding)
-        return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(groups.items())}
+            causes.setdefault(finding.cause_key, []).append(finding)
+        return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(causes.items())}
 
     def link(self, first: Finding, second: Finding, why: str = "each one's shrunk minimal program shows the other") -> None:
-        """Record that the groups of ``first`` and ``second`` are one bug (never two verdicts)."""
+        """Record that the causes of ``first`` and ``second`` are one bug (never two verdicts)."""
         a, b = sorted((first.cause_key, second.cause_key))
         if a != b and first.verdict == second.verdict:
             self.links[(a, b)] = why
 
     def bugs(self) -> list[Bug]:
-        """The findings grouped into bugs (see the module docstring), regressions and new first."""
-        groups = self.groups()
-        # A link joins two groups: a name the two share and no other group has.
+        """The findings joined into bugs (see the module docstring), regressions and new first."""
+        causes = self.causes()
+        # A link joins two causes: a name the two share and no other cause has.
         links: dict[str, list[tuple[str, str]]] = {}
         for a, b in sorted(self.links):
-            if a in groups and b in groups:
+            if a in causes and b in causes:
                 links.setdefault(a, []).append((a, b))
                 links.setdefault(b, []).append((a, b))
         joined = connected(
-            list(groups),
-            lambda key: [key, *links.get(key, ()), *(k for f in groups[key] for k in join_keys(f))],
-            kept_apart=lambda key: raised_types((f.violation.oracle, f.violation.error_type) for f in groups[key]),
+            list(causes),
+            lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
+            kept_apart=lambda key: raised_types((f.violation.oracle, f.violation.error_type) for f in causes[key]),
         )
-        bugs = [self._bug([f for key in keys for f in groups[key]]) for keys in joined]
+        bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
         return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
@@ -439,7 +435,7 @@ class FindingStore:
             elif theirs.program == mine.program and theirs.shrunk and not mine.shrunk:
                 mine.shrunk = True
 
-    def by_verdict(self, verdict: str) -> list[Finding]:
+    def by_verdict(self, verdict: Verdict) -> list[Finding]:
         return [f for f in self if f.verdict == verdict]
 
     def __iter__(self):

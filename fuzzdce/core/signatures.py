@@ -9,7 +9,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from fuzzdce.core.model import Violation
+from fuzzdce.core.model import Verdict, Violation
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 # Thunder and FX name values with a lowercase stem and a counter (t12, l_v0_, mul_3, subgraph 2, ...).
@@ -33,7 +33,7 @@ def signature(v: Violation) -> str:
     return " | ".join((v.path, v.oracle, v.error_type, normalise(v.identity), v.frame))
 
 
-def finding_signature(verdict: str, placements: Iterable[str], violation_signature: str) -> str:
+def finding_signature(verdict: Verdict, placements: Iterable[str], violation_signature: str) -> str:
     """A finding's identity: its verdict and the placements showing it, then the violation's."""
     return " | ".join((verdict, ",".join(placements), violation_signature))
 

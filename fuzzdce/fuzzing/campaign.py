@@ -6,8 +6,8 @@ Its phases (``shrinking.Phase``), within one wall-time plan (``shrinking.TimePla
 **Generation**: each program Hypothesis draws runs once in eager, once per path under stock
 Thunder, and once per path under each other chosen placement, whatever its size; every oracle reads
 those results, and each violation is triaged on the spot (which placements show it, stock among
-them or not). **Shrinking**, **grouping** and **confirming** are the ``shrinking.Shrinker``'s: each
-group shrunk against its failing configuration alone, its result evaluated everywhere and joined
+them or not). **Shrinking**, **joining** and **confirming** are the ``shrinking.Shrinker``'s: each
+cause shrunk against its failing configuration alone, its result evaluated everywhere and joined
 with what it shows, each bug's smallest program replayed once. Evaluations are cached: no
 (program, inputs, path, placement) runs twice in a campaign.
 """
@@ -34,7 +34,7 @@ from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.memory import MemoryReport, ProcessMemory
+from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.sandbox import SandboxedJobs
 
 
@@ -73,7 +73,7 @@ class Campaign:
         self.config = config
         self.own_memory = ProcessMemory(process)
         self.own_memory.observe_self()
-        self.absorbed_memory = MemoryReport()  # the lanes' processes, when this is a merged campaign
+        self.absorbed_memory = CampaignMemory()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
         self.placements = config.resolved_placements()
         self.reference = config.resolved_reference(self.placements)  # what every verdict is relative to
@@ -140,10 +140,10 @@ class Campaign:
             log=self.log,
         )
 
-    def memory(self) -> MemoryReport:
+    def memory(self) -> CampaignMemory:
         """This process's memory, its worker's (if sandboxed) and any absorbed lanes'."""
         self.own_memory.observe_self()
-        report = MemoryReport()
+        report = CampaignMemory()
         report.add(self.own_memory)
         jobs = getattr(self.evaluator, "run_job", None)
         worker_memory = getattr(jobs, "memory", None)
@@ -218,24 +218,24 @@ class Campaign:
             self.driver.save(choices)
         return changed
 
-    # --- shrinking and grouping (``shrinking.Shrinker``) ---------------------------------------------
+    # --- shrinking and joining (``shrinking.Shrinker``) ----------------------------------------------
 
-    def shrink_bugs(self) -> None:
-        """The shrinking phase: each group of findings not shrunk yet, in turn (``Shrinker.shrink_all``)."""
+    def shrink_causes(self) -> None:
+        """The shrinking phase: each cause not shrunk yet, in turn (``Shrinker.shrink_all``)."""
         with self.phases.timed(Phase.SHRINKING):
             self.shrinker.shrink_all()
 
-    def group(self) -> None:
-        """The grouping phase (``Shrinker.group``)."""
-        with self.phases.timed(Phase.GROUPING):
-            self.shrinker.group()
+    def join(self) -> None:
+        """The joining phase (``Shrinker.join``)."""
+        with self.phases.timed(Phase.JOINING):
+            self.shrinker.join()
 
     # --- the whole campaign ---------------------------------------------------------------------
 
     def progress_line(self) -> str:
         """The ledger's counts, the phase running and the time left of the budget."""
         phase = self.phases.current
-        left = self.plan.left(Phase.REPORT)
+        left = self.plan.left(Phase.WRITING)
         when = "" if phase is None else f" -- {phase}" + ("" if left is None else f", {left:.0f} s left")
         return self.ledger.progress_line() + when
 
@@ -302,7 +302,12 @@ class Campaign:
         )
 
     def absorb(
-        self, store: FindingStore, stats, interrupted: bool, memory: MemoryReport | None = None, shrinker: Shrinker | None = None
+        self,
+        store: FindingStore,
+        stats,
+        interrupted: bool,
+        memory: CampaignMemory | None = None,
+        shrinker: Shrinker | None = None,
     ) -> None:
         """Fold in a lane's results (its findings, counts, whether it was interrupted, its
         processes' memory, and its settled programs)."""
@@ -314,7 +319,7 @@ class Campaign:
             self.absorbed_memory.merge(memory)
 
     def mark_interrupted(self) -> None:
-        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without grouping or confirming."""
+        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without joining or confirming."""
         self.interrupted = True
 
     def stop(self) -> None:
@@ -344,13 +349,13 @@ class Campaign:
                 self.driver.run()
             self.stats.generation_ended.append(self.driver.ended)
             if not self.recycled:
-                # Shrinking only: evaluating minimal programs everywhere (grouping) would spend the
-                # shrinking budget on full evaluations, and lanes' grouping is redone when merged.
+                # Shrinking only: evaluating minimal programs everywhere (joining) would spend the
+                # shrinking budget on full evaluations, and lanes' joining is redone when merged.
                 self.log(
-                    f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.groups())} groups"
+                    f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.causes())} causes"
                 )
-                self.shrink_bugs()
-                with self.phases.timed(Phase.GROUPING):  # from the cache, mostly: lanes hand them on
+                self.shrink_causes()
+                with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
                     self.shrinker.settle_rest()
             if self.recycled:
                 self.log(
@@ -377,16 +382,16 @@ class Campaign:
         )
 
     def finish(self) -> None:
-        """Group the findings into bugs and confirm them (unless interrupted or configured not to:
+        """Join the findings into bugs and confirm them (unless interrupted or configured not to:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
             if self.config.output.confirm and not self.interrupted:
-                self.log(f"fuzzdce: grouping {len(self.store.groups())} groups: each minimal program on every path")
-                self.group()
+                self.log(f"fuzzdce: joining {len(self.store.causes())} causes: each minimal program on every path")
+                self.join()
                 with self.phases.timed(Phase.CONFIRMING):
                     self.shrinker.confirm(self.ledger.bugs())
-            with self.phases.timed(Phase.REPORT):
+            with self.phases.timed(Phase.WRITING):
                 self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True

@@ -8,11 +8,11 @@ are spent, or a round draws no program not evaluated before (Hypothesis has noth
 A finding's choices are saved to the example database under ``GENERATION_KEY``, so the first round
 of a later campaign sharing that database replays them.
 
-**Shrinking** (``shrink``): one Hypothesis run per bug, its database holding that bug's smallest
+**Shrinking** (``shrink``): one Hypothesis run per cause, its database holding that cause's smallest
 program's choices and its phases only ``reuse`` and ``shrink``. Its test fails only when a program
-reproduces that bug (``reproduces``, which evaluates only the bug's paths under its placements and
-stock), so Hypothesis shrinks that bug and nothing else. Past its deadline the run stops
-(``ShrinkStopped``), the bug's smallest program so far kept.
+reproduces that cause's failure (``reproduces``, which evaluates only its path under the Thunders
+that keep its verdict), so Hypothesis shrinks that cause and nothing else. Past its deadline the
+run stops (``ShrinkStopped``), the cause's smallest program so far kept.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -39,6 +40,17 @@ from fuzzdce.core.signatures import short_id
 from fuzzdce.fuzzing.config import derive_seed
 from fuzzdce.fuzzing.steering import ROUND, Steering
 from fuzzdce.strategies import CATALOG, OpSpec, programs
+
+
+class GenerationEnd(StrEnum):
+    """Why generation ended (``HypothesisDriver.ended``; summary.json's ``generation_ended``, one per
+    lane process)."""
+
+    STOPPED = "stopped"  # ``stop()``: Ctrl-C, SIGTERM, or whoever drives the campaign
+    RECYCLED = "recycled"  # the lane grew too large: a fresh process goes on
+    TIME = "time"  # generation's share of the time budget is spent
+    PROGRAMS = "programs"  # ``--max-examples`` programs were evaluated
+    NOTHING_NEW = "nothing new"  # a round drew no program not evaluated before
 
 
 class FindingFailure(AssertionError):
@@ -181,7 +193,7 @@ class HypothesisDriver:
         self.stopped = False
         self.paused = False
         self.rounds = 0  # rounds run
-        self.ended = ""  # why generation ended: "programs", "time", "nothing new", "stopped", "recycled"
+        self.ended: GenerationEnd | None = None  # set when ``run`` returns
         self.weights = None  # the current round's steering weights (None: unsteered)
 
     @property
@@ -267,7 +279,7 @@ class HypothesisDriver:
 
     def hypothesis_said(self, text: str) -> None:
         if "working to shrink" in str(text):
-            self.host.log("fuzzdce: Hypothesis stopped shrinking a bug after five minutes of slow progress")
+            self.host.log("fuzzdce: Hypothesis stopped shrinking a cause after five minutes of slow progress")
 
     def out_of_time(self) -> bool:
         """Past the time budget (or stopped), nothing new is generated."""
@@ -289,23 +301,23 @@ class HypothesisDriver:
             round_number += 1
             self.rounds = round_number
             if self.stopped:
-                self.ended = "stopped"
+                self.ended = GenerationEnd.STOPPED
                 return
             if self.paused:
-                self.ended = "recycled"
+                self.ended = GenerationEnd.RECYCLED
                 return
             if self.out_of_time():
-                self.ended = "time"
+                self.ended = GenerationEnd.TIME
                 return
             if self.host.evaluated() >= self.options.max_examples:
-                self.ended = "programs"
+                self.ended = GenerationEnd.PROGRAMS
                 return
             if self.host.distinct() == distinct_before:
-                self.ended = "nothing new"  # Hypothesis has no new program to draw
+                self.ended = GenerationEnd.NOTHING_NEW  # Hypothesis has no new program to draw
                 return
             if self.host.should_pause():  # between rounds only: nothing is lost but the next round's start
                 self.paused = True
-                self.ended = "recycled"
+                self.ended = GenerationEnd.RECYCLED
                 return
 
     # --- shrinking --------------------------------------------------------------------------------
@@ -319,7 +331,7 @@ class HypothesisDriver:
         deadline: float | None = None,
         seed_parts: tuple = (),
     ) -> bool:
-        """Shrink one bug: a Hypothesis run whose database holds ``choices`` (the bug's smallest
+        """Shrink one cause: a Hypothesis run whose database holds ``choices`` (the cause's smallest
         program) and whose test fails only when ``reproduces(program)``. Returns True when
         Hypothesis finished shrinking, False when the run stopped at ``deadline`` (or was stopped)."""
         database = InMemoryExampleDatabase()

@@ -7,7 +7,7 @@ up, the smallest program and earliest sighting win, timelines combine), confirme
 written again.
 
 A lane's process grows (about 8 MB a minute, as its worker's does), so past
-``config.workers.recycle_lane_rss_mb`` it stops after its current program (its groups left for the merged campaign to shrink) and reports as at the end; the
+``config.workers.recycle_lane_rss_mb`` it stops after its current program (its causes left for the merged campaign to shrink) and hands back its results as at the end; the
 parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
 seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
 and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
@@ -30,7 +30,7 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Log, Stats
 from fuzzdce.fuzzing.shrinking import Phase, Shrinker, TimePlan
-from fuzzdce.running.memory import MemoryReport
+from fuzzdce.running.memory import CampaignMemory
 
 
 def raise_keyboard_interrupt(signum, frame) -> None:
@@ -39,7 +39,7 @@ def raise_keyboard_interrupt(signum, frame) -> None:
 
 
 @dataclass
-class LaneReport:
+class LaneResult:
     """What a lane's process hands back when it ends: its results, its processes' memory, and
     whether it was recycled (it stopped early; the lane goes on in a fresh process)."""
 
@@ -47,7 +47,7 @@ class LaneReport:
     store: FindingStore
     stats: Stats
     interrupted: bool
-    memory: MemoryReport
+    memory: CampaignMemory
     recycled: bool
     programs_left: int
     shrinker: Shrinker | None = None  # its settled programs (the campaign it points to stays behind)
@@ -55,7 +55,7 @@ class LaneReport:
 
 @dataclass
 class HarnessStop:
-    """A lane's report that it stopped on a harness error (``errors.HarnessError``'s line)."""
+    """A lane's word that it stopped on a harness error (``errors.HarnessError``'s line)."""
 
     lane: int
     message: str
@@ -81,11 +81,11 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
     left = campaign.max_examples - campaign.full_evaluations
     shrinker = campaign.shrinker
     shrinker.campaign = None  # only its state crosses to the parent
-    results.put(LaneReport(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker))
+    results.put(LaneResult(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker))
 
 
 class Lanes:
-    """The lanes' processes: started, restarted when recycled, and their reports collected."""
+    """The lanes' processes: started, restarted when recycled, and their results collected."""
 
     def __init__(self, config: CampaignConfig, jobs: int) -> None:
         # The time plan counts from the campaign's start, which every lane process keeps.
@@ -94,8 +94,8 @@ class Lanes:
         self.results = self.context.Queue()
         self.running: dict[int, Any] = {}  # lane -> its current process
         self.restarts: dict[int, int] = {lane: 0 for lane in range(jobs)}
-        self.reports: list[LaneReport] = []
-        self.unreported = 0  # lane processes that ended without a report (killed)
+        self.finished: list[LaneResult] = []
+        self.lost = 0  # lane processes that ended without handing back their results (killed)
         for lane in range(jobs):
             self.start(lane, self.config.lane(lane))
 
@@ -105,47 +105,47 @@ class Lanes:
         self.running[lane] = process
 
     def collect(self, *, restart: bool) -> None:
-        """Take reports until every lane is done; restart recycled lanes when ``restart``."""
+        """Take results until every lane is done; restart recycled lanes when ``restart``."""
         while self.running or not self.results.empty():
             try:
-                report = self.results.get(timeout=1)
-            except Exception:  # queue.Empty: see whether a lane died without reporting
+                result = self.results.get(timeout=1)
+            except Exception:  # queue.Empty: see whether a lane died without handing back
                 self.forget_dead()
                 continue
-            if isinstance(report, HarnessStop):
-                self.running.pop(report.lane).join(timeout=30)
+            if isinstance(result, HarnessStop):
+                self.running.pop(result.lane).join(timeout=30)
                 self.terminate()
-                raise HarnessError(report.message)
-            self.reports.append(report)
-            self.running.pop(report.lane).join(timeout=30)
-            if restart and report.recycled:
-                self.restart(report)
+                raise HarnessError(result.message)
+            self.finished.append(result)
+            self.running.pop(result.lane).join(timeout=30)
+            if restart and result.recycled:
+                self.restart(result)
 
-    def restart(self, report: LaneReport) -> None:
+    def restart(self, result: LaneResult) -> None:
         """Start the lane again in a fresh process, with what is left of its programs and time (the
         campaign's time plan counts from its start, which the lane keeps)."""
-        lane_config = self.config.lane(report.lane)
+        lane_config = self.config.lane(result.lane)
         if (
             TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at).over(Phase.GENERATION)
-            or report.programs_left <= 0
+            or result.programs_left <= 0
         ):
             return
-        self.restarts[report.lane] += 1
-        restarted = lane_config.restarted(self.restarts[report.lane], report.programs_left)
-        self.start(report.lane, restarted)
+        self.restarts[result.lane] += 1
+        restarted = lane_config.restarted(self.restarts[result.lane], result.programs_left)
+        self.start(result.lane, restarted)
 
     def forget_dead(self) -> None:
-        """Lanes whose process ended without a report (killed): their findings are on disk."""
+        """Lanes whose process ended without handing back its results (killed): their findings are on disk."""
         for lane, process in list(self.running.items()):
             if not process.is_alive() and self.results.empty():
                 process.join(timeout=1)
                 del self.running[lane]
-                self.unreported += 1
+                self.lost += 1
 
     def terminate(self) -> None:
         for process in self.running.values():
             if process.is_alive():
-                process.terminate()  # SIGTERM: the lane stops cleanly and reports
+                process.terminate()  # SIGTERM: the lane stops cleanly and hands back its results
 
 
 def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> Campaign:
@@ -164,11 +164,11 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         interrupted = True
         lanes.terminate()
         lanes.collect(restart=False)
-    for report in sorted(lanes.reports, key=lambda r: r.lane):
-        merged.absorb(report.store, report.stats, report.interrupted, report.memory, report.shrinker)
+    for result in sorted(lanes.finished, key=lambda r: r.lane):
+        merged.absorb(result.store, result.stats, result.interrupted, result.memory, result.shrinker)
     if interrupted:
         merged.mark_interrupted()
-    if lanes.unreported:
-        merged.log(f"fuzzdce: {lanes.unreported} lane process(es) ended without reporting; their findings are on disk")
+    if lanes.lost:
+        merged.log(f"fuzzdce: {lanes.lost} lane process(es) ended without handing back their results; their findings are on disk")
     merged.finish()
     return merged

@@ -1,7 +1,7 @@
-"""The ledger of a campaign: every program's triaged violations recorded as findings, grouped into
+"""The ledger of a campaign: every program's triaged violations recorded as findings, joined into
 bugs, which verdicts are shrunk, and the findings folder kept in step.
 
-Every finding observed, during generation, shrinking and grouping alike, goes into the
+Every finding observed, during generation, shrinking and joining alike, goes into the
 ``FindingStore`` (which keeps the smallest program per signature, with its Hypothesis choices) and
 its bug's folder as soon as it appears.
 """
@@ -14,11 +14,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fuzzdce.core.findings import REGRESSION, Bug, Finding, FindingStore, triage
+from fuzzdce.core.findings import Bug, Finding, FindingStore, triage
 from fuzzdce.core.model import EAGER, STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import Sample
-from fuzzdce.core.vocabulary import AddResult
+from fuzzdce.core.vocabulary import AddResult, Verdict
+from fuzzdce.fuzzing.driver import GenerationEnd
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.coverage import DceActivity
 from fuzzdce.running.evaluate import Evaluation, violations_of
@@ -52,11 +53,11 @@ class Stats:
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
     timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
     lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
-    # Seconds per phase (``shrinking.Phase``: generation, shrinking, grouping, confirming, report),
+    # Seconds per phase (``shrinking.Phase``: generation, shrinking, joining, confirming, writing),
     # every lane's added up.
     phases: Counter = field(default_factory=Counter)
-    # Why each generation (each lane's process) ended: "programs", "time", "nothing new", "stopped", "recycled".
-    generation_ended: list[str] = field(default_factory=list)
+    # Why each generation (each lane's process) ended.
+    generation_ended: list[GenerationEnd] = field(default_factory=list)
 
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
@@ -106,9 +107,9 @@ class Ledger:
     def new_round(self) -> None:
         """A generation round begins (nothing to reset: every program is evaluated in full)."""
 
-    def fails(self, verdict: str) -> bool:
+    def fails(self, verdict: Verdict) -> bool:
         """Are findings of this verdict shrunk (a fuzz test fails on them)?"""
-        return verdict == REGRESSION or self.shrink_baseline or self.stock_only
+        return verdict == Verdict.REGRESSION or self.shrink_baseline or self.stock_only
 
     def bugs(self) -> list[Bug]:
         return self.store.bugs()
@@ -199,7 +200,7 @@ def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation], refere
     """The traces a finding's folder shows: on its path, under each placement showing it, and
     under the reference too when it does not show it (to compare)."""
     path = finding.violation.path
-    shown = list(finding.placements) + ([reference] if finding.verdict == REGRESSION else [])
+    shown = list(finding.placements) + ([reference] if finding.verdict == Verdict.REGRESSION else [])
     return {
         name: evaluations[name].outcomes[path].traces
         for name in shown

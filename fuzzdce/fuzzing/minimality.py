@@ -16,8 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from fuzzdce.core.findings import REGRESSION
 from fuzzdce.core.model import STOCK
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.store import REPRO_FILE, read_bug, read_bugs
 from fuzzdce.running.placements import resolve
@@ -58,10 +58,10 @@ def fails_the_same(folder: Path) -> bool:
     reference for a regression, under the reference for any other?"""
     record = read_bug(folder)
     reference = record.reference or STOCK
-    showing = record.placements[0] if record.verdict == REGRESSION else reference
+    showing = record.placements[0] if record.verdict == Verdict.REGRESSION else reference
     chosen = dict.fromkeys((showing, reference))
     replay = replay_bug(folder, [resolve(record.builds.get(name, name)) for name in chosen])
-    return (showing in replay.failing) and ((reference in replay.failing) == (record.verdict != REGRESSION))
+    return (showing in replay.failing) and ((reference in replay.failing) == (record.verdict != Verdict.REGRESSION))
 
 
 def droppable(root: Path) -> list[str]:

@@ -1,22 +1,22 @@
-"""After generation: each bug shrunk against its failing configuration, grouped, and confirmed once,
-within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
+"""After generation: each cause shrunk against its failing configuration, causes joined into bugs, each
+bug confirmed once, within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
 
 - **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
-  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; grouping, confirming and the
-  report have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
-- **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the group's first path and the fewest
-  Thunders that keep its verdict (``Configuration``): a shared group, the reference alone; a
+  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; joining, confirming and
+  writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
+- **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the cause's first path and the fewest
+  Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
-  fixed group, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the group's
+  fixed cause, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the cause's
   failure when it shows a violation of the same path, oracle, exception type, normalised message
   and cause (``same_failure``). The statement-level passes (``reductions``) run first, to their
-  end; then Hypothesis's shrinker, from the group's choices (it reduces shapes, values and dtypes
-  as well as ops), within the group's share of the time, its result, when smaller, reduced by the
+  end; then Hypothesis's shrinker, from the cause's choices (it reduces shapes, values and dtypes
+  as well as ops), within the cause's share of the time, its result, when smaller, reduced by the
   passes again. The final program is
   evaluated once on every path under every placement (``settle``): triaged there, recorded, and
-  what it shows joins its group.
-- **Grouping** (``Shrinker.group``): every group's smallest program is settled (the unshrunk ones
-  too), and a group joins another when a settled program of one shows the other's failure with the
+  what it shows joins its cause.
+- **Joining** (``Shrinker.join``): every cause's smallest program is settled (the unshrunk ones
+  too), and a cause joins another when a settled program of one shows the other's failure with the
   same verdict and a placement in common (``shows``); the raised-type rule of ``findings`` keeps two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
@@ -39,10 +39,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
-from fuzzdce.core.findings import FIXED, REGRESSION, Bug, Finding, Triaged, size, triage
+from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import normalise
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
@@ -54,16 +55,16 @@ class Phase(StrEnum):
     """A campaign's phases, in order: what ``summary.json``'s ``phases`` counts seconds of."""
 
     GENERATION = "generation"  # new programs, each evaluated in full
-    SHRINKING = "shrinking"  # each group shrunk against its failing configuration
-    GROUPING = "grouping"  # minimal programs evaluated everywhere, groups joined
+    SHRINKING = "shrinking"  # each cause shrunk against its failing configuration
+    JOINING = "joining"  # minimal programs evaluated everywhere, causes joined into bugs
     CONFIRMING = "confirming"  # each bug's smallest program replayed once
-    REPORT = "report"  # folders and summary rewritten
+    WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
 
 
 GENERATION_SHARE = 0.88  # of the time budget, from the campaign's start: generation ends
-SHRINK_END = 0.95  # shrinking ends; grouping, confirming and the report have the rest
-# The least fraction of the shrinking time left that the group shrunk next gets: equal shares among
-# many groups leave each less than a shrink step; Hypothesis returns what a shrink does not use.
+SHRINK_END = 0.95  # shrinking ends; joining, confirming and writing have the rest
+# The least fraction of the shrinking time left that the cause shrunk next gets: equal shares among
+# many causes leave each less than a shrink step; Hypothesis returns what a shrink does not use.
 SHARE_FLOOR = 0.15
 
 
@@ -128,7 +129,7 @@ class PhaseClock:
 
 
 def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
-    """The fraction of the shrinking time left that the group ``members`` gets, among the groups
+    """The fraction of the shrinking time left that the cause ``members`` gets, among the causes
     ``waiting`` to be shrunk (itself among them): an equal share, and at least ``SHARE_FLOOR``."""
     return max(SHARE_FLOOR, 1.0 / max(1, len(waiting)))
 
@@ -142,8 +143,8 @@ def same_failure(v: Violation, target: Violation) -> bool:
     ) == (normalise(target.identity), normalise(target.cause))
 
 
-def mark(verdict: str, violation: Violation) -> str:
-    """What a settled program must show of a group for the group to join it: its exception, or for
+def mark(verdict: Verdict, violation: Violation) -> str:
+    """What a settled program must show of a cause for the cause to join it: its exception, or for
     a finding without one its path and oracle (wrong values differ in their message from program
     to program, one fault's alike), under its verdict."""
     what = "cause | " + normalise(violation.cause) if violation.cause else f"{violation.path} | {violation.oracle}"
@@ -169,7 +170,7 @@ def finite_if_it_fails(program: Program, fails) -> Program:
 
 
 class Configuration(NamedTuple):
-    """The Thunders a shrink step runs: ``showing`` must show the group's failure; each of
+    """The Thunders a shrink step runs: ``showing`` must show the cause's failure; each of
     ``passing``, asked only of a candidate that does, must not (the verdict would change)."""
 
     showing: Placement
@@ -177,28 +178,27 @@ class Configuration(NamedTuple):
 
 
 class Shrinker:
-    """Shrinking, grouping and confirming for ``campaign`` (its ledger, evaluator, driver,
+    """Shrinking, joining and confirming for ``campaign`` (its ledger, evaluator, driver,
     placements, paths, plan and log), and their state: the settled programs and what each shows."""
 
     def __init__(self, campaign) -> None:
         self.campaign = campaign
         self.shown: dict[Program, list[Triaged]] = {}  # settled program -> what it shows, everywhere
-        self.origin: dict[Program, str] = {}  # settled program -> the group whose shrink gave it
-        self.done: set[str] = set()  # groups shrunk (to their end or not)
-        self.seconds: Counter = Counter()  # group -> seconds of its shrink steps
+        self.origin: dict[Program, str] = {}  # settled program -> the cause whose shrink gave it
+        self.done: set[str] = set()  # causes shrunk (to their end or not)
+        self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
 
     @property
     def store(self):
         return self.campaign.ledger.store
 
-    # --- which groups, in which order -------------------------------------------------------------
+    # --- which causes, in which order -------------------------------------------------------------
 
-    def ordered_groups(self) -> list[tuple[str, list[Finding]]]:
-        """Groups by cause: regressions first, then by first sighting."""
-        groups = self.store.groups()
+    def ordered_causes(self) -> list[tuple[str, list[Finding]]]:
+        """The causes: regressions first, then by first sighting."""
         return sorted(
-            groups.items(),
-            key=lambda kv: (kv[1][0].verdict != REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+            self.store.causes().items(),
+            key=lambda kv: (kv[1][0].verdict != Verdict.REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
         )
 
     def to_shrink(self, key: str, members: list[Finding]) -> bool:
@@ -217,15 +217,15 @@ class Shrinker:
     # --- shrinking ---------------------------------------------------------------------------------
 
     def shrink_all(self) -> None:
-        """Each group not shrunk yet, in turn, within an equal share of the shrinking time left; a
-        group a settled program already shows needs no shrink of its own."""
+        """Each cause not shrunk yet, in turn, within an equal share of the shrinking time left; a
+        cause a settled program already shows needs no shrink of its own."""
         while not self.campaign.driver.stopped and not self.campaign.plan.over(Phase.SHRINKING):
             todo = []
-            for key, members in self.ordered_groups():
+            for key, members in self.ordered_causes():
                 if not self.to_shrink(key, members):
                     continue
                 if self.shown_by_a_settled_program(members):
-                    self.done.add(key)  # it joins that program's bug when grouped: no shrink of its own
+                    self.done.add(key)  # it joins that program's bug when joined: no shrink of its own
                 else:
                     todo.append((key, members))
             if not todo:
@@ -240,11 +240,11 @@ class Shrinker:
         return {p.name: p for p in (PLACEMENTS[STOCK], campaign.reference, *campaign.placements)}
 
     def configuration(self, finding: Finding) -> Configuration:
-        """The Thunders a shrink step of ``finding``'s group runs (``Configuration``)."""
+        """The Thunders a shrink step of ``finding``'s cause runs (``Configuration``)."""
         reference, thunders = self.campaign.reference, self.thunders()
-        if finding.verdict == REGRESSION:
+        if finding.verdict == Verdict.REGRESSION:
             return Configuration(thunders[finding.placements[0]], (reference,))
-        if finding.verdict == FIXED:
+        if finding.verdict == Verdict.FIXED:
             return Configuration(reference, tuple(p for name, p in thunders.items() if name != reference.name))
         return Configuration(reference, ())
 
@@ -254,7 +254,7 @@ class Shrinker:
         return any(same_failure(v, target) for v in evaluations[under.name].violations)
 
     def failing(self, finding: Finding, key: str):
-        """The shrink predicate of ``finding``'s group: does a program still fail the same way on the
+        """The shrink predicate of ``finding``'s cause: does a program still fail the same way on the
         finding's path under the Thunder showing it, and (asked only then) pass under each that must?"""
         target, path = finding.violation, [finding.violation.path]
         configuration = self.configuration(finding)
@@ -272,14 +272,14 @@ class Shrinker:
         return fails
 
     def shrink(self, key: str, fraction: float = 1.0) -> bool:
-        """Shrink one group (cause ``key``): the statement-level passes first (cheap, and they leave
+        """Shrink one cause (``key``): the statement-level passes first (cheap, and they leave
         no statement or returned value that can go), to their end or to the end of shrinking's time;
-        then Hypothesis from the group's choices within ``fraction`` of the time left (shapes,
+        then Hypothesis from the cause's choices within ``fraction`` of the time left (shapes,
         values, dtypes), whose result, when smaller, the passes take on again. The result is
         settled. Returns whether the passes finished."""
         campaign = self.campaign
         self.done.add(key)
-        smallest = self.store.groups()[key][0]
+        smallest = self.store.causes()[key][0]
         fails = self.failing(smallest, key)
 
         def out_of_time() -> bool:
@@ -303,14 +303,14 @@ class Shrinker:
             if not campaign.driver.shrink(
                 smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
             ):
-                campaign.log(f"fuzzdce: Hypothesis's shrink of group {smallest.id} stopped for time")
+                campaign.log(f"fuzzdce: Hypothesis's shrink of the cause of finding {smallest.id} stopped for time")
             if best[0] != reduced:
                 reduced, finished = reductions.reduce(best[0], fails, out_of_time=out_of_time)
         reduced = finite_if_it_fails(reduced, fails)
         choices = best[1] if reduced == best[0] else None
         if not finished:
             campaign.log(
-                f"fuzzdce: shrinking of bug {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
+                f"fuzzdce: shrinking of the cause of finding {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
             )
         self.settle(reduced, choices, smallest.weights, origin=key, finished=finished)
         campaign.driver.save(choices)
@@ -318,8 +318,8 @@ class Shrinker:
 
     def settle(self, program: Program, choices, weights, *, origin: str | None, finished: bool) -> None:
         """Evaluate ``program`` on every path under every placement, once: every finding it shows is
-        recorded (it may now be their smallest program), and what it shows is kept for grouping.
-        A finished shrink's findings of it are marked shrunk; a cut one's group, stopped."""
+        recorded (it may now be their smallest program), and what it shows is kept for joining.
+        A finished shrink's findings of it are marked shrunk; a cut one's cause, stopped."""
         campaign = self.campaign
         if program not in self.shown:
             evaluations = campaign.evaluate_everywhere(program)
@@ -340,48 +340,48 @@ class Shrinker:
                     finding.shrunk = True
                 elif finding.shrunk is None and fails(finding.verdict):
                     finding.shrunk = False
-        if not finished and origin in self.store.groups():
-            for finding in self.store.groups()[origin]:
+        if not finished and origin in self.store.causes():
+            for finding in self.store.causes()[origin]:
                 if finding.shrunk is None and fails(finding.verdict):
                     finding.shrunk = False
 
-    # --- grouping ----------------------------------------------------------------------------------
+    # --- joining -----------------------------------------------------------------------------------
 
-    def group(self) -> None:
-        """Shrink what no one did (time allowing), settle every group's smallest program, then join
-        each group to the groups its settled programs show."""
+    def join(self) -> None:
+        """Shrink what no one did (time allowing), settle every cause's smallest program, then join
+        each cause to the causes its settled programs show."""
         with self.campaign.phases.timed(Phase.SHRINKING):
             self.shrink_all()
         self.settle_rest()
         self.link()
 
     def settle_rest(self) -> None:
-        """Settle every group's smallest program not settled yet, even one whose shrink was cut
-        short (a program generation drew costs nothing: the cache has it); a group a settled
-        program already shows needs none. Groups of shrunk verdicts never shrunk are marked so."""
+        """Settle every cause's smallest program not settled yet, even one whose shrink was cut
+        short (a program generation drew costs nothing: the cache has it); a cause a settled
+        program already shows needs none. Causes of shrunk verdicts never shrunk are marked so."""
         campaign = self.campaign
-        for key, members in self.ordered_groups():
-            if campaign.driver.stopped or campaign.plan.over(Phase.GROUPING):
+        for key, members in self.ordered_causes():
+            if campaign.driver.stopped or campaign.plan.over(Phase.JOINING):
                 break
             smallest = members[0]
             if smallest.program not in self.shown and not self.shown_by_a_settled_program(members):
                 self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=bool(smallest.shrunk))
-        for members in self.store.groups().values():  # no time was left to shrink these
+        for members in self.store.causes().values():  # no time was left to shrink these
             if campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
                 members[0].shrunk = False
 
     def link(self) -> None:
-        """Join each group whose smallest program is settled to every group that program shows
+        """Join each cause whose smallest program is settled to every cause that program shows
         (``shows``) with a placement in common: one minimal program showing two failures of one
         Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
         of ``findings.connected`` keeps two exception types apart all the same."""
-        groups = self.store.groups()
-        for key, members in groups.items():
+        causes = self.store.causes()
+        for key, members in causes.items():
             shown = self.shown.get(members[0].program)
             if shown is None:
                 continue
             placements = {p for f in members for p in f.placements}
-            for other, theirs in groups.items():
+            for other, theirs in causes.items():
                 if other != key and any(shows(t, f) and placements & set(t.placements) for t in shown for f in theirs):
                     self.store.link(members[0], theirs[0], f"shown by the settled minimal program of finding {members[0].id}")
 

@@ -6,6 +6,7 @@ import re
 
 import torch
 
+from fuzzdce.core.findings import OUTPUTS
 from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
 
 # Looser than assert_close's defaults for low precision: fused and decomposed arithmetic
@@ -82,7 +83,7 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
-    return compare_calls(outcome, reference, "outputs", "outputs", "output")
+    return compare_calls(outcome, reference, OUTPUTS, "outputs", "output")
 
 
-ORACLE = Oracle("outputs", check, "outputs agree with eager (torch.testing.assert_close, tolerances by dtype)")
+ORACLE = Oracle(OUTPUTS, check, "outputs agree with eager (torch.testing.assert_close, tolerances by dtype)")

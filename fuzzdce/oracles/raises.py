@@ -7,6 +7,7 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
+from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 
 
@@ -28,7 +29,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
     """One exception as a violation; which call raised it is in the message, not in its identity."""
     return Violation(
-        "raises",
+        RAISES,
         path,
         f"{e.type}{where}: {e.message}",
         e.type,
@@ -38,4 +39,4 @@ def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
     )
 
 
-ORACLE = Oracle("raises", check, "Thunder raises no exception where eager did not")
+ORACLE = Oracle(RAISES, check, "Thunder raises no exception where eager did not")

@@ -142,7 +142,7 @@ class BugRecord:
 
     id: str
     key: str
-    verdict: str
+    verdict: Verdict
     placements: tuple[str, ...]
     members: tuple[MemberRecord, ...]
     message: str = ""

@@ -17,6 +17,7 @@ import inspect
 import sys
 from collections.abc import Callable, Mapping
 
+from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, CallLabel, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
@@ -184,7 +185,7 @@ def reproduce(
         stock, _ = run_under(base, program, path, eager, oracle)
     checked_here = [] if chosen.build is not None and check.reads_traces else check(outcome, eager, stock)
     problems = [v.message for v in found_there + checked_here]
-    if outcome.error is not None and oracle != "raises":
+    if outcome.error is not None and oracle != RAISES:
         print(outcome.error.traceback, file=sys.stderr)
         problems.append(f"raises: {outcome.error}")
     for problem in problems:

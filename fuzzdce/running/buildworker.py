@@ -21,7 +21,7 @@ from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.core.subsymbols import portable_trace
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import DOCTOR, BuildRequest, BuildResult
-from fuzzdce.running.doctor import report
+from fuzzdce.running.doctor import diagnosis
 from fuzzdce.running.evaluate import trace_text
 from fuzzdce.running.execution import run_path
 from fuzzdce.running.placements import stock
@@ -65,7 +65,7 @@ def explain(request, error: Exception) -> str:
 
 
 def handle(request: BuildRequest | str) -> BuildResult | str:
-    return report() if request == DOCTOR else answer(request)
+    return diagnosis() if request == DOCTOR else answer(request)
 
 
 def main(argv: list[str]) -> int:

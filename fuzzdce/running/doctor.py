@@ -77,6 +77,6 @@ def change_lines() -> list[str]:
     return lines
 
 
-def report() -> str:
+def diagnosis() -> str:
     """The whole ``fuzzdce doctor`` text for this process."""
     return "\n".join([*environment_lines(), "this Thunder:", *change_lines(), "placements:", *placement_lines()])

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.errors import HARNESS, HarnessError
-from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, JobFailure, Oracle, Outcome, Placement, Violation
+from fuzzdce.core.errors import HarnessError
+from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES
@@ -211,7 +211,7 @@ def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
 def stop_on_harness_error(result) -> None:
     """A job that failed in fuzzdce's own code stops the campaign: it is no finding about Thunder."""
     failure = result if isinstance(result, JobFailure) else getattr(getattr(result, "outcome", result), "failure", None)
-    if failure is not None and failure.kind == HARNESS:
+    if failure is not None and failure.kind == FailureKind.HARNESS:
         raise HarnessError(failure.message)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from fuzzdce.core.errors import HARNESS, CompileTimeout, harness_fault, harness_message
+from fuzzdce.core.errors import CompileTimeout, harness_fault, harness_message
 from fuzzdce.core.model import (
     EAGER,
     Call,
@@ -220,7 +220,7 @@ def make_call(
         fault = harness_fault(e) if outcome.path != EAGER else ""
         if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
             outcome.failure = outcome.failure or JobFailure(
-                HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}")
+                FailureKind.HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}")
             )
             return call
         call.error = ErrorInfo.from_exception(e)
@@ -520,7 +520,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
         if timed_out(e):
             outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
         elif fault:
-            outcome.failure = JobFailure(HARNESS, harness_line(outcome, fault))
+            outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
         else:
             outcome.error = ErrorInfo.from_exception(e)
     outcome.seconds = time.perf_counter() - start

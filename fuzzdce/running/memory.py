@@ -98,7 +98,7 @@ class ProcessMemory:
 
 
 @dataclass
-class MemoryReport:
+class CampaignMemory:
     """The processes of a campaign (merged lanes included), by name, and how many workers and lanes
     were recycled."""
 
@@ -115,7 +115,7 @@ class MemoryReport:
         else:
             known.absorb(memory)
 
-    def merge(self, other: MemoryReport) -> None:
+    def merge(self, other: CampaignMemory) -> None:
         for memory in other.processes.values():
             self.add(memory)
         self.recycled_workers += other.recycled_workers

@@ -9,9 +9,9 @@ with it the limits, the Ctrl-C handling, the message protocol and the recycling 
 - ``CommandChild``: a command of its own (another Thunder build's Python, ``fuzzdce.running.buildworker``),
   framed pickles on its stdin and stdout (``fuzzdce.running.builds.BuildWorker``).
 
-The protocol, child to parent, one reply per job: ``("ok", result, peak MB)``, ``(crash, why)``
-when the job ran out of memory, ``(harness, why)`` when an exception escaped the job (fuzzdce's own
-fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
+The protocol, child to parent, one reply per job: ``(ReplyStatus.OK, result, peak MB)``,
+``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when
+an exception escaped the job (fuzzdce's own fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
 
 A child's memory grows with the jobs it runs (Thunder's and torch's caches), about 10 MB a minute;
 over a night that would reach the memory limit and surface as false ``crash`` findings. So a worker
@@ -30,9 +30,10 @@ import signal
 import struct
 import subprocess
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any, BinaryIO, Protocol
 
-from fuzzdce.core.errors import HARNESS, harness_message, unexpected_exception
+from fuzzdce.core.errors import harness_message, unexpected_exception
 from fuzzdce.core.model import FailureKind, JobFailure
 from fuzzdce.running.memory import ProcessMemory, own_peak_mb, resident_mb
 
@@ -49,7 +50,14 @@ GRACE_SECONDS = 15.0
 DEFAULT_RECYCLE_JOBS = 2000
 DEFAULT_RECYCLE_RSS_MB = 2048
 
-OK = "ok"  # the reply status of a job that returned; the others are FailureKind.CRASH and HARNESS
+
+class ReplyStatus(StrEnum):
+    """A reply's status when its job returned. A job that did not says why instead, with the
+    ``FailureKind`` the parent records (``CRASH``, ``HARNESS``): one word each, never a second one."""
+
+    OK = "ok"
+
+
 # What a child that died or sent garbage raises at the parent's end of the channel.
 CHILD_GONE = (EOFError, OSError, pickle.UnpicklingError)
 
@@ -77,11 +85,11 @@ def reply_to(job: Any, handle: Callable[[Any], Any], explain: Callable[[Any, Exc
     """Run ``handle(job)`` and say how it went, in the protocol's terms."""
     try:
         # The peak resident size rides along, for the parent where it cannot read /proc.
-        return (OK, handle(job), own_peak_mb())
+        return (ReplyStatus.OK, handle(job), own_peak_mb())
     except MemoryError:
         return (FailureKind.CRASH, "MemoryError: worker memory limit reached")
     except Exception as e:  # a job records what Thunder raises: what escapes is fuzzdce's own fault
-        return (HARNESS, explain(job, e))
+        return (FailureKind.HARNESS, explain(job, e))
 
 
 def serve(
@@ -276,7 +284,7 @@ class ChildWorker:
             status, value, *reported_peak = self.child.receive()
         except CHILD_GONE:
             return self._replace(JobFailure(FailureKind.CRASH, describe_exit(self.child.exitcode(wait=10))))
-        if status != OK:
+        if status != ReplyStatus.OK:
             return self._replace(JobFailure(status, value))
         self._after_job(reported_peak[0] if reported_peak else None)
         return value
