@@ -142,6 +142,9 @@ def test_planted_fault_is_placement_induced_and_written_as_it_appears(planted_ob
     for key in ("verdict", "placements", "paths", "oracles", "key", "message", "n_ops", "count", "program", "members"):
         assert record[key] not in (None, "", []), key
     assert record["members"][0]["signature"] == finding.signature
+    # No seed, so no rerun of this run: its id (what merge counts once) is one of a kind, never None.
+    assert campaign.summary().run_id.startswith("unseeded:")
+    assert set(record["members"][0]["counts_by_run"]) == {campaign.summary().run_id}
     assert record["versions"]["torch"] and record["versions"]["thunder"]
     assert (folder / bug.id / "repro.py").is_file()
     traces = {p.parent.name for p in (folder / bug.id / "traces").glob("*/*.txt")}

@@ -165,9 +165,10 @@ def test_one_run_seen_twice_counts_once_keeping_the_copy_with_more_programs(tmp_
 
 
 def test_a_run_without_an_id_is_a_usage_error(tmp_path):
-    """Merge counts each run once by its id: a campaign without a seed has none."""
+    """Merge counts each run once by its id, which every campaign writes (``test_findings``: one
+    without a seed too): a summary without one was not written by this fuzzdce."""
     unseeded = write_folder(tmp_path / "unseeded", {**run_summary("4:0/1", 2, 1.0), "run_id": None}, [])
-    with pytest.raises(UsageError, match="no id"):
+    with pytest.raises(UsageError, match="no run id"):
         merge(tmp_path / "m", [unseeded])
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -87,9 +88,12 @@ class Campaign:
         self.builds = build_specs(self.placements)  # what the records and reproducers select a build by
         # NAME -> which Thunder it is: the records and the report's roles lines say it
         self.thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
+        # What fuzzdce merge counts once: this shard of this campaign; a campaign without a seed (a
+        # fuzz test's) cannot be rerun the same, so its run is one of a kind.
+        self.run_id = config.run_id or f"unseeded:{uuid.uuid4().hex[:12]}"
         folder = None
         if output.findings_dir is not None:
-            folder = FindingsFolder(output.findings_dir, config.run_id, self.builds, self.reference.name, self.thunders)
+            folder = FindingsFolder(output.findings_dir, self.run_id, self.builds, self.reference.name, self.thunders)
         self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger(
             [p.name for p in self.placements],
@@ -262,7 +266,7 @@ class Campaign:
             seed=self.seed,
             campaign_seed=config.root_seed,
             shard=config.shard_label,
-            run_id=config.run_id,
+            run_id=self.run_id,
             placements=tuple(self.names),
             paths=tuple(self.paths),
             reference=self.reference.name,
@@ -274,7 +278,7 @@ class Campaign:
             unsupported_splits=s.unsupported_splits,
             phases=dict(s.phases),
             generation_ended=tuple(s.generation_ended),
-            bugs=tuple(BugRecord.of(b, config.run_id, self.builds, self.reference.name, self.thunders) for b in bugs),
+            bugs=tuple(BugRecord.of(b, self.run_id, self.builds, self.reference.name, self.thunders) for b in bugs),
             counts=tuple(
                 {
                     "placement": p,

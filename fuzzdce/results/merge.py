@@ -51,7 +51,7 @@ class Source:
 
 def read_source(path: str | Path) -> Source:
     """A findings folder; UsageError when it is none (no summary.json and no bug folders), or when
-    its run has no id (merge counts each run once by its id)."""
+    its summary names no run (merge counts each run once by its id)."""
     root = Path(path).absolute()
     if not root.is_dir():
         raise UsageError(f"{path} is not a folder: merge takes findings folders (each with summary.json or bug folders)")
@@ -60,7 +60,7 @@ def read_source(path: str | Path) -> Source:
     if summary is None and not bugs:
         raise UsageError(f"{path} holds neither {SUMMARY_FILE} nor bug folders: is it a findings folder?")
     if summary is not None and summary.runs is None and summary.run_id is None:
-        raise UsageError(f"{path}: its run has no id (a campaign without a seed); merge counts runs by id: rerun with --seed")
+        raise UsageError(f"{path}: its {SUMMARY_FILE} has no run id, which every campaign writes: rewrite it with this fuzzdce")
     return Source(root, summary, [Candidate(record, folder) for record, folder in bugs])
 
 
