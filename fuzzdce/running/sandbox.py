@@ -8,22 +8,26 @@ which the ``timeout`` and ``crash`` oracles report like any other violation.
 
 from __future__ import annotations
 
+import functools
+
 from fuzzdce.core.model import JobFailure, Outcome
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.running.evaluate import Job, LocalJobs, PathResult
 from fuzzdce.running.memory import ProcessMemory
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, GRACE_SECONDS, Worker
 
-_jobs: LocalJobs | None = None  # the child's, created on its first job
+
+@functools.cache
+def child_jobs() -> LocalJobs:
+    """The child's one ``LocalJobs``, made on its first job: it keeps the current program's eager,
+    stock and reference outcomes from one job to the next (a fresh child starts a fresh one)."""
+    quiet_library_warnings()
+    return LocalJobs(portable=True)
 
 
 def run_job_in_child(job: Job) -> Outcome | PathResult:
     """Child entry point: one job, its result made portable."""
-    global _jobs
-    if _jobs is None:
-        quiet_library_warnings()
-        _jobs = LocalJobs(portable=True)
-    return _jobs(job)
+    return child_jobs()(job)
 
 
 class SandboxedJobs:
