@@ -287,10 +287,10 @@ def symcall_ignoring_dont_dce():
         yield
 
 
-def prologue_skips_number_checks():
-    """The prologue is made callable without its top-level ``check_number_type_and_value`` of the
-    call's own arguments (the cache-info checks stay): a call with another number reuses a
-    computation built for the first one, whose value it may have folded in."""
+def _prologue_without(check: str):
+    """The prologue made callable without its top-level ``check`` of the call's own arguments (the
+    cache-info checks stay): a call with another argument reuses a computation built for the first
+    one, which may have folded it in."""
     from thunder.executors import passes
 
     original = passes.transform_for_execution
@@ -301,7 +301,7 @@ def prologue_skips_number_checks():
             o.name for b in trace.bound_symbols if any(a.name == "args" for a in b.flat_proxy_args) for o in b.flat_proxy_outs
         }
 
-    def without_number_checks(trace, executors_list, *args, **kwargs):
+    def without_checks(trace, executors_list, *args, **kwargs):
         # Thunder makes the prologue callable with the Python executor alone; computations get more.
         if [getattr(e, "name", "") for e in executors_list] == ["python"]:
             from thunder.core.trace import from_trace
@@ -309,11 +309,21 @@ def prologue_skips_number_checks():
             arguments = checked_from_args(trace)
             edited = from_trace(trace)
             edited.bound_symbols = [
-                b
-                for b in trace.bound_symbols
-                if not (b.sym.name == "check_number_type_and_value" and {a.name for a in b.flat_proxy_args} & arguments)
+                b for b in trace.bound_symbols if not (b.sym.name == check and {a.name for a in b.flat_proxy_args} & arguments)
             ]
             trace = edited
         return original(trace, executors_list, *args, **kwargs)
 
-    return patch_everywhere(passes, "transform_for_execution", without_number_checks)
+    return patch_everywhere(passes, "transform_for_execution", without_checks)
+
+
+def prologue_skips_number_checks():
+    """The prologue without its ``check_number_type_and_value`` of the call's own arguments: a call
+    with another number reuses a computation built for the first one."""
+    return _prologue_without("check_number_type_and_value")
+
+
+def prologue_skips_string_checks():
+    """The prologue without its ``check_string_value`` of the call's own arguments: a call with
+    another string (``rounding_mode``) reuses a computation that folded the first one in."""
+    return _prologue_without("check_string_value")

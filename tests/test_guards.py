@@ -9,14 +9,39 @@ from conftest import evaluate_under
 from hypothesis import HealthCheck, given, settings
 
 from fuzzdce.core.model import CallLabel
-from fuzzdce.core.program import NumberInput, Program, Ref, Step, TensorInput
+from fuzzdce.core.program import Domain, NumberInput, Program, Ref, Step, StringInput, TensorInput
 from fuzzdce.running import execution
 from fuzzdce.running.execution import guard_candidates
-from fuzzdce.strategies.programs import NUMBER_VALUES, number_inputs, programs
+from fuzzdce.strategies import BY_NAME, CATALOG
+from fuzzdce.strategies.programs import NUMBER_VALUES, input_meta, number_inputs, programs, string_choices, string_inputs
 
 # A tensor times a number input: the jit path folds the number into its computation, so only the
 # prologue's check of its value keeps a call with another number from reusing it.
 TIMES_NUMBER = Program((TensorInput((2, 3)), NumberInput(2)), (Step("mul_number", "{0} * {1}", (Ref(0), Ref(1))),), (2,), seed=5)
+# A division whose rounding mode is a string input: the jit path folds the string into its
+# computation, so only the prologue's ``check_string_value`` keeps a call with the other mode from
+# reusing it (negative quotients round differently). Integers: Thunder has no VJP for trunc, and
+# thunderfx's grad-enabled split would say so on every placement.
+DIV_STRING = Program(
+    (
+        TensorInput((2, 3), "int64"),
+        TensorInput((2, 3), "int64", domain=Domain.POSITIVE),
+        StringInput("trunc", ("trunc", "floor")),
+    ),
+    (Step("div_rounding_input", "torch.div({0}, {1}.clamp(min=1), rounding_mode={2})", (Ref(0), Ref(1), Ref(2))),),
+    (3,),
+    seed=5,
+)
+# A program with every guarded property: a tensor, a number and a string.
+EVERY_KIND = Program(
+    (TensorInput((2, 3)), NumberInput(2), StringInput("tanh", ("none", "tanh"))),
+    (
+        Step("mul_number", "{0} * {1}", (Ref(0), Ref(1))),
+        Step("gelu_approximate_input", "torch.nn.functional.gelu({0}, approximate={1})", (Ref(3), Ref(2))),
+    ),
+    (4,),
+    seed=5,
+)
 SIN = Program((TensorInput((2, 3)),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,), seed=1)
 GUARDED_PATHS = ["jit", "jit-symbolic"]
 
@@ -60,24 +85,28 @@ def test_a_prologue_without_its_number_checks_is_caught_by_guards_through_a_wron
 
 
 @pytest.mark.parametrize("placement", ["identity", "rdnp", "symcall-fixed"])
-@pytest.mark.parametrize("program", [SIN, TIMES_NUMBER], ids=["sin", "times number"])
+@pytest.mark.parametrize("program", [SIN, TIMES_NUMBER, DIV_STRING], ids=["sin", "times number", "div by string mode"])
 def test_correct_placements_show_nothing_in_prologues_or_guard_calls(placement, program, every_guard):
     evaluations = evaluate_under(program, placement, paths=[*GUARDED_PATHS, "thunderfx"])
     assert evaluations[placement].violations == [] and evaluations["stock"].violations == []
     assert all(not o.dce_activity for o in evaluations[placement].outcomes.values() if placement == "identity")
 
 
-def test_each_guarded_property_is_varied_and_symbolic_values_hit_the_cache_for_numbers(every_guard):
-    evaluation = evaluate_under(TIMES_NUMBER, "stock", paths=GUARDED_PATHS)["stock"]
+def test_each_guarded_property_is_varied_and_symbolic_values_hit_the_cache_for_numbers_and_strings(every_guard):
+    evaluation = evaluate_under(EVERY_KIND, "stock", paths=GUARDED_PATHS)["stock"]
+    assert evaluation.violations == []
     jit, symbolic = evaluation.outcomes["jit"], evaluation.outcomes["jit-symbolic"]
     assert set(jit.guard_calls) == set(evaluation.reference.guard_calls) == {label for label in CallLabel if label.is_guard}, (
-        "a (2, 3) tensor and a number have every property"
+        "a (2, 3) tensor, a number and a string have every property"
     )
     # Thunder 0.2.6's prologue checks no strides: a transposed input reuses the computation, and
     # must give eager's result all the same
     misses = {label for label, c in jit.guard_calls.items() if c.cache == "miss"}
     assert misses == set(jit.guard_calls) - {CallLabel.GUARD_STRIDES}
     assert symbolic.guard_calls[CallLabel.GUARD_NUMBER_VALUE].cache == "hit"
+    # Thunder 0.2.6's prologue under symbolic values checks no string: it hands the string to the
+    # computation, which passes it to torch's gelu (measured, not a contract)
+    assert symbolic.guard_calls[CallLabel.GUARD_STRING_VALUE].cache == "hit"
     assert symbolic.guard_calls[CallLabel.GUARD_DTYPE].cache == "miss"
     assert "guard call varied number-value, hit the cache" in symbolic.notes
 
@@ -89,11 +118,13 @@ def test_a_campaign_varies_one_guarded_property_per_program_chosen_by_its_seed()
 
 @pytest.mark.parametrize("label", [label for label in CallLabel if label.is_guard])
 def test_each_guard_variant_differs_in_its_property_alone(label):
-    (variant, *_) = guard_candidates(TIMES_NUMBER, label)
-    before, after = TIMES_NUMBER.inputs, variant.inputs
+    (variant, *_) = guard_candidates(EVERY_KIND, label)
+    before, after = EVERY_KIND.inputs, variant.inputs
     changed = [(b, a) for b, a in zip(before, after) if b != a]
     if label == CallLabel.GUARD_REQUIRES_GRAD:
-        assert variant == TIMES_NUMBER  # same inputs, made to require grad
+        assert variant == EVERY_KIND  # same inputs, made to require grad
+    elif label == CallLabel.GUARD_STRING_VALUE:
+        assert changed == [(StringInput("tanh", ("none", "tanh")), StringInput("none", ("none", "tanh")))]
     elif label in (CallLabel.GUARD_NUMBER_VALUE, CallLabel.GUARD_NUMBER_TYPE):
         [(b, a)] = changed
         assert (
@@ -126,6 +157,57 @@ def test_programs_with_number_inputs_run_in_eager(program):
     program.function()(*inputs)
 
 
+def test_a_prologue_without_its_string_checks_is_caught_by_guards_through_a_wrong_result(every_guard):
+    fault = "planted:prologue_skips_string_checks"
+    evaluations = evaluate_under(DIV_STRING, fault, paths=GUARDED_PATHS)
+    stock = evaluations["stock"].outcomes["jit"]
+    prologue = next(str(trace) for label, trace in stock.traces if " prologue " in label)
+    assert "check_string_value(s" in prologue, "stock's prologue checks the string argument"
+    assert stock.guard_calls[CallLabel.GUARD_STRING_VALUE].cache == "miss"
+    caught = oracle_hits(evaluations[fault], "guards")
+    # under symbolic values the string is no check's but the computation's argument: nothing to remove
+    assert [v.path for v in caught] == ["jit"], evaluations[fault].violations
+    assert "string-value varied (it hit the cache)" in caught[0].message
+    assert evaluations["stock"].violations == []
+    assert {v.oracle for v in evaluations[fault].violations} == {"guards"}
+
+
+STRING_OPS = tuple(spec for spec in CATALOG if any(o.values for o in spec.operands))
+
+
+def test_the_catalog_takes_strings_from_inputs_and_draws_them_from_each_ops_choices():
+    assert {spec.name for spec in STRING_OPS} == {"gelu_approximate_input", "div_rounding_input", "mse_loss_reduction_input"}
+    assert string_choices(CATALOG) == (("none", "tanh"), ("trunc", "floor"), ("mean", "sum", "none"))
+    assert string_choices((BY_NAME["sin"],)) == ()
+
+
+def test_an_op_reads_a_string_input_only_if_it_accepts_each_of_its_choices():
+    """``"none"`` is gelu's and a loss's, but a guard call passes the input's other choice."""
+    string_operand = BY_NAME["mse_loss_reduction_input"].operands[2]
+    takes = [string_operand.accepts((), None, input_meta(StringInput("none", c))) for c in string_choices(CATALOG)]
+    assert takes == [False, False, True]
+    assert not BY_NAME["mse_loss_reduction_input"].operands[0].accepts(("float32",), None, input_meta(StringInput("sum")))
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(programs(catalog=(*STRING_OPS, BY_NAME["add"]), max_ops=3))
+def test_programs_with_string_inputs_run_in_eager_with_every_choice(program):
+    strings = [s for s in program.inputs if isinstance(s, StringInput)]
+    program.function()(*program.make_inputs())
+    for spec in strings:
+        assert spec.value in spec.choices
+        for variant in guard_candidates(program, CallLabel.GUARD_STRING_VALUE):
+            variant.function()(*variant.make_inputs())  # every other choice is valid too
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(string_inputs(string_choices(CATALOG)))
+def test_string_inputs_are_passed_as_they_are(spec):
+    program = Program((TensorInput((2,)), spec), (Step("sin", "torch.sin({0})", (Ref(0),)),), (2,))
+    assert program.make_inputs()[1] == spec.value and spec.dtype == "pystr"
+    assert repr(spec.value) in program.inputs_source()
+
+
 @settings(max_examples=30, deadline=None, database=None)
 @given(number_inputs())
 def test_number_inputs_are_ints_floats_and_bools_equal_only_to_their_own_type(spec):
@@ -139,6 +221,7 @@ def test_number_inputs_are_ints_floats_and_bools_equal_only_to_their_own_type(sp
 # Ops that take a number input, and a few others, so that programs with one are drawn often.
 OPS = ("mul_number", "add_number", "sub_number", "where_number", "add", "exp")
 DONT_DCE_FAULT, NUMBER_CHECK_FAULT = "planted:symcall_ignoring_dont_dce", "planted:prologue_skips_number_checks"
+STRING_CHECK_FAULT = "planted:prologue_skips_string_checks"
 
 
 def campaign_under(fault, max_examples):
@@ -172,14 +255,23 @@ def test_each_prologue_fault_is_one_bug_of_its_own_oracle(fault, oracle, max_exa
 
 
 @pytest.mark.slow
-def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(every_guard):
+@pytest.mark.parametrize(
+    "program, fault, unvaried",
+    [
+        (TIMES_NUMBER, NUMBER_CHECK_FAULT, {"guard-string-value"}),
+        (DIV_STRING, STRING_CHECK_FAULT, {"guard-requires-grad", "guard-number-value", "guard-number-type"}),
+    ],
+    ids=["number check removed", "string check removed"],
+)
+def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(program, fault, unvaried, every_guard):
     import torch
 
     from fuzzdce.results.repro import guard_inputs_source, reproduce
 
     namespace = {"torch": torch}
-    exec(TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER), namespace)
-    assert set(namespace["GUARD_INPUTS"]) == {str(label) for label in CallLabel if label.is_guard}
+    exec(program.source() + "\n" + program.inputs_source() + "\n" + guard_inputs_source(program), namespace)
+    # every property but those the program lacks (a string or a number; grad, on integer tensors)
+    assert set(namespace["GUARD_INPUTS"]) == {str(label) for label in CallLabel if label.is_guard} - unvaried
 
     def run(placement):
         return reproduce(
@@ -191,4 +283,4 @@ def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(ev
             guard_inputs=namespace["GUARD_INPUTS"],
         )
 
-    assert run(NUMBER_CHECK_FAULT) == 1 and run("stock") == 0
+    assert run(fault) == 1 and run("stock") == 0

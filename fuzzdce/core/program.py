@@ -174,7 +174,30 @@ class NumberInput:
         return Domain.POSITIVE if self.value > 0 else Domain.REAL
 
 
-Input = TensorInput | NumberInput
+# What a string input is: the name ``Meta.dtype`` and ``StringInput.dtype`` give it.
+STRING_DTYPE = "pystr"
+
+
+@dataclass(frozen=True)
+class StringInput:
+    """A Python string argument (``rounding_mode``, ``approximate``), passed to the program as it is.
+
+    ``choices`` are the values it was drawn from, one op's accepted set, ``value`` among them: the ops
+    reading it accept each, so a guard call may pass another. Thunder's prologue checks its value
+    (``check_string_value``) before it reuses a computation that folded the string in.
+    """
+
+    value: str
+    choices: tuple[str, ...] = ()
+    view_of: None = None  # no string aliases another input
+    domain: Domain = Domain.REAL  # no values to draw: the domain every input has
+
+    @property
+    def dtype(self) -> str:
+        return STRING_DTYPE
+
+
+Input = TensorInput | NumberInput | StringInput
 
 
 def tensor_specs(inputs: tuple[Input, ...]) -> list[tuple[int, TensorInput]]:
@@ -341,7 +364,7 @@ def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
 
 
 def _input_expression(spec: Input) -> str:
-    if isinstance(spec, NumberInput):
+    if isinstance(spec, (NumberInput, StringInput)):
         return repr(spec.value)
     if spec.view_of is not None:  # a view of an earlier input: requires grad through its base
         return f"inputs[{spec.view_of}][...]"

@@ -47,6 +47,7 @@ class CallLabel(StrEnum):
     GUARD_STRIDES = "guard-strides"  # the first tensor input transposed (or strided) the other way
     GUARD_NUMBER_VALUE = "guard-number-value"  # the first number input with another value of its type
     GUARD_NUMBER_TYPE = "guard-number-type"  # the first number input as another type (int <-> float, bool -> int)
+    GUARD_STRING_VALUE = "guard-string-value"  # the first string input with another of its choices
 
     @property
     def is_guard(self) -> bool:

@@ -4,11 +4,12 @@ eager's result.
 Thunder reuses a compiled computation only when its prologue's checks pass (``check_len``,
 ``check_tensor_metadata``, ``check_number_type_and_value``, ...). Each guard call
 (``CallLabel.is_guard``: another shape or rank, dtype, ``requires_grad``, layout, a number input's
-value or type) is made on the same compiled function after the first call. A recompile (a cache
-miss) or a clear Thunder error is what a guard should do; a wrong result, or one with the first
-call's shape or dtype, means a cached computation ran on inputs it was not built for. Checked
-where the first call was right (a computation wrong from the start is the ``outputs`` finding). Under
-symbolic values, shapes and numbers hit the cache by design: the result must be right all the same.
+value or type, a string input's value) is made on the same compiled function after the first call.
+A recompile (a cache miss) or a clear Thunder error is what a guard should do; a wrong result, or
+one with the first call's shape or dtype, means a cached computation ran on inputs it was not
+built for. Checked where the first call was right (a computation wrong from the start is the
+``outputs`` finding). Under symbolic values, shapes, numbers and strings hit the cache by design:
+the result must be right all the same.
 """
 
 from __future__ import annotations
@@ -61,5 +62,5 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 ORACLE = Oracle(
     "guards",
     check,
-    "calls that vary a property the prologue checks (shape, rank, dtype, requires_grad, layout, a number) agree with eager",
+    "calls that vary a property the prologue checks (shape, rank, dtype, requires_grad, layout, a number, a string) agree with eager",
 )

@@ -39,7 +39,7 @@ from fuzzdce.core.model import (
     Outcome,
     Placement,
 )
-from fuzzdce.core.program import NumberInput, TensorInput
+from fuzzdce.core.program import NumberInput, StringInput, TensorInput
 from fuzzdce.running.paths import PATHS
 
 
@@ -367,6 +367,7 @@ def guard_candidates(program, label: CallLabel) -> list:
         return []
     tensors = [(i, s) for i, s in enumerate(specs) if isinstance(s, TensorInput) and s.view_of is None]
     numbers = [(i, s) for i, s in enumerate(specs) if isinstance(s, NumberInput)]
+    strings = [(i, s) for i, s in enumerate(specs) if isinstance(s, StringInput)]
     if label == CallLabel.GUARD_SHAPE:
         resized, _ = resized_program(program)
         return [resized] if resized is not None else []
@@ -392,6 +393,9 @@ def guard_candidates(program, label: CallLabel) -> list:
     if label in (CallLabel.GUARD_NUMBER_VALUE, CallLabel.GUARD_NUMBER_TYPE) and numbers:
         i, s = numbers[0]
         return [_with_input(program, i, value=_other_number(s.value, same_type=label == CallLabel.GUARD_NUMBER_VALUE))]
+    if label == CallLabel.GUARD_STRING_VALUE and strings:
+        i, s = strings[0]  # its other choices, in order: the ops reading it accept each
+        return [_with_input(program, i, value=other) for other in s.choices if other != s.value]
     return []
 
 

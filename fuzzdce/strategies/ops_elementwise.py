@@ -15,6 +15,7 @@ from fuzzdce.strategies.spec import (
     NUMERIC,
     SAME,
     SCALARS,
+    STRING,
     Operand,
     OpSpec,
     broadcastable,
@@ -67,6 +68,9 @@ def with_scalar(name: str, template: str, dtypes=ALL_FLOATS, scalar=None, **kw) 
 
 
 ROUNDING = st.sampled_from([None, "trunc", "floor"])
+# The strings an op takes from a string input of the program (``program.StringInput``).
+ROUNDING_MODES = ("trunc", "floor")
+APPROXIMATIONS = ("none", "tanh")
 
 OPS: tuple[OpSpec, ...] = (
     # elementwise unary, with the domain each needs
@@ -118,6 +122,13 @@ OPS: tuple[OpSpec, ...] = (
     unary("clone", ALL, yields=SAME),
     # activations (torch.nn.functional)
     activation("gelu", p=params(approximate=const(st.sampled_from(["none", "tanh"]))), extra=", approximate={approximate}"),
+    OpSpec(
+        "gelu_approximate_input",
+        "activation",
+        f"{F}.gelu({{0}}, approximate={{1}})",
+        ALL_FLOATS,
+        (Operand(domain=ANY), Operand(dtypes=STRING, values=APPROXIMATIONS)),
+    ),
     activation("silu"),
     activation("relu6"),
     activation("hardswish"),
@@ -150,6 +161,17 @@ OPS: tuple[OpSpec, ...] = (
         template="torch.div({0}, {1}.clamp(min=1), rounding_mode={mode})",
         divisor=Domain.POSITIVE,
         p=params(mode=const(ROUNDING)),
+    ),
+    OpSpec(
+        "div_rounding_input",
+        "binary",
+        "torch.div({0}, {1}.clamp(min=1), rounding_mode={2})",
+        NUMERIC,
+        (
+            Operand(domain=ANY),
+            Operand(relation=broadcastable, domain=Domain.POSITIVE),
+            Operand(dtypes=STRING, values=ROUNDING_MODES),
+        ),
     ),
     binary("true_divide", ALL_FLOATS),
     binary("floor_divide", NUMERIC, template="torch.floor_divide({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),

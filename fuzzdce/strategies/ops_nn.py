@@ -12,6 +12,7 @@ from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     FLOATS,
     INTS,
+    STRING,
     Meta,
     Operand,
     OpSpec,
@@ -39,9 +40,12 @@ def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=ONE_OPERAND, p=None
     return OpSpec(name, kw.pop("family", "nn"), template, dtypes, operands, params=p or (no_params), **kw)
 
 
+REDUCTIONS = ("mean", "sum", "none")  # what a loss's ``reduction`` takes
+
+
 def loss(name: str, template: str, dtypes=FLOATS, second: Operand | None = None, p=None, **kw) -> OpSpec:
     """A loss of the first operand against a second of the same shape; reduction drawn."""
-    reduction = params(reduction=const(st.sampled_from(["mean", "sum", "none"])))
+    reduction = params(reduction=const(st.sampled_from(list(REDUCTIONS))))
     return nn(name, template, dtypes, (Operand(), second or Operand(relation=same_shape)), p or reduction, family="loss", **kw)
 
 
@@ -140,6 +144,14 @@ OPS: tuple[OpSpec, ...] = (
     nn("dropout_eval", f"{F}.dropout({{0}}, p=0.5, training=False)", torch_op=f"{F}.dropout"),
     nn("glu", f"{F}.glu({{0}}, {{dim}})", FLOATS, p=params(dim=dim)),
     loss("mse_loss", f"{F}.mse_loss({{0}}, {{1}}, reduction={{reduction}})", ALL_FLOATS),
+    # the reduction a string input of the program (so the result's shape follows a guarded input)
+    nn(
+        "mse_loss_reduction_input",
+        f"{F}.mse_loss({{0}}, {{1}}, reduction={{2}})",
+        ALL_FLOATS,
+        (Operand(), Operand(relation=same_shape), Operand(dtypes=STRING, values=REDUCTIONS)),
+        family="loss",
+    ),
     loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
     loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
     loss(

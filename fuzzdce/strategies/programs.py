@@ -22,7 +22,18 @@ import hypothesis.strategies as st
 import torch
 from hypothesis.errors import InvalidArgument
 
-from fuzzdce.core.program import DTYPES, Domain, Input, NumberInput, Program, Ref, Step, TensorInput, input_strides
+from fuzzdce.core.program import (
+    DTYPES,
+    Domain,
+    Input,
+    NumberInput,
+    Program,
+    Ref,
+    Step,
+    StringInput,
+    TensorInput,
+    input_strides,
+)
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import SAME, Meta, OpSpec
 
@@ -90,9 +101,11 @@ def tensor_inputs(
     max_side: int = 4,
     max_dims: int = 4,
     weights: Weights | None = None,
+    strings: tuple[tuple[str, ...], ...] = (),
 ):
     """1..max_inputs input tensor specs with mutually broadcastable shapes (0-4 dims, sides 0-4),
-    dtypes, value domains and layouts (transposed or strided views) drawn per input."""
+    dtypes, value domains and layouts (transposed or strided views) drawn per input; sometimes a
+    Python number, and a string from one of ``strings`` (the catalog's string choices)."""
     dtype_choice = st.sampled_from(dtypes) if weights is None else weighted(dtypes, weights.dtypes)
     domain_choice = st.sampled_from(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
     inputs = draw(independent_inputs(max_inputs, dtype_choice, domain_choice, max_side, max_dims))
@@ -103,6 +116,9 @@ def tensor_inputs(
     # prologue checks, by type and value).
     if draw(rarely()):
         inputs = (*inputs, draw(number_inputs()))
+    # One in eight gets a string, for the few ops taking one (and the prologue's check of its value).
+    if strings and draw(rarely(8)):
+        inputs = (*inputs, draw(string_inputs(strings)))
     return inputs
 
 
@@ -118,6 +134,17 @@ NUMBER_VALUES = {
 def number_inputs() -> st.SearchStrategy[NumberInput]:
     """One Python number input: its type drawn first (shrinks towards int), then its value."""
     return st.sampled_from(tuple(NUMBER_VALUES)).flatmap(NUMBER_VALUES.get).map(NumberInput)
+
+
+def string_choices(catalog: tuple[OpSpec, ...]) -> tuple[tuple[str, ...], ...]:
+    """The sets of strings the catalog's string operands accept, in catalog order, each once."""
+    found = (operand.values for spec in catalog for operand in spec.operands if operand.values)
+    return tuple(dict.fromkeys(found))
+
+
+def string_inputs(choices: tuple[tuple[str, ...], ...]) -> st.SearchStrategy[StringInput]:
+    """One string input: a set of choices (shrinks towards the first), then a value among them."""
+    return st.sampled_from(choices).flatmap(lambda group: st.sampled_from(group).map(lambda v: StringInput(v, group)))
 
 
 @st.composite
@@ -164,8 +191,8 @@ def meta_of(value, domain: Domain = Domain.REAL, writable: bool = False) -> Meta
 
 def _materialize(meta: Meta, device: str):
     """A stand-in for a live value with its shape, dtype and layout: ones (inside every domain but
-    "unit"'s edge) on CPU, no data on the meta device."""
-    if meta.is_number:
+    "unit"'s edge) on CPU, no data on the meta device; a Python value is itself."""
+    if meta.is_python:
         return meta.value
     dtype = DTYPES[meta.dtype]
     if meta.strides is None:
@@ -187,6 +214,8 @@ def input_meta(spec: Input) -> Meta:
     """The Meta of a program input, its layout included."""
     if isinstance(spec, NumberInput):
         return Meta((), spec.dtype, spec.domain, value=spec.value)
+    if isinstance(spec, StringInput):
+        return Meta((), spec.dtype, spec.domain, value=spec.value, choices=spec.choices)
     return Meta(spec.shape, spec.dtype, spec.domain, strides=input_strides(spec))
 
 
@@ -311,7 +340,7 @@ def programs(
     eager (shape- and dtype-wise) and no example is discarded. ``weights`` steers the draw (ops
     then drawn by entry, not by family first).
     """
-    inputs = draw(tensor_inputs(weights=weights, **input_options))
+    inputs = draw(tensor_inputs(weights=weights, strings=string_choices(catalog), **input_options))
     metas: list[Meta | None] = input_metas(inputs)
     steps: list[Step] = []
     choose_op = op_choice(catalog) if weights is None else weighted(catalog, weights.ops, key=lambda spec: spec.name)
@@ -337,7 +366,7 @@ def programs(
                 metas[i] = dataclasses.replace(metas[i], writable=False)
         steps.append(step)
         metas.extend(result_metas(spec, operand_metas, results))
-    tensors = [i for i, m in enumerate(metas) if m is not None and not m.is_number]
+    tensors = [i for i, m in enumerate(metas) if m is not None and not m.is_python]
     outputs = [tensors[-1 - draw(index_choice()) % len(tensors)]]
     while len(outputs) < max_outputs and draw(keep_going(p_stop_in_4=2)):
         candidate = tensors[-1 - draw(index_choice()) % len(tensors)]

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import hypothesis.strategies as st
 
-from fuzzdce.core.program import Domain, Literal
+from fuzzdce.core.program import STRING_DTYPE, Domain, Literal
 
 T = TypeVar("T")
 
@@ -37,6 +37,7 @@ ALL = NUMERIC + BOOL
 NUMBER = ("pyint",)  # a Python int flowing through the program (``x.shape[0]``, ``x.numel()``, an int input)
 # Any Python number: an int as above, or a float or bool input (``program.NumberInput``), for ops taking a scalar.
 SCALARS = ("pyint", "pyfloat", "pybool")
+STRING = (STRING_DTYPE,)  # a Python string input (``program.StringInput``), for ops taking one (``rounding_mode``)
 
 # What ``OpSpec.yields`` says for an op whose result lies in its first operand's domain.
 SAME = "same"
@@ -52,7 +53,9 @@ class Meta:
     # Owns its storage (computed by a non-view op, never viewed since): in-place ops may write it
     # without touching an input that requires grad or aliasing another live value.
     writable: bool = False
-    value: int | float | bool | None = None  # a Python number's value
+    value: int | float | bool | str | None = None  # a Python number's or string's value
+    # A string input's choices (``StringInput.choices``): an op takes it only if it accepts every one.
+    choices: tuple[str, ...] = ()
     # The tensor's strides when not contiguous (a transposed or strided input, a view, an expand):
     # validation must meet the layout eager will see, or ``view`` on a transposed value slips through.
     strides: tuple[int, ...] | None = None
@@ -68,6 +71,11 @@ class Meta:
     @property
     def is_number(self) -> bool:
         return self.dtype in SCALARS
+
+    @property
+    def is_python(self) -> bool:
+        """A Python value (a number or a string), not a tensor."""
+        return self.is_number or self.dtype in STRING
 
 
 # --- operand relations: (first operand, candidate) -> bool -------------------------------------------
@@ -146,10 +154,14 @@ class Operand:
     domain: str = Domain.REAL  # a requirement: a Domain its values must satisfy, or ``ANY``
     written: bool = False  # the op writes it in place
     same_dtype: bool = False  # must have the first operand's dtype (matmul, linear, conv: no promotion)
+    # The values a string operand may take (the op's accepted set): it reads a string input only if
+    # each of the input's choices is among them, so a guard call's other choice stays valid.
+    values: tuple[str, ...] = ()
 
     def accepts(self, spec_dtypes: tuple[str, ...], first: Meta | None, candidate: Meta) -> bool:
         return (
             candidate.dtype in (self.dtypes or spec_dtypes)
+            and (not self.values or set(candidate.choices or (candidate.value,)) <= set(self.values))
             and self.domain in Domain(candidate.domain).satisfies
             and (candidate.writable or not self.written)
             and (first is None or (self.relation(first, candidate) and (not self.same_dtype or candidate.dtype == first.dtype)))
