@@ -37,3 +37,16 @@ def test_catalog_covers_150_distinct_native_thunder_ops():
 def test_catalog_names_are_unique_and_families_named():
     assert len({spec.name for spec in CATALOG}) == len(CATALOG)
     assert all(spec.family for spec in CATALOG)
+
+
+def test_an_entry_whose_meta_kernel_accepts_more_is_checked_on_cpu():
+    """torch's meta addmm broadcasts an input of any rank, where eager expands it to n x p and
+    raises: checked on meta tensors alone, the step would be drawn and eager would reject it."""
+    from fuzzdce.core.program import Ref, Step
+    from fuzzdce.strategies.programs import infer
+    from fuzzdce.strategies.spec import Meta
+
+    step = Step("addmm", BY_NAME["addmm"].template, (Ref(0), Ref(1), Ref(1)), (("beta", 0.5),))
+    metas = [Meta((1, 1, 2, 1), "float16"), Meta((1, 1), "float16")]
+    assert infer(step, metas) is not None  # what the meta kernel says
+    assert BY_NAME["addmm"].meta_accepts_more and infer(step, metas, on_cpu=True) is None

@@ -229,14 +229,15 @@ def run_step(step: Step, metas: list[Meta | None], device: str) -> tuple:
     return tuple(env[f"v{j}"] for j in range(first, first + step.n_out))
 
 
-def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
+def infer(step: Step, metas: list[Meta | None], *, on_cpu: bool = False) -> tuple[Step, tuple] | None:
     """``step`` with its tuple arity filled in and its results, or None when torch rejects it.
 
-    Meta tensors first (no data, no compute); small CPU tensors when the op has no meta kernel.
+    Meta tensors first (no data, no compute); small CPU tensors when the op has no meta kernel, or
+    only (``on_cpu``) when its meta kernel accepts more than eager does (``OpSpec.meta_accepts_more``).
     """
     probe = dataclasses.replace(step, n_out=1, unpack=False)
     # Literal index tensors are data: meta kernels do not check them against bounds.
-    devices = ("cpu",) if "torch.tensor(" in probe.expression() else ("meta", "cpu")
+    devices = ("cpu",) if on_cpu or "torch.tensor(" in probe.expression() else ("meta", "cpu")
     for device in devices:
         try:
             (result,) = run_step(probe, metas, device)
@@ -355,7 +356,7 @@ def programs(
             break
         attempts += 1
         spec, step = block
-        inferred = None if step is None else infer(step, metas)
+        inferred = None if step is None else infer(step, metas, on_cpu=spec.meta_accepts_more)
         if inferred is None:
             dropped.append(spec.name)
             continue

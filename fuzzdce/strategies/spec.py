@@ -186,6 +186,9 @@ class OpSpec:
     # Domain of the result: a Domain, or ``SAME`` (the first operand's).
     yields: str = Domain.REAL
     view: bool = False  # the result may alias the first operand
+    # Check drawn steps on small CPU tensors, not meta ones: for ops whose meta kernel accepts what
+    # the CPU kernel rejects (torch 2.9's addmm broadcasts its input where CPU expands it to n x p).
+    meta_accepts_more: bool = False
 
     @property
     def torch_name(self) -> str | None:
