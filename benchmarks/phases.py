@@ -8,7 +8,7 @@ summary.json: programs evaluated in full, wall time, seconds and share per phase
 machine seconds), the share of the wall time spent generating new programs (generation's
 lane-seconds over lanes x wall time), each lane's reason its generation ended (``GenerationEnd``: "time" or "programs"
 is the budget spent; "nothing new" is Hypothesis out of programs), bugs by verdict and by
-placement, bugs sharing a program, the bugs whose shrinking was cut short, and the bugs in whose
+placement, bugs sharing a program (the function alone, and with its inputs), the bugs whose shrinking was cut short, and the bugs in whose
 repro.py a dead statement or a returned value can be dropped with the same failure
 (``minimality.droppable``, replayed in this process; ``--no-minimality`` skips it).
 
@@ -41,6 +41,16 @@ def lanes_of(summary: dict) -> int:
     return max(1, len({p["process"] for p in processes if p["process"].startswith("lane ") and "worker" not in p["process"]}))
 
 
+def program_and_inputs(repro: str) -> tuple[str, str]:
+    """A reproducer's ``def program`` and ``def make_inputs``, as text: what two bugs share when
+    they hold the same program (the function alone, or with its inputs too)."""
+
+    def function(name: str) -> str:
+        return repro.split(f"def {name}(", 1)[-1].split("\n\n", 1)[0]
+
+    return function("program"), function("make_inputs")
+
+
 def main() -> None:
     argv = sys.argv[1:]
     check_minimality = "--no-minimality" not in argv[: argv.index("--")] if "--" in argv else "--no-minimality" not in argv
@@ -57,10 +67,7 @@ def main() -> None:
         wall = time.monotonic() - start
         summary = json.loads((findings / "summary.json").read_text())
         records = [json.loads(p.read_text()) for p in findings.glob("*/bug.json")]
-        sources = [
-            (p.parent / "repro.py").read_text().split("def program(", 1)[-1].split("\n\n", 1)[0]
-            for p in findings.glob("*/bug.json")
-        ]
+        sources = {p.parent.name: program_and_inputs((p.parent / "repro.py").read_text()) for p in findings.glob("*/bug.json")}
         droppable = minimality.droppable(findings) if check_minimality else None
     phases = summary.get("phases", {})
     total = sum(phases.values()) or 1.0
@@ -85,7 +92,15 @@ def main() -> None:
             for name in r["placements"]:
                 by_placement[name] = by_placement.get(name, 0) + 1
     print("placement-induced bugs per placement: " + (", ".join(f"{p} {n}" for p, n in sorted(by_placement.items())) or "none"))
-    print(f"bugs sharing a program with another bug: {len(sources) - len(set(sources))} of {len(sources)}")
+    for label, part in (("a program", 0), ("a program and its inputs", slice(None))):
+        groups: dict[object, list[str]] = {}
+        for bug_id, texts in sorted(sources.items()):
+            groups.setdefault(texts[part], []).append(bug_id)
+        sharing = [ids for ids in groups.values() if len(ids) > 1]
+        print(
+            f"bugs sharing {label} with another bug: {sum(map(len, sharing))} of {len(sources)}"
+            + "".join(f"\n  {', '.join(ids)}" for ids in sharing)
+        )
     cut = [r for r in records if r.get("shrink")]
     print(f"bugs whose shrinking was cut short: {len(cut)}" + "".join(f"\n  {r['id']}: {r['shrink']}" for r in cut))
     sizes = sorted(r["n_ops"] for r in records)

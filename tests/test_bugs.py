@@ -89,6 +89,31 @@ def test_two_types_of_raised_exception_are_two_bugs_even_when_one_program_shows_
     )
 
 
+def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_raised_on_the_same_program():
+    """One settled program: Thunder's torch executor raises a TypeError on one path, and
+    torch.compile (torch's own code) an ``Unsupported`` on another; only the first is a type
+    Thunder raised, so the identical minimal program makes them one bug. Were both raised in
+    Thunder, they would stay two."""
+
+    def raising(path, error_type, frame):
+        message = f"{error_type} (grad call, backward): bad"
+        return Violation("raises", path, message, error_type, frame, key=message, cause=f"{message} @ {frame}")
+
+    def bugs_of(second_frame):
+        store = FindingStore()
+        for violation in (
+            raising("jit-grad", "TypeError", "thunder/executors/torchex.py:no_autocast_fn"),
+            raising("jit-torchcompile", "Unsupported", second_frame),
+        ):
+            finding, _ = store.add(Verdict.SHARED, ("stock",), violation, ONE_OP)
+            finding.shrunk = True
+        return store.bugs()
+
+    (bug,) = bugs_of("torch/_dynamo/eval_frame.py:compile_wrapper")
+    assert sorted(m.violation.error_type for m in bug.members) == ["TypeError", "Unsupported"]
+    assert len(bugs_of("thunder/executors/torch_compile.py:compile")) == 2
+
+
 def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins_nothing():
     store = FindingStore()
     a, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)

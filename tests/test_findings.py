@@ -311,6 +311,8 @@ def test_a_seeded_round_keeps_the_example_database(tmp_path):
         def should_pause(self):
             return False
 
+        generation_over = should_pause
+
         def log(self, line):
             pass
 

@@ -15,7 +15,7 @@ from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd
-from fuzzdce.fuzzing.shrinking import SHARE_FLOOR, share
+from fuzzdce.fuzzing.shrinking import SHARE_FLOOR, Phase, share
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
@@ -163,6 +163,7 @@ def test_findings_on_unshrunk_programs_never_join_and_the_report_says_shrinking_
     bug reported with where its shrinking stopped."""
     campaign, _ = campaign_of({("exp", "neg"): wrong_values, ("neg", "exp"): raised}, programs=40, time_budget=1e-6)
     campaign.driver.options = dataclasses.replace(campaign.driver.options, time_budget=None)
+    campaign.generation_over = lambda: False
     campaign.driver.run()  # generation spends its programs (no deadline of its own); the rest has no time
     campaign.shrink_causes()
     campaign.finish()
@@ -180,6 +181,36 @@ def test_a_lane_ends_when_its_time_is_spent():
     campaign, evaluator = campaign_of({}, programs=50, time_budget=1e-9)
     campaign.driver.run()
     assert campaign.driver.ended == GenerationEnd.TIME and campaign.full_evaluations == 0 and evaluator.calls == []
+
+
+def test_generation_ends_early_when_the_causes_waiting_would_fill_the_time_left(monkeypatch):
+    """Programs that seem to take 100 s each to evaluate in full (the stand-in takes none): without a
+    fault nothing waits, and generation spends its programs; with one, it ends on time as soon as
+    the work waiting (two evaluations per program to shrink) no longer fits the time left, long
+    before generation's latest end."""
+
+    def slow_campaign(faults):
+        campaign, _ = campaign_of(faults, programs=30, time_budget=1000)
+        campaign.epoch = campaign.plan.start - 900 + 45  # 145 s left: more than the least generation leaves
+        campaign.plan = dataclasses.replace(campaign.plan, start=campaign.epoch)
+        real_examine = campaign.examine
+
+        def examine(program, choices, weights):
+            found = real_examine(program, choices, weights)
+            campaign.stats.seconds = 100.0 * campaign.full_evaluations
+            return found
+
+        campaign.examine = examine
+        return campaign
+
+    clean = slow_campaign({})
+    clean.driver.run()
+    assert clean.driver.ended == GenerationEnd.PROGRAMS and clean.full_evaluations == 30
+    faulty = slow_campaign({"exp": wrong_values})
+    faulty.driver.run()
+    waiting = faulty.shrinker.waiting_seconds(100.0)
+    assert faulty.driver.ended == GenerationEnd.TIME and faulty.full_evaluations < 30
+    assert waiting >= faulty.plan.left(Phase.WRITING) > 100, "it ended before the work waiting filled the time left"
 
 
 def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):

@@ -3,12 +3,22 @@ phase clock: on synthetic findings and a stand-in job runner, no Thunder."""
 
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import EAGER, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
-from fuzzdce.fuzzing.shrinking import GENERATION_SHARE, SHRINK_END, Phase, PhaseClock, TimePlan, same_failure
+from fuzzdce.fuzzing.shrinking import (
+    EVALUATIONS_PER_CAUSE,
+    LEFT_AFTER_GENERATION,
+    SHRINK_END,
+    Phase,
+    PhaseClock,
+    Shrinker,
+    TimePlan,
+    same_failure,
+)
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
 
@@ -116,10 +126,34 @@ def test_no_job_runs_twice_with_the_cache_and_confirming_replays():
 def test_the_time_plan_splits_the_wall_time_from_the_start():
     start = time.time() - 50
     plan = TimePlan(100, start)
-    assert plan.end(Phase.GENERATION) == start + 100 * GENERATION_SHARE
+    assert plan.end(Phase.GENERATION) == start + 100 * (1 - min(LEFT_AFTER_GENERATION))
     assert plan.end(Phase.SHRINKING) == start + 100 * SHRINK_END and plan.end(Phase.WRITING) == start + 100
     assert not plan.over(Phase.GENERATION) and 45 < plan.left(Phase.WRITING) <= 50
     assert TimePlan(10, start).over(Phase.CONFIRMING) and TimePlan(None, start).left(Phase.WRITING) is None
+
+
+def test_generation_ends_when_the_time_left_is_the_work_waiting_within_its_bounds():
+    least, most = LEFT_AFTER_GENERATION
+    plan = TimePlan(100, time.time() - 70)  # 30 s left
+    assert not plan.generation_over(0.0) and not plan.generation_over(29.0)
+    assert plan.generation_over(31.0)
+    assert TimePlan(100, time.time() - (100 - 100 * least) - 1).generation_over(0.0)  # the least it leaves
+    assert not TimePlan(100, time.time() - (100 - 100 * most) + 5).generation_over(1e9)  # the most it leaves
+    assert not TimePlan(None, time.time() - 1e6).generation_over(1e9)  # no budget, no end
+
+
+def test_the_work_waiting_counts_each_program_to_shrink_once():
+    """Two causes one program shows (two paths' wrong values) wait as one shrink; a shrunk cause and a
+    verdict that is not shrunk (fixed, here) wait as none."""
+    store = store_of(
+        *((Verdict.REGRESSION, ("p",), wrong_values(path), program(), None) for path in ("a", "b")),
+        (Verdict.REGRESSION, ("p",), malformed("a"), program("neg"), None),
+        (Verdict.REGRESSION, ("p",), malformed("b"), program("sin"), True),
+        (Verdict.FIXED, ("stock",), malformed("c"), program("cos"), None),
+    )
+    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
+    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    assert shrinker.waiting_seconds(3.0) == 2 * EVALUATIONS_PER_CAUSE * 3.0
 
 
 def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():

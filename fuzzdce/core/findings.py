@@ -18,8 +18,9 @@ joined by evidence a user can check:
   program Hypothesis did not finish shrinking joins nothing;
 - findings whose settled minimal programs are identical, or whose violations are the same but for
   the path (not a value comparison), with a placement in common (``join_keys``);
-- but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``): a
-  link that would join two such types is not followed, so no bug glues them through a third cause.
+- but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``;
+  one raised in torch's own code is not Thunder's): a link that would join two such types is not
+  followed, so no bug glues them through a third cause.
 """
 
 from __future__ import annotations
@@ -113,13 +114,24 @@ RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
 OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
 
 
-def raised_types(found: Iterable[tuple[str, str | None]]) -> set[str]:
-    """The types of exception Thunder raised to its caller among ``found`` (each finding's oracle
-    and error type): a bug holds at most one. One small program can show two faults (``nll_loss``
-    raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are better than one
-    that hides another. (A split's reason or a malformed trace is not such a type: those follow
-    from one fault together with what it raises, and join it.)"""
-    return {error_type for oracle, error_type in found if oracle == RAISES and error_type}
+# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code, not Thunder's.
+TORCH_FRAME = "torch/"
+
+
+def raised_types(found: Iterable[tuple[str, str | None, str | None]]) -> set[str]:
+    """The types of exception Thunder raised to its caller among ``found`` (each finding's oracle,
+    error type and frame): a bug holds at most one. One small program can show two faults
+    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
+    better than one that hides another. (A split's reason or a malformed trace is not such a type:
+    those follow from one fault together with what it raises, and join it. Nor is an exception
+    raised inside torch's own code (``TORCH_FRAME``), such as torch.compile refusing the trace
+    Thunder handed it: ``var_mean``'s backward on a 0-d input raised a ``TypeError`` in Thunder's
+    torch executor and, on the same program, torch.compile's ``Unsupported`` on a malformed trace.)"""
+    return {
+        error_type
+        for oracle, error_type, frame in found
+        if oracle == RAISES and error_type and not (frame or "").startswith(TORCH_FRAME)
+    }
 
 
 def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
@@ -395,7 +407,9 @@ class FindingStore:
         joined = connected(
             list(causes),
             lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
-            kept_apart=lambda key: raised_types((f.violation.oracle, f.violation.error_type) for f in causes[key]),
+            kept_apart=lambda key: raised_types(
+                (f.violation.oracle, f.violation.error_type, f.violation.frame) for f in causes[key]
+            ),
         )
         bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
         return sorted(bugs, key=bug_order)

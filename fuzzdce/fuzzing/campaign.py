@@ -175,6 +175,11 @@ class Campaign:
     def new_round(self) -> None:
         self.ledger.new_round()
 
+    def generation_over(self) -> bool:
+        """Is the time left no more than the work waiting after generation (``TimePlan.generation_over``)?"""
+        per_program = self.stats.seconds / max(self.full_evaluations, 1)
+        return self.plan.generation_over(self.shrinker.waiting_seconds(per_program))
+
     def should_pause(self) -> bool:
         """Asked between programs and rounds: is this process past its recycling threshold?"""
         if not self.recycle_rss_mb:
@@ -347,7 +352,7 @@ class Campaign:
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
             left = self.plan.left(Phase.GENERATION)
-            if left is not None:  # generation's share of the wall time, from the campaign's start
+            if left is not None:  # generation's most of the wall time, from the campaign's start (it may end sooner)
                 self.driver.options = dataclasses.replace(self.driver.options, time_budget=max(left, 1e-9))
             with self.phases.timed(Phase.GENERATION):
                 self.driver.run()

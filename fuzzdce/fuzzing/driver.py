@@ -48,7 +48,7 @@ class GenerationEnd(StrEnum):
 
     STOPPED = "stopped"  # ``stop()``: Ctrl-C, SIGTERM, or whoever drives the campaign
     RECYCLED = "recycled"  # the lane grew too large: a fresh process goes on
-    TIME = "time"  # generation's share of the time budget is spent
+    TIME = "time"  # generation's time is spent: what is left is the work waiting (``shrinking.TimePlan``)
     PROGRAMS = "programs"  # ``--max-examples`` programs were evaluated
     NOTHING_NEW = "nothing new"  # a round drew no program not evaluated before
 
@@ -152,6 +152,9 @@ class DriverHost(Protocol):
 
     def should_pause(self) -> bool:
         """Stop generating here, to go on in a fresh process (a lane grown too large)?"""
+
+    def generation_over(self) -> bool:
+        """Is generation's time over: is the time left no more than the work waiting after it?"""
 
     def log(self, line: str) -> None:
         """Tell the user ``line``."""
@@ -282,8 +285,9 @@ class HypothesisDriver:
             self.host.log("fuzzdce: Hypothesis stopped shrinking a cause after five minutes of slow progress")
 
     def out_of_time(self) -> bool:
-        """Past the time budget (or stopped), nothing new is generated."""
-        return self.stopped or (self.deadline is not None and time.monotonic() > self.deadline)
+        """Past the time budget, when the host says generation's time is over, or stopped: nothing
+        new is generated."""
+        return self.stopped or (self.deadline is not None and time.monotonic() > self.deadline) or self.host.generation_over()
 
     def run(self) -> None:
         """Generation: rounds until the programs or the time are spent, or a round draws no new program."""

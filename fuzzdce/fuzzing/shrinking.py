@@ -2,8 +2,11 @@
 bug confirmed once, within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
 
 - **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
-  ends at ``GENERATION_SHARE`` of it, shrinking at ``SHRINK_END``; joining, confirming and
-  writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds.
+  ends when the time left is no more than the work waiting after it (``Shrinker.waiting_seconds``:
+  ``EVALUATIONS_PER_CAUSE`` full evaluations' time per program whose causes wait to be shrunk),
+  within ``LEFT_AFTER_GENERATION`` of the budget; shrinking ends at ``SHRINK_END``; joining,
+  confirming and writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts
+  each phase's seconds.
 - **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the cause's first path and the fewest
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
@@ -61,8 +64,15 @@ class Phase(StrEnum):
     WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
 
 
-GENERATION_SHARE = 0.88  # of the time budget, from the campaign's start: generation ends
-SHRINK_END = 0.95  # shrinking ends; joining, confirming and writing have the rest
+# The least and the most of the time budget that generation leaves to the phases after it: a fixed
+# share starved shrinking when many causes waited (most of a 600-s run's were cut short at 12%),
+# and spent time on nothing when none did. Within these, what it leaves is the work waiting.
+LEFT_AFTER_GENERATION = (0.12, 0.5)
+# The work a program whose causes wait to be shrunk leaves after generation, in full evaluations of
+# a program (the mean of generation's): its shrink steps, each one path under one or two Thunders,
+# a small part of a full evaluation each; its result settled everywhere, once; its bug confirmed.
+EVALUATIONS_PER_CAUSE = 2.0
+SHRINK_END = 0.95  # of the time budget, from the campaign's start: shrinking ends; joining, confirming and writing have the rest
 # The least fraction of the shrinking time left that the cause shrunk next gets: equal shares among
 # many causes leave each less than a shrink step; Hypothesis returns what a shrink does not use.
 SHARE_FLOOR = 0.15
@@ -89,11 +99,21 @@ class TimePlan:
     start: float
 
     def end(self, phase: Phase) -> float | None:
-        """The wall-clock time ``phase`` must end by (None: no budget)."""
+        """The wall-clock time ``phase`` must end by at the latest (None: no budget); generation
+        may end earlier (``generation_over``)."""
         if not self.budget:
             return None
-        share = {Phase.GENERATION: GENERATION_SHARE, Phase.SHRINKING: SHRINK_END}.get(phase, 1.0)
+        share = {Phase.GENERATION: 1.0 - min(LEFT_AFTER_GENERATION), Phase.SHRINKING: SHRINK_END}.get(phase, 1.0)
         return self.start + share * self.budget
+
+    def generation_over(self, waiting: float) -> bool:
+        """Is generation's time over, with ``waiting`` seconds of work waiting after it: is the time
+        left no more than that work, held within ``LEFT_AFTER_GENERATION`` of the budget?"""
+        if not self.budget:
+            return False
+        least, most = LEFT_AFTER_GENERATION
+        left_after = min(max(waiting, least * self.budget), most * self.budget)
+        return time.time() >= self.start + self.budget - left_after
 
     def left(self, phase: Phase) -> float | None:
         """Seconds left until ``phase`` must end (never below 0; None: no budget)."""
@@ -210,6 +230,18 @@ class Shrinker:
             and smallest.shrunk is None
             and smallest.program not in self.shown
         )
+
+    def waiting_seconds(self, evaluation_seconds: float) -> float:
+        """The work waiting after generation, in seconds, when a program takes
+        ``evaluation_seconds`` to evaluate in full: ``EVALUATIONS_PER_CAUSE`` evaluations for each
+        distinct smallest program of the causes to shrink (the causes one program shows, on several
+        paths or oracles, are mostly one shrink: its settled program shows the others)."""
+        waiting = {
+            members[0].program
+            for key, members in self.store.causes().items()
+            if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members)
+        }
+        return len(waiting) * EVALUATIONS_PER_CAUSE * evaluation_seconds
 
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
         return any(shows(t, f) for shown in self.shown.values() for t in shown for f in members)

@@ -100,7 +100,7 @@ def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
 
 def raised_in(candidate: Candidate) -> set[str]:
     """The types of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
-    return raised_types((m.oracle, m.error_type) for m in candidate.record.members)
+    return raised_types((m.oracle, m.error_type, m.frame) for m in candidate.record.members)
 
 
 def first_known(reasons: Iterable[str | None]) -> str | None:
