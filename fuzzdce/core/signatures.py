@@ -5,6 +5,7 @@ Below the oracles (they normalise split reasons with it) and above ``model`` onl
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -18,6 +19,7 @@ _COUNTED_NAME = re.compile(r"\b([A-Za-z_]*?[A-Za-z])_?\d+_?\b")
 _NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(\d+(\.\d+)?(e[-+]?\d+)?|nan\b|inf\b)")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # joining asks for the same messages' forms again and again
 def normalise(message: str) -> str:
     """The message with addresses, counted names and numbers abstracted away.
 

@@ -4,8 +4,8 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
 - **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
   ends when the time left is no more than the work waiting after it (``Shrinker.waiting_seconds``:
   ``EVALUATIONS_PER_CAUSE`` full evaluations' time per program whose causes wait to be shrunk),
-  within ``LEFT_AFTER_GENERATION`` of the budget; shrinking ends at ``SHRINK_END``; joining,
-  confirming and writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts
+  within ``LEFT_AFTER_GENERATION`` of the budget; shrinking ends at ``SHRINK_END``, joining at
+  ``JOIN_END``; confirming and writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts
   each phase's seconds.
 - **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the cause's first path and the fewest
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
@@ -20,7 +20,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   what it shows joins its cause.
 - **Joining** (``Shrinker.join``): every cause's smallest program is settled (the unshrunk ones
   too), and a cause joins another when a settled program of one shows the other's failure with the
-  same verdict and a placement in common (``shows``); the raised-type rule of ``findings`` keeps two
+  same verdict and a placement in common (``mark``); the raised-type rule of ``findings`` keeps two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
@@ -64,15 +64,18 @@ class Phase(StrEnum):
     WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
 
 
-# The least and the most of the time budget that generation leaves to the phases after it: a fixed
-# share starved shrinking when many causes waited (most of a 600-s run's were cut short at 12%),
-# and spent time on nothing when none did. Within these, what it leaves is the work waiting.
-LEFT_AFTER_GENERATION = (0.12, 0.5)
+# The least and the most of the time budget that generation leaves to the phases after it. Within
+# these, what it leaves is the work waiting: a fixed share left a 600-s run's causes cut short when
+# many waited, and time to nothing when none did. The most is small: new programs are what find
+# bugs, and a run with faults on most programs (planted ones) would otherwise spend half its time
+# shrinking; the profiles' program caps leave shrinking the rest of their budgets anyway.
+LEFT_AFTER_GENERATION = (0.10, 0.15)
 # The work a program whose causes wait to be shrunk leaves after generation, in full evaluations of
 # a program (the mean of generation's): its shrink steps, each one path under one or two Thunders,
 # a small part of a full evaluation each; its result settled everywhere, once; its bug confirmed.
 EVALUATIONS_PER_CAUSE = 2.0
-SHRINK_END = 0.95  # of the time budget, from the campaign's start: shrinking ends; joining, confirming and writing have the rest
+SHRINK_END = 0.93  # of the time budget, from the campaign's start: shrinking ends
+JOIN_END = 0.96  # joining ends (the lanes' settling, then the merged campaign's); confirming and writing have the rest
 # The least fraction of the shrinking time left that the cause shrunk next gets: equal shares among
 # many causes leave each less than a shrink step; Hypothesis returns what a shrink does not use.
 SHARE_FLOOR = 0.15
@@ -103,7 +106,9 @@ class TimePlan:
         may end earlier (``generation_over``)."""
         if not self.budget:
             return None
-        share = {Phase.GENERATION: 1.0 - min(LEFT_AFTER_GENERATION), Phase.SHRINKING: SHRINK_END}.get(phase, 1.0)
+        share = {Phase.GENERATION: 1.0 - min(LEFT_AFTER_GENERATION), Phase.SHRINKING: SHRINK_END, Phase.JOINING: JOIN_END}.get(
+            phase, 1.0
+        )
         return self.start + share * self.budget
 
     def generation_over(self, waiting: float) -> bool:
@@ -166,17 +171,10 @@ def same_failure(v: Violation, target: Violation) -> bool:
 def mark(verdict: Verdict, violation: Violation) -> str:
     """What a settled program must show of a cause for the cause to join it: its exception, or for
     a finding without one its path and oracle (wrong values differ in their message from program
-    to program, one fault's alike), under its verdict."""
+    to program, one fault's alike), under its verdict; and it must show it under a placement the
+    cause's finding has (one faulty placement's bug never joins another's)."""
     what = "cause | " + normalise(violation.cause) if violation.cause else f"{violation.path} | {violation.oracle}"
     return f"{verdict} | {what}"
-
-
-def shows(triaged: Triaged, finding: Finding) -> bool:
-    """Does a settled program's ``triaged`` violation show ``finding``: its ``mark``, with a
-    placement in common (one faulty placement's bug never joins another's)?"""
-    return mark(triaged.verdict, triaged.violation) == mark(finding.verdict, finding.violation) and bool(
-        set(triaged.placements) & set(finding.placements)
-    )
 
 
 def finite_if_it_fails(program: Program, fails) -> Program:
@@ -204,6 +202,7 @@ class Shrinker:
     def __init__(self, campaign) -> None:
         self.campaign = campaign
         self.shown: dict[Program, list[Triaged]] = {}  # settled program -> what it shows, everywhere
+        self.shown_marks: set[tuple[str, str]] = set()  # (mark, placement) of everything a settled program shows
         self.origin: dict[Program, str] = {}  # settled program -> the cause whose shrink gave it
         self.done: set[str] = set()  # causes shrunk (to their end or not)
         self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
@@ -244,7 +243,14 @@ class Shrinker:
         return len(waiting) * EVALUATIONS_PER_CAUSE * evaluation_seconds
 
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
-        return any(shows(t, f) for shown in self.shown.values() for t in shown for f in members)
+        """Does a settled program show one of ``members`` (its ``mark``, under one of its placements)?"""
+        return any((mark(f.verdict, f.violation), p) in self.shown_marks for f in members for p in f.placements)
+
+    def keep_shown(self, program: Program, shown: list[Triaged]) -> None:
+        """Record what the settled ``program`` shows (the first record of it stands)."""
+        if program not in self.shown:
+            self.shown[program] = shown
+            self.shown_marks |= {(mark(t.verdict, t.violation), p) for t in shown for p in t.placements}
 
     # --- shrinking ---------------------------------------------------------------------------------
 
@@ -356,7 +362,7 @@ class Shrinker:
         if program not in self.shown:
             evaluations = campaign.evaluate_everywhere(program)
             campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
-            self.shown[program] = list(triage(violations_of(evaluations)).values())
+            self.keep_shown(program, list(triage(violations_of(evaluations)).values()))
             if campaign.folder is not None:
                 for finding in self.store:
                     if finding.program == program:
@@ -404,23 +410,35 @@ class Shrinker:
 
     def link(self) -> None:
         """Join each cause whose smallest program is settled to every cause that program shows
-        (``shows``) with a placement in common: one minimal program showing two failures of one
+        (``mark``) with a placement in common: one minimal program showing two failures of one
         Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
         of ``findings.connected`` keeps two exception types apart all the same."""
         causes = self.store.causes()
+        # (mark, placement) -> the causes with a finding of that mark under that placement
+        showing: dict[tuple[str, str], set[str]] = {}
+        for key, members in causes.items():
+            for f in members:
+                for p in f.placements:
+                    showing.setdefault((mark(f.verdict, f.violation), p), set()).add(key)
         for key, members in causes.items():
             shown = self.shown.get(members[0].program)
             if shown is None:
                 continue
             placements = {p for f in members for p in f.placements}
-            for other, theirs in causes.items():
-                if other != key and any(shows(t, f) and placements & set(t.placements) for t in shown for f in theirs):
-                    self.store.link(members[0], theirs[0], f"shown by the settled minimal program of finding {members[0].id}")
+            others = {
+                other
+                for t in shown
+                if placements & set(t.placements)
+                for p in t.placements
+                for other in showing.get((mark(t.verdict, t.violation), p), ())
+            }
+            for other in sorted(others - {key}):
+                self.store.link(members[0], causes[other][0], f"shown by the settled minimal program of finding {members[0].id}")
 
     def absorb(self, other: Shrinker) -> None:
         """Fold in a lane's settled programs (what they show, whose shrink gave them)."""
         for program, shown in other.shown.items():
-            self.shown.setdefault(program, shown)
+            self.keep_shown(program, shown)
         for program, key in other.origin.items():
             self.origin.setdefault(program, key)
         self.done |= other.done
