@@ -177,8 +177,7 @@ class Campaign:
 
     def generation_over(self) -> bool:
         """Is the time left no more than the work waiting after generation (``TimePlan.generation_over``)?"""
-        per_program = self.stats.seconds / max(self.full_evaluations, 1)
-        return self.plan.generation_over(self.shrinker.waiting_seconds(per_program))
+        return self.plan.generation_over(self.shrinker.waiting_seconds(self.stats.seconds_per_program))
 
     def should_pause(self) -> bool:
         """Asked between programs and rounds: is this process past its recycling threshold?"""

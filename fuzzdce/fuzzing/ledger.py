@@ -59,6 +59,11 @@ class Stats:
     # Why each generation (each lane's process) ended.
     generation_ended: list[GenerationEnd] = field(default_factory=list)
 
+    @property
+    def seconds_per_program(self) -> float:
+        """The mean seconds of a full evaluation (0 before the first)."""
+        return self.seconds / max(self.programs, 1)
+
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
         apart, to combine with the others' (timeline.combine)."""
@@ -187,7 +192,7 @@ class Ledger:
 
     def progress_line(self) -> str:
         s = self.stats
-        rate = s.seconds / max(s.programs, 1)
+        rate = s.seconds_per_program
         bugs = len(self.bugs())
         findings = len(self.store)
         return (

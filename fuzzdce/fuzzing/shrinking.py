@@ -20,7 +20,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   what it shows joins its cause.
 - **Joining** (``Shrinker.join``): every cause's smallest program is settled (the unshrunk ones
   too), and a cause joins another when a settled program of one shows the other's failure with the
-  same verdict and a placement in common (``mark``); the raised-type rule of ``findings`` keeps two
+  same verdict and a placement in common (``placed_marks``); the raised-type rule of ``findings`` keeps two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
@@ -171,10 +171,17 @@ def same_failure(v: Violation, target: Violation) -> bool:
 def mark(verdict: Verdict, violation: Violation) -> str:
     """What a settled program must show of a cause for the cause to join it: its exception, or for
     a finding without one its path and oracle (wrong values differ in their message from program
-    to program, one fault's alike), under its verdict; and it must show it under a placement the
-    cause's finding has (one faulty placement's bug never joins another's)."""
+    to program, one fault's alike), under its verdict; under a placement the cause's finding has
+    too (``placed_marks``: one faulty placement's bug never joins another's)."""
     what = "cause | " + normalise(violation.cause) if violation.cause else f"{violation.path} | {violation.oracle}"
     return f"{verdict} | {what}"
+
+
+def placed_marks(item: Finding | Triaged) -> set[tuple[str, str]]:
+    """(``mark``, placement) for each placement ``item`` shows under: a finding, or a violation a
+    settled program shows. A settled program shows a cause when the two share a pair."""
+    shown = mark(item.verdict, item.violation)
+    return {(shown, p) for p in item.placements}
 
 
 def finite_if_it_fails(program: Program, fails) -> Program:
@@ -243,14 +250,14 @@ class Shrinker:
         return len(waiting) * EVALUATIONS_PER_CAUSE * evaluation_seconds
 
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
-        """Does a settled program show one of ``members`` (its ``mark``, under one of its placements)?"""
-        return any((mark(f.verdict, f.violation), p) in self.shown_marks for f in members for p in f.placements)
+        """Does a settled program show one of ``members`` (``placed_marks``)?"""
+        return any(placed_marks(f) & self.shown_marks for f in members)
 
     def keep_shown(self, program: Program, shown: list[Triaged]) -> None:
         """Record what the settled ``program`` shows (the first record of it stands)."""
         if program not in self.shown:
             self.shown[program] = shown
-            self.shown_marks |= {(mark(t.verdict, t.violation), p) for t in shown for p in t.placements}
+            self.shown_marks.update(*(placed_marks(t) for t in shown))
 
     # --- shrinking ---------------------------------------------------------------------------------
 
@@ -410,7 +417,7 @@ class Shrinker:
 
     def link(self) -> None:
         """Join each cause whose smallest program is settled to every cause that program shows
-        (``mark``) with a placement in common: one minimal program showing two failures of one
+        (``placed_marks``) with a placement in common: one minimal program showing two failures of one
         Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
         of ``findings.connected`` keeps two exception types apart all the same."""
         causes = self.store.causes()
@@ -418,8 +425,8 @@ class Shrinker:
         showing: dict[tuple[str, str], set[str]] = {}
         for key, members in causes.items():
             for f in members:
-                for p in f.placements:
-                    showing.setdefault((mark(f.verdict, f.violation), p), set()).add(key)
+                for pair in placed_marks(f):
+                    showing.setdefault(pair, set()).add(key)
         for key, members in causes.items():
             shown = self.shown.get(members[0].program)
             if shown is None:
@@ -429,8 +436,8 @@ class Shrinker:
                 other
                 for t in shown
                 if placements & set(t.placements)
-                for p in t.placements
-                for other in showing.get((mark(t.verdict, t.violation), p), ())
+                for pair in placed_marks(t)
+                for other in showing.get(pair, ())
             }
             for other in sorted(others - {key}):
                 self.store.link(members[0], causes[other][0], f"shown by the settled minimal program of finding {members[0].id}")
