@@ -114,6 +114,55 @@ def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_rais
     assert len(bugs_of("thunder/executors/torch_compile.py:compile")) == 2
 
 
+def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():
+    """Two faulty placements each split thunderfx the same way, and one program shows the split under
+    both: the finding of both joins one placement's bug, not the two bugs into one (which would list
+    one placement's regression under the other), and each bug is under its own placement."""
+    split = Violation("splits", "thunderfx", "split: KeyError: 't0'", "EXCEPTION_META_THUNDER_OP", key="split: KeyError: 't0'")
+    store = FindingStore()
+    for placements in [("symcall",), ("symcall", "planted"), ("planted",)]:
+        store.add(Verdict.REGRESSION, placements, split, TWO_OPS if len(placements) == 2 else ONE_OP)
+    bugs = store.bugs()
+    assert sorted(b.placements for b in bugs) == [("planted",), ("symcall",)]
+    assert sorted(b.placement for b in bugs) == ["planted", "symcall"]
+    assert sum(len(b.members) for b in bugs) == 3
+
+
+def test_python_spells_an_unbound_name_three_ways_and_they_are_one_kind_of_raise():
+    """``NameError``, ``UnboundLocalError`` and a ``KeyError`` of a proxy's name are one kind
+    (``raised_kind``): one fault leaving a name unbound raises each on some path, and a link joins
+    them. A ``KeyError`` of a word, or a ``TypeError``, is a kind of its own and stays apart."""
+    from fuzzdce.core.findings import UNBOUND_NAME, raised_kind
+
+    def raising(path, error_type, text):
+        frame = "thunder/core/trace.py:f"
+        return Violation(
+            "raises", path, f"{error_type} (forward): {text}", error_type, frame, key=f"{error_type}: {text}",
+            cause=f"{error_type}: {text} @ {frame}",
+        )  # fmt: skip
+
+    assert raised_kind("KeyError", "KeyError (grad call, forward): 't12'") == UNBOUND_NAME
+    assert raised_kind("NameError", "NameError (forward): name 'i0' is not defined") == UNBOUND_NAME
+    assert raised_kind("UnboundLocalError", "UnboundLocalError (forward): cannot access local variable 't0'") == UNBOUND_NAME
+    assert raised_kind("KeyError", "KeyError (forward): 'weight'") == "KeyError"
+
+    def bugs_of(*violations):
+        store = FindingStore()
+        found = [store.add(Verdict.REGRESSION, ("planted",), v, ONE_OP)[0] for v in violations]
+        for other in found[1:]:
+            store.link(found[0], other)
+        return store.bugs()
+
+    unbound = [
+        raising("jit-grad", "UnboundLocalError", "cannot access local variable 't0' where it is not associated with a value"),
+        raising("jit", "NameError", "name 't0' is not defined"),
+        raising("thunderfx", "KeyError", "'t0'"),
+    ]
+    assert len(bugs_of(*unbound)) == 1
+    assert len(bugs_of(unbound[0], raising("jit", "KeyError", "'weight'"))) == 2
+    assert len(bugs_of(unbound[0], raising("jit", "TypeError", "bad"))) == 2
+
+
 def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins_nothing():
     store = FindingStore()
     a, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)

@@ -144,6 +144,22 @@ def test_bugs_raising_different_exception_types_stay_apart_though_they_share_a_m
     assert sorted(sorted(m.signature for m in b.members) for b in bugs) == [["S-type", "S-values"], ["S-value", "S-values"]]
 
 
+def test_bugs_of_two_faulty_placements_stay_apart_though_a_member_shows_under_both(tmp_path):
+    """Run a joined a finding that symcall and a planted fault both show into symcall's bug, run b
+    into the planted fault's: merge joins each run's bug with one of them, never all three, and a
+    joined bug is under the placements every record of it lists."""
+    both = member("S-both", 1, path="thunderfx", oracle="splits")
+    a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KS", [member("S-sym", 1), both])])
+    b = write_folder(
+        tmp_path / "b", run_summary("2:0/1", 5, 10.0),
+        [bug("KP", [member("S-planted", 1), both], placements=["planted"], placement="planted"),
+         bug("KS2", [member("S-sym", 2)], program=TWO_OPS, placements=["symcall", "planted"])],
+    )  # fmt: skip
+    bugs = merge(tmp_path / "m", [a, b]).bugs
+    assert sorted(b.placements for b in bugs) == [("planted",), ("symcall",)]
+    assert sorted(b.placement for b in bugs) == ["planted", "symcall"]
+
+
 def test_merging_is_idempotent_and_order_independent(shards, tmp_path):
     a, b = shards
     ab, ba = merge(tmp_path / "ab", [a, b]), merge(tmp_path / "ba", [b, a])

@@ -18,9 +18,10 @@ joined by evidence a user can check:
   program Hypothesis did not finish shrinking joins nothing;
 - findings whose settled minimal programs are identical, or whose violations are the same but for
   the path (not a value comparison), with a placement in common (``join_keys``);
-- but a bug holds at most one type of exception that Thunder raised to its caller (``raised_types``;
-  one raised in torch's own code is not Thunder's): a link that would join two such types is not
-  followed, so no bug glues them through a third cause.
+- but a bug holds at most one kind of exception that Thunder raised to its caller (``raised_types``;
+  one raised in torch's own code is not Thunder's), and its findings have a Thunder in common (the
+  one holding the fault: a finding two faulty placements both show joins one's bug, not both): a
+  link that would break either is not followed, so no bug glues them through a third cause.
 """
 
 from __future__ import annotations
@@ -80,15 +81,20 @@ def connected(
     items: Sequence[Item],
     names: Callable[[Item], Iterable[Hashable]],
     kept_apart: Callable[[Item], Iterable[Hashable]] = lambda item: (),
+    shown_under: Callable[[Item], Iterable[Hashable]] | None = None,
 ) -> list[list[Item]]:
     """``items`` joined when they share a name, directly or through other items (union-find): the
     components, each in the items' order. The one join of findings into bugs: the campaign's
     (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
 
-    A component holds at most one of the labels ``kept_apart`` gives its items: a shared name that would
-    join two components with different labels is not followed (nor, so, any path through a third)."""
+    A component holds at most one of the labels ``kept_apart`` gives its items, and, given
+    ``shown_under`` (the Thunders showing an item), its items have a Thunder in common: a shared
+    name that would break either is not followed (nor, so, any path through a third). A fault lives
+    in one Thunder, so a finding that two faulty placements both show joins the bug of one of
+    them, never both into one."""
     parent = list(range(len(items)))
     labels = [set(kept_apart(item)) for item in items]  # by root
+    common = [None if shown_under is None else frozenset(shown_under(item)) for item in items]  # by root
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -100,10 +106,15 @@ def connected(
     for i, item in enumerate(items):
         for name in names(item):
             a, b = root(i), root(owner.setdefault(name, i))
-            if a != b and len(labels[a] | labels[b]) <= 1:
-                low, high = min(a, b), max(a, b)
-                parent[high] = low
-                labels[low] |= labels[high]
+            if a == b or len(labels[a] | labels[b]) > 1:
+                continue
+            if shown_under is not None and not common[a] & common[b]:
+                continue
+            low, high = min(a, b), max(a, b)
+            parent[high] = low
+            labels[low] |= labels[high]
+            if shown_under is not None:
+                common[low] = common[a] & common[b]
     components: dict[int, list[Item]] = {}
     for i, item in enumerate(items):
         components.setdefault(root(i), []).append(item)
@@ -118,18 +129,36 @@ OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
 TORCH_FRAME = "torch/"
 
 
-def raised_types(found: Iterable[tuple[str, str | None, str | None]]) -> set[str]:
-    """The types of exception Thunder raised to its caller among ``found`` (each finding's oracle,
-    error type and frame): a bug holds at most one. One small program can show two faults
-    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
-    better than one that hides another. (A split's reason or a malformed trace is not such a type:
-    those follow from one fault together with what it raises, and join it. Nor is an exception
-    raised inside torch's own code (``TORCH_FRAME``), such as torch.compile refusing the trace
-    Thunder handed it: ``var_mean``'s backward on a 0-d input raised a ``TypeError`` in Thunder's
-    torch executor and, on the same program, torch.compile's ``Unsupported`` on a malformed trace.)"""
+# Python says "a name was read that nothing bound" three ways, by how the code that read it ran:
+# NameError (code Thunder generated and exec'd), UnboundLocalError (a function's local: a NameError
+# too), a KeyError of the bare name (a table of values by name, as Thunder's interpreter and
+# thunderfx's splitter keep). One fault that leaves a name unbound raises each, path by path.
+UNBOUND_NAME = "an unbound name (NameError, UnboundLocalError, KeyError of a name)"
+_NAME_ERRORS = frozenset({"NameError", "UnboundLocalError"})
+_KEY_OF_A_NAME = re.compile(r"^KeyError\b[^:]*: '<name>'$")  # on ``nameless(message)``
+
+
+def raised_kind(error_type: str, message: str) -> str:
+    """The kind of exception Thunder raised (``raised_types``): its type, but ``UNBOUND_NAME`` for
+    each of Python's ways of saying a name was read that nothing bound."""
+    if error_type in _NAME_ERRORS or (error_type == "KeyError" and _KEY_OF_A_NAME.match(nameless(message))):
+        return UNBOUND_NAME
+    return error_type
+
+
+def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> set[str]:
+    """The kinds of exception (``raised_kind``) Thunder raised to its caller among ``found`` (each
+    finding's oracle, error type, frame and message): a bug holds at most one. One small program
+    can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under
+    grad), and two bugs are better than one that hides another. (A split's reason or a malformed
+    trace is not such a type: those follow from one fault together with what it raises, and join
+    it. Nor is an exception raised inside torch's own code (``TORCH_FRAME``), such as torch.compile
+    refusing the trace Thunder handed it: ``var_mean``'s backward on a 0-d input raised a
+    ``TypeError`` in Thunder's torch executor and, on the same program, torch.compile's
+    ``Unsupported`` on a malformed trace.)"""
     return {
-        error_type
-        for oracle, error_type, frame in found
+        raised_kind(error_type, message)
+        for oracle, error_type, frame, message in found
         if oracle == RAISES and error_type and not (frame or "").startswith(TORCH_FRAME)
     }
 
@@ -290,11 +319,17 @@ class Bug:
 
     @property
     def placements(self) -> tuple[str, ...]:
-        return self.members[0].placements
+        """The Thunders showing every member (``connected`` keeps one in common), in the order its
+        smallest program's finding lists them: a member that another faulty placement shows too
+        does not make the bug that placement's."""
+        first = self.members[0].placements
+        common = tuple(p for p in first if all(p in f.placements for f in self.members))
+        return common or first
 
     @property
     def placement(self) -> str:
-        return self.members[0].placement
+        """The placement its reproducer applies: the first showing every member."""
+        return self.placements[0]
 
     @property
     def count(self) -> int:
@@ -408,8 +443,9 @@ class FindingStore:
             list(causes),
             lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
             kept_apart=lambda key: raised_types(
-                (f.violation.oracle, f.violation.error_type, f.violation.frame) for f in causes[key]
+                (f.violation.oracle, f.violation.error_type, f.violation.frame, f.violation.message) for f in causes[key]
             ),
+            shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
         )
         bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
         return sorted(bugs, key=bug_order)

@@ -95,12 +95,26 @@ def program_order(candidate: Candidate) -> tuple:
 def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     """Candidates joined by a shared key or member signature (``findings.connected``, the campaign's
     join), each group smallest program first."""
-    return [sorted(group, key=program_order) for group in connected(candidates, lambda c: c.record.join_names(), raised_in)]
+    groups = connected(candidates, lambda c: c.record.join_names(), raised_in, shown_under=shown_under)
+    return [sorted(group, key=program_order) for group in groups]
 
 
 def raised_in(candidate: Candidate) -> set[str]:
-    """The types of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
-    return raised_types((m.oracle, m.error_type, m.frame) for m in candidate.record.members)
+    """The kinds of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
+    return raised_types((m.oracle, m.error_type, m.frame, m.message) for m in candidate.record.members)
+
+
+def shown_under(candidate: Candidate) -> tuple[str, ...]:
+    """The Thunders showing every member of a candidate: a group keeps one in common, as the campaign's bugs do."""
+    return candidate.record.placements or (candidate.record.placement,)
+
+
+def common_placements(group: Sequence[Candidate]) -> tuple[str, ...]:
+    """The placements every record of ``group`` lists, in its first record's order (all of its
+    first's when the records, written by an older fuzzdce, share none)."""
+    first = shown_under(group[0])
+    common = tuple(p for p in first if all(p in shown_under(c) for c in group))
+    return common or first
 
 
 def first_known(reasons: Iterable[str | None]) -> str | None:
@@ -141,9 +155,12 @@ def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecor
             copies.setdefault(m.signature, []).append(m)
     members = tuple(sorted((merged_member(c) for c in copies.values()), key=lambda m: (m.n_ops, m.signature)))
     first_seen = earliest([*(c.record.first_seen_seconds for c in group), *(m.first_seen_seconds for m in members)])
+    placements = common_placements(group)
     record = replace(
         winner,
         id=short_id(winner.key),
+        placements=placements,
+        placement=placements[0],
         members=members,
         count=sum(m.count for m in members),
         paths=tuple(sorted({m.path for m in members})),

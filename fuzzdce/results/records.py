@@ -149,7 +149,7 @@ class BugRecord:
     count: int = 0
     paths: tuple[str, ...] = ()
     oracles: tuple[str, ...] = ()
-    placement: str = ""  # the placement its reproducer applies (see ``findings.Finding.placement``)
+    placement: str = ""  # the placement its reproducer applies (see ``findings.Bug.placement``)
     builds: dict[str, str] = field(default_factory=dict)  # NAME -> NAME=TARGET, for placements that are builds
     reference: str = STOCK  # the placement its verdict is relative to
     # NAME -> which Thunder it is (version, path, commit: ``builds.describe_thunder``), the reference's
