@@ -156,6 +156,36 @@ def test_the_work_waiting_counts_each_program_to_shrink_once():
     assert shrinker.waiting_seconds(3.0) == 2 * EVALUATIONS_PER_CAUSE * 3.0
 
 
+def test_each_lane_shrinks_its_own_share_of_the_causes_first():
+    """Two lanes holding the same causes start on different ones: each its share (``lane_share``)
+    first, regressions first within it; together they take every cause, and a lone campaign's order
+    is regressions first, then by first sighting."""
+    from fuzzdce.core.signatures import short_id
+
+    store = FindingStore()
+    for i, op in enumerate(("exp", "neg", "sin", "cos", "tanh", "abs", "sqrt", "ceil")):
+        verdict = Verdict.REGRESSION if i % 2 else Verdict.SHARED
+        store.add(verdict, ("p",) if i % 2 else ("stock", "p"), malformed(op), program(op), seconds=float(i))
+    ledger = SimpleNamespace(store=store, fails=lambda verdict: True)
+
+    def order(lane, lanes):
+        config = SimpleNamespace(budget=SimpleNamespace(lane=lane, lanes=lanes))
+        return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, config=config)).ordered_causes()]
+
+    def share(key, lanes):
+        return int(short_id(key), 16) % lanes
+
+    first, second = order(0, 2), order(1, 2)
+    assert sorted(first) == sorted(second) and first[0] != second[0]
+    for lane, keys in enumerate((first, second)):
+        mine = [share(k, 2) == lane for k in keys]
+        assert mine == sorted(mine, reverse=True) and any(mine) and not all(mine)
+    alone = order(0, 1)
+    verdicts = [store.causes()[k][0].verdict for k in alone]
+    assert verdicts == [Verdict.REGRESSION] * 4 + [Verdict.SHARED] * 4
+    assert [store.causes()[k][0].first_seen_seconds for k in alone] == [1.0, 3.0, 5.0, 7.0, 0.0, 2.0, 4.0, 6.0]
+
+
 def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
     seconds = Counter()
     clock = PhaseClock(seconds)

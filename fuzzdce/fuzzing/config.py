@@ -78,6 +78,11 @@ class Budget:
     # Wall-clock time (time.time()) the campaign's clock starts from; None: when it runs. A lanes run
     # gives its lanes the parent's, so their findings' times and timelines compare.
     started_at: float | None = None
+    # Lane ``lane`` of ``lanes`` (a lone campaign is lane 0 of 1): lanes draw alike first (Hypothesis
+    # starts from the simplest programs), so each shrinks its own share of the causes first
+    # (``shrinking.Shrinker.ordered_causes``) rather than both the same ones.
+    lane: int = 0
+    lanes: int = 1
 
 
 @dataclass(frozen=True)
@@ -169,10 +174,14 @@ class CampaignConfig:
         """This configuration with a seed drawn if it has none (so lanes and reruns can share it)."""
         return self if self.budget.seed is not None else self.replaced(seed=random.randrange(2**32))
 
-    def lane(self, index: int) -> CampaignConfig:
-        """Lane ``index`` of a parallel campaign: seed + index, sandboxed, findings confirmed after merging."""
+    def lane(self, index: int, lanes: int = 1) -> CampaignConfig:
+        """Lane ``index`` of ``lanes`` of a parallel campaign: seed + index, sandboxed, findings
+        confirmed after merging."""
         seed = None if self.budget.seed is None else self.budget.seed + index
-        return self.replaced(seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False)
+        return self.replaced(
+            seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False,
+            lane=index, lanes=max(lanes, index + 1),
+        )  # fmt: skip
 
     def for_shard(self, shard: int, shards: int) -> CampaignConfig:
         """Shard ``shard`` of ``shards`` of this campaign: a seed derived from the campaign's (its lanes'

@@ -96,8 +96,9 @@ class Lanes:
         self.restarts: dict[int, int] = {lane: 0 for lane in range(jobs)}
         self.finished: list[LaneResult] = []
         self.lost = 0  # lane processes that ended without handing back their results (killed)
+        self.jobs = jobs
         for lane in range(jobs):
-            self.start(lane, self.config.lane(lane))
+            self.start(lane, self.config.lane(lane, jobs))
 
     def start(self, lane: int, config: CampaignConfig) -> None:
         process = self.context.Process(target=_lane_main, args=(config, lane, self.results))
@@ -124,7 +125,7 @@ class Lanes:
     def restart(self, result: LaneResult) -> None:
         """Start the lane again in a fresh process, with what is left of its programs and time (the
         campaign's time plan counts from its start, which the lane keeps)."""
-        lane_config = self.config.lane(result.lane)
+        lane_config = self.config.lane(result.lane, self.jobs)
         if (
             TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at).over(Phase.GENERATION)
             or result.programs_left <= 0

@@ -17,10 +17,11 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   as well as ops), within the cause's share of the time, its result, when smaller, reduced by the
   passes again. The final program is
   evaluated once on every path under every placement (``settle``): triaged there, recorded, and
-  what it shows joins its cause.
+  what it shows joins its cause. Causes are taken in turn (``Shrinker.ordered_causes``), a lane's
+  own share (``lane_share``) first: two lanes find many causes alike and share no cache.
 - **Joining** (``Shrinker.join``): every cause's smallest program is settled (the unshrunk ones
   too), and a cause joins another when a settled program of one shows the other's failure with the
-  same verdict and a placement in common (``placed_marks``); the raised-type rule of ``findings`` keeps two
+  same verdict and a placement in common (``placed_marks``); the raised-kind rule of ``findings`` keeps two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
@@ -45,7 +46,7 @@ from typing import NamedTuple
 from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import normalise
+from fuzzdce.core.signatures import normalise, short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
@@ -159,6 +160,13 @@ def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
     return max(SHARE_FLOOR, 1.0 / max(1, len(waiting)))
 
 
+def lane_share(cause: str, lanes: int) -> int:
+    """Which of ``lanes`` lanes shrinks the cause ``cause`` first: lanes find many of the same
+    causes (each starts from Hypothesis's simplest programs) and know nothing of each other's, so
+    each takes a share of its own first, by a hash every process computes alike."""
+    return int(short_id(cause), 16) % max(1, lanes)
+
+
 def same_failure(v: Violation, target: Violation) -> bool:
     """Does ``v`` keep ``target``'s failure: the same path, oracle, exception type, message with
     names and numbers stripped, and cause? A different failure is not the same bug."""
@@ -221,10 +229,17 @@ class Shrinker:
     # --- which causes, in which order -------------------------------------------------------------
 
     def ordered_causes(self) -> list[tuple[str, list[Finding]]]:
-        """The causes: regressions first, then by first sighting."""
+        """The causes: this lane's share first (``lane_share``), regressions first within each,
+        then by first sighting."""
+        budget = self.campaign.config.budget
         return sorted(
             self.store.causes().items(),
-            key=lambda kv: (kv[1][0].verdict != Verdict.REGRESSION, kv[1][0].first_seen_seconds or 0.0, kv[0]),
+            key=lambda kv: (
+                lane_share(kv[0], budget.lanes) != budget.lane,
+                kv[1][0].verdict != Verdict.REGRESSION,
+                kv[1][0].first_seen_seconds or 0.0,
+                kv[0],
+            ),
         )
 
     def to_shrink(self, key: str, members: list[Finding]) -> bool:
