@@ -31,13 +31,13 @@ def wrong_values(path):
     return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
 
 
-def malformed(path):
+def malformed(path, op="amax"):
     return Violation(
         "names",
         path,
-        "jit forward 0: amax outputs v2, which none of its subsymbols produces",
+        f"jit forward 0: {op} outputs v2, which none of its subsymbols produces",
         "MalformedTrace",
-        key="orphan output",
+        key=f"orphan output of {op}",
     )
 
 
@@ -165,12 +165,12 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
     store = FindingStore()
     for i, op in enumerate(("exp", "neg", "sin", "cos", "tanh", "abs", "sqrt", "ceil")):
         verdict = Verdict.REGRESSION if i % 2 else Verdict.SHARED
-        store.add(verdict, ("p",) if i % 2 else ("stock", "p"), malformed(op), program(op), seconds=float(i))
+        store.add(verdict, ("p",) if i % 2 else ("stock", "p"), malformed("jit", op), program(op), seconds=float(i))
+    assert len(store.bugs()) == 8
     ledger = SimpleNamespace(store=store, fails=lambda verdict: True)
 
     def order(lane, lanes):
-        config = SimpleNamespace(budget=SimpleNamespace(lane=lane, lanes=lanes))
-        return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, config=config)).ordered_causes()]
+        return causes_in_order(ledger, lane, lanes)
 
     def share(key, lanes):
         return int(short_id(key), 16) % lanes
@@ -184,6 +184,28 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
     verdicts = [store.causes()[k][0].verdict for k in alone]
     assert verdicts == [Verdict.REGRESSION] * 4 + [Verdict.SHARED] * 4
     assert [store.causes()[k][0].first_seen_seconds for k in alone] == [1.0, 3.0, 5.0, 7.0, 0.0, 2.0, 4.0, 6.0]
+
+
+def causes_in_order(ledger, lane=0, lanes=1):
+    config = SimpleNamespace(budget=SimpleNamespace(lane=lane, lanes=lanes))
+    return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, config=config)).ordered_causes()]
+
+
+def test_each_bug_gets_a_shrink_before_any_gets_a_second():
+    """Causes of one bug (one failure on several paths) wait behind the first cause of every other
+    bug, however early they were seen: the cause of a bug's smallest program goes first."""
+    store = FindingStore()
+    seen = iter(range(100))
+    for path in ("a", "b", "c"):
+        store.add(Verdict.REGRESSION, ("p",), malformed(path, "amax"), program("exp"), seconds=float(next(seen)))
+    store.add(Verdict.REGRESSION, ("p",), malformed("a", "argmax"), program("neg"), seconds=float(next(seen)))
+    store.add(Verdict.SHARED, ("stock", "p"), malformed("a", "cumsum"), program("sin"), seconds=float(next(seen)))
+    bugs = store.bugs()
+    assert sorted(len({f.cause_key for f in b.members}) for b in bugs) == [1, 1, 3]
+    heads = {b.members[0].cause_key for b in bugs}
+    order = causes_in_order(SimpleNamespace(store=store, fails=lambda verdict: True))
+    assert set(order[:3]) == heads and len(order) == 5
+    assert [store.causes()[k][0].verdict for k in order[:3]] == [Verdict.REGRESSION, Verdict.REGRESSION, Verdict.SHARED]
 
 
 def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
