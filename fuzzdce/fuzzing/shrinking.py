@@ -236,16 +236,16 @@ class Shrinker:
         while there is time (a 900-s run held 677 causes of 15 bugs); within that, this lane's
         share first (``lane_share``), regressions first, then by first sighting."""
         budget = self.campaign.config.budget
-        rank: dict[str, int] = {}
+        rank: dict[str, int] = {}  # every cause is in one bug
         for bug in self.store.bugs():
             for i, key in enumerate(dict.fromkeys(f.cause_key for f in bug.members)):
                 rank[key] = i
         return sorted(
             self.store.causes().items(),
             key=lambda kv: (
-                rank.get(kv[0], 0) > 0,
+                rank[kv[0]] > 0,
                 lane_share(kv[0], budget.lanes) != budget.lane,
-                rank.get(kv[0], 0),
+                rank[kv[0]],
                 kv[1][0].verdict != Verdict.REGRESSION,
                 kv[1][0].first_seen_seconds or 0.0,
                 kv[0],
