@@ -121,6 +121,10 @@ class Outcome:
     # The sandboxed job itself hung or died: no calls, no traces, only this.
     failure: JobFailure | None = None
     seconds: float = 0.0
+    # What each call of Thunder's ``dce`` while the path ran changed in the decompositions it kept,
+    # against the trace it was given: ("dce call N", ``subsymbols.Change``) (``running.dce_calls``).
+    # Plain data: it crosses processes; ``dce-sound`` judges it as it judges a trace's changes.
+    dce_calls: list[tuple[str, Any]] = field(default_factory=list)
     # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
     # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.

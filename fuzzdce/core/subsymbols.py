@@ -322,7 +322,7 @@ class TraceComparison:
     decomposition_differs: list[str] = field(default_factory=list)
 
 
-def _align_children(
+def align_children(
     stock_children, children, depth, parent, outer, renaming, out: list[Change], differs: list[str] | None = None
 ) -> None:
     """The changes among ``parent``'s subsymbols, and below, into ``out``. ``differs``: None for one
@@ -368,7 +368,7 @@ def _align_level(stock_children, children, depth, parent, outer, renaming, out: 
             if pruned:  # checked as a removal of those outputs alone, where the kept symbol stands
                 out.append(Change("pruned", depth, parent, Node(s.sym, s.args, pruned), kept, j + 1, frozenset(visible)))
             if s.subsymbols or p.subsymbols:
-                _align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out, differs)
+                align_children(s.subsymbols, p.subsymbols, depth + 1, p, frozenset(visible), renaming, out, differs)
         visible |= p.out_names
         position = j + 1
 
@@ -398,7 +398,7 @@ def compare_traces(stock_trace, trace, differs: list[str] | None = None) -> tupl
     for i, j in paired:
         s, p = stock_nodes[i], nodes[j]
         if s.subsymbols or p.subsymbols:
-            _align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out, differs)
+            align_children(s.subsymbols, p.subsymbols, 0, p, frozenset(defined), renaming, out, differs)
         defined |= p.out_names
     pairs = tuple(sorted(renaming.forward.items()))
     return [dataclasses.replace(c, renaming=pairs) for c in out], ""

@@ -13,6 +13,10 @@ the symbol otherwise, which ``subsymbols`` leaves out: no finding; compared with
 a build is judged on what it removed).
 Outputs stay right under such a DCE as long as executors run the top-level symbols, which is why
 no other oracle sees it.
+
+Thunder also runs ``dce`` on traces no path records (the grad transform's, thunderfx's splitter's):
+each call's kept decompositions against the trace it was given (``Outcome.dce_calls``, recorded by
+``running.dce_calls``) are judged by the same rules, for stock too, so that triage sees what stock does.
 """
 
 from __future__ import annotations
@@ -20,18 +24,26 @@ from __future__ import annotations
 from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.core.subsymbols import changes, two_thunders, why_live
 
+GIVEN = "the trace dce was given"  # what a dce call's kept decompositions are compared with
+
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
-    if stock is None or outcome.failure is not None:
+    if outcome.failure is not None:
         return []
-    try:
-        found = changes(outcome, stock)
-    except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
-        return []
+    found = []
+    if stock is not None:
+        try:
+            found = [(label, change, stock.placement) for label, change in changes(outcome, stock)]
+        except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
+            found = []
+    # Each dce call against the trace it was given, stock's too (so triage sees what stock does),
+    # including calls no trace records; each call is complete even on a path that raised later
+    # (the edited subsymbol may be why it raised).
+    found += [(label, change, GIVEN) for label, change in outcome.dce_calls]
     violations, seen = [], set()
-    across = two_thunders(outcome, stock)
-    for label, change in found:
-        if change.kind == "added" and across:
+    across = stock is not None and two_thunders(outcome, stock)
+    for label, change, compared_with in found:
+        if change.kind == "added" and across and compared_with != GIVEN:
             continue
         child = change.child.sym
         if change.kind in ("removed", "pruned"):
@@ -49,7 +61,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
         else:
             key = f"{change.symbol} kept a changed {child}"
-            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which {stock.placement} does not have"
+            message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which {compared_with} does not have"
         if key in seen:  # the same fault echoed by later traces and other symbols of the program
             continue
         seen.add(key)

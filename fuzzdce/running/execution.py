@@ -40,6 +40,7 @@ from fuzzdce.core.model import (
     Placement,
 )
 from fuzzdce.core.program import NumberInput, StringInput, TensorInput
+from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.paths import PATHS
 
 
@@ -518,7 +519,8 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
             if path == EAGER:
                 run_eager(program, outcome)
             else:
-                run_compiled(PATHS[path], program, outcome)
+                with observed_dce(outcome):  # inside the placement: it wraps the placement's dce
+                    run_compiled(PATHS[path], program, outcome)
     except (Exception, CompileTimeout) as e:
         fault = harness_fault(e) if path != EAGER else ""
         if timed_out(e):
