@@ -35,7 +35,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         try:
             found = [(label, change, stock.placement) for label, change in changes(outcome, stock)]
         except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
-            found = []
+            pass
     # Each dce call against the trace it was given, stock's too (so triage sees what stock does),
     # including calls no trace records; each call is complete even on a path that raised later
     # (the edited subsymbol may be why it raised).

@@ -24,7 +24,7 @@ from fuzzdce.core.model import Outcome
 from fuzzdce.core.subsymbols import Change, Renaming, align_children, portable_node
 from fuzzdce.running.placements import patch_everywhere
 
-LABEL = "dce call"  # "<path's prefix> dce call 12": the 13th call of ``dce`` while the path ran
+LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran
 
 
 def _proxy_names(values) -> set[str]:
