@@ -83,6 +83,26 @@ def test_a_kept_subsymbol_edited_is_a_change_and_dce_sound_flags_it(trace):
     assert "which the trace dce was given does not have" in v.message
 
 
+def test_a_subsymbol_reading_its_parents_arguments_the_other_way_round_is_a_change():
+    """``matmul(a, b)`` decomposed as ``prims.matmul(b, a)``: one call has one set of names, so
+    nothing may be learnt as a renaming of ``a`` to ``b`` (the dead ``v0 @ v0.mT`` the splitter
+    rejected under ``dce_edits_kept`` showed no change when it was)."""
+    import thunder
+    import torch
+
+    jfn = thunder.jit(lambda x, y: x @ y)
+    jfn(torch.randn(2, 3), torch.randn(3, 2))
+    given = thunder.last_traces(jfn)[0]
+    i = next(k for k, b in enumerate(given.bound_symbols) if b.sym.name == "matmul")
+    bsym = given.bound_symbols[i]
+    [sub] = bsym.subsymbols
+    swapped = bsym.from_bsym(subsymbols=[sub.from_bsym(args=(sub.args[1], sub.args[0]))])
+    found = decomposition_changes(given, replaced(given, i, swapped))
+    assert {c.kind for c in found} == {"removed", "added"}, found
+    [v] = dce_sound.check(Outcome("jit", "p", dce_calls=[("dce call 0", c) for c in found]), Outcome("eager", "stock"), None)
+    assert v.key == "matmul kept a changed matmul"
+
+
 def test_a_live_subsymbol_dropped_is_flagged_and_a_dead_one_is_not(trace):
     from thunder.core import prims
     from thunder.core.trace import TraceCtx, tracectx

@@ -7,6 +7,7 @@ from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.model import Call, CallLabel, ErrorInfo, JobFailure, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.signatures import normalise
 from fuzzdce.oracles import grads, raises, split_set
 from fuzzdce.running.paths import DEFAULT_PATHS
 
@@ -205,3 +206,19 @@ def test_grads_compares_only_elements_whose_inputs_were_finite():
     assert grads.check(outcome("jit", [float("nan"), 2.0]), eager) == []
     (violation,) = grads.check(outcome("jit", [float("nan"), 3.0]), eager)
     assert violation.oracle == "grads"
+
+
+def test_a_requires_grad_mismatch_keeps_its_identity_when_a_returned_value_goes():
+    """Dropping a returned value that agrees with eager leaves the same failure (a shrinker and
+    the minimality check must both see it so), while the opposite mismatch is another."""
+
+    def outcome(path, flags):
+        return Outcome(path, "stock", calls={CallLabel.GRAD: Call(CallLabel.GRAD, output_requires_grad=flags)})
+
+    def identity(flags, eager_flags):
+        (violation,) = grads.requires_grad_mismatches(outcome("jit", flags), outcome("eager", eager_flags))
+        return normalise(violation.identity)
+
+    assert identity([True, False], [True, True]) == identity([False], [True])
+    assert identity([False], [True]) != identity([True], [False])
+    assert grads.requires_grad_mismatches(outcome("jit", [True, False]), outcome("eager", [True, False])) == []

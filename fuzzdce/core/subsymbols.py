@@ -170,6 +170,16 @@ class Renaming:
         self.forward: dict[str, str] = {}
         self.backward: dict[str, str] = {}
 
+    @classmethod
+    def fixed(cls, names) -> Renaming:
+        """A renaming that maps each of ``names`` to itself: two decompositions of one trace read
+        the same outer values by the same names, so a read of another one is an edit (``matmul(b,
+        a)`` for ``matmul(a, b)``), not a renaming to learn."""
+        renaming = cls()
+        renaming.forward = {n: n for n in names}
+        renaming.backward = dict(renaming.forward)
+        return renaming
+
     def copy(self) -> Renaming:
         twin = Renaming()
         twin.forward, twin.backward = dict(self.forward), dict(self.backward)

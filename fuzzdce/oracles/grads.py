@@ -27,8 +27,21 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
             message = (
                 f"{label} call: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
             )
-            violations.append(Violation("grads", outcome.path, message, "RequiresGradMismatch"))
+            violations.append(
+                Violation("grads", outcome.path, message, "RequiresGradMismatch", key=mismatch_key(label, call, expected))
+            )
     return violations
+
+
+def mismatch_key(label: str, call: Call, expected: Call) -> str:
+    """What identifies a requires_grad mismatch: the first differing output's flag against eager's,
+    not the lists, which change with every returned value a reduction drops (an output that does
+    not require grad where eager's does is one fault, returned alone or beside others)."""
+    actual, wanted = call.output_requires_grad, expected.output_requires_grad
+    if len(actual) != len(wanted):
+        return f"{label} call: {len(actual)} outputs, eager's {len(wanted)}"
+    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
+    return f"{label} call: an output's requires_grad is {actual[first]}, eager's {wanted[first]}"
 
 
 def finite_grads(call: Call, inputs: list | None) -> Call:

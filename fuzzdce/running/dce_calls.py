@@ -7,9 +7,10 @@ thunderfx's splitter builds when it tries a node under Thunder (``value_and_grad
 A DCE that edits a kept subsymbol there makes the splitter reject the node with whatever error the
 edited subsymbol's meta raises, one message per op, and nothing any trace shows. So while a path
 runs, each ``dce(trace)`` call is observed: the bound symbols it kept are compared with the same
-bound symbols of the trace it was given (one call, one set of names: nothing to rename), and what
-differs in their decompositions is recorded as ``subsymbols.Change`` (plain data: it crosses
-processes) for ``dce-sound`` to judge as it judges a trace's.
+bound symbols of the trace it was given (one call, one set of names: an outer value is read by its
+own name, ``Renaming.fixed``, so reading another is an edit), and what differs in their
+decompositions is recorded as ``subsymbols.Change`` (plain data: it crosses processes) for
+``dce-sound`` to judge as it judges a trace's.
 
 Cheap for a DCE that keeps its bound symbols as they are: Thunder's own ``dce`` keeps each kept
 one's object (or copies it with the same subsymbol objects), so nothing is converted or aligned.
@@ -88,7 +89,9 @@ def decomposition_changes(given, result) -> list[Change]:
             given_bsym = _given_twin(kept, by_head.get(_head(kept), []))
             if given_bsym is not None and not _same_decomposition(kept, given_bsym):
                 stock_node, node = portable_node(given_bsym), portable_node(kept)
-                align_children(stock_node.subsymbols, node.subsymbols, 0, node, frozenset(defined), Renaming(), out)
+                outer = frozenset(defined)
+                names = outer | stock_node.arg_names | node.arg_names
+                align_children(stock_node.subsymbols, node.subsymbols, 0, node, outer, Renaming.fixed(names), out)
         defined |= _proxy_names(kept.flat_proxy_outs)
     return out
 
