@@ -6,6 +6,7 @@ The rendered source is the single source of truth: fuzzdce executes exactly the 
 
 from __future__ import annotations
 
+import functools
 import linecache
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -287,6 +288,12 @@ class Program:
 
     def source(self) -> str:
         """The program as a Python function definition."""
+        return self._source_text
+
+    @functools.cached_property
+    def _source_text(self) -> str:
+        # Computed once per program: joining findings into bugs orders them by size, source included,
+        # hundreds of thousands of times in a long campaign.
         params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
         lines = [f"def {self.name}({params}):"]
         index = len(self.inputs)

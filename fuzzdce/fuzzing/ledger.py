@@ -120,7 +120,12 @@ class Ledger:
         return self.store.bugs()
 
     def bug_of(self, finding: Finding) -> Bug:
-        return next(b for b in self.bugs() if finding in b.members)
+        return self.bugs_by_finding()[id(finding)]
+
+    def bugs_by_finding(self) -> dict[int, Bug]:
+        """Each finding's bug, by the finding's ``id()``: one join of the store for many findings
+        (joining costs the more findings and causes there are, and a program records dozens)."""
+        return {id(f): bug for bug in self.bugs() for f in bug.members}
 
     def record(
         self,
@@ -133,7 +138,7 @@ class Ledger:
         """Add every finding of ``evaluations`` (or only those whose violation signature is in
         ``only``) to the store and folder, with the choices that drew ``program``; return those
         this program is new or smaller for."""
-        changed = []
+        changed, recorded = [], []
         for sig, triaged in triage(violations_of(evaluations)).items():
             if only is not None and sig not in only:
                 continue
@@ -144,9 +149,10 @@ class Ledger:
                 self.log(
                     f"[{finding.verdict}] new finding {finding.id} under {', '.join(triaged.placements)}{known}: {first_line}"
                 )
-            self.save(finding, change, evaluations)
+            recorded.append((finding, change))
             if change != AddResult.SEEN:
                 changed.append(finding)
+        self.save(recorded, evaluations)
         return changed
 
     def count(self, program: Program, evaluations: Mapping[str, Evaluation]) -> None:
@@ -168,16 +174,23 @@ class Ledger:
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
 
-    def save(self, finding: Finding, change: AddResult, evaluations: Mapping[str, Evaluation]) -> None:
-        """Write the finding's bug to the folder: all of it when this program became the bug's
-        smallest, else its record (counts, members)."""
-        if self.folder is None:
+    def save(self, recorded: list[tuple[Finding, AddResult]], evaluations: Mapping[str, Evaluation]) -> None:
+        """Write the bug of each finding just ``recorded`` to the folder, once per bug, after the
+        whole program is recorded: all of it when this program became the bug's smallest, else
+        its record (counts, members)."""
+        if self.folder is None or not recorded:
             return
-        bug = self.bug_of(finding)
-        if change == AddResult.SEEN or bug.smallest is not finding:
-            self.folder.write_record(bug)
-            return
-        self.folder.write(bug, shown_traces(finding, evaluations, self.reference))
+        bug_of, written = self.bugs_by_finding(), set()
+        for finding, change in recorded:
+            bug = bug_of[id(finding)]
+            if change != AddResult.SEEN and bug.smallest is finding:
+                self.folder.write(bug, shown_traces(finding, evaluations, self.reference))
+                written.add(bug.id)
+        for finding, _ in recorded:
+            bug = bug_of[id(finding)]
+            if bug.id not in written:
+                self.folder.write_record(bug)
+                written.add(bug.id)
 
     def merge(self, store: FindingStore, stats: Stats) -> None:
         """Fold in another lane's findings and counts."""

@@ -396,11 +396,11 @@ class Shrinker:
             campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
             self.keep_shown(program, list(triage(violations_of(evaluations)).values()))
             if campaign.folder is not None:
-                for finding in self.store:
-                    if finding.program == program:
-                        campaign.folder.write(
-                            campaign.ledger.bug_of(finding), shown_traces(finding, evaluations, campaign.reference.name)
-                        )
+                # The traces of each bug this program is the smallest of (``record`` wrote every
+                # bug's record, and traces only where the program was new to a finding).
+                for bug in campaign.ledger.bugs():
+                    if bug.smallest.program == program:
+                        campaign.folder.write(bug, shown_traces(bug.smallest, evaluations, campaign.reference.name))
         if origin is not None:
             self.origin.setdefault(program, origin)
         fails = campaign.ledger.fails
