@@ -119,9 +119,6 @@ class Ledger:
     def bugs(self) -> list[Bug]:
         return self.store.bugs()
 
-    def bug_of(self, finding: Finding) -> Bug:
-        return self.bugs_by_finding()[id(finding)]
-
     def bugs_by_finding(self) -> dict[int, Bug]:
         """Each finding's bug, by the finding's ``id()``: one join of the store for many findings
         (joining costs the more findings and causes there are, and a program records dozens)."""
