@@ -104,3 +104,26 @@ def test_reproducer_runs_the_paths_own_compile_function(jit_outputs):
     text = (folder / bug.id / "repro.py").read_text()
     assert inspect.getsource(PATHS["jit"].compile) in text
     assert "from fuzzdce.results.repro import reproduce_all" in text
+
+
+def test_a_reproducer_counts_thunder_raising_only_where_eager_did_not():
+    """A grad call eager rejects too (an in-place op on a leaf that requires grad) is no failure of
+    Thunder's; a call eager makes, or compiling, is."""
+    from fuzzdce.core.model import Call, CallLabel, ErrorInfo, Outcome
+    from fuzzdce.results.repro import raised_where_eager_did_not
+
+    leaf = ErrorInfo("RuntimeError", "a leaf Variable that requires grad is being used in an in-place operation.", "", "")
+    dynamo = ErrorInfo("TorchRuntimeError", "Dynamo failed to run FX node with fake tensors", "", "")
+    eager = Outcome(
+        "eager", "stock", calls={CallLabel.PLAIN: Call(CallLabel.PLAIN), CallLabel.GRAD: Call(CallLabel.GRAD, error=leaf)}
+    )
+
+    def thunderfx(**errors):
+        calls = {label: Call(label, error=errors.get(label)) for label in (CallLabel.PLAIN, CallLabel.GRAD)}
+        first = next((e for e in errors.values()), None)
+        return Outcome("thunderfx", "stock", calls=calls, error=first)
+
+    assert raised_where_eager_did_not(thunderfx(**{CallLabel.GRAD: dynamo}), eager) is None
+    assert raised_where_eager_did_not(thunderfx(**{CallLabel.PLAIN: dynamo}), eager) is dynamo
+    compiling = Outcome("thunderfx", "stock", error=dynamo)
+    assert raised_where_eager_did_not(compiling, eager) is dynamo

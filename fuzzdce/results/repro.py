@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from fuzzdce.core.findings import RAISES
-from fuzzdce.core.model import EAGER, STOCK, CallLabel, Outcome, Placement, Violation
+from fuzzdce.core.model import EAGER, STOCK, CallLabel, ErrorInfo, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import BuildRequest, BuildWorker
@@ -154,6 +154,23 @@ def run_under(placement: Placement, program, path: str, reference: Outcome, orac
     return result.outcome, [v for v in result.trace_violations if v.oracle == oracle]
 
 
+def raised_where_eager_did_not(outcome: Outcome, eager: Outcome) -> ErrorInfo | None:
+    """What Thunder raised on ``outcome``'s path that eager did not: a call's error where eager's
+    same call succeeded, or an error outside any call (compiling); None when nothing. A call eager
+    rejects too (an in-place op on a leaf that requires grad, in the grad call) is no failure of
+    Thunder's, as the ``raises`` oracle says call by call."""
+    call_errors = []
+    for label, call in outcome.calls.items():
+        if call.error is not None:
+            call_errors.append(call.error)
+            expected = eager.calls.get(label)
+            if expected is None or expected.error is None:
+                return call.error
+    if outcome.error is not None and not any(outcome.error is e for e in call_errors):
+        return outcome.error
+    return None
+
+
 def reproduce(
     fn: Callable,
     make_inputs: Callable,
@@ -185,9 +202,10 @@ def reproduce(
         stock, _ = run_under(base, program, path, eager, oracle)
     checked_here = [] if chosen.build is not None and check.reads_traces else check(outcome, eager, stock)
     problems = [v.message for v in found_there + checked_here]
-    if outcome.error is not None and oracle != RAISES:
-        print(outcome.error.traceback, file=sys.stderr)
-        problems.append(f"raises: {outcome.error}")
+    raised = raised_where_eager_did_not(outcome, eager)
+    if raised is not None and oracle != RAISES:
+        print(raised.traceback, file=sys.stderr)
+        problems.append(f"raises: {raised}")
     for problem in problems:
         print(f"FAIL {oracle}: {problem}")
     if not problems:
