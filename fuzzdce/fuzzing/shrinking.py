@@ -393,13 +393,13 @@ class Shrinker:
         campaign = self.campaign
         if program not in self.shown:
             evaluations = campaign.evaluate_everywhere(program)
-            campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
+            new = campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
             self.keep_shown(program, list(triage(violations_of(evaluations)).values()))
             if campaign.folder is not None:
-                # The traces of each bug this program is the smallest of (``record`` wrote every
-                # bug's record, and traces only where the program was new to a finding).
+                # The traces of each bug this program is the smallest of: ``record`` wrote every
+                # bug's record, and the whole bug only where the program was new to its smallest.
                 for bug in campaign.ledger.bugs():
-                    if bug.smallest.program == program:
+                    if bug.smallest.program == program and not any(bug.smallest is f for f in new):
                         campaign.folder.write(bug, shown_traces(bug.smallest, evaluations, campaign.reference.name))
         if origin is not None:
             self.origin.setdefault(program, origin)

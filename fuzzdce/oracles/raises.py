@@ -14,16 +14,23 @@ from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     if reference.error is not None:
         return []
-    violations = []
+    return [raised(outcome.path, error, where) for where, error in unexpected_errors(outcome, reference)]
+
+
+def unexpected_errors(outcome: Outcome, reference: Outcome) -> list[tuple[str, ErrorInfo]]:
+    """What ``outcome`` raised where ``reference`` (eager) did not, as (where, error): each call whose
+    reference call succeeded, in order, then an exception outside any call. A reproducer counts
+    Thunder raising by the same rule."""
+    found = []
     for label, call in outcome.calls.items():
         expected = reference.calls.get(label)
         if call.error is None or expected is None or expected.error is not None:
             continue
         where = f"{label} call, {call.stage}" if label != CallLabel.PLAIN else call.stage
-        violations.append(raised(outcome.path, call.error, f" ({where})"))
+        found.append((f" ({where})", call.error))
     if outcome.error is not None and not any(c.error is outcome.error for c in outcome.calls.values()):
-        violations.append(raised(outcome.path, outcome.error))
-    return violations
+        found.append(("", outcome.error))
+    return found
 
 
 def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:

@@ -21,6 +21,7 @@ from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, CallLabel, ErrorInfo, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
+from fuzzdce.oracles.raises import unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import portable
 from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
@@ -155,20 +156,11 @@ def run_under(placement: Placement, program, path: str, reference: Outcome, orac
 
 
 def raised_where_eager_did_not(outcome: Outcome, eager: Outcome) -> ErrorInfo | None:
-    """What Thunder raised on ``outcome``'s path that eager did not: a call's error where eager's
-    same call succeeded, or an error outside any call (compiling); None when nothing. A call eager
-    rejects too (an in-place op on a leaf that requires grad, in the grad call) is no failure of
-    Thunder's, as the ``raises`` oracle says call by call."""
-    call_errors = []
-    for label, call in outcome.calls.items():
-        if call.error is not None:
-            call_errors.append(call.error)
-            expected = eager.calls.get(label)
-            if expected is None or expected.error is None:
-                return call.error
-    if outcome.error is not None and not any(outcome.error is e for e in call_errors):
-        return outcome.error
-    return None
+    """The first exception Thunder raised on ``outcome``'s path where eager did not (the ``raises``
+    oracle's rule, call by call: a grad call eager rejects too is no failure of Thunder's); None
+    when there is none."""
+    unexpected = unexpected_errors(outcome, eager)
+    return unexpected[0][1] if unexpected else None
 
 
 def reproduce(
