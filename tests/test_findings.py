@@ -7,10 +7,11 @@ import os
 import pytest
 
 from fuzzdce.core.errors import UsageError
+from fuzzdce.core.faults import signature
 from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.signatures import normalise, signature
+from fuzzdce.core.signatures import normalise
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig

@@ -198,9 +198,11 @@ def test_exit_code_known_file_and_markdown(shards, tmp_path, capsys):
     assert text.startswith("# fuzzdce: 1 new regression") and "```python\n" + ONE_OP.rstrip() in text
     assert text.index("regressions, known") < text.index("shared (the reference") < text.index("30 programs")
     known = tmp_path / "known.json"
-    known.write_text(json.dumps([{"signature": "S1", "reason": "filed as #1"}]))  # a member's signature
-    assert main(["merge", str(tmp_path / "m2"), str(a), str(b), "--known", str(known)]) == 0
-    summary = json.loads((tmp_path / "m2" / "summary.json").read_text())
+    known.write_text(json.dumps([{"signature": "S1", "reason": "filed as #1"}]))  # a member's signature: not the bug's identity
+    assert main(["merge", str(tmp_path / "m2"), str(a), str(b), "--known", str(known)]) == 1
+    known.write_text(json.dumps([{"signature": "K2", "reason": "filed as #1"}]))  # the bug's key
+    assert main(["merge", str(tmp_path / "m3"), str(a), str(b), "--known", str(known)]) == 0
+    summary = json.loads((tmp_path / "m3" / "summary.json").read_text())
     assert summary["bugs"]["regression"][0]["known"] == "filed as #1" and summary["new_regressions"] == 0
 
 

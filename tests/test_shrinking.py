@@ -192,12 +192,13 @@ def causes_in_order(ledger, lane=0, lanes=1):
 
 
 def test_each_bug_gets_a_shrink_before_any_gets_a_second():
-    """Causes of one bug (one failure on several paths) wait behind the first cause of every other
+    """Causes of one bug (three failures one minimal program shows) wait behind the first cause of every other
     bug, however early they were seen: the cause of a bug's smallest program goes first."""
     store = FindingStore()
     seen = iter(range(100))
-    for path in ("a", "b", "c"):
-        store.add(Verdict.REGRESSION, ("p",), malformed(path, "amax"), program("exp"), seconds=float(next(seen)))
+    for path, op in (("a", "amax"), ("b", "amin"), ("c", "max")):  # three identities one settled program shows
+        finding, _ = store.add(Verdict.REGRESSION, ("p",), malformed(path, op), program("exp"), seconds=float(next(seen)))
+        finding.shrunk = True
     store.add(Verdict.REGRESSION, ("p",), malformed("a", "argmax"), program("neg"), seconds=float(next(seen)))
     store.add(Verdict.SHARED, ("stock", "p"), malformed("a", "cumsum"), program("sin"), seconds=float(next(seen)))
     bugs = store.bugs()
@@ -222,17 +223,21 @@ def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
 
 
 def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
-    """A split's exception names the proxy it missed: 't0' on one program, 'f0' on another."""
+    """A split's exception names the proxy it missed: 't0' on one program, 'f0' on another; one
+    identity, one cause on both thunderfx paths."""
+    from fuzzdce.core.model import SplitKind, SplitRecord
+    from fuzzdce.oracles.splits import check
 
     def split(name, path):
-        key = f"EXCEPTION_META_THUNDER_OP: '{name}'"
-        return Violation("splits", path, key, "EXCEPTION_META_THUNDER_OP", key=key, cause=key)
+        reason = SplitRecord(SplitKind("EXCEPTION_META_THUNDER_OP"), "node v1, target: <built-in method neg>", f"'{name}'")
+        (violation,) = check(Outcome(path, "p", split_reasons=[reason]), Outcome(EAGER, "stock"))
+        return violation
 
     store = store_of(
         (Verdict.REGRESSION, ("p",), split("t0", "thunderfx"), program("neg"), None),
         (Verdict.REGRESSION, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
     )
-    assert len(store.causes()) == 2 and len(store.bugs()) == 1
+    assert len(store.causes()) == 1 and len(store.bugs()) == 1
 
 
 def test_a_link_never_joins_two_verdicts():

@@ -26,14 +26,14 @@ joined by evidence a user can check:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
+from fuzzdce.core.faults import UNBOUND_NAME, fault_of, is_value, nameless, raised_kind, signature, value_fault  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
 from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import finding_signature, normalise, short_id, signature
+from fuzzdce.core.signatures import finding_signature, short_id
 from fuzzdce.core.vocabulary import AddResult
 
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
@@ -77,6 +77,13 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
+def clash(labels: set) -> bool:
+    """Do ``labels`` hold two of one kind? A label is a (kind, value) pair, or a plain value of
+    a kind of its own: a bug holds one raised kind and one fault label, not one of them."""
+    kinds = [label[0] if isinstance(label, tuple) else "" for label in labels]
+    return len(kinds) != len(set(kinds))
+
+
 def connected(
     items: Sequence[Item],
     names: Callable[[Item], Iterable[Hashable]],
@@ -87,7 +94,8 @@ def connected(
     components, each in the items' order. The one join of findings into bugs: the campaign's
     (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
 
-    A component holds at most one of the labels ``kept_apart`` gives its items, and, given
+    A component holds at most one label of each kind (``clash``) of those ``kept_apart`` gives its
+    items, and, given
     ``shown_under`` (the Thunders showing an item), its items have a Thunder in common: a shared
     name that would break either is not followed (nor, so, any path through a third). A fault lives
     in one Thunder, so a finding that two faulty placements both show joins the bug of one of
@@ -106,7 +114,7 @@ def connected(
     for i, item in enumerate(items):
         for name in names(item):
             a, b = root(i), root(owner.setdefault(name, i))
-            if a == b or len(labels[a] | labels[b]) > 1:
+            if a == b or clash(labels[a] | labels[b]):
                 continue
             if shown_under is not None and not common[a] & common[b]:
                 continue
@@ -129,23 +137,6 @@ OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
 TORCH_FRAME = "torch/"
 
 
-# Python says "a name was read that nothing bound" three ways, by how the code that read it ran:
-# NameError (code Thunder generated and exec'd), UnboundLocalError (a function's local: a NameError
-# too), a KeyError of the bare name (a table of values by name, as Thunder's interpreter and
-# thunderfx's splitter keep). One fault that leaves a name unbound raises each, path by path.
-UNBOUND_NAME = "an unbound name (NameError, UnboundLocalError, KeyError of a name)"
-_NAME_ERRORS = frozenset({"NameError", "UnboundLocalError"})
-_KEY_OF_A_NAME = re.compile(r"^KeyError\b[^:]*: '<name>'$")  # on ``nameless(message)``
-
-
-def raised_kind(error_type: str, message: str) -> str:
-    """The kind of exception Thunder raised (``raised_types``): its type, but ``UNBOUND_NAME`` for
-    each of Python's ways of saying a name was read that nothing bound."""
-    if error_type in _NAME_ERRORS or (error_type == "KeyError" and _KEY_OF_A_NAME.match(nameless(message))):
-        return UNBOUND_NAME
-    return error_type
-
-
 def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> set[str]:
     """The kinds of exception (``raised_kind``) Thunder raised to its caller among ``found`` (each
     finding's oracle, error type, frame and message): a bug holds at most one. One small program
@@ -164,23 +155,38 @@ def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> se
 
 
 def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
-    """What joins findings into one cause with no further evidence: the same exception under the
-    same verdict and placements. A finding without an exception is a cause of its own."""
-    if violation.cause:
-        return finding_signature(verdict, placements, "cause | " + normalise(violation.cause))
-    return finding_signature(verdict, placements, signature(violation))
+    """What joins findings into one cause with no further evidence: the same identity (``faults``:
+    where Thunder fails) under the same verdict and placements, whatever the path or call."""
+    return finding_signature(verdict, placements, "fault | " + fault_of(violation))
 
 
-# Value comparisons: their message says which output differs, not why, so one fault's and another's
-# read alike; such findings join only through a program (``join_keys``).
-VALUE_MISMATCH = "Mismatch"
+# The oracles whose failures are faults of their own: Thunder raising, thunderfx splitting because it
+# raised, wrong values. Every other oracle observes what a fault did to a trace (a malformed trace,
+# DCE that is no fixed point, a subsymbol removed while live): it joins the fault its program shows.
+EXCEPTION_ORACLES = frozenset({RAISES, "splits"})
 
 
-def nameless(message: str) -> str:
-    """``normalise``'s message with every counted name, whatever its stem, one name: Thunder names
-    a proxy by its kind (``t0`` a tensor, ``f0`` a float), so one fault raises ``KeyError: 't0'``
-    on one program and ``KeyError: 'f0'`` on another."""
-    return re.sub(r"\b[A-Za-z_]+<n>", "<name>", normalise(message))
+def fault_label(violation: Violation) -> str:
+    """What a bug holds at most one of (``connected``'s ``kept_apart``): the op a raised exception,
+    a split or a wrong value is about (its site), or its identity when it names none; "" for the
+    oracles that only observe a fault, and for an exception torch raised in its own code on what
+    Thunder handed it (a consequence of the fault beside it, not a fault of its own)."""
+    if violation.oracle in EXCEPTION_ORACLES:
+        if (violation.frame or "").startswith(TORCH_FRAME):
+            return ""
+        return f"op {violation.site}" if violation.site else fault_of(violation)
+    if is_value(violation):  # not localised, a wrong value is labelled by its oracle and call alone
+        return f"op {violation.site}" if violation.site else value_fault(violation.oracle, violation.call, None)
+    return ""
+
+
+def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
+    """What a bug holds at most one of each (``connected``, ``clash``): the kind of exception Thunder
+    raised (``raised_types``) and the fault label (``fault_label``: the op it is about)."""
+    violations = list(violations)
+    kinds = raised_types((v.oracle, v.error_type, v.frame, v.message) for v in violations)
+    labels = {label for v in violations if (label := fault_label(v))}
+    return {("raised", kind) for kind in kinds} | {("fault", label) for label in labels}
 
 
 def join_keys(finding: Finding) -> list[str]:
@@ -189,18 +195,21 @@ def join_keys(finding: Finding) -> list[str]:
     never joins another's):
     - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
       minimal programs are identical are one fault, whichever path and oracle showed each;
-    - its signature without the path (oracle, exception type, message without names and numbers
-      (``nameless``), Thunder frame),
-      for any violation but a value comparison: the compile path is an attribute of a bug, not its
-      identity."""
+    - its identity, under this placement (a finding that this and another placement show joins
+      this placement's bug of the same identity);
+    - its site, for an exception or a split: one fault in different words on different paths
+      (jit-grad's "no gradient transform for prims.index_add", thunderfx's "VJP for
+      PrimIDs.INDEX_ADD"), and for a wrong value, where values first differ."""
     keys = []
     v = finding.violation
+    label = fault_label(v)
     for placement in finding.placements:
         head = f"{finding.verdict} | {placement}"
         if finding.shrunk:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
-        if v.error_type != VALUE_MISMATCH:
-            keys.append(" | ".join((head, "signature", v.oracle, v.error_type, nameless(v.identity), v.frame)))
+        keys.append(f"{head} | fault | {fault_of(v)}")  # the same identity under other placements besides
+        if v.site and label.startswith("op "):
+            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} at | {v.site}")
     return keys
 
 
@@ -442,9 +451,7 @@ class FindingStore:
         joined = connected(
             list(causes),
             lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
-            kept_apart=lambda key: raised_types(
-                (f.violation.oracle, f.violation.error_type, f.violation.frame, f.violation.message) for f in causes[key]
-            ),
+            kept_apart=lambda key: kept_apart(f.violation for f in causes[key]),
             shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
         )
         bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
@@ -458,14 +465,15 @@ class FindingStore:
             if f is members[0]:
                 why[f.signature] = "the finding of the bug's smallest program"
             elif f.cause_key == key:
-                why[f.signature] = f"same exception: {normalise(f.violation.cause)[:200]}"
+                why[f.signature] = f"same identity: {fault_of(f.violation)[:200]}"
             elif set(join_keys(f)) & set(join_keys(members[0])):
-                why[f.signature] = "the same minimal program, or the same failure on another path"
+                why[f.signature] = "the same minimal program, or the same op in other words on another path"
             else:
                 reason = self.links.get(tuple(sorted((key, f.cause_key))))
                 why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"
+        # Known by its identity (its key, or its id), never because a member is: a member's
+        # finding once filed must not make every bug it later joins known.
         known = self.known.get(key) or self.known.get(short_id(key))
-        known = known or next((f.known_reason for f in members if f.known_reason), None)
         return Bug(key, members, why, known)
 
     def merge(self, other: FindingStore) -> None:

@@ -32,16 +32,43 @@ STOCK = "stock"
 EAGER = "eager"
 
 
+# Thunder's generic helpers: raising inside one says nothing of where Thunder failed (its caller
+# does). ``check`` raises every failed condition Thunder states; comprehensions and lambdas are
+# inside the function that wrote them.
+_HELPER_FRAMES = frozenset(
+    {
+        "check",
+        "check_type",
+        "check_types",
+        "check_valid_length",
+        "check_valid_shape",
+        "<genexpr>",
+        "<listcomp>",
+        "<dictcomp>",
+        "<setcomp>",
+        "<lambda>",
+    }
+)
+# Where Thunder defines the symbols a program calls (torch-level, clang, prims): the outermost such
+# frame on an exception's stack is the op Thunder was working on.
+_SYMBOL_FILES = re.compile(r"/thunder/(torch/__init__|clang/__init__|core/prims|torch/experimental/\w+)\.py$")
+_NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *_HELPER_FRAMES})
+
+
 @dataclass(frozen=True)
 class ErrorInfo:
     """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
 
     type: str
     message: str
-    # Where it was raised: the innermost "thunder/...py:function" (or torch), or "file.py:function"
-    # when a placement's own code (outside installed packages) raised it.
+    # Where it was raised: the innermost "thunder/...py:function" (or torch) that is not a generic
+    # helper (``_HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
+    # installed packages) raised it.
     frame: str
     traceback: str
+    # The op Thunder was working on: the outermost Thunder symbol on the stack ("logsumexp" when
+    # its ``squeeze`` raised), "" when none was.
+    symbol: str = ""
 
     @classmethod
     def from_exception(cls, e: BaseException) -> ErrorInfo:
@@ -50,14 +77,14 @@ class ErrorInfo:
         if frames and _is_patch_code(frames[-1].filename):
             # Raised in a placement's own code (a user's patch): that is where the bug is.
             frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
-        for f in reversed(frames if not frame else []):
-            match = re.search(r"/(thunder|torch)/(.*)\.py$", f.filename)
-            if match:
-                frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
-                break
+        inside = [(m, f) for f in frames if (m := re.search(r"/(thunder|torch)/(.*)\.py$", f.filename))]
+        if not frame and inside:
+            match, f = next(((m, f) for m, f in reversed(inside) if f.name not in _HELPER_FRAMES), inside[-1])
+            frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
+        symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        return cls(type(e).__name__, message[:500], frame, tb[-8000:])
+        return cls(type(e).__name__, message[:500], frame, tb[-8000:], symbol)
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"
@@ -184,6 +211,14 @@ class Violation:
     # The exception behind it, when there is one, as "Type: message @ frame" (or a split's reason
     # and exception): the same cause on any path, from any call, is one bug.
     cause: str = ""
+    # Its identity, where Thunder fails (``faults``): the same on every path, from any call; empty
+    # for an oracle that states none (``faults.fault_of`` says what stands in).
+    fault: str = ""
+    # The op it is about, named by it or by its context (``faults``): one fault's failures on two
+    # paths, in two wordings, share it. Empty when unknown.
+    site: str = ""
+    # The call whose value is wrong (a ``CallLabel``), for a wrong value.
+    call: str = ""
 
     @property
     def identity(self) -> str:

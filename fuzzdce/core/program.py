@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import linecache
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -304,6 +304,20 @@ class Program:
             index += step.n_out
         lines.append(f"    return {_source(tuple(Ref(i) for i in self.outputs))}")
         return "\n".join(lines) + "\n"
+
+    def first_value(self, step: int) -> int:
+        """The index of the first value step ``step`` defines (``v{index}``)."""
+        return len(self.inputs) + sum(s.n_out for s in self.steps[:step])
+
+    def prefix(self, last: int) -> Program:
+        """The program up to step ``last``, returning what that step defines: where a wrong value of
+        the whole program is localised (``running.localise``)."""
+        first = self.first_value(last)
+        return replace(self, steps=self.steps[: last + 1], outputs=tuple(range(first, first + self.steps[last].n_out)))
+
+    def statement(self, step: int) -> str:
+        """Step ``step`` as the program's source writes it (``v3 = torch.sigmoid(v2)``)."""
+        return self.steps[step].line(self.first_value(step))
 
     def inputs_source(self) -> str:
         """A ``make_inputs(requires_grad=False)`` function building this program's (seeded) inputs."""

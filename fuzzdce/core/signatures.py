@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from fuzzdce.core.model import Verdict, Violation
+from fuzzdce.core.model import Verdict
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 # Thunder and FX name values with a lowercase stem and a counter (t12, l_v0_, mul_3, subgraph 2, ...).
@@ -28,11 +28,6 @@ def normalise(message: str) -> str:
     message = _ADDRESS.sub("<addr>", message)
     message = _COUNTED_NAME.sub(r"\1<n>", message)
     return _NUMBER.sub("<num>", message)
-
-
-def signature(v: Violation) -> str:
-    """The violation's identity: (path, oracle, exception type, normalised message, Thunder frame)."""
-    return " | ".join((v.path, v.oracle, v.error_type, normalise(v.identity), v.frame))
 
 
 def finding_signature(verdict: Verdict, placements: Iterable[str], violation_signature: str) -> str:

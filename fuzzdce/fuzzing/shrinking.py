@@ -11,8 +11,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
   fixed cause, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the cause's
-  failure when it shows a violation of the same path, oracle, exception type, normalised message
-  and cause (``same_failure``). The statement-level passes (``reductions``) run first, to their
+  failure when it shows a violation of the same path, oracle and identity (``same_failure``). The statement-level passes (``reductions``) run first, to their
   end; then Hypothesis's shrinker, from the cause's choices (it reduces shapes, values and dtypes
   as well as ops), within the cause's share of the time, its result, when smaller, reduced by the
   passes again. The final program is
@@ -44,10 +43,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
+from fuzzdce.core.faults import fault_of
 from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import normalise, short_id
+from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
@@ -170,21 +170,17 @@ def lane_share(cause: str, lanes: int) -> int:
 
 
 def same_failure(v: Violation, target: Violation) -> bool:
-    """Does ``v`` keep ``target``'s failure: the same path, oracle, exception type, message with
-    names and numbers stripped, and cause? A different failure is not the same bug."""
-    return (v.path, v.oracle, v.error_type) == (target.path, target.oracle, target.error_type) and (
-        normalise(v.identity),
-        normalise(v.cause),
-    ) == (normalise(target.identity), normalise(target.cause))
+    """Does ``v`` keep ``target``'s failure: the same path, oracle and identity (``faults``: where
+    Thunder fails; for a wrong value, the op where it first differs)? A different failure is
+    another bug, so a shrink never slips from one fault to another."""
+    return (v.path, v.oracle, fault_of(v)) == (target.path, target.oracle, fault_of(target))
 
 
 def mark(verdict: Verdict, violation: Violation) -> str:
-    """What a settled program must show of a cause for the cause to join it: its exception, or for
-    a finding without one its path and oracle (wrong values differ in their message from program
-    to program, one fault's alike), under its verdict; under a placement the cause's finding has
-    too (``placed_marks``: one faulty placement's bug never joins another's)."""
-    what = "cause | " + normalise(violation.cause) if violation.cause else f"{violation.path} | {violation.oracle}"
-    return f"{verdict} | {what}"
+    """What a settled program must show of a cause for the cause to join it: its identity under
+    its verdict; under a placement the cause's finding has too (``placed_marks``: one faulty
+    placement's bug never joins another's)."""
+    return f"{verdict} | {fault_of(violation)}"
 
 
 def placed_marks(item: Finding | Triaged) -> set[tuple[str, str]]:

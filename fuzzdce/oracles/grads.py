@@ -13,6 +13,7 @@ import dataclasses
 
 import torch
 
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.model import Call, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
@@ -28,7 +29,15 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
                 f"{label} call: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
             )
             violations.append(
-                Violation("grads", outcome.path, message, "RequiresGradMismatch", key=mismatch_key(label, call, expected))
+                Violation(
+                    "grads",
+                    outcome.path,
+                    message,
+                    "RequiresGradMismatch",
+                    key=mismatch_key(label, call, expected),
+                    fault=value_fault("grads", label, None) + f" | {requires_grad_direction(call, expected)}",
+                    call=label,
+                )
             )
     return violations
 
@@ -42,6 +51,15 @@ def mismatch_key(label: str, call: Call, expected: Call) -> str:
         return f"{label} call: {len(actual)} outputs, eager's {len(wanted)}"
     first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
     return f"{label} call: an output's requires_grad is {actual[first]}, eager's {wanted[first]}"
+
+
+def requires_grad_direction(call: Call, expected: Call) -> str:
+    """Which way a requires_grad mismatch goes: one of two faults (a flag lost, a flag invented)."""
+    actual, wanted = call.output_requires_grad, expected.output_requires_grad
+    if len(actual) != len(wanted):
+        return "another number of outputs"
+    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
+    return f"requires_grad {actual[first]} where eager's is {wanted[first]}"
 
 
 def finite_grads(call: Call, inputs: list | None) -> Call:

@@ -6,6 +6,7 @@ import re
 
 import torch
 
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import OUTPUTS
 from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
 
@@ -80,7 +81,17 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
         floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
         reason = compare(actual_value, expected_value, prefix, floor)
         if reason:
-            violations.append(Violation(oracle, outcome.path, reason, "Mismatch", key=mismatch_key(reason)))
+            violations.append(
+                Violation(
+                    oracle,
+                    outcome.path,
+                    reason,
+                    "Mismatch",
+                    key=mismatch_key(reason),
+                    fault=value_fault(oracle, label, None),
+                    call=label,
+                )
+            )
     return violations
 
 

@@ -7,6 +7,7 @@ a leaf that requires grad), that call is invalid, not a finding. An exception ou
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import exception_fault
 from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 
@@ -34,7 +35,9 @@ def unexpected_errors(outcome: Outcome, reference: Outcome) -> list[tuple[str, E
 
 
 def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
-    """One exception as a violation; which call raised it is in the message, not in its identity."""
+    """One exception as a violation; which call raised it is in the message, not in its identity
+    (``faults.exception_fault``: its kind, Thunder frame and the symbol it names)."""
+    fault, site = exception_fault(e)
     return Violation(
         RAISES,
         path,
@@ -43,6 +46,8 @@ def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
         e.frame,
         key=f"{e.type}: {e.message}",
         cause=f"{e.type}: {e.message} @ {e.frame}",
+        fault=fault,
+        site=site,
     )
 
 

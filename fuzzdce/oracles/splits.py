@@ -7,6 +7,7 @@ here (the campaign counts those separately); a split because Thunder *raised* is
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import split_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 
 EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
@@ -24,7 +25,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if is_exception_split(reason):
             message = f"{reason.reason_type.name}: {reason.info} -- exception: {reason.exception}"
             key = f"{reason.reason_type.name}: {reason.exception}"
-            violations.append(Violation("splits", outcome.path, message, reason.reason_type.name, key=key, cause=key))
+            fault, site = split_fault(reason.reason_type.name, str(reason.info), str(reason.exception))
+            violations.append(
+                Violation("splits", outcome.path, message, reason.reason_type.name, key=key, cause=key, fault=fault, site=site)
+            )
     return violations
 
 

@@ -100,8 +100,11 @@ def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
 
 
 def raised_in(candidate: Candidate) -> set[str]:
-    """The kinds of exception Thunder raised in a candidate's members: kept apart, as the campaign keeps them."""
-    return raised_types((m.oracle, m.error_type, m.frame, m.message) for m in candidate.record.members)
+    """The kinds of exception Thunder raised in a candidate's members and their fault labels (the
+    ops they are about): kept apart, as the campaign keeps them."""
+    members = candidate.record.members
+    kinds = raised_types((m.oracle, m.error_type, m.frame, m.message) for m in members)
+    return {("raised", kind) for kind in kinds} | {("fault", m.label) for m in members if m.label}
 
 
 def shown_under(candidate: Candidate) -> tuple[str, ...]:
@@ -141,9 +144,8 @@ def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
 
 
 def known_reason(record: BugRecord, known: Mapping[str, str]) -> str | None:
-    """The known file's reason for a bug: by its key or id, or any member's signature or id."""
-    names = [record.key, record.id, *(n for m in record.members for n in (m.signature, m.id))]
-    return next((known[n] for n in names if n in known), None)
+    """The known file's reason for a bug: by its identity (its key or id), never by a member's."""
+    return next((known[n] for n in (record.key, record.id) if n in known), None)
 
 
 def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecord:
@@ -168,7 +170,7 @@ def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecor
         confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in group)]),
         first_seen_seconds=first_seen,
     )
-    reason = known_reason(record, known) or first_known([*(c.record.known for c in group), *(m.known for m in members)])
+    reason = known_reason(record, known) or first_known(c.record.known for c in group)
     return replace(record, known=reason)
 
 

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import bug_order, is_reportable, size_of
+from fuzzdce.core.faults import fault_of
+from fuzzdce.core.findings import bug_order, fault_label, is_reportable, size_of
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.timeline import combine
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.running.coverage import DceActivity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: members carry their identity (``fault``) and ``label``; signatures are by identity
 SCHEMA_FIELD = "schema_version"
 
 
@@ -79,9 +80,13 @@ class MemberRecord:
     known: str | None = None
     why: str = ""
     first_seen_seconds: float | None = None
+    # Its identity (``faults``: where Thunder fails) and what a bug holds at most one of
+    # (``findings.fault_label``: the op it is about, "" for an oracle that only observes a fault).
+    fault: str = ""
+    label: str = ""
 
     # The fields summary.json lists of each member.
-    SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why")
+    SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault")
 
     @classmethod
     def of(cls, finding, why: str = "", run_id: str | None = None) -> MemberRecord:
@@ -103,6 +108,8 @@ class MemberRecord:
             known=finding.known_reason,
             why=why,
             first_seen_seconds=finding.first_seen_seconds,
+            fault=fault_of(v),
+            label=fault_label(v),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -123,6 +130,8 @@ class MemberRecord:
             "known": self.known,
             "why": self.why,
             "first_seen_seconds": self.first_seen_seconds,
+            "fault": self.fault,
+            "label": self.label,
         }
 
     @classmethod

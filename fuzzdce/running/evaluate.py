@@ -25,6 +25,7 @@ from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.execution import run_path
+from fuzzdce.running.localise import localised, needs_localising, violations_or_none
 from fuzzdce.running.placements import PLACEMENTS
 
 
@@ -298,7 +299,13 @@ class Evaluator:
                     outcome = Outcome(path, placement.name, failure=result)
                     result = PathResult(outcome, check_outcome(outcome, eager, stock_outcome))
                 evaluation.outcomes[path] = result.outcome
-                evaluation.violations += result.violations
+
+                def run_prefix(prefix: Program, placement=placement, path=path):
+                    return violations_or_none(self.run_cached(Job(prefix, placement, path, timeout, against), cache))
+
+                evaluation.violations += [
+                    localised(program, v, run_prefix) if needs_localising(v) else v for v in result.violations
+                ]
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
                     stock_outcome.traces = result.stock_traces
         return results
