@@ -79,6 +79,21 @@ def add_computes_sub():
     return _after_dce(subtract)
 
 
+def add_and_mul_computed_wrong():
+    """Two faults in one placement: after every DCE, each top-level ``ltorch.add`` is rebound to
+    ``ltorch.sub`` and each ``ltorch.mul`` to ``ltorch.true_divide``: wrong values at two ops."""
+    import thunder.torch as ltorch
+
+    wrong = {ltorch.add: ltorch.sub, ltorch.mul: ltorch.true_divide}
+
+    def rebind(trace, result) -> None:
+        result.bound_symbols = [
+            bsym.from_bsym(sym=wrong[bsym.sym], subsymbols=()) if bsym.sym in wrong else bsym for bsym in result.bound_symbols
+        ]
+
+    return _after_dce(rebind)
+
+
 @contextlib.contextmanager
 def failing_splitter():
     """thunderfx's splitter sees every symbol raise, so every node is split off."""
