@@ -25,18 +25,19 @@ def structural_copy(bsym):
     return bsym.from_bsym(subsymbols=[structural_copy(s) for s in bsym.subsymbols])
 
 
-def shape(bsyms, depth: int = 0) -> list[str]:
-    """One line per bound symbol at every level: what it is and what it defines."""
+def shape(bsyms, depth: int = 0, parent: str = "") -> list[tuple[str, str]]:
+    """One (line, parent) per bound symbol at every level: what it is and what it defines, and the
+    symbol whose subsymbols it is ("" at the top level)."""
     lines = []
     for bsym in bsyms:
         outs = ",".join(o.name for o in bsym.flat_proxy_outs)
-        lines.append(f"{'  ' * depth}{outs} = {bsym.sym.name}")
-        lines += shape(bsym.subsymbols, depth + 1)
+        lines.append((f"{'  ' * depth}{outs} = {bsym.sym.name}", parent))
+        lines += shape(bsym.subsymbols, depth + 1, bsym.sym.name)
     return lines
 
 
-def removed_by_dce_again(trace) -> list[str]:
-    """Lines of ``shape`` that a second DCE removes (empty when DCE is a fixed point here)."""
+def removed_by_dce_again(trace) -> list[tuple[str, str]]:
+    """(line, parent) of ``shape`` that a second DCE removes (empty when DCE is a fixed point here)."""
     copy = from_trace(trace)
     copy.bound_symbols = [structural_copy(b) for b in trace.bound_symbols]
     before, after = Counter(shape(trace.bound_symbols)), Counter(shape(dce(copy).bound_symbols))
@@ -51,12 +52,16 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         try:
             removed = removed_by_dce_again(trace)
         except Exception as e:  # a trace DCE cannot even walk is malformed; the names oracle says why
-            removed = [f"dce raised {type(e).__name__}: {e}"]
+            removed = [(f"dce raised {type(e).__name__}: {e}", "")]
         if removed:
-            listed = "; ".join(line.strip() for line in removed[:3])
+            listed = "; ".join(line.strip() for line, _ in removed[:3])
             message = f"{label}: DCE again removes {len(removed)} bound symbol(s): {listed}"
-            # Which symbols a second DCE removes depends on the program; that it removes any is the finding.
-            violations.append(Violation("idempotent", outcome.path, message, "DceNotIdempotent", key="DCE is not a fixed point"))
+            # Which symbols a second DCE changes depends on the program (a DCE fault shows in every
+            # symbol it touches); that it changes any is the finding. The first is its site.
+            site = next((parent for _, parent in removed if parent), "")
+            violations.append(
+                Violation("idempotent", outcome.path, message, "DceNotIdempotent", key="DCE is not a fixed point", site=site)
+            )
     return violations
 
 
