@@ -7,12 +7,13 @@ import os
 import signal
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fuzzdce.core.errors import HarnessError, UsageError
+from fuzzdce.core.errors import HarnessError, UsageError, harness_message, unexpected_exception
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.campaign import Campaign
@@ -325,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except HarnessError as e:  # fuzzdce's own fault: the campaign stopped, nothing of it is a Thunder bug
         print(f"fuzzdce: {e}", file=sys.stderr)
+        return 3
+    except Exception as e:  # escaped a subcommand: fuzzdce's own fault too (Thunder's errors are recorded, never raised)
+        traceback.print_exc(file=sys.stderr)
+        print(f"fuzzdce: {harness_message(f'fuzzdce {args.command}', unexpected_exception(e))}", file=sys.stderr)
         return 3
 
 
