@@ -29,6 +29,7 @@ from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
+from fuzzdce.results.repro import Reproduced, overall
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -429,7 +430,8 @@ def merge_main(args) -> int:
 
 
 def replay_main(args) -> int:
-    """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
+    """``fuzzdce replay``: 1 when any bug still fails (itself or differently) under some placement,
+    else 4 when any could not be verified, else 0."""
     names = [*(args.placement or []), *build_arguments(args)]
     placements = [resolve(name) for name in names] if names else None
     if Path(args.target).exists():
@@ -442,8 +444,14 @@ def replay_main(args) -> int:
     for result in results:
         print(result.line())
     still = sum(r.still_fails for r in results)
-    print(f"fuzzdce replay: {still} of {len(results)} bugs still fail")
-    return 1 if still else 0
+    differently = sum(r.fails_differently and not r.still_fails for r in results)
+    unverified = sum(r.result == Reproduced.NOT_VERIFIED for r in results)
+    print(
+        f"fuzzdce replay: {still} of {len(results)} bugs still fail"
+        + (f", {differently} fail differently" if differently else "")
+        + (f", {unverified} not verified (a check could not be made here: not fixed)" if unverified else "")
+    )
+    return int(overall([r.result for r in results]))
 
 
 def report_main(args) -> int:
