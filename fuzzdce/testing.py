@@ -10,6 +10,7 @@ The test runs as many programs as the loaded fuzz profile says (``--fuzz-profile
 or any Hypothesis profile you load), fails with the shrunk program when a placement breaks something
 stock Thunder does not (Thunder's own bugs fail it only when stock is all it runs), and writes its findings, triaged, to the same findings folder as
 ``fuzzdce run`` (``--fuzz-findings DIR``). It is the campaign's own Hypothesis test, one generation round, then each cause's shrinking.
+fuzzdce's own failure (a harness error) is no failing example: it stops the session with exit 3.
 """
 
 from __future__ import annotations
