@@ -11,16 +11,17 @@ Prints, from one run on this machine:
   weighs on all three alike. The baseline fails loudly: a call that raises where fuzzdce's own run
   of the same program, path and placement recorded no error stops the benchmark (a baseline that
   skipped its work in silence made the ratio look better than it was);
-- programs per second with 1 lane and with N lanes, in generation's steady state (from each
-  campaign's first timeline sample to the first at its final count: start-up, shrinking and joining
-  left out), the two settings alternating in short campaigns (1, N, N, 1, ...);
+- programs per second with 1 lane and with N lanes, in generation's steady state (from each lane's
+  first timeline sample to the first at its final count: start-up, shrinking and joining left out;
+  the lanes' rates added up), the two settings alternating in short campaigns (1, N, N, 1, ...);
+  a campaign too short for a lane to sample twice after its start-up is said so, not counted;
 - seconds from start to the first regression under symcall (a campaign's start-up included: that
   is what a user waits).
 
 Every campaign runs with no example database (``database="none"``): none replays an earlier run's
 programs, which would find bugs sooner than a first run does.
 
-Usage: PYTHONPATH=.:benchmarks python benchmarks/campaign.py [--programs 20] [--lane-seconds 40]
+Usage: PYTHONPATH=.:benchmarks python benchmarks/campaign.py [--programs 20] [--lane-seconds 60]
        [--rounds 2] [--jobs N] [--paths jit thunderfx] [--only overhead|lanes|first] [--first-limit 120]
 """
 
@@ -113,7 +114,9 @@ def check_bare_against(raised: dict, evaluations) -> None:
     for (placement, path), error in raised.items():
         outcome = evaluations[placement].outcomes.get(path)
         if outcome is None or (outcome.error is None and outcome.failure is None):
-            raise RuntimeError(f"the bare baseline raised on {path} under {placement} where fuzzdce did not: {error!r}") from error
+            raise RuntimeError(
+                f"the bare baseline raised on {path} under {placement} where fuzzdce did not: {error!r}"
+            ) from error
 
 
 def overhead(programs, placements, paths) -> dict[str, float]:
@@ -189,9 +192,11 @@ def lane_rate(jobs: int, seconds: int, paths, seed: int) -> float | None:
         if jobs == 1:
             campaign = Campaign(config, log=lambda line: None)
             campaign.run()
-        else:
-            campaign = run_lanes(config, jobs, log=lambda line: None)
-        return steady_rate(campaign.summary().timeline)
+            return steady_rate(campaign.stats.timeline)
+        campaign = run_lanes(config, jobs, log=lambda line: None)
+        # Each lane's own steady rate, added up: the lanes' combined timeline mixes their start-ups.
+        rates = [steady_rate(timeline) for timeline in campaign.stats.lane_timelines]
+        return sum(rates) if rates and None not in rates else None
 
 
 def lanes_interleaved(jobs: int, seconds: int, rounds: int, paths) -> dict[int, list[float]]:
@@ -201,7 +206,11 @@ def lanes_interleaved(jobs: int, seconds: int, rounds: int, paths) -> dict[int, 
     order = [s for r in range(rounds) for s in ((1, jobs) if r % 2 == 0 else (jobs, 1))]
     for k, setting in enumerate(order):
         rate = lane_rate(setting, seconds, paths, seed=100 + k)
-        print(f"  campaign {k + 1}/{len(order)}: {setting} lane(s), {seconds} s: " + (f"{rate:.2f} programs/s" if rate else "too short to measure"), flush=True)
+        print(
+            f"  campaign {k + 1}/{len(order)}: {setting} lane(s), {seconds} s: "
+            + (f"{rate:.2f} programs/s" if rate else "too short to measure"),
+            flush=True,
+        )
         if rate:
             rates[setting].append(rate)
     return rates
@@ -243,7 +252,7 @@ def time_to_first_finding(paths, limit: int) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=20)
-    parser.add_argument("--lane-seconds", type=int, default=40, help="wall time of each campaign of the lanes comparison")
+    parser.add_argument("--lane-seconds", type=int, default=60, help="wall time of each campaign of the lanes comparison")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the lanes comparison, each one campaign per setting")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"])
@@ -265,7 +274,10 @@ def main() -> None:
         bare = cost["bare"]
         print(f"bare Thunder, the paths' calls and trace recording: {bare:.3f} s/program ({len(programs)} programs, interleaved)")
         print(f"fuzzdce, in process:       {cost['in process']:.3f} s/program  overhead ratio {cost['in process'] / bare:.2f}")
-        print(f"fuzzdce, sandboxed worker: {cost['sandboxed']:.3f} s/program  overhead ratio {cost['sandboxed'] / bare:.2f}", flush=True)
+        print(
+            f"fuzzdce, sandboxed worker: {cost['sandboxed']:.3f} s/program  overhead ratio {cost['sandboxed'] / bare:.2f}",
+            flush=True,
+        )
 
     if "lanes" in only and args.jobs > 1:
         rates = lanes_interleaved(args.jobs, args.lane_seconds, args.rounds, args.paths)

@@ -67,7 +67,9 @@ def report(name: str, placements, summary: dict) -> None:
         print(f"  bugs under {p}: {sum(map(len, shown.values()))} ({by_verdict}; {findings} findings; {cells})")
         for verdict, listed in shown.items():
             for bug in listed:
-                print(f"    [{verdict}] {bug['id']} under {', '.join(bug['placements'])}, {bug['n_ops']} ops: {bug['message'][:160]}")
+                print(
+                    f"    [{verdict}] {bug['id']} under {', '.join(bug['placements'])}, {bug['n_ops']} ops: {bug['message'][:160]}"
+                )
     print(f"  shared bugs (the reference shows them too): {len(summary['bugs']['shared'])}")
     for entry in summary.get("not_checked", []):
         print(f"  not checked: {entry['oracle']} {entry['what']} on {entry['path']}: {entry['times']} times")
@@ -82,7 +84,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--time-budget", type=int, default=300, help="each campaign's wall time in seconds (fuzzdce run --time-budget: every phase)"
+        "--time-budget",
+        type=int,
+        default=300,
+        help="each campaign's wall time in seconds (fuzzdce run --time-budget: every phase)",
     )
     parser.add_argument("--max-examples", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)

@@ -236,7 +236,10 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--minutes", type=float, default=12.0, help="the campaign's wall time, every phase (fuzzdce run --time-budget; default 12)"
+        "--minutes",
+        type=float,
+        default=12.0,
+        help="the campaign's wall time, every phase (fuzzdce run --time-budget; default 12)",
     )
     parser.add_argument("--max-examples", type=int, default=100000, help="the campaign's programs per lane (default: no limit)")
     parser.add_argument("--jobs", type=int, default=2, help="the campaign's lanes (default 2)")

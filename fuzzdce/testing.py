@@ -29,7 +29,6 @@ from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 
-
 # The exit code of a session a harness error stopped: fuzzdce run's (and pytest's own for an internal error).
 HARNESS_EXIT = 3
 

@@ -185,6 +185,11 @@ def test_the_counts_reach_summary_json_and_the_report(monkeypatch, tmp_path):
     campaign.observe(DEAD_CODE_PROGRAM.__class__(DEAD_CODE_PROGRAM.inputs, DEAD_CODE_PROGRAM.steps, (4,), seed=2))
     campaign.write_summary()
     entries = json.loads((tmp_path / "summary.json").read_text())["not_checked"]
-    assert {"oracle": "dce-sound", "path": "jit-symbolic", "what": "could not compare traces with the reference's (KeyError)", "times": 2} in entries
+    assert {
+        "oracle": "dce-sound",
+        "path": "jit-symbolic",
+        "what": "could not compare traces with the reference's (KeyError)",
+        "times": 2,
+    } in entries
     text = render(campaign.summary(), None)
     assert "dce-sound could not compare traces with the reference's (KeyError) on jit-symbolic: 2 times" in text

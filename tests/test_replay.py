@@ -149,13 +149,17 @@ def jit_skipped_here(monkeypatch):
 
     from fuzzdce.running import paths
 
-    monkeypatch.setitem(paths.PATHS, "jit", dataclasses.replace(paths.PATHS["jit"], unavailable=lambda: "planted: no such device"))
+    monkeypatch.setitem(
+        paths.PATHS, "jit", dataclasses.replace(paths.PATHS["jit"], unavailable=lambda: "planted: no such device")
+    )
 
 
 def test_a_reproducer_whose_path_is_skipped_here_is_not_verified(jit_skipped_here, capsys):
     """It printed "ok ... holds" and exited 0: a jit-nvfuser bug replayed without CUDA counted as fixed."""
     assert dead_code_check() == 4
-    assert "NOT VERIFIED outputs on jit under stock: jit skipped on this machine: planted: no such device" in capsys.readouterr().out
+    assert (
+        "NOT VERIFIED outputs on jit under stock: jit skipped on this machine: planted: no such device" in capsys.readouterr().out
+    )
 
 
 def test_a_reproducer_whose_check_fuzzdce_cannot_make_is_not_verified(monkeypatch, capsys):

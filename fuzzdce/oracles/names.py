@@ -11,9 +11,8 @@ through, at every level of subsymbols:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import importlib
+from typing import NamedTuple
 
 import thunder
 import torch
@@ -169,7 +168,9 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     violations = []
     for label, trace in outcome.traces:
         for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label), outcome=outcome):
-            violations.append(Violation(ORACLE_NAME, outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind))
+            violations.append(
+                Violation(ORACLE_NAME, outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind)
+            )
     return violations
 
 

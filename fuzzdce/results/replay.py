@@ -135,7 +135,9 @@ def replay_bug(
         ]
         why = "; ".join(
             dict.fromkeys(
-                w for path, oracle in checks if path in evaluation.outcomes and (w := why_not_verified(evaluation.outcomes[path], oracle))
+                w
+                for path, oracle in checks
+                if path in evaluation.outcomes and (w := why_not_verified(evaluation.outcomes[path], oracle))
             )
         )
         if other:

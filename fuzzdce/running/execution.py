@@ -542,7 +542,9 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
             outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
         elif path != EAGER and out_of_memory(e) is not None:
             # The memory limit (or the machine's memory), not Thunder raising: the crash oracle's.
-            outcome.failure = JobFailure(FailureKind.CRASH, f"MemoryError: {path} ran out of memory (the worker's limit, or the machine's)")
+            outcome.failure = JobFailure(
+                FailureKind.CRASH, f"MemoryError: {path} ran out of memory (the worker's limit, or the machine's)"
+            )
         elif fault:
             outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
         else:
