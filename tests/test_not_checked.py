@@ -22,6 +22,7 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Ledger
 from fuzzdce.oracles import ORACLES, dce_sound, idempotent, names
+from fuzzdce.results.html_report import write_report
 from fuzzdce.results.report import render
 from fuzzdce.running import evaluate
 from fuzzdce.running.evaluate import Evaluator
@@ -193,3 +194,8 @@ def test_the_counts_reach_summary_json_and_the_report(monkeypatch, tmp_path):
     } in entries
     text = render(campaign.summary(), None)
     assert "dce-sound could not compare traces with the reference's (KeyError) on jit-symbolic: 2 times" in text
+    page = (tmp_path / "report.html").read_text() if write_report(str(tmp_path)) else ""
+    assert (
+        "NOT CHECKED" in page
+        and "dce-sound could not compare traces with the reference&#x27;s (KeyError) on jit-symbolic" in page
+    )
