@@ -249,3 +249,16 @@ def test_replay_of_a_bug_that_still_fails_exits_1(saved_jit_bug, capsys):
     folder, bug = saved_jit_bug
     assert main(["replay", str(folder), "--placement", "planted:add_computes_sub"]) == 1
     assert "STILL FAILS under planted:add_computes_sub; passes under stock" in capsys.readouterr().out
+
+
+def test_a_time_out_or_a_crash_is_not_verified_unless_it_is_what_the_oracle_checks():
+    from fuzzdce.core.model import FailureKind, JobFailure, Outcome
+    from fuzzdce.results.repro import why_not_verified
+
+    timed_out = Outcome("jit", "stock", failure=JobFailure(FailureKind.TIMEOUT, "jit ran past its time limit of 60 s"))
+    assert why_not_verified(timed_out, "outputs") == "jit under stock: timeout: jit ran past its time limit of 60 s"
+    assert why_not_verified(timed_out, "timeout") == ""  # the timeout oracle's own check: it fails, it is verified
+    crashed = Outcome("jit", "stock", failure=JobFailure(FailureKind.CRASH, "worker killed by SIGSEGV"))
+    assert why_not_verified(crashed, "names").endswith("crash: worker killed by SIGSEGV")
+    assert why_not_verified(crashed, "crash") == ""
+    assert why_not_verified(Outcome("jit", "stock"), "outputs") == ""
