@@ -199,3 +199,30 @@ def test_the_counts_reach_summary_json_and_the_report(monkeypatch, tmp_path):
         "NOT CHECKED" in page
         and "dce-sound could not compare traces with the reference&#x27;s (KeyError) on jit-symbolic" in page
     )
+
+
+def test_an_exception_in_a_shrink_step_is_a_harness_error_never_shrunk():
+    """A shrink step's check raising reached Hypothesis, which shrank fuzzdce's fault instead of the cause."""
+    from hypothesis import given, settings
+
+    from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver, current_choices
+    from fuzzdce.strategies import programs
+
+    drawn = []
+
+    @settings(max_examples=1, database=None)
+    @given(programs())
+    def draw(program):
+        drawn.append(current_choices())
+
+    draw()
+    calls = []
+
+    def reproduces(program):
+        calls.append(program)
+        raise KeyError("planted")
+
+    driver = HypothesisDriver(None, DriverSettings(hypothesis=settings(database=None), max_examples=1, seed=1))
+    with pytest.raises(HarnessError, match="harness error on a shrink step .*KeyError escaped the job"):
+        driver.shrink(drawn[0], reproduces)
+    assert len(calls) == 1

@@ -119,7 +119,7 @@ def no_local_constants():
 
 
 @contextlib.contextmanager
-def fuzzdce_fault_stops(doing: str):
+def fuzzdce_fault_stops(where: str):
     """Inside a Hypothesis test: an exception out of fuzzdce's own work (an oracle, the ledger,
     the shrinker; what Thunder raises is recorded in the outcome, never raised) becomes a
     ``HarnessError``, which Hypothesis lets through: it never shrinks fuzzdce's fault as a failing
@@ -127,7 +127,7 @@ def fuzzdce_fault_stops(doing: str):
     try:
         yield
     except Exception as e:
-        raise HarnessError(harness_message(doing, unexpected_exception(e))) from e
+        raise HarnessError(harness_message(where, unexpected_exception(e))) from e
 
 
 def only_findings(failure: BaseException) -> bool:
@@ -255,7 +255,7 @@ class HypothesisDriver:
             if self.host.evaluated() > spent_at_start and self.host.should_pause():  # grown too large: stop between programs
                 self.paused = True
                 raise RoundOver
-            with fuzzdce_fault_stops("evaluating a generated program"):
+            with fuzzdce_fault_stops("a generated program's evaluation"):
                 self.host.examine(program, current_choices(), weights)
             if time.monotonic() - last_progress[0] > self.options.progress_every:
                 last_progress[0] = time.monotonic()
@@ -361,7 +361,7 @@ class HypothesisDriver:
             if program not in seen:
                 if self.stopped or (deadline is not None and time.monotonic() > deadline):
                     raise ShrinkStopped
-                with fuzzdce_fault_stops("checking a shrink step"):
+                with fuzzdce_fault_stops("a shrink step"):
                     seen[program] = reproduces(program)
             if seen[program]:
                 raise failure_type("shrink")("reproduces")
