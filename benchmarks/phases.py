@@ -61,6 +61,8 @@ def main() -> None:
         command = [sys.executable, "-m", "fuzzdce", "run", *args]
         if "--findings" not in args:
             command += ["--findings", str(findings)]
+        if "--database" not in args:  # nothing replays an earlier run's programs
+            command += ["--database", "none"]
         print("running:", " ".join(command), flush=True)
         start = time.monotonic()
         run = subprocess.run(command, stdout=subprocess.PIPE, text=True)

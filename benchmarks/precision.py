@@ -1,16 +1,19 @@
-"""Precision benchmark: how many placement-induced bugs fuzzdce reports under placements that are correct.
+"""Precision benchmark: how many bugs fuzzdce reports under placements that are correct.
 
-Runs two campaigns with the same seed on every path this machine supports:
-- stock + identity (a placement that patches nothing): anything reported is the harness's own
-  false alarm, so every figure must be 0;
+Runs two campaigns with the same seed on every path this machine supports, each with no example
+database (``--database none``: nothing replays the programs of an earlier run):
+- stock + identity (a placement that patches nothing): every finding under identity is the
+  harness's own false alarm, whatever its verdict (a false alarm against eager shows under stock
+  too, and is *shared*; one stock alone shows is *fixed*), so every figure must be 0;
 - stock + rdnp + symcall-fixed (the correct DCE placements): every placement-induced bug is either
   a false alarm to fix or a real behaviour change, to be shown by hand (an output, an error, a
   ``check_trace`` or scoping failure that stock does not have).
 
-Prints, per campaign, the programs evaluated, placement-induced bugs per oracle and placement (each
-with its message and program size), and each placement's DCE activity and traces not compared.
+Prints, per campaign, the programs evaluated, bugs per verdict (under identity: every bug, each with
+its findings, message and program size; under the correct placements: the placement-induced ones),
+the checks an oracle could not make, and each placement's DCE activity and traces not compared.
 
-Usage: python benchmarks/precision.py [--seed 1] [--time-budget 300] [--jobs 2] [--path jit ...]
+Usage: python benchmarks/precision.py [--seed 1] [--time-budget 300] [--jobs 2] [--path jit ...] [--only calibration]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ CAMPAIGNS = {
 def run_campaign(placements, args, folder: str) -> dict:
     command = [sys.executable, "-m", "fuzzdce", "run", "--seed", str(args.seed), "--findings", folder]
     command += ["--time-budget", str(args.time_budget), "--max-examples", str(args.max_examples), "--jobs", str(args.jobs)]
+    command += ["--database", "none"]
     for p in placements:
         command += ["--placement", p]
     for path in args.path or []:
@@ -41,17 +45,34 @@ def run_campaign(placements, args, folder: str) -> dict:
         return json.load(f)
 
 
+def bugs_under(summary: dict, placement: str) -> dict[str, list[dict]]:
+    """Verdict -> the bugs ``placement`` shows (for a ``fixed`` bug: the bugs it does not, which the
+    reference alone shows), from summary.json."""
+    return {
+        verdict: [b for b in listed if (placement in b["placements"]) != (verdict == "fixed")]
+        for verdict, listed in summary["bugs"].items()
+    }
+
+
 def report(name: str, placements, summary: dict) -> None:
     print(f"== {name}: {' + '.join(placements)} ==")
     print(f"programs {summary['programs']} (invalid {summary['invalid_programs']}), wall {summary['wall_seconds']:.0f} s")
-    induced = summary["bugs"]["regression"]
-    per_cell = Counter((oracle, p) for bug in induced for oracle in bug["oracles"] for p in bug["placements"])
     for p in placements[1:]:
-        cells = ", ".join(f"{o} {n}" for (o, q), n in sorted(per_cell.items()) if q == p) or "none"
-        print(f"  placement-induced bugs under {p}: {sum(p in b['placements'] for b in induced)} ({cells})")
-    for bug in induced:
-        print(f"    {bug['id']} under {', '.join(bug['placements'])}, {bug['n_ops']} ops: {bug['message'][:160]}")
-    print(f"  baseline bugs: {len(summary['bugs']['shared'])}")
+        # Under identity every finding counts, shared and fixed ones too: identity is stock.
+        shown = bugs_under(summary, p) if p == "identity" else {"regression": bugs_under(summary, p)["regression"]}
+        findings = sum(len(b.get("members", [])) or 1 for listed in shown.values() for b in listed)
+        per_oracle = Counter(oracle for listed in shown.values() for b in listed for oracle in b["oracles"])
+        by_verdict = ", ".join(f"{verdict} {len(listed)}" for verdict, listed in shown.items())
+        cells = ", ".join(f"{o} {n}" for o, n in sorted(per_oracle.items())) or "none"
+        print(f"  bugs under {p}: {sum(map(len, shown.values()))} ({by_verdict}; {findings} findings; {cells})")
+        for verdict, listed in shown.items():
+            for bug in listed:
+                print(
+                    f"    [{verdict}] {bug['id']} under {', '.join(bug['placements'])}, {bug['n_ops']} ops: {bug['message'][:160]}"
+                )
+    print(f"  shared bugs (the reference shows them too): {len(summary['bugs']['shared'])}")
+    for entry in summary.get("not_checked", []):
+        print(f"  not checked: {entry['oracle']} {entry['what']} on {entry['path']}: {entry['times']} times")
     for p, entry in summary.get("dce_activity", {}).items():
         print(
             f"  {p}: changed subsymbols in {entry['programs_changed']}/{entry['programs']} programs; "
@@ -62,13 +83,21 @@ def report(name: str, placements, summary: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--time-budget", type=int, default=300, help="seconds of generation per campaign")
+    parser.add_argument(
+        "--time-budget",
+        type=int,
+        default=300,
+        help="each campaign's wall time in seconds (fuzzdce run --time-budget: every phase)",
+    )
     parser.add_argument("--max-examples", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--path", action="append", help="compile paths (default: every available)")
+    parser.add_argument("--only", action="append", choices=list(CAMPAIGNS), help="run only these campaigns (repeatable)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         for name, placements in CAMPAIGNS.items():
+            if args.only and name not in args.only:
+                continue
             summary = run_campaign(placements, args, os.path.join(scratch, name.replace(" ", "-")))
             report(name, placements, summary)
 

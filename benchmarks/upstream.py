@@ -76,6 +76,8 @@ def campaign(parent: Path, merge: Path, args, out: Path) -> dict:
         str(args.jobs),
         "--time-budget",
         str(int(args.minutes * 60)),
+        "--database",
+        "none",
         "--findings",
         str(findings),
         "--max-examples",
@@ -233,7 +235,12 @@ def compare(parent: Path, merge: Path, args, out: Path) -> None:
 def main() -> None:
     warnings.filterwarnings("ignore")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=12.0, help="the campaign's generation time (default 12)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=12.0,
+        help="the campaign's wall time, every phase (fuzzdce run --time-budget; default 12)",
+    )
     parser.add_argument("--max-examples", type=int, default=100000, help="the campaign's programs per lane (default: no limit)")
     parser.add_argument("--jobs", type=int, default=2, help="the campaign's lanes (default 2)")
     parser.add_argument("--seed", type=int, default=1)

@@ -7,12 +7,13 @@ import os
 import signal
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fuzzdce.core.errors import HarnessError, UsageError
+from fuzzdce.core.errors import HarnessError, UsageError, harness_message, unexpected_exception
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.campaign import Campaign
@@ -28,6 +29,7 @@ from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
+from fuzzdce.results.repro import Reproduced, overall
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -326,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     except HarnessError as e:  # fuzzdce's own fault: the campaign stopped, nothing of it is a Thunder bug
         print(f"fuzzdce: {e}", file=sys.stderr)
         return 3
+    except Exception as e:  # escaped a subcommand: fuzzdce's own fault too (Thunder's errors are recorded, never raised)
+        traceback.print_exc(file=sys.stderr)
+        print(f"fuzzdce: {harness_message(f'fuzzdce {args.command}', unexpected_exception(e))}", file=sys.stderr)
+        return 3
 
 
 def config_from(args) -> CampaignConfig:
@@ -424,7 +430,8 @@ def merge_main(args) -> int:
 
 
 def replay_main(args) -> int:
-    """``fuzzdce replay``: 1 when any bug still fails under some placement, else 0."""
+    """``fuzzdce replay``: 1 when any bug still fails (itself or differently) under some placement,
+    else 4 when any could not be verified, else 0."""
     names = [*(args.placement or []), *build_arguments(args)]
     placements = [resolve(name) for name in names] if names else None
     if Path(args.target).exists():
@@ -437,8 +444,14 @@ def replay_main(args) -> int:
     for result in results:
         print(result.line())
     still = sum(r.still_fails for r in results)
-    print(f"fuzzdce replay: {still} of {len(results)} bugs still fail")
-    return 1 if still else 0
+    differently = sum(r.fails_differently and not r.still_fails for r in results)
+    unverified = sum(r.result == Reproduced.NOT_VERIFIED for r in results)
+    print(
+        f"fuzzdce replay: {still} of {len(results)} bugs still fail"
+        + (f", {differently} fail differently" if differently else "")
+        + (f", {unverified} not verified (a check could not be made here: not fixed)" if unverified else "")
+    )
+    return int(overall([r.result for r in results]))
 
 
 def report_main(args) -> int:

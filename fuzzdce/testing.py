@@ -10,6 +10,7 @@ The test runs as many programs as the loaded fuzz profile says (``--fuzz-profile
 or any Hypothesis profile you load), fails with the shrunk program when a placement breaks something
 stock Thunder does not (Thunder's own bugs fail it only when stock is all it runs), and writes its findings, triaged, to the same findings folder as
 ``fuzzdce run`` (``--fuzz-findings DIR``). It is the campaign's own Hypothesis test, one generation round, then each cause's shrinking.
+fuzzdce's own failure (a harness error) is no failing example: it stops the session with exit 3.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+import pytest
+
+from fuzzdce.core.errors import HarnessError
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.report import render
@@ -24,6 +28,9 @@ from fuzzdce.results.store import DEFAULT_FINDINGS_DIR
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
+
+# The exit code of a session a harness error stopped: fuzzdce run's (and pytest's own for an internal error).
+HARNESS_EXIT = 3
 
 
 def fuzz_test(
@@ -46,10 +53,14 @@ def fuzz_test(
         config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False)
         campaign = Campaign(config, evaluator=evaluator, log=lambda line: print(line, file=sys.stderr))
         try:
-            campaign.driver.hypothesis_round(0)  # generation: every program evaluated in full
-            campaign.shrink_causes()  # then each cause shrunk in a run of its own
-        finally:
-            campaign.finish()
+            try:
+                campaign.driver.hypothesis_round(0)  # generation: every program evaluated in full
+                campaign.shrink_causes()  # then each cause shrunk in a run of its own
+            finally:
+                campaign.finish()
+        except HarnessError as e:
+            # fuzzdce's own fault, never a failing example: the session stops with exit 3, as `fuzzdce run` does
+            pytest.exit(f"fuzzdce: {e}", returncode=HARNESS_EXIT)
         failing = [b for b in campaign.ledger.bugs() if b.reportable or (campaign.ledger.stock_only and b.count)]
         if failing:
             # The bugs and their shrunk programs, in pytest's captured output.

@@ -342,3 +342,12 @@ def prologue_skips_string_checks():
     """The prologue without its ``check_string_value`` of the call's own arguments: a call with
     another string (``rounding_mode``) reuses a computation that folded the first one in."""
     return _prologue_without("check_string_value")
+
+
+def dce_out_of_memory():
+    """Every DCE raises ``MemoryError``, as a worker at its memory limit does: a crash, not Thunder raising."""
+
+    def exhausted(trace, result) -> None:
+        raise MemoryError
+
+    return _after_dce(exhausted)

@@ -165,6 +165,7 @@ def test_fuzzdce_failing_to_compare_a_dce_call_is_a_note_not_thunders_error(trac
     assert [b.sym.name for b in result.bound_symbols] == [b.sym.name for b in transform_common.dce(trace).bound_symbols]
     assert outcome.dce_calls == []
     assert outcome.notes == ["fuzzdce could not compare a dce call's trace: RuntimeError: fuzzdce's own bug"]
+    assert set(outcome.not_checked) == {("dce-sound", "could not compare a dce call with the trace it was given (RuntimeError)")}
 
 
 # A node thunderfx's splitter tries under Thunder although nothing reads it: with an input that

@@ -127,3 +127,138 @@ def test_a_reproducer_counts_thunder_raising_only_where_eager_did_not():
     assert raised_where_eager_did_not(thunderfx(**{CallLabel.PLAIN: dynamo}), eager) is dynamo
     compiling = Outcome("thunderfx", "stock", error=dynamo)
     assert raised_where_eager_did_not(compiling, eager) is dynamo
+
+
+# --- three outcomes: fails, fixed, and not verified -------------------------------------------------
+
+
+def dead_code_check(path="jit", oracle="outputs", placement="stock"):
+    """The reproducer's check of DEAD_CODE_PROGRAM (which stock passes), as a repro.py makes it."""
+    from fuzzdce.results.repro import reproduce
+
+    return reproduce(
+        PROGRAM.function(), lambda requires_grad=False: PROGRAM.make_inputs(requires_grad=requires_grad), path=path,
+        placement=placement, oracle=oracle,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def jit_skipped_here(monkeypatch):
+    """The jit path cannot run on this machine, as jit-nvfuser cannot without CUDA."""
+    import dataclasses
+
+    from fuzzdce.running import paths
+
+    monkeypatch.setitem(
+        paths.PATHS, "jit", dataclasses.replace(paths.PATHS["jit"], unavailable=lambda: "planted: no such device")
+    )
+
+
+def test_a_reproducer_whose_path_is_skipped_here_is_not_verified(jit_skipped_here, capsys):
+    """It printed "ok ... holds" and exited 0: a jit-nvfuser bug replayed without CUDA counted as fixed."""
+    assert dead_code_check() == 4
+    assert (
+        "NOT VERIFIED outputs on jit under stock: jit skipped on this machine: planted: no such device" in capsys.readouterr().out
+    )
+
+
+def test_a_reproducer_whose_check_fuzzdce_cannot_make_is_not_verified(monkeypatch, capsys):
+    from fuzzdce.oracles import ORACLES, names
+
+    monkeypatch.setattr(names, "thunder_check_trace", lambda: None)  # a build without check_trace
+    assert dead_code_check(oracle="names") == 4
+    assert "NOT VERIFIED names on jit under stock: names on jit under stock could not run check_trace" in capsys.readouterr().out
+
+    def broken(outcome, reference, stock=None):
+        raise KeyError("planted")
+
+    monkeypatch.setitem(ORACLES, "outputs", dataclasses_replace(ORACLES["outputs"], check=broken))
+    assert dead_code_check() == 4
+    assert "NOT VERIFIED outputs on jit under stock: fuzzdce failed while checking: KeyError escaped" in capsys.readouterr().out
+
+
+def dataclasses_replace(value, **changes):
+    import dataclasses
+
+    return dataclasses.replace(value, **changes)
+
+
+def test_a_reproducer_whose_path_failed_inside_fuzzdce_is_not_verified(monkeypatch, capsys):
+    import dataclasses
+
+    from fuzzdce.running import paths
+
+    monkeypatch.setitem(paths.PATHS, "jit", dataclasses.replace(paths.PATHS["jit"], collect=paths.record_thunderfx))
+    assert dead_code_check() == 4
+    assert "NOT VERIFIED outputs on jit under stock: jit under stock: harness: harness error on jit" in capsys.readouterr().out
+
+
+def test_a_reproducers_checks_make_one_exit_code():
+    from fuzzdce.results.repro import Reproduced, overall
+
+    assert overall([0, 0]) == Reproduced.FIXED == 0
+    assert overall([0, 4]) == Reproduced.NOT_VERIFIED == 4  # never fixed while a check was not made
+    assert overall([4, 1, 0]) == Reproduced.FAILS == 1
+    assert overall([1, 2]) == Reproduced.INVALID == 2
+
+
+def test_a_reproducer_that_holds_is_fixed(capsys):
+    assert dead_code_check() == 0
+    assert "ok: outputs holds on jit under stock" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def saved_jit_bug(tmp_path_factory):
+    """DEAD_CODE_PROGRAM's outputs bug under planted:add_computes_sub on jit, saved to a folder."""
+    folder = tmp_path_factory.mktemp("saved")
+    return folder, saved_bugs(folder, "planted:add_computes_sub", "jit")["outputs"]
+
+
+def test_replay_says_a_bug_fails_differently_and_shows_both_failures(saved_jit_bug, capsys):
+    """Under a placement that breaks the program another way the old replay said "fixed" and exited 0."""
+    folder, bug = saved_jit_bug
+    code = main(["replay", str(folder), "--placement", "planted:colliding_names"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "FAILS DIFFERENTLY under planted:colliding_names; passes under stock" in out and "fixed:" not in out
+    assert "under planted:colliding_names, was: [jit/outputs] output[0]" in out
+    assert "under planted:colliding_names, now: [jit/names]" in out
+    assert "0 of 1 bugs still fail, 1 fail differently" in out
+
+
+def test_replay_of_a_bug_whose_path_is_skipped_here_is_not_verified(saved_jit_bug, jit_skipped_here, capsys):
+    folder, bug = saved_jit_bug
+    assert main(["replay", str(folder), "--placement", "planted:add_computes_sub"]) == 4
+    out = capsys.readouterr().out
+    assert "NOT VERIFIED under stock (jit skipped on this machine" in out and "fixed:" not in out
+    assert "1 not verified (a check could not be made here: not fixed)" in out
+
+
+def test_replay_that_fails_inside_fuzzdce_is_not_verified(saved_jit_bug, monkeypatch, capsys):
+    import dataclasses
+
+    from fuzzdce.running import paths
+
+    folder, bug = saved_jit_bug
+    monkeypatch.setitem(paths.PATHS, "jit", dataclasses.replace(paths.PATHS["jit"], collect=paths.record_thunderfx))
+    assert main(["replay", str(folder), "--placement", "planted:add_computes_sub"]) == 4
+    assert "NOT VERIFIED under stock (fuzzdce failed: harness error on jit under stock" in capsys.readouterr().out
+
+
+def test_replay_of_a_bug_that_still_fails_exits_1(saved_jit_bug, capsys):
+    folder, bug = saved_jit_bug
+    assert main(["replay", str(folder), "--placement", "planted:add_computes_sub"]) == 1
+    assert "STILL FAILS under planted:add_computes_sub; passes under stock" in capsys.readouterr().out
+
+
+def test_a_time_out_or_a_crash_is_not_verified_unless_it_is_what_the_oracle_checks():
+    from fuzzdce.core.model import FailureKind, JobFailure, Outcome
+    from fuzzdce.results.repro import why_not_verified
+
+    timed_out = Outcome("jit", "stock", failure=JobFailure(FailureKind.TIMEOUT, "jit ran past its time limit of 60 s"))
+    assert why_not_verified(timed_out, "outputs") == "jit under stock: timeout: jit ran past its time limit of 60 s"
+    assert why_not_verified(timed_out, "timeout") == ""  # the timeout oracle's own check: it fails, it is verified
+    crashed = Outcome("jit", "stock", failure=JobFailure(FailureKind.CRASH, "worker killed by SIGSEGV"))
+    assert why_not_verified(crashed, "names").endswith("crash: worker killed by SIGSEGV")
+    assert why_not_verified(crashed, "crash") == ""
+    assert why_not_verified(Outcome("jit", "stock"), "outputs") == ""

@@ -172,6 +172,15 @@ class Outcome:
     # The build whose process ran it (its placement name); empty for the Thunder of this process.
     # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
     build: str = ""
+    # Checks that could not be made on this outcome, each an exception swallowed where it was
+    # raised, as (who: an oracle's name, or "dce-activity", "traces"; what it could not do, with the
+    # exception's type): counted per path in summary.json's ``not_checked`` and printed in the
+    # report, so that a check switched off by a fuzzdce regression never reads as a clean run.
+    not_checked: list[tuple[str, str]] = field(default_factory=list)
+
+    def could_not_check(self, who: str, what: str, error: BaseException | None = None) -> None:
+        """Record that ``who`` could not ``what`` on this outcome (``error``: the exception swallowed)."""
+        self.not_checked.append((who, what if error is None else f"{what} ({type(error).__name__})"))
 
 
 @dataclass(frozen=True)

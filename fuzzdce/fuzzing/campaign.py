@@ -21,6 +21,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.findings import Finding, FindingStore
 from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program
@@ -301,6 +302,10 @@ class Campaign:
             dce_activity=s.dce.summary(self.names),
             # Why paths or calls were skipped, and in how many programs: a path skipped everywhere tested nothing.
             notes=tuple({"path": path, "note": note, "programs": n} for (path, note), n in s.notes.most_common()),
+            # Checks that could not be made (an exception swallowed), by who and path: a check switched off shows here.
+            not_checked=tuple(
+                {"oracle": who, "path": path, "what": what, "times": n} for (who, path, what), n in s.not_checked.most_common()
+            ),
             # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
             timeline=tuple(campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs])),
             findings_dir=str(folder.root) if folder is not None else None,
@@ -376,6 +381,12 @@ class Campaign:
             # Ctrl-C or SIGTERM: every finding is already on disk; record where we stopped.
             self.interrupted = True
             self.log(self.ledger.progress_line() + " -- interrupted")
+        except HarnessError:
+            self.evaluator.close()
+            raise
+        except Exception as e:  # fuzzdce's own code failed (the shrinker, the ledger): exit 3, nothing filed as Thunder's
+            self.evaluator.close()
+            raise HarnessError(harness_message("the campaign", unexpected_exception(e))) from e
         self.finish()
         return self.store
 
@@ -403,6 +414,8 @@ class Campaign:
                 self.ledger.rewrite()
         except KeyboardInterrupt:
             self.interrupted = True
+        except Exception as e:  # joining, confirming or writing failed in fuzzdce's own code: exit 3
+            raise HarnessError(harness_message("the campaign's end", unexpected_exception(e))) from e
         finally:
             self.evaluator.close()
             self.stats.wall_seconds = time.monotonic() - self.started

@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - another Hypothesis
     _providers = None
 
 
+from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.program import Program
 from fuzzdce.core.signatures import short_id
 from fuzzdce.fuzzing.config import derive_seed
@@ -115,6 +116,18 @@ def no_local_constants():
         _providers._get_local_constants = original
         if cache is not None:
             _providers.CONSTANTS_CACHE = cache
+
+
+@contextlib.contextmanager
+def fuzzdce_fault_stops(where: str):
+    """Inside a Hypothesis test: an exception out of fuzzdce's own work (an oracle, the ledger,
+    the shrinker; what Thunder raises is recorded in the outcome, never raised) becomes a
+    ``HarnessError``, which Hypothesis lets through: it never shrinks fuzzdce's fault as a failing
+    example, and the campaign stops with exit 3."""
+    try:
+        yield
+    except Exception as e:
+        raise HarnessError(harness_message(where, unexpected_exception(e))) from e
 
 
 def only_findings(failure: BaseException) -> bool:
@@ -242,7 +255,8 @@ class HypothesisDriver:
             if self.host.evaluated() > spent_at_start and self.host.should_pause():  # grown too large: stop between programs
                 self.paused = True
                 raise RoundOver
-            self.host.examine(program, current_choices(), weights)
+            with fuzzdce_fault_stops("a generated program's evaluation"):
+                self.host.examine(program, current_choices(), weights)
             if time.monotonic() - last_progress[0] > self.options.progress_every:
                 last_progress[0] = time.monotonic()
                 self.host.progress()
@@ -347,7 +361,8 @@ class HypothesisDriver:
             if program not in seen:
                 if self.stopped or (deadline is not None and time.monotonic() > deadline):
                     raise ShrinkStopped
-                seen[program] = reproduces(program)
+                with fuzzdce_fault_stops("a shrink step"):
+                    seen[program] = reproduces(program)
             if seen[program]:
                 raise failure_type("shrink")("reproduces")
 

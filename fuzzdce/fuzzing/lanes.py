@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzdce.core.errors import HarnessError
+from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.campaign import Campaign
@@ -75,6 +75,9 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
         campaign.run()
     except HarnessError as e:  # fuzzdce's own fault: the parent stops every lane and says so
         results.put(HarnessStop(lane, str(e)))
+        return
+    except Exception as e:  # the same, escaped from outside the campaign's phases
+        results.put(HarnessStop(lane, harness_message(f"lane {lane}", unexpected_exception(e))))
         return
     memory = campaign.memory()
     memory.recycled_lanes = int(campaign.recycled)

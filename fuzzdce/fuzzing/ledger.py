@@ -58,6 +58,9 @@ class Stats:
     phases: Counter = field(default_factory=Counter)
     # Why each generation (each lane's process) ended.
     generation_ended: list[GenerationEnd] = field(default_factory=list)
+    # (who, path, what) -> times a check could not be made (an exception swallowed: ``Outcome.not_checked``),
+    # under every placement.
+    not_checked: Counter = field(default_factory=Counter)
 
     @property
     def seconds_per_program(self) -> float:
@@ -79,6 +82,7 @@ class Stats:
         self.lane_timelines.append(list(other.timeline))
         self.phases.update(other.phases)
         self.generation_ended += other.generation_ended
+        self.not_checked.update(other.not_checked)
 
 
 class Ledger:
@@ -170,6 +174,8 @@ class Ledger:
         self.stats.dce.add(evaluations)
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
+            for outcome in evaluation.outcomes.values():
+                self.stats.not_checked.update((who, outcome.path, what) for who, what in outcome.not_checked)
 
     def save(self, recorded: list[tuple[Finding, AddResult]], evaluations: Mapping[str, Evaluation]) -> None:
         """Write the bug of each finding just ``recorded`` to the folder, once per bug, after the

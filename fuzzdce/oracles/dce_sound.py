@@ -34,8 +34,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     if stock is not None:
         try:
             found = [(label, change, stock.placement) for label, change in changes(outcome, stock)]
-        except Exception:  # a trace that cannot be walked is malformed: the names oracle says why
-            pass
+        except Exception as e:  # a trace that cannot be walked is malformed: the names oracle says why
+            outcome.could_not_check("dce-sound", "could not compare traces with the reference's", e)
     # Each dce call against the trace it was given, stock's too (so triage sees what stock does),
     # including calls no trace records; each call is complete even on a path that raised later
     # (the edited subsymbol may be why it raised).

@@ -11,6 +11,7 @@ from collections import Counter
 from thunder.core.trace import from_trace
 from thunder.core.transform_common import dce
 
+from fuzzdce.core.errors import harness_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 
 DCE_PROVENANCE = "Dead Code Elimination"
@@ -36,10 +37,17 @@ def shape(bsyms, depth: int = 0, parent: str = "") -> list[tuple[str, str]]:
     return lines
 
 
-def removed_by_dce_again(trace) -> list[tuple[str, str]]:
-    """(line, parent) of ``shape`` that a second DCE removes (empty when DCE is a fixed point here)."""
+def copied(trace):
+    """A structural copy of ``trace``: DCE may edit it without touching the original."""
     copy = from_trace(trace)
     copy.bound_symbols = [structural_copy(b) for b in trace.bound_symbols]
+    return copy
+
+
+def removed_by_dce_again(trace, copy=None) -> list[tuple[str, str]]:
+    """(line, parent) of ``shape`` that a second DCE removes (empty when DCE is a fixed point here);
+    ``copy``: the structural copy DCE runs on (made here when not given)."""
+    copy = copied(trace) if copy is None else copy
     before, after = Counter(shape(trace.bound_symbols)), Counter(shape(dce(copy).bound_symbols))
     return sorted((before - after).elements())
 
@@ -50,8 +58,18 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if not produced_by_dce(trace):
             continue
         try:
-            removed = removed_by_dce_again(trace)
-        except Exception as e:  # a trace DCE cannot even walk is malformed; the names oracle says why
+            copy = copied(trace)
+        except Exception as e:  # fuzzdce's own fault is a harness error; a trace Thunder cannot copy is not checked
+            if harness_fault(e):
+                raise
+            outcome.could_not_check(ORACLE_NAME, "could not copy a trace to run DCE on", e)
+            continue
+        try:
+            removed = removed_by_dce_again(trace, copy)
+        except Exception as e:
+            if harness_fault(e):  # raised in fuzzdce's own helpers (``shape``): never "DCE is not a fixed point"
+                raise
+            # Thunder's DCE itself raised on a trace DCE produced: it cannot even walk it (the names oracle says why)
             removed = [(f"dce raised {type(e).__name__}: {e}", "")]
         if removed:
             listed = "; ".join(line.strip() for line, _ in removed[:3])
@@ -60,9 +78,11 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             # symbol it touches); that it changes any is the finding. The first is its site.
             site = next((parent for _, parent in removed if parent), "")
             violations.append(
-                Violation("idempotent", outcome.path, message, "DceNotIdempotent", key="DCE is not a fixed point", site=site)
+                Violation(ORACLE_NAME, outcome.path, message, "DceNotIdempotent", key="DCE is not a fixed point", site=site)
             )
     return violations
 
 
-ORACLE = Oracle("idempotent", check, "DCE again removes nothing from a trace DCE produced", reads_traces=True)
+ORACLE_NAME = "idempotent"
+
+ORACLE = Oracle(ORACLE_NAME, check, "DCE again removes nothing from a trace DCE produced", reads_traces=True)

@@ -11,12 +11,12 @@ through, at every level of subsymbols:
 
 from __future__ import annotations
 
+import importlib
 from typing import NamedTuple
 
 import thunder
 import torch
 from thunder.core.proxies import NumberProxy
-from thunder.dev_utils.check_trace import check_trace
 
 from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
@@ -98,14 +98,41 @@ def extra_problems(trace, *, same_number_allowed: bool = False) -> list[Problem]
     return problems
 
 
+class NotChecked(Exception):
+    """``check_trace`` could not run on this build or trace: the trace is not checked, which is no finding."""
+
+
+def thunder_check_trace():
+    """``thunder.dev_utils.check_trace.check_trace``, or None on a build without it."""
+    try:
+        return importlib.import_module("thunder.dev_utils.check_trace").check_trace
+    except (ImportError, AttributeError):
+        return None
+
+
 def check_trace_as_thunder_does(trace) -> None:
     """``check_trace`` inside the cache-info context Thunder sets while it compiles: re-executing
     some symbols (``index_put``, ...) reads it, and outside it raises ``LookupError``, a problem of
-    the harness's making, not Thunder's."""
+    the harness's making, not Thunder's. On a build without ``check_trace``, or without the private
+    functions that set the context (a ``LookupError`` then), raises ``NotChecked``."""
+    check_trace = thunder_check_trace()
+    if check_trace is None:
+        raise NotChecked("this Thunder has no thunder.dev_utils.check_trace")
+    with_context = getattr(thunder, "_with_cache_info_ctx", None)
+    get_cache_info = getattr(thunder, "_get_cache_info", None)
+    if with_context is None or get_cache_info is None:
+        try:
+            check_trace(trace)
+        except LookupError as e:
+            if type(e) is not LookupError:  # a KeyError (a LookupError too) is check_trace's own finding
+                raise
+            # A ContextVar read outside its context: the cache-info context this build gives no way to set.
+            raise NotChecked(f"check_trace needs a cache-info context this Thunder cannot set: {e}") from e
+        return
 
-    @thunder._with_cache_info_ctx
+    @with_context
     def check():
-        cache_info = thunder._get_cache_info()
+        cache_info = get_cache_info()
         cache_info["default_dtype"] = torch.get_default_dtype()
         cache_info["default_device"] = torch.get_default_device()
         check_trace(trace)
@@ -113,15 +140,19 @@ def check_trace_as_thunder_does(trace) -> None:
     check()
 
 
-def trace_problems(trace, *, same_number_allowed: bool = False) -> list[Problem]:
+def trace_problems(trace, *, same_number_allowed: bool = False, outcome: Outcome | None = None) -> list[Problem]:
     """``same_number_allowed``: at top level too, as in subsymbols (a prologue under symbolic
     values unpacks each shape's number proxies again where it checks them, before the execution
-    transform removes the duplicates)."""
+    transform removes the duplicates). ``outcome``: where a ``check_trace`` that could not run is
+    counted (``Outcome.not_checked``)."""
     problems = []
     try:
         check_trace_as_thunder_does(trace)
-    except NotImplementedError:
-        pass  # its re-execution step meets an executor's fusion symbol, which has no meta function
+    except (NotChecked, NotImplementedError) as e:
+        # NotImplementedError: its re-execution step meets an executor's fusion symbol, which has
+        # no meta function. Either way this trace's check_trace part is not checked: counted.
+        if outcome is not None:
+            outcome.could_not_check(ORACLE_NAME, "could not run check_trace", e)
     except Exception as e:  # check_trace asserts; anything else it raises is a malformed trace too
         first_line = (str(e).strip().splitlines() or [""])[0]
         # check_trace's messages name the proxy, then " in " the bound symbol: the kind is before that.
@@ -130,12 +161,17 @@ def trace_problems(trace, *, same_number_allowed: bool = False) -> list[Problem]
     return problems + extra_problems(trace, same_number_allowed=same_number_allowed)
 
 
+ORACLE_NAME = "names"
+
+
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
-        for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label)):
-            violations.append(Violation("names", outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind))
+        for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label), outcome=outcome):
+            violations.append(
+                Violation(ORACLE_NAME, outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind)
+            )
     return violations
 
 
-ORACLE = Oracle("names", check, "every trace is well-formed and defines each name once, at every level", reads_traces=True)
+ORACLE = Oracle(ORACLE_NAME, check, "every trace is well-formed and defines each name once, at every level", reads_traces=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from fuzzdce.core.errors import UsageError
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
-from fuzzdce.results.report import plural
+from fuzzdce.results.report import not_checked_lines, plural
 from fuzzdce.results.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.strategies import CATALOG
@@ -303,11 +303,13 @@ def path_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     ran = [(p, summary.programs - skipped[p], f"{summary.programs - skipped[p]} ({skipped[p]} skipped)") for p in paths]
     violations = {p: sum(c["occurrences"] for c in summary.counts if c["path"] == p) for p in paths}
     other = [f"{n['path']}: {n['note']} ({n['programs']})" for n in notes if not n["note"].startswith("skipped")]
+    unchecked = [line.strip() for line in not_checked_lines(summary.not_checked)]  # the text report's lines
     return (
         "<h2>Path coverage</h2>"
         + bar_chart("Programs compiled per path (every placement; skipped programs taken out)", ran)
         + f"<p>violations observed per path (every placement and oracle): {escape(', '.join(f'{p} {n}' for p, n in violations.items()))}</p>"
         + (f"<p>other notes (programs): {escape('; '.join(other))}</p>" if other else "")
+        + (f"<p><strong>{escape(unchecked[0])}</strong> {escape('; '.join(unchecked[1:]))}</p>" if unchecked else "")
     )
 
 

@@ -322,7 +322,7 @@ def by_standing(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]
 RUN_FIELDS = (
     "seed", "campaign_seed", "shard", "placements", "paths", "reference", "thunders", "programs", "invalid_programs",
     "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "dropped_steps", "dce_activity",
-    "notes", "versions", "timeline", "memory",
+    "notes", "not_checked", "versions", "timeline", "memory",
 )  # fmt: skip
 
 
@@ -355,6 +355,8 @@ class RunSummary:
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None
     notes: tuple[dict[str, Any], ...] = ()
+    # Checks that could not be made, an exception swallowed: {"oracle", "path", "what", "times"} each.
+    not_checked: tuple[dict[str, Any], ...] = ()
     timeline: tuple[dict[str, Any], ...] | None = None
     findings_dir: str | None = None
     memory: dict[str, Any] | None = None
@@ -431,6 +433,7 @@ class RunSummary:
             "dropped_steps": dict(self.dropped_steps),
             "dce_activity": self.dce_activity,
             "notes": [dict(n) for n in self.notes],
+            "not_checked": [dict(n) for n in self.not_checked],
             "timeline": None if self.timeline is None else [dict(s) for s in self.timeline],
             "findings_dir": self.findings_dir,
             "memory": self.memory,
@@ -446,7 +449,7 @@ class RunSummary:
         """A summary as summary.json holds it (its bug entries: ``BugRecord.SUMMARY_FIELDS``)."""
         values = known_fields(cls, data)
         values.pop("bugs", None)
-        for name in ("placements", "paths", "counts", "notes", "timeline", "generation_ended", "shards"):
+        for name in ("placements", "paths", "counts", "notes", "not_checked", "timeline", "generation_ended", "shards"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
         entries = [e for listed in data["bugs"].values() for e in listed]  # keyed by verdict
@@ -489,6 +492,7 @@ class RunSummary:
             dropped_steps=summed(each, "dropped_steps"),
             dce_activity=merged_activity(each),
             notes=tuple(merged_notes(each)),
+            not_checked=tuple(merged_not_checked(each)),
             timeline=tuple(merged_timeline(each, bugs)) if any(r.get("timeline") for r in each) else None,
             findings_dir=findings_dir,
             memory=merged_memory(runs) if any(r.get("memory") for r in each) else None,
@@ -527,6 +531,17 @@ def merged_notes(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         total.update({(n["path"], n["note"]): n["programs"] for n in run.get("notes", [])})
     return [
         {"path": path, "note": note, "programs": n} for (path, note), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def merged_not_checked(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The runs' checks not made, summed by who, path and what."""
+    total: Counter = Counter()
+    for run in runs:
+        total.update({(n["oracle"], n["path"], n["what"]): n["times"] for n in run.get("not_checked", [])})
+    return [
+        {"oracle": who, "path": path, "what": what, "times": n}
+        for (who, path, what), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
 
 

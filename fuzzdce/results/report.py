@@ -96,6 +96,17 @@ def reproduce_line(record: BugRecord, folder: Path) -> str:
     return f"python {folder / record.id / REPRO_FILE}   issue text: fuzzdce issue {record.id} --findings {folder}"
 
 
+def not_checked_lines(not_checked: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The checks that could not be made (an exception fuzzdce swallowed), one line each: a check
+    switched off makes a run cleaner than it is, so it is said, never left silent."""
+    entries = list(not_checked)
+    if not entries:
+        return []
+    lines = ["NOT CHECKED (an exception swallowed; a clean result there is no pass):"]
+    lines += [f"  {n['oracle']} {n['what']} on {n['path']}: {plural(n['times'], 'time')}" for n in entries]
+    return lines
+
+
 def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = False) -> str:
     """The printed report of ``summary``; ``folder``: the findings folder its bugs are saved in
     (None: not saved, no reproduce lines)."""
@@ -126,6 +137,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         )
     if skipped:
         out.append("skipped (programs): " + "; ".join(f"{n['path']}: {n['note']} ({n['programs']})" for n in skipped))
+    out += not_checked_lines(summary.not_checked)
     if folder is not None:
         runs = f"; runs: {', '.join(summary.runs)}" if summary.runs is not None else ""
         out.append(f"findings folder: {folder} (summary.json, one folder per bug; fuzzdce replay DIR reruns them{runs})")

@@ -4,7 +4,9 @@ The script holds the program and its seeded inputs as source (``Program.source``
 fuzzdce executed) and the path's compile function as source (``inspect.getsource`` of the function
 fuzzdce calls), and runs each (path, oracle) its findings showed through :func:`reproduce`: the same code
 the campaign ran, so a reproducer cannot drift from what found the bug. It exits 1 and prints the
-failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program.
+failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program, and 4
+(not verified, its own line) when a check could not be made: a path this machine skips (a
+``jit-nvfuser`` bug without CUDA), a time-out, fuzzdce's own failure: that is never "fixed".
 ``--placement`` reruns it under another placement, e.g. ``stock`` or ``my_module:my_fix``. A
 bug of another Thunder build selects that build (``PLACEMENT = "NAME=DIR"``): the program then
 runs in the build's own process, as in the campaign. Oracles that compare two Thunders compare
@@ -15,8 +17,11 @@ from __future__ import annotations
 
 import inspect
 import sys
+import traceback
 from collections.abc import Callable, Mapping
+from enum import IntEnum
 
+from fuzzdce.core.errors import UsageError, unexpected_exception
 from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, CallLabel, ErrorInfo, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
@@ -25,7 +30,7 @@ from fuzzdce.oracles.raises import unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import portable
 from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
-from fuzzdce.running.paths import PATHS
+from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
 MAIN_SOURCE = """
@@ -65,7 +70,8 @@ def script(bug, builds: Mapping[str, str] | None = None, reference: str = STOCK)
         f"{message}\n\n"
         f"Checked, each under the placement:\n{shown}\n\n"
         f"Shown under: {', '.join(bug.placements)}; the reference: {reference}. Found with {versions_line}.\n"
-        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program).\n"
+        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program; 4: not verified, a check\n"
+        "could not be made here: its path skipped on this machine, a time-out, fuzzdce's own failure).\n"
         "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
         '"""\n\n'
         "import argparse\n\nimport torch\n\n"
@@ -113,6 +119,27 @@ def guard_inputs_source(program) -> str:
 # --- running reproducers ------------------------------------------------------------------------
 
 
+class Reproduced(IntEnum):
+    """What a reproducer's check found, and its exit code: the bug ``FAILS`` (1), is ``FIXED`` (0),
+    eager rejects the program (``INVALID``, 2), or the check could not be made here (``NOT_VERIFIED``,
+    4: its path skipped on this machine, a time-out, a crash, fuzzdce's own failure, a check an oracle
+    could not run): never "fixed" for a check nothing made."""
+
+    FIXED = 0
+    FAILS = 1
+    INVALID = 2
+    NOT_VERIFIED = 4
+
+
+def overall(codes) -> Reproduced:
+    """Every check's result as one: eager rejecting the program first, then any failure (the bug is
+    there), then any check not made (nothing says it is fixed), else fixed."""
+    for code in (Reproduced.INVALID, Reproduced.FAILS, Reproduced.NOT_VERIFIED):
+        if code in codes:
+            return code
+    return Reproduced.FIXED
+
+
 def reproduce_all(
     fn: Callable,
     make_inputs: Callable,
@@ -123,7 +150,8 @@ def reproduce_all(
     reference: str = STOCK,
     guard_inputs=None,
 ) -> int:
-    """Every (path, oracle) check of a bug's reproducer: 1 if any fails, 2 if eager rejects the program, else 0.
+    """Every (path, oracle) check of a bug's reproducer, as one ``Reproduced`` code: 1 if any fails,
+    2 if eager rejects the program, else 4 if any could not be made, else 0.
     ``guard_inputs``: label -> make_inputs of each guard call (the reproducer's ``GUARD_INPUTS``)."""
     codes = [
         reproduce(
@@ -138,7 +166,11 @@ def reproduce_all(
         )
         for path, oracle in checks
     ]
-    return 2 if 2 in codes else (1 if 1 in codes else 0)
+    result = overall(codes)
+    if result == Reproduced.NOT_VERIFIED:
+        unverified = sum(code == Reproduced.NOT_VERIFIED for code in codes)
+        print(f"NOT VERIFIED: {unverified} of {len(codes)} checks could not be made here; the others hold (exit 4, not fixed)")
+    return int(result)
 
 
 def run_under(placement: Placement, program, path: str, reference: Outcome, oracle: str) -> tuple[Outcome, list[Violation]]:
@@ -163,6 +195,21 @@ def raised_where_eager_did_not(outcome: Outcome, eager: Outcome) -> ErrorInfo | 
     return unexpected[0][1] if unexpected else None
 
 
+def why_not_verified(outcome: Outcome, oracle: str) -> str:
+    """Why ``oracle``'s check on ``outcome`` was not made ("" when it was): the path skipped here,
+    a time-out or a crash (unless that is what the oracle checks), fuzzdce's own failure, or a
+    check the oracle (or the trace fetch it reads) could not run."""
+    if outcome.skipped:
+        return f"{outcome.path} skipped on this machine: {outcome.skipped}"
+    failure = outcome.failure
+    if failure is not None and failure.kind != oracle:  # the timeout and crash oracles check exactly that
+        return f"{outcome.path} under {outcome.placement}: {failure.kind}: {failure.message.strip().splitlines()[-1][:300]}"
+    unread = sorted({what for who, what in outcome.not_checked if who in (oracle, TRACES)})
+    if unread:
+        return f"{oracle} on {outcome.path} under {outcome.placement} {'; '.join(unread)}"
+    return ""
+
+
 def reproduce(
     fn: Callable,
     make_inputs: Callable,
@@ -174,19 +221,48 @@ def reproduce(
     reference: str = STOCK,
     guard_inputs=None,
 ) -> int:
-    """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: 1 if it fails, else 0.
+    """Run ``fn`` through ``path`` under ``placement`` and apply ``oracle``: a ``Reproduced`` code,
+    with one line saying so (``FAIL``, ``ok``, ``NOT VERIFIED``).
 
     Thunder raising counts as failing for every oracle: a fix that trades a wrong result for an
-    exception fixes nothing. ``script``: the reproducer's file, which another build's process
-    loads the program from. ``reference``: what an oracle comparing two Thunders compares with.
+    exception fixes nothing. A check that could not be made (``why_not_verified``, or fuzzdce's own
+    code raising) is not verified, never fixed. ``script``: the reproducer's file, which another
+    build's process loads the program from. ``reference``: what an oracle comparing two Thunders
+    compares with.
     """
+    try:
+        problems, unverified = check_once(fn, make_inputs, path, placement, oracle, script, reference, guard_inputs)
+    except UsageError:
+        raise
+    except EagerRejects as e:
+        print(f"eager itself fails: {e}", file=sys.stderr)
+        return Reproduced.INVALID
+    except Exception as e:  # fuzzdce's own code failed while checking: nothing was verified
+        traceback.print_exc(file=sys.stderr)
+        problems, unverified = [], f"fuzzdce failed while checking: {unexpected_exception(e)}"
+    for problem in problems:
+        print(f"FAIL {oracle}: {problem}")
+    if problems:
+        return Reproduced.FAILS
+    if unverified:
+        print(f"NOT VERIFIED {oracle} on {path} under {placement}: {unverified}")
+        return Reproduced.NOT_VERIFIED
+    print(f"ok: {oracle} holds on {path} under {placement}")
+    return Reproduced.FIXED
+
+
+class EagerRejects(Exception):
+    """Eager itself fails on the reproducer's program: nothing to reproduce."""
+
+
+def check_once(fn, make_inputs, path, placement, oracle, script, reference, guard_inputs) -> tuple[list[str], str]:
+    """One check: (the failures it shows, why it was not verified, "" when it was)."""
     program = ScriptProgram(fn, make_inputs, script, tuple((guard_inputs or {}).items()))
     check = ORACLES[oracle]
     chosen = resolve(placement)
     eager = run_path(EAGER, program, PLACEMENTS[STOCK])
     if eager.error is not None:
-        print(f"eager itself fails: {eager.error}", file=sys.stderr)
-        return 2
+        raise EagerRejects(str(eager.error))
     outcome, found_there = run_under(chosen, program, path, eager, oracle)
     base = resolve(reference)
     stock = None
@@ -198,8 +274,8 @@ def reproduce(
     if raised is not None and oracle != RAISES:
         print(raised.traceback, file=sys.stderr)
         problems.append(f"raises: {raised}")
-    for problem in problems:
-        print(f"FAIL {oracle}: {problem}")
-    if not problems:
-        print(f"ok: {oracle} holds on {path} under {placement}")
-    return 1 if problems else 0
+    unverified = why_not_verified(outcome, oracle)
+    if not unverified and stock is not None:
+        unverified = why_not_verified(stock, oracle)
+        unverified = f"the reference: {unverified}" if unverified else ""
+    return problems, unverified

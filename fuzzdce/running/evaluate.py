@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.errors import HarnessError
+from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
@@ -196,13 +196,18 @@ class LocalJobs:
         self.builds.clear()
 
 
+# Who ``note_dce_activity`` counts its swallowed exceptions under (``Outcome.not_checked``).
+DCE_ACTIVITY = "dce-activity"
+
+
 def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
     """Set the outcome's subsymbol changes against the reference's outcome ``base``, the traces left
     out of the comparison and the symbols the two decompose otherwise (nothing when a trace could
     not be walked)."""
     try:
         comparison = compare(outcome, base)
-    except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
+    except Exception as e:  # a malformed trace is the names oracle's finding, not a reason to lose the job
+        outcome.could_not_check(DCE_ACTIVITY, "could not compare traces with the reference's", e)
         return
     outcome.dce_activity = activity_of(comparison.changes)
     outcome.dce_not_compared = comparison.not_compared
@@ -254,7 +259,13 @@ class Evaluator:
         key = job_key(job) if self.cache is not None and use_cache else None
         if key is not None and key in self.cache:
             return self.cache[key]
-        result = self.run_job(job)
+        try:
+            result = self.run_job(job)
+        except Exception as e:
+            # A job records what Thunder raises: what escapes it (an oracle, the comparison with the
+            # reference) is fuzzdce's own fault, here as in a worker (``workers.reply_to``).
+            where = f"{job.path} under {job.placement.name}"
+            raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
         stop_on_harness_error(result)
         if key is not None:

@@ -156,6 +156,18 @@ def timed_out(e: BaseException | None) -> CompileTimeout | None:
     return None
 
 
+def out_of_memory(e: BaseException | None) -> MemoryError | None:
+    """The MemoryError behind ``e``, if any (a worker's memory limit, or the machine's; Dynamo
+    re-raises it wrapped in its own errors): the process ran out of memory, which is a crash."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, MemoryError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 # --- calls -----------------------------------------------------------------------------------------
 
 
@@ -218,6 +230,8 @@ def make_call(
     except Exception as e:
         if timed_out(e):
             raise timed_out(e) from None  # ends the path: the time limit is spent
+        if out_of_memory(e) is not None and outcome.path != EAGER:
+            raise  # ends the path: a crash (``run_path``), not an exception Thunder raised
         fault = harness_fault(e) if outcome.path != EAGER else ""
         if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
             outcome.failure = outcome.failure or JobFailure(
@@ -510,7 +524,8 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
     """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``.
 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
-    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``.
+    run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``, a
+    ``MemoryError`` one of kind ``FailureKind.CRASH`` (the crash oracle's, never ``raises``).
     """
     outcome = Outcome(path, placement.name)
     start = time.perf_counter()
@@ -525,6 +540,11 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
         fault = harness_fault(e) if path != EAGER else ""
         if timed_out(e):
             outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
+        elif path != EAGER and out_of_memory(e) is not None:
+            # The memory limit (or the machine's memory), not Thunder raising: the crash oracle's.
+            outcome.failure = JobFailure(
+                FailureKind.CRASH, f"MemoryError: {path} ran out of memory (the worker's limit, or the machine's)"
+            )
         elif fault:
             outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
         else:

@@ -15,6 +15,9 @@ from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome, Trace
 
 # --- what the paths record ---------------------------------------------------------------------
 
+# Who a trace that could not be fetched is counted under (``Outcome.not_checked``): every oracle reading traces.
+TRACES = "traces"
+
 
 def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
     """Every trace of a ``thunder.jit`` function, labelled in order: forward and backward
@@ -29,8 +32,13 @@ def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
         (TraceKind.PROLOGUE, thunder.last_prologue_traces),
         (TraceKind.EPILOGUE, last_epilogue_traces),
     ):
-        with contextlib.suppress(Exception):  # no traces when compilation failed early
+        try:
             outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or []) if t is not None]
+        except Exception as e:
+            # No traces when compilation failed early (the error is the finding); after a clean run
+            # a trace that cannot be fetched switches the trace oracles off for it: counted.
+            if outcome.error is None:
+                outcome.could_not_check(TRACES, f"could not fetch the {kind} traces", e)
 
 
 def last_epilogue_traces(jfn) -> list:
