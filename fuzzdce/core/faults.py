@@ -132,6 +132,13 @@ def fault_of(violation: Violation) -> str:
     return " | ".join((violation.oracle, violation.error_type, words(violation.key or violation.message), violation.frame))
 
 
+def without_localisation(signature_text: str) -> str:
+    """A signature with where a wrong value first differs left out: what a replay of a program it
+    cannot localise (a reproducer's script, not a fuzzdce program) compares."""
+    text = re.sub(r" \| on [^|]*$", "", signature_text)
+    return re.sub(r"first differs at [^|]*?(?= \| |$)", "first differs at <op>", text)
+
+
 def signature(violation: Violation) -> str:
     """A violation's signature: its path, oracle and identity (``fault_of``). What ``triage``
     compares between Thunders; a finding is one signature under one verdict and placements."""

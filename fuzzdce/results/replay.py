@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzdce.core.errors import HarnessError, UsageError
+from fuzzdce.core.faults import without_localisation
 from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.results.records import BugRecord
@@ -119,8 +120,10 @@ def replay_bug(
         result.not_verified = {name: f"fuzzdce failed: {e}" for name in names}
         return result
     result.invalid = evaluations[STOCK].invalid
-    triaged = triage(violations_of(evaluations))
-    own = {m.violation_signature for m in record.members}
+    # A script's wrong values are not localised (no statements to take prefixes of): compared
+    # without where they first differ.
+    triaged = {without_localisation(sig): t for sig, t in triage(violations_of(evaluations)).items()}
+    own = {without_localisation(m.violation_signature) for m in record.members}
     failing = {name for sig in own if (t := triaged.get(sig)) for name in t.placements}
     checks = sorted({(m.path, m.oracle) for m in record.members})
     for name in names:

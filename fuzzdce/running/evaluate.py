@@ -314,8 +314,10 @@ class Evaluator:
                 def run_prefix(prefix: Program, placement=placement, path=path):
                     return violations_or_none(self.run_cached(Job(prefix, placement, path, timeout, against), cache))
 
+                # A program given as a script (a reproducer's) has no statements to take prefixes of.
+                localisable = isinstance(program, Program)
                 evaluation.violations += [
-                    localised(program, v, run_prefix) if needs_localising(v) else v for v in result.violations
+                    localised(program, v, run_prefix) if localisable and needs_localising(v) else v for v in result.violations
                 ]
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
                     stock_outcome.traces = result.stock_traces
