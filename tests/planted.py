@@ -327,3 +327,36 @@ def prologue_skips_string_checks():
     """The prologue without its ``check_string_value`` of the call's own arguments: a call with
     another string (``rounding_mode``) reuses a computation that folded the first one in."""
     return _prologue_without("check_string_value")
+
+
+@contextlib.contextmanager
+def computation_off_by_one_ulp():
+    """Thunder's compiled forward computation returns its first floating output one unit in the
+    last place up (``torch.nextafter`` towards +inf) while its trace stays stock's: an error eager's
+    tolerance accepts, which only the bit-for-bit comparison with stock (``exact``) sees."""
+    import torch
+    from thunder.core.trace import TraceCtx
+    from torch.utils import _pytree
+
+    original = TraceCtx.python_callable
+
+    def nudge_first_float(result):
+        for leaf in _pytree.tree_leaves(result):
+            if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() and leaf.numel():
+                with torch.no_grad():  # in place: the output keeps its identity and autograd state
+                    leaf.copy_(torch.nextafter(leaf, torch.full_like(leaf, float("inf"))))
+                break
+        return result
+
+    def python_callable(self, *args, **kwargs):
+        fn = original(self, *args, **kwargs)
+        if self.siginfo().name != "computation":
+            return fn
+
+        def off_by_one_ulp(*a, **k):
+            return nudge_first_float(fn(*a, **k))
+
+        return off_by_one_ulp
+
+    with patch_everywhere(TraceCtx, "python_callable", python_callable):
+        yield

@@ -11,6 +11,7 @@ from fuzzdce.core.model import Oracle
 from fuzzdce.oracles import (
     crash,
     dce_sound,
+    exact,
     grads,
     guards,
     idempotent,
@@ -35,6 +36,7 @@ ORACLES: dict[str, Oracle] = {
         names.ORACLE,
         idempotent.ORACLE,
         dce_sound.ORACLE,
+        exact.ORACLE,
         guards.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,

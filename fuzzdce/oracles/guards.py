@@ -14,21 +14,19 @@ the result must be right all the same.
 
 from __future__ import annotations
 
-import torch
-
 from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
-from fuzzdce.oracles.outputs import compare, loosest
+from fuzzdce.oracles.outputs import compare, float64_value
 
 # One finding per path, whichever property a program varied: which guard let the call through
 # is in the message (a guard fault shows on every property it checks, each drawn by chance).
 KEY = "a call that must miss the cache gave another result than eager"
 
 
-def mismatch(call, expected) -> str | None:
-    """Why a guard call's result differs from eager's on the same inputs (None: it does not)."""
+def mismatch(call, expected, float64=None) -> str | None:
+    """Why a guard call's result differs from eager's on the same inputs (None: it does not);
+    ``float64``: eager's float64 twin of its outputs, where there is one."""
     what = "output"
-    floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
-    reason = compare(call.outputs, expected.outputs, what, floor)
+    reason = compare(call.outputs, expected.outputs, what, float64)
     if reason is None and call.output_requires_grad != expected.output_requires_grad:
         reason = f"{what}: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
     return reason
@@ -40,7 +38,7 @@ def first_call_right(outcome: Outcome, reference: Outcome) -> bool:
     call, expected = outcome.calls.get(CallLabel.PLAIN), reference.calls.get(CallLabel.PLAIN)
     if call is None or expected is None or call.error is not None or call.outputs is None:
         return False
-    return compare(call.outputs, expected.outputs) is None
+    return compare(call.outputs, expected.outputs, float64=float64_value(reference, CallLabel.PLAIN, "outputs")) is None
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -51,7 +49,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         expected = reference.guard_calls.get(label)
         if expected is None or call.error is not None or expected.error is not None or call.outputs is None:
             continue  # a clear error on a call that must miss the cache is what a guard may do
-        reason = mismatch(call, expected)
+        reason = mismatch(call, expected, float64_value(reference, label, "outputs"))
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
             message = f"{label.property_varied} varied{cache}: {reason}"

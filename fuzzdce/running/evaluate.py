@@ -23,6 +23,7 @@ from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFa
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES
+from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.execution import run_path
 from fuzzdce.running.placements import PLACEMENTS
@@ -96,7 +97,9 @@ def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
         label: Call(label, error=call.error, stage=call.stage, cache=call.cache) for label, call in outcome.guard_calls.items()
     }
     traces = trace_text(outcome) if with_traces else []
-    return dataclasses.replace(outcome, calls=calls, guard_calls=guard_calls, traces=traces, compared_traces={}, comparison=None)
+    return dataclasses.replace(
+        outcome, calls=calls, guard_calls=guard_calls, float64_calls={}, traces=traces, compared_traces={}, comparison=None
+    )
 
 
 def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
@@ -198,7 +201,8 @@ class LocalJobs:
 def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
     """Set the outcome's subsymbol changes against the reference's outcome ``base``, the traces left
     out of the comparison and the symbols the two decompose otherwise (nothing when a trace could
-    not be walked)."""
+    not be walked), and the last traces that ran otherwise than ``base``'s (``exact`` compared no bits there)."""
+    outcome.execution_differs = execution_differences(outcome, base)
     try:
         comparison = compare(outcome, base)
     except Exception:  # a malformed trace is the names oracle's finding, not a reason to lose the job
