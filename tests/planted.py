@@ -360,3 +360,57 @@ def computation_off_by_one_ulp():
 
     with patch_everywhere(TraceCtx, "python_callable", python_callable):
         yield
+
+
+def _compiling_for_float64_raises(error: Exception):
+    """Thunder's ``transform_for_execution`` raises ``error`` on a trace reading a float64 tensor:
+    a program compiled for float32 inputs runs, a call that varies an input's dtype to float64
+    (the dtype guard call) fails while Thunder compiles again, where eager runs it."""
+    import torch
+    from thunder.core import dtypes
+    from thunder.core.proxies import TensorProxy
+    from thunder.executors import passes
+
+    original = passes.transform_for_execution
+
+    def reads_float64(trace) -> bool:
+        return any(
+            isinstance(p, TensorProxy) and dtypes.to_torch_dtype(p.dtype) == torch.float64
+            for b in trace.bound_symbols
+            for p in b.flat_proxy_args
+        )
+
+    def failing(trace, *args, **kwargs):
+        if reads_float64(trace):
+            raise error
+        return original(trace, *args, **kwargs)
+
+    return patch_everywhere(passes, "transform_for_execution", failing)
+
+
+def recompile_fails_for_float64():
+    """Compiling again for float64 inputs raises an internal ``KeyError``: a guard call's finding."""
+    return _compiling_for_float64_raises(KeyError("planted: no entry for float64"))
+
+
+def recompile_unsupported_for_float64():
+    """Compiling again for float64 inputs raises ``NotImplementedError`` saying it is not supported:
+    a clear refusal, activity and no finding."""
+    return _compiling_for_float64_raises(NotImplementedError("planted: float64 inputs are not supported"))
+
+
+def copy_skips_leaf_check():
+    """After every DCE, each ``copy_`` (an in-place op's write) is bound with ``grad_enabled=False``:
+    the executor then skips its runtime check that the target is no leaf requiring grad. Writes and
+    results stay right; only a call that eager and stock reject (an in-place op on a leaf that
+    requires grad) now returns a result."""
+
+    def without_check(trace, result) -> None:
+        result.bound_symbols = [
+            bsym.from_bsym(kwargs={**bsym.kwargs, "grad_enabled": False})
+            if bsym.sym.name == "copy_" and bsym.kwargs.get("grad_enabled")
+            else bsym
+            for bsym in result.bound_symbols
+        ]
+
+    return _after_dce(without_check)

@@ -19,6 +19,7 @@ from fuzzdce.oracles import (
     names,
     outputs,
     raises,
+    rejects,
     split_set,
     splits,
     timeout,
@@ -38,6 +39,7 @@ ORACLES: dict[str, Oracle] = {
         dce_sound.ORACLE,
         exact.ORACLE,
         guards.ORACLE,
+        rejects.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,
     )

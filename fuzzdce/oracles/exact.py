@@ -28,7 +28,7 @@ from fuzzdce.core.subsymbols import Renaming, align, top_level_nodes
 NAME = "exact"
 
 # What each call's record holds, as the finding names it.
-COMPARED = (("outputs", "output"), ("grads", "grad"), ("inputs_after", "input after the call"))
+COMPARED = (("outputs", "output"), ("grads", "gradient"), ("inputs_after", "input after the call"))
 
 # The integer dtype of each floating dtype's width: a float compared as its bits (NaN payloads and
 # the sign of zero included).

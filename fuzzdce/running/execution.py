@@ -40,6 +40,7 @@ from fuzzdce.core.model import (
     Placement,
 )
 from fuzzdce.core.program import NumberInput, StringInput, TensorInput
+from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.paths import PATHS
 
@@ -275,7 +276,9 @@ def upcast(inputs: list) -> list:
 
 def needs_float64(call: Call) -> bool:
     """A call with a floating tensor input not in float64: its results are judged against a float64 run."""
-    return any(isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64 for x in call.inputs_after or [])
+    return any(
+        isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64 for x in call.inputs_after or []
+    )
 
 
 def cache_misses(fn: Callable) -> int | None:
@@ -486,7 +489,8 @@ def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -
         return None
     call = make_call(outcome, label, fn, variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
     if outcome.path != EAGER and call.cache:
-        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}")
+        refused = ", Thunder does not support it" if call.error is not None and unsupported(call.error) else ""
+        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}{refused}")
     return call
 
 
@@ -514,7 +518,14 @@ def run_eager(program, outcome: Outcome) -> None:
         variant, _ = guard_program(program, label)
         if variant is not None:
             requires_grad = dict(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
-            made.append((make_call(outcome, label, variant.function(), variant, **requires_grad), variant.function(), variant, requires_grad))
+            made.append(
+                (
+                    make_call(outcome, label, variant.function(), variant, **requires_grad),
+                    variant.function(),
+                    variant,
+                    requires_grad,
+                )
+            )
     outcome.error = outcome.calls[CallLabel.PLAIN].error
     run_float64(outcome, made)
 
