@@ -82,3 +82,25 @@ def test_other_execution_traces_are_counted_as_activity():
     assert entry["programs_execution_differs"] == 1
     entry["exercised"], entry["programs_changed"], entry["fraction_changed"] = True, 1, 0.5
     assert "ran other execution traces than stock's in 1 programs" in activity_lines({"p": entry})[0]
+
+
+def reproduce(tmp_path, placement, program, path, oracle, capsys):
+    """The reproducer of ``program``'s ``oracle`` bug under ``placement``: its exit under the
+    placement, then under stock (standing for the fix)."""
+    import runpy
+
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+
+    campaign = Campaign(CampaignConfig.of(("stock", placement), (path,), findings_dir=str(tmp_path)), log=lambda line: None)
+    campaign.observe(program)
+    (bug,) = [b for b in campaign.ledger.bugs() if b.verdict == "regression" and oracle in b.oracles()]
+    script = runpy.run_path(str(tmp_path / bug.id / "repro.py"), run_name="reproducer")
+    failing = script["main"]([])
+    assert f"FAIL {oracle}" in capsys.readouterr().out
+    return failing, script["main"](["--placement", "stock"])
+
+
+@pytest.mark.slow
+def test_the_reproducer_of_a_bit_difference_fails_until_it_is_gone(tmp_path, capsys):
+    assert reproduce(tmp_path, "planted:computation_off_by_one_ulp", DEAD_CODE_PROGRAM, "jit", "exact", capsys) == (1, 0)

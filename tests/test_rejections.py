@@ -82,3 +82,10 @@ def test_a_program_eager_rejects_runs_under_the_placement_only_where_the_referen
     evaluations = evaluate_under(bad, "identity", paths=["jit"])
     assert evaluations["identity"].invalid and evaluations["identity"].outcomes["jit"].error is not None
     assert evaluations["identity"].violations == []
+
+
+@pytest.mark.slow
+def test_the_reproducer_of_an_accepted_rejection_fails_until_the_check_is_back(tmp_path, capsys):
+    from test_exact import reproduce
+
+    assert reproduce(tmp_path, "planted:copy_skips_leaf_check", MUTATING, "jit-grad", "rejects", capsys) == (1, 0)

@@ -23,7 +23,7 @@ from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.raises import unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.evaluate import portable
+from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
 from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS, resolve
@@ -184,7 +184,7 @@ def reproduce(
     check = ORACLES[oracle]
     chosen = resolve(placement)
     eager = run_path(EAGER, program, PLACEMENTS[STOCK])
-    if eager.error is not None:
+    if eager.error is not None and oracle not in JUDGES_WHERE_EAGER_REJECTS:
         print(f"eager itself fails: {eager.error}", file=sys.stderr)
         return 2
     outcome, found_there = run_under(chosen, program, path, eager, oracle)
