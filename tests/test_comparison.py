@@ -114,3 +114,20 @@ def test_guards_compare_against_the_guard_calls_float64_run():
     assert [v.oracle for v in guards.check(outcome, reference)] == ["guards"]
     reference.float64_calls[label] = Call(label, outputs=[torch.tensor(-4.5188, dtype=torch.float64)])
     assert guards.check(outcome, reference) == []
+
+
+def test_the_float64_run_computes_in_float64_through_a_conversion_down(stock):
+    """A program that converts a value down itself (``.half()``) still runs in float64 in its twin."""
+    down = Program(
+        (TensorInput((2, 3)),),
+        (
+            Step("half", "{0}.half()", (Ref(0),)),
+            Step("sin", "torch.sin({0})", (Ref(1),)),
+            Step("mul", "{0}.shape[0] * {0}", (Ref(2),)),
+        ),
+        (3,),
+        seed=1,
+    )
+    eager = run_path(EAGER, down, stock)
+    assert eager.calls[CallLabel.PLAIN].outputs[0].dtype == torch.float16
+    assert eager.float64_calls[CallLabel.PLAIN].outputs[0].dtype == torch.float64

@@ -14,6 +14,7 @@ Calls are labelled, and eager's reference outcome makes every labelled call a pa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import runpy
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from fuzzdce.core.errors import CompileTimeout, harness_fault, harness_message
 from fuzzdce.core.model import (
@@ -219,7 +221,8 @@ def make_call(
         if device is not None:  # leaves on the device, keeping requires_grad
             inputs = [x.detach().to(device).requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
         call.stage = CallStage.FORWARD
-        result = fn(*inputs)
+        with InFloat64() if like is not None else contextlib.nullcontext():
+            result = fn(*inputs)
         outputs = _flat_tensors(result)
         call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
         call.output_requires_grad = [o.requires_grad for o in outputs]
@@ -244,6 +247,26 @@ def make_call(
     if misses_before is not None and misses_after is not None:
         call.cache = "miss" if misses_after > misses_before else "hit"
     return call
+
+
+class InFloat64(TorchFunctionMode):
+    """Every floating tensor a torch function returns in a lower precision is returned in float64
+    instead: with its inputs upcast (``upcast``), a program that converts a value down itself
+    (``.half()``, ``dtype=torch.float32``) still computes in float64 throughout. Views and in-place
+    results of float64 tensors are float64 already, so aliasing is kept."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return _to_float64(func(*args, **(kwargs or {})))
+
+
+def _to_float64(value: Any) -> Any:
+    """``value`` with each floating tensor below float64 in it (itself, or an element of a tuple or
+    list of results) in float64; anything else as it is (a ``torch.Size`` stays one)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.is_floating_point() and value.dtype != torch.float64 else value
+    if type(value) in (tuple, list) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_to_float64(v) for v in value)
+    return value
 
 
 def upcast(inputs: list) -> list:
