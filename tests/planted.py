@@ -351,3 +351,90 @@ def dce_out_of_memory():
         raise MemoryError
 
     return _after_dce(exhausted)
+
+
+@contextlib.contextmanager
+def computation_off_by_one_ulp():
+    """Thunder's compiled forward computation returns its first floating output one unit in the
+    last place up (``torch.nextafter`` towards +inf) while its trace stays stock's: an error eager's
+    tolerance accepts, which only the bit-for-bit comparison with stock (``exact``) sees."""
+    import torch
+    from thunder.core.trace import TraceCtx
+    from torch.utils import _pytree
+
+    original = TraceCtx.python_callable
+
+    def nudge_first_float(result):
+        for leaf in _pytree.tree_leaves(result):
+            if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() and leaf.numel():
+                with torch.no_grad():  # in place: the output keeps its identity and autograd state
+                    leaf.copy_(torch.nextafter(leaf, torch.full_like(leaf, float("inf"))))
+                break
+        return result
+
+    def python_callable(self, *args, **kwargs):
+        fn = original(self, *args, **kwargs)
+        if self.siginfo().name != "computation":
+            return fn
+
+        def off_by_one_ulp(*a, **k):
+            return nudge_first_float(fn(*a, **k))
+
+        return off_by_one_ulp
+
+    with patch_everywhere(TraceCtx, "python_callable", python_callable):
+        yield
+
+
+def _compiling_for_float64_raises(error: Exception):
+    """Thunder's ``transform_for_execution`` raises ``error`` on a trace reading a float64 tensor:
+    a program compiled for float32 inputs runs, a call that varies an input's dtype to float64
+    (the dtype guard call) fails while Thunder compiles again, where eager runs it."""
+    import torch
+    from thunder.core import dtypes
+    from thunder.core.proxies import TensorProxy
+    from thunder.executors import passes
+
+    original = passes.transform_for_execution
+
+    def reads_float64(trace) -> bool:
+        return any(
+            isinstance(p, TensorProxy) and dtypes.to_torch_dtype(p.dtype) == torch.float64
+            for b in trace.bound_symbols
+            for p in b.flat_proxy_args
+        )
+
+    def failing(trace, *args, **kwargs):
+        if reads_float64(trace):
+            raise error
+        return original(trace, *args, **kwargs)
+
+    return patch_everywhere(passes, "transform_for_execution", failing)
+
+
+def recompile_fails_for_float64():
+    """Compiling again for float64 inputs raises an internal ``KeyError``: a guard call's finding."""
+    return _compiling_for_float64_raises(KeyError("planted: no entry for float64"))
+
+
+def recompile_unsupported_for_float64():
+    """Compiling again for float64 inputs raises ``NotImplementedError`` saying it is not supported:
+    a clear refusal, activity and no finding."""
+    return _compiling_for_float64_raises(NotImplementedError("planted: float64 inputs are not supported"))
+
+
+def copy_skips_leaf_check():
+    """After every DCE, each ``copy_`` (an in-place op's write) is bound with ``grad_enabled=False``:
+    the executor then skips its runtime check that the target is no leaf requiring grad. Writes and
+    results stay right; only a call that eager and stock reject (an in-place op on a leaf that
+    requires grad) now returns a result."""
+
+    def without_check(trace, result) -> None:
+        result.bound_symbols = [
+            bsym.from_bsym(kwargs={**bsym.kwargs, "grad_enabled": False})
+            if bsym.sym.name == "copy_" and bsym.kwargs.get("grad_enabled")
+            else bsym
+            for bsym in result.bound_symbols
+        ]
+
+    return _after_dce(without_check)

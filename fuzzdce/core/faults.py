@@ -45,7 +45,9 @@ _SYMBOL_PATTERNS = (
 # An FX node's target in a split reason's info: the op the split hit.
 _TARGET = re.compile(r"target:\s*(.*?)(?:,\s*see exception|$)")
 
-VALUE_ORACLES = frozenset({"outputs", "grads", "mutations"})
+# The oracles that judge values (against eager, its float64 run, or the reference bit for bit):
+# a call's wrong value is localised where it first differs.
+VALUE_ORACLES = frozenset({"outputs", "grads", "mutations", "guards", "exact"})
 NOT_LOCALISED = "not localised"
 
 
@@ -116,8 +118,9 @@ def value_fault(oracle: str, call: str, op: str | None) -> str:
 
 
 def is_value(violation: Violation) -> bool:
-    """A wrong value (its identity is where it first differs)?"""
-    return violation.oracle in VALUE_ORACLES
+    """A wrong value of a call (its identity is where it first differs)? A value oracle's
+    exception (a guard call raising) is an exception."""
+    return violation.oracle in VALUE_ORACLES and not violation.fault.startswith("exception |")
 
 
 def fault_of(violation: Violation) -> str:

@@ -171,7 +171,7 @@ def fault_label(violation: Violation) -> str:
     a split or a wrong value is about (its site), or its identity when it names none; "" for the
     oracles that only observe a fault, and for an exception torch raised in its own code on what
     Thunder handed it (a consequence of the fault beside it, not a fault of its own)."""
-    if violation.oracle in EXCEPTION_ORACLES:
+    if violation.oracle in EXCEPTION_ORACLES or violation.fault.startswith("exception |"):
         if (violation.frame or "").startswith(TORCH_FRAME):
             return ""
         return f"op {violation.site}" if violation.site else fault_of(violation)

@@ -136,6 +136,10 @@ class Outcome:
     # The guard calls (``CallLabel.is_guard``), apart: only the ``guards`` oracle reads them (a
     # recompile or a clear error there is fine; a wrong result is the finding).
     guard_calls: dict[CallLabel, Call] = field(default_factory=dict)
+    # Eager's only: each call (guard calls too) made again with every floating input upcast to
+    # float64, where some floating input is not (``execution.run_float64``): what a result in a lower
+    # precision is judged against (``oracles.outputs.compare``). Its tensors never cross processes.
+    float64_calls: dict[CallLabel, Call] = field(default_factory=dict, repr=False)
     # The first exception: a call's, or the path's own (e.g. building the compiled function).
     error: ErrorInfo | None = None
     # (label, trace) for every trace Thunder produced, e.g. ("jit forward 3", TraceCtx); each trace's
@@ -169,6 +173,12 @@ class Outcome:
     # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
     # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
     dce_decomposition_differs: list[str] = field(default_factory=list)
+    # Labels of the last traces (what ran) that differ from the reference's beyond names, or why
+    # they were not compared (``oracles.exact.execution_differences``): there, results are not
+    # compared bit for bit with the reference's. Activity, never a finding. Empty for the reference.
+    execution_differs: list[str] = field(default_factory=list)
+    # Where the path ran its calls (``CompilePath.device``); None: on the CPU.
+    device: str | None = None
     # The build whose process ran it (its placement name); empty for the Thunder of this process.
     # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
     build: str = ""

@@ -139,6 +139,17 @@ def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
     return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), printed(trace) if with_text else "")
 
 
+def top_level_nodes(trace) -> tuple[Node, ...]:
+    """A trace's top-level bound symbols as ``Node``s without their decompositions (what an
+    execution trace runs), for a Thunder trace and a portable one alike."""
+    if isinstance(trace, PortableTrace):
+        return tuple(dataclasses.replace(n, subsymbols=()) for n in trace.bound_symbols)
+    return tuple(
+        Node(b.sym.name, tuple(_atom(a) for a in b.flat_args), tuple(_atom(o) for o in b.flat_outs), frozenset(), ())
+        for b in trace.bound_symbols
+    )
+
+
 def printed(trace) -> str:
     """The trace as Thunder prints it (a portable one: as it printed), or, for a malformed trace
     that cannot print, a comment saying why (the names oracle says what is wrong with it)."""

@@ -11,6 +11,7 @@ from fuzzdce.core.model import Oracle
 from fuzzdce.oracles import (
     crash,
     dce_sound,
+    exact,
     grads,
     guards,
     idempotent,
@@ -18,6 +19,7 @@ from fuzzdce.oracles import (
     names,
     outputs,
     raises,
+    rejects,
     split_set,
     splits,
     timeout,
@@ -35,7 +37,9 @@ ORACLES: dict[str, Oracle] = {
         names.ORACLE,
         idempotent.ORACLE,
         dce_sound.ORACLE,
+        exact.ORACLE,
         guards.ORACLE,
+        rejects.ORACLE,
         timeout.ORACLE,
         crash.ORACLE,
     )

@@ -77,15 +77,18 @@ def finite_grads(call: Call, inputs: list | None) -> Call:
 
 
 def finite_only(outcome: Outcome, reference: Outcome) -> tuple[Outcome, Outcome]:
-    """Both outcomes with their gradients compared at finite inputs only (eager's inputs, which
-    both sides drew alike)."""
+    """Both outcomes (eager's float64 twins too) with their gradients compared at finite inputs only
+    (eager's inputs, which both sides drew alike)."""
+
+    def masked_calls(calls: dict) -> dict:
+        masked = {}
+        for label, call in calls.items():
+            expected = reference.calls.get(label)
+            masked[label] = finite_grads(call, expected.inputs_after if expected is not None else None)
+        return masked
 
     def masked(o: Outcome) -> Outcome:
-        calls = {}
-        for label, call in o.calls.items():
-            expected = reference.calls.get(label)
-            calls[label] = finite_grads(call, expected.inputs_after if expected is not None else None)
-        return dataclasses.replace(o, calls=calls)
+        return dataclasses.replace(o, calls=masked_calls(o.calls), float64_calls=masked_calls(o.float64_calls))
 
     return masked(outcome), masked(reference)
 

@@ -10,25 +10,58 @@ one with the first call's shape or dtype, means a cached computation ran on inpu
 built for. Checked where the first call was right (a computation wrong from the start is the
 ``outputs`` finding). Under symbolic values, shapes, numbers and strings hit the cache by design:
 the result must be right all the same.
+
+A guard call that raises where eager's call on the same inputs did not is judged too: an error
+that says what Thunder does not support (``unsupported``: a ``NotImplementedError``, "not
+supported") is a clear refusal, counted as activity (``execution`` notes it beside the cache
+line); any other (a ``KeyError`` or ``AssertionError`` while Thunder compiles again for a new
+dtype) is a finding, identified by its exception as ``raises`` identifies one.
 """
 
 from __future__ import annotations
 
-import torch
+import re
 
-from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
-from fuzzdce.oracles.outputs import compare, loosest
+from fuzzdce.core.faults import exception_fault, value_fault
+from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
+from fuzzdce.oracles.outputs import compare, float64_value
 
 # One finding per path, whichever property a program varied: which guard let the call through
 # is in the message (a guard fault shows on every property it checks, each drawn by chance).
 KEY = "a call that must miss the cache gave another result than eager"
 
+# How Thunder says what it does not support (``NotImplementedError("... is not supported")``,
+# "unsupported dtype"): a refusal a user can read, not an internal error.
+UNSUPPORTED = re.compile(r"not (yet )?(supported|implemented)|unsupported|does not support", re.IGNORECASE)
 
-def mismatch(call, expected) -> str | None:
-    """Why a guard call's result differs from eager's on the same inputs (None: it does not)."""
+
+def unsupported(error: ErrorInfo) -> bool:
+    """``error`` says what Thunder does not support (a clear refusal, no internal error)."""
+    return error.type == "NotImplementedError" or bool(UNSUPPORTED.search(error.message))
+
+
+def raised(outcome: Outcome, label: CallLabel, e: ErrorInfo) -> Violation:
+    """A guard call's internal error as a violation, identified by its exception (as ``raises``
+    identifies one), the property varied in the message."""
+    fault, site = exception_fault(e)
+    return Violation(
+        "guards",
+        outcome.path,
+        f"{label.property_varied} varied: {e.type} ({label} call, {outcome.guard_calls[label].stage}): {e.message}",
+        e.type,
+        e.frame,
+        key=f"{e.type}: {e.message}",
+        cause=f"{e.type}: {e.message} @ {e.frame}",
+        fault=fault,
+        site=site,
+    )
+
+
+def mismatch(call, expected, float64=None) -> str | None:
+    """Why a guard call's result differs from eager's on the same inputs (None: it does not);
+    ``float64``: eager's float64 twin of its outputs, where there is one."""
     what = "output"
-    floor = loosest([t.dtype for t in expected.inputs_after or [] if isinstance(t, torch.Tensor)])
-    reason = compare(call.outputs, expected.outputs, what, floor)
+    reason = compare(call.outputs, expected.outputs, what, float64)
     if reason is None and call.output_requires_grad != expected.output_requires_grad:
         reason = f"{what}: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
     return reason
@@ -40,22 +73,37 @@ def first_call_right(outcome: Outcome, reference: Outcome) -> bool:
     call, expected = outcome.calls.get(CallLabel.PLAIN), reference.calls.get(CallLabel.PLAIN)
     if call is None or expected is None or call.error is not None or call.outputs is None:
         return False
-    return compare(call.outputs, expected.outputs) is None
+    return compare(call.outputs, expected.outputs, float64=float64_value(reference, CallLabel.PLAIN, "outputs")) is None
+
+
+def errors(outcome: Outcome, reference: Outcome) -> list[Violation]:
+    """Each guard call that raised an internal error where eager's call on the same inputs did not."""
+    found = []
+    for label, call in outcome.guard_calls.items():
+        expected = reference.guard_calls.get(label)
+        if call.error is None or expected is None or expected.error is not None or unsupported(call.error):
+            continue
+        found.append(raised(outcome, label, call.error))
+    return found
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
-    if reference.error is not None or outcome.failure is not None or not first_call_right(outcome, reference):
+    if reference.error is not None or outcome.failure is not None:
         return []
-    violations = []
+    violations = errors(outcome, reference)
+    if not first_call_right(outcome, reference):
+        return violations
     for label, call in outcome.guard_calls.items():
         expected = reference.guard_calls.get(label)
         if expected is None or call.error is not None or expected.error is not None or call.outputs is None:
-            continue  # a clear error on a call that must miss the cache is what a guard may do
-        reason = mismatch(call, expected)
+            continue  # an error is judged above
+        reason = mismatch(call, expected, float64_value(reference, label, "outputs"))
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
             message = f"{label.property_varied} varied{cache}: {reason}"
-            violations.append(Violation("guards", outcome.path, message, "GuardMismatch", key=KEY))
+            # Its identity: the call (the property varied) and where values first differ (localised).
+            fault = value_fault("guards", label, None)
+            violations.append(Violation("guards", outcome.path, message, "GuardMismatch", key=KEY, fault=fault, call=label))
     return violations
 
 

@@ -28,7 +28,7 @@ from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.raises import unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.evaluate import portable
+from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
 from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
 from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
@@ -261,7 +261,7 @@ def check_once(fn, make_inputs, path, placement, oracle, script, reference, guar
     check = ORACLES[oracle]
     chosen = resolve(placement)
     eager = run_path(EAGER, program, PLACEMENTS[STOCK])
-    if eager.error is not None:
+    if eager.error is not None and oracle not in JUDGES_WHERE_EAGER_REJECTS:
         raise EagerRejects(str(eager.error))
     outcome, found_there = run_under(chosen, program, path, eager, oracle)
     base = resolve(reference)

@@ -40,6 +40,9 @@ class DceActivity:
     # (placement, symbol) -> programs in which it and the reference, two Thunders, decompose the
     # symbol otherwise (``Outcome.dce_decomposition_differs``): those subsymbols were not compared
     decomposition: Counter = field(default_factory=Counter)
+    # placement -> programs in which some path ran other execution traces (last traces, names
+    # aside) than the reference's (``Outcome.execution_differs``): ``exact`` compared no bits there
+    execution_differs: Counter = field(default_factory=Counter)
     reference: str = STOCK  # what the others are compared with: it has no activity of its own
 
     def add(self, evaluations: Mapping[str, Any]) -> None:
@@ -55,6 +58,7 @@ class DceActivity:
             self.symbols.update({(name, key, kind): n for (key, kind), n in counts.items()})
             self.per_program.setdefault(name, []).append(sum(counts.values()))
             self.not_compared[name] += any(o.dce_not_compared for o in evaluation.outcomes.values())
+            self.execution_differs[name] += any(o.execution_differs for o in evaluation.outcomes.values())
 
     @classmethod
     def from_summary(cls, data: Mapping[str, Any]) -> DceActivity:
@@ -65,6 +69,7 @@ class DceActivity:
             activity.changed[name] += entry["programs_changed"]
             activity.per_program[name] = list(entry.get("per_program", []))
             activity.not_compared[name] += entry.get("programs_not_compared", 0)
+            activity.execution_differs[name] += entry.get("programs_execution_differs", 0)
             activity.decomposition.update({(name, sym): n for sym, n in entry.get("decomposition_differs", {}).items()})
             for s in entry["symbols"]:
                 for kind in ("removed", "added"):
@@ -76,6 +81,7 @@ class DceActivity:
         self.changed.update(other.changed)
         self.symbols.update(other.symbols)
         self.not_compared.update(other.not_compared)
+        self.execution_differs.update(other.execution_differs)
         self.decomposition.update(other.decomposition)
         for name, values in other.per_program.items():
             self.per_program.setdefault(name, []).extend(values)
@@ -95,6 +101,7 @@ class DceActivity:
             "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
             "per_program": self.per_program.get(name, []),
             "programs_not_compared": self.not_compared[name],
+            "programs_execution_differs": self.execution_differs[name],
             # symbol -> programs, most first
             "decomposition_differs": dict(
                 sorted(((sym, n) for (p, sym), n in self.decomposition.items() if p == name), key=lambda kv: (-kv[1], kv[0]))
@@ -144,6 +151,9 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12, reference: str = ST
         not_compared = entry.get("programs_not_compared", 0)
         if not_compared:
             more += f"; traces not compared with {reference}'s in {not_compared} programs (they went another way)"
+        ran_otherwise = entry.get("programs_execution_differs", 0)
+        if ran_otherwise:
+            more += f"; ran other execution traces than {reference}'s in {ran_otherwise} programs (no bits compared there)"
         lines.append(
             f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
             f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"

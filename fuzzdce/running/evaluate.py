@@ -22,7 +22,8 @@ from fuzzdce.core.errors import HarnessError, harness_message, unexpected_except
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
-from fuzzdce.oracles import ORACLES
+from fuzzdce.oracles import ORACLES, rejects
+from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.execution import run_path
 from fuzzdce.running.localise import localised, needs_localising, violations_or_none
@@ -41,7 +42,8 @@ class Evaluation:
 
     @property
     def invalid(self) -> bool:
-        """Eager itself rejected the program (or hung on it): not a finding."""
+        """Eager itself rejected the program (or hung on it): no finding about its results (only
+        a Thunder under test accepting it where the reference rejects it too, ``rejects``)."""
         return self.reference.error is not None
 
 
@@ -59,6 +61,17 @@ def check_outcome(
 
 # What runs here on another build's outcome: the trace oracles ran in the build's own process.
 ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
+
+# What judges a program eager rejects: only whether a Thunder under test accepts what the reference
+# rejects too (every other oracle judges a program eager runs).
+JUDGES_WHERE_EAGER_REJECTS = frozenset({rejects.NAME})
+
+
+def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
+    """``violations`` as they count for a program eager ran (all), or rejected (``rejects``' only)."""
+    if eager.error is None:
+        return violations
+    return [v for v in violations if v.oracle in JUDGES_WHERE_EAGER_REJECTS]
 
 
 @dataclass(frozen=True)
@@ -97,7 +110,9 @@ def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
         label: Call(label, error=call.error, stage=call.stage, cache=call.cache) for label, call in outcome.guard_calls.items()
     }
     traces = trace_text(outcome) if with_traces else []
-    return dataclasses.replace(outcome, calls=calls, guard_calls=guard_calls, traces=traces, compared_traces={}, comparison=None)
+    return dataclasses.replace(
+        outcome, calls=calls, guard_calls=guard_calls, float64_calls={}, traces=traces, compared_traces={}, comparison=None
+    )
 
 
 def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
@@ -145,6 +160,7 @@ class LocalJobs:
             violations = check_outcome(outcome, self.reference, base)
             if job.is_reference:
                 self.base[job.path] = outcome
+        violations = judged(violations, self.reference)
         if not self.portable:
             return PathResult(outcome, violations)
         result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
@@ -203,7 +219,8 @@ DCE_ACTIVITY = "dce-activity"
 def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
     """Set the outcome's subsymbol changes against the reference's outcome ``base``, the traces left
     out of the comparison and the symbols the two decompose otherwise (nothing when a trace could
-    not be walked)."""
+    not be walked), and the last traces that ran otherwise than ``base``'s (``exact`` compared no bits there)."""
+    outcome.execution_differs = execution_differences(outcome, base)
     try:
         comparison = compare(outcome, base)
     except Exception as e:  # a malformed trace is the names oracle's finding, not a reason to lose the job
@@ -287,28 +304,34 @@ class Evaluator:
         stock's; eager runs once, stock compiles once per path. ``alone`` evaluates ``placements``
         only, not the reference and stock beside them (a shrink step asks one Thunder first, the
         others only of a candidate that still fails); ``cache=False`` runs every job again
-        (confirming replays)."""
+        (confirming replays). A program eager rejects is still run by the reference, and by the
+        others where the reference rejects it too (``judged_where_eager_rejects``): accepting it
+        then is the ``rejects`` finding; a program eager hangs or crashes on is run by none."""
         stock = PLACEMENTS[STOCK]
         base = reference if reference is not None else stock
         against = None if base.is_stock else base
         eager = self.run_cached(Job(program, stock, EAGER, timeout), cache)
-        if isinstance(eager, JobFailure):
+        eager_failed = isinstance(eager, JobFailure)
+        if eager_failed:
             # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
             error = ErrorInfo(f"Eager{eager.kind.capitalize()}", eager.message[-300:], "", eager.message)
             eager = Outcome(EAGER, STOCK, error=error)
         chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
         results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
-        if eager.error is not None:
+        if eager_failed:
             return results
         for placement in chosen:
             evaluation = results[placement.name]
             for path in paths:
-                result = self.run_cached(Job(program, placement, path, timeout, against), cache)
+                job = Job(program, placement, path, timeout, against)
+                if eager.error is not None and not self.judged_where_eager_rejects(placement, base, job, results, cache):
+                    continue
+                result = self.run_cached(job, cache)
                 shown_against = results.get(base.name) if placement.name != base.name else None
                 stock_outcome = shown_against.outcomes.get(path) if shown_against is not None else None
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
-                    result = PathResult(outcome, check_outcome(outcome, eager, stock_outcome))
+                    result = PathResult(outcome, judged(check_outcome(outcome, eager, stock_outcome), eager))
                 evaluation.outcomes[path] = result.outcome
 
                 def run_prefix(prefix: Program, placement=placement, path=path):
@@ -322,6 +345,20 @@ class Evaluator:
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
                     stock_outcome.traces = result.stock_traces
         return results
+
+    def judged_where_eager_rejects(self, placement: Placement, base: Placement, job: Job, results, cache: bool) -> bool:
+        """For a program eager rejects: run ``placement`` on the job's path at all? The reference
+        always (whether it rejects the program too is what the others are judged by: ``rejects``);
+        another only where the reference raised on that path (asked here when the reference is not
+        evaluated beside it: a shrink step asks one Thunder alone)."""
+        if placement.name == base.name:
+            return True
+        evaluation = results.get(base.name)
+        outcome = evaluation.outcomes.get(job.path) if evaluation is not None else None
+        if evaluation is None:
+            result = self.run_cached(dataclasses.replace(job, placement=base), cache)
+            outcome = result.outcome if isinstance(result, PathResult) else None
+        return outcome is not None and outcome.error is not None
 
     def close(self) -> None:
         """Stop whatever runs the jobs (a sandboxed worker), if anything."""

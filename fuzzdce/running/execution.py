@@ -14,6 +14,7 @@ Calls are labelled, and eager's reference outcome makes every labelled call a pa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import runpy
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from fuzzdce.core.errors import CompileTimeout, harness_fault, harness_message
 from fuzzdce.core.model import (
@@ -40,6 +42,7 @@ from fuzzdce.core.model import (
     Placement,
 )
 from fuzzdce.core.program import NumberInput, StringInput, TensorInput
+from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.paths import PATHS
 
@@ -171,19 +174,26 @@ def out_of_memory(e: BaseException | None) -> MemoryError | None:
 # --- calls -----------------------------------------------------------------------------------------
 
 
-def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+def cotangents(outputs: list[torch.Tensor], rounded_to: list[torch.dtype] | None = None) -> list[torch.Tensor]:
     """Seeded cotangents, one per output position, drawn in output order for every output: the
     cotangent of output ``i`` is the same in eager and in Thunder, whichever other outputs require
     grad (drawing only for those that do would hand output ``i`` another's cotangent, and a
-    requires_grad mismatch would show up again as a gradient mismatch)."""
+    requires_grad mismatch would show up again as a gradient mismatch).
+
+    ``rounded_to``: each floating cotangent is first rounded to that dtype (eager's output dtype,
+    for the float64 run: the same cotangents, exactly, as eager's)."""
     generator = torch.Generator().manual_seed(0)
     drawn = [torch.randn(o.shape, generator=generator, dtype=torch.float64) for o in outputs]
+    if rounded_to is not None and len(rounded_to) == len(drawn):
+        drawn = [c.to(d) if d.is_floating_point else c for c, d in zip(drawn, rounded_to)]
     return [c.to(dtype=o.dtype, device=o.device) if o.is_floating_point() else c for c, o in zip(drawn, outputs)]
 
 
-def backward(outputs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
+def backward(
+    outputs: list[torch.Tensor], inputs: list[torch.Tensor], rounded_to: list[torch.dtype] | None = None
+) -> list[torch.Tensor] | None:
     """Gradients of ``sum(output * cotangent)`` w.r.t. each input requiring grad (zeros when unused)."""
-    pairs = [(o, c) for o, c in zip(outputs, cotangents(outputs)) if o.requires_grad]
+    pairs = [(o, c) for o, c in zip(outputs, cotangents(outputs, rounded_to)) if o.requires_grad]
     leaves = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
     if not pairs or not leaves:
         return None
@@ -201,30 +211,36 @@ def make_call(
     grad: bool = False,
     device: str | None = None,
     requires_grad: bool | None = None,
+    like: Call | None = None,
 ) -> Call:
     """Call ``fn`` on fresh inputs of ``program`` and record the call in ``outcome.calls[label]``
     (``outcome.guard_calls`` for a guard call, whose error is no error of the outcome).
 
     ``grad``: inputs require grad, and the call backpropagates; ``requires_grad`` overrides whether
-    inputs require grad (a forward-only call with inputs that do). Exceptions are recorded, not
-    raised (a time-out is re-raised: it ends the whole path).
+    inputs require grad (a forward-only call with inputs that do). ``like``: eager's call of which
+    this is the float64 twin: inputs upcast (``upcast``), cotangents rounded as that call's were,
+    recorded in ``outcome.float64_calls``. Exceptions are recorded, not raised (a time-out is
+    re-raised: it ends the whole path).
     """
-    calls = outcome.guard_calls if label.is_guard else outcome.calls
+    calls = outcome.float64_calls if like is not None else outcome.guard_calls if label.is_guard else outcome.calls
     call = calls[label] = Call(label)
     misses_before = cache_misses(fn)
     try:
         call.stage = CallStage.INPUTS
         inputs = program.make_inputs(requires_grad=grad if requires_grad is None else requires_grad)
+        if like is not None:
+            inputs = upcast(inputs)
         if device is not None:  # leaves on the device, keeping requires_grad
             inputs = [x.detach().to(device).requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
         call.stage = CallStage.FORWARD
-        result = fn(*inputs)
+        with InFloat64() if like is not None else contextlib.nullcontext():
+            result = fn(*inputs)
         outputs = _flat_tensors(result)
         call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
         call.output_requires_grad = [o.requires_grad for o in outputs]
         if grad:
             call.stage = CallStage.BACKWARD
-            call.grads = backward(outputs, inputs)
+            call.grads = backward(outputs, inputs, [t.dtype for t in _flat_tensors(like.outputs)] if like is not None else None)
         call.stage = ""
         call.inputs_after = _detach(inputs)
     except Exception as e:
@@ -239,12 +255,67 @@ def make_call(
             )
             return call
         call.error = ErrorInfo.from_exception(e)
-        if not label.is_guard:
+        if not label.is_guard and like is None:
             outcome.error = outcome.error or call.error
     misses_after = cache_misses(fn)
     if misses_before is not None and misses_after is not None:
         call.cache = "miss" if misses_after > misses_before else "hit"
     return call
+
+
+class InFloat64(TorchFunctionMode):
+    """Every floating tensor a torch function returns in a lower precision is returned in float64
+    instead: with its inputs upcast (``upcast``), a program that converts a value down itself
+    (``.half()``, ``dtype=torch.float32``) still computes in float64 throughout. Views and in-place
+    results of float64 tensors are float64 already, so aliasing is kept."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return _to_float64(func(*args, **(kwargs or {})))
+
+
+def _to_float64(value: Any) -> Any:
+    """``value`` with each floating tensor below float64 in it (itself, or an element of a tuple or
+    list of results) in float64; anything else as it is (a ``torch.Size`` stays one)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64) if value.is_floating_point() and value.dtype != torch.float64 else value
+    if type(value) in (tuple, list) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_to_float64(v) for v in value)
+    return value
+
+
+def upcast(inputs: list) -> list:
+    """``inputs`` with every floating tensor in float64 (same values, same ``requires_grad``); an
+    input sharing an earlier one's storage (``inputs[0][...]``) is made again as a view of that
+    one's float64 twin, so that a write through either still shows in both."""
+    twins: list = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            twins.append(x)
+            continue
+        base = next(
+            (
+                twins[i]
+                for i, y in enumerate(inputs)
+                if y is not x
+                and isinstance(y, torch.Tensor)
+                and i < len(twins)
+                and y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+                and y.shape == x.shape
+            ),
+            None,
+        )
+        if base is not None:
+            twins.append(base[...])
+            continue
+        twins.append(x.detach().to(torch.float64).requires_grad_(x.requires_grad))
+    return twins
+
+
+def needs_float64(call: Call) -> bool:
+    """A call with a floating tensor input not in float64: its results are judged against a float64 run."""
+    return any(
+        isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64 for x in call.inputs_after or []
+    )
 
 
 def cache_misses(fn: Callable) -> int | None:
@@ -455,7 +526,8 @@ def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -
         return None
     call = make_call(outcome, label, fn, variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
     if outcome.path != EAGER and call.cache:
-        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}")
+        refused = ", Thunder does not support it" if call.error is not None and unsupported(call.error) else ""
+        outcome.notes.append(f"{GUARD_NOTE}{label.property_varied}, {cache_words(call)}{refused}")
     return call
 
 
@@ -463,25 +535,48 @@ def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -
 
 
 def run_eager(program, outcome: Outcome) -> None:
-    """Every labelled call, in eager: the reference the paths are compared with."""
+    """Every labelled call, in eager: the reference the paths are compared with; then each again in
+    float64 where the program computes in a lower precision (``run_float64``)."""
     fn = program.function()
-    make_call(outcome, CallLabel.PLAIN, fn, program)
+    made = [(make_call(outcome, CallLabel.PLAIN, fn, program), fn, program, {})]
     outcome.error = outcome.calls[CallLabel.PLAIN].error  # only a plain failure makes the program invalid
     if outcome.error is not None:
         return
     grad_call = make_call(outcome, CallLabel.GRAD, fn, program, grad=True)
+    made.append((grad_call, fn, program, dict(grad=True)))
     if grad_call.error is not None:
         outcome.notes.append(f"eager rejects the grad call: {grad_call.error}")
     resized, why_not = resized_program(program)
     if resized is None:
         outcome.notes.append(f"no resized call: {why_not}")
     else:
-        make_call(outcome, CallLabel.RESIZED, resized.function(), resized)
+        made.append((make_call(outcome, CallLabel.RESIZED, resized.function(), resized), resized.function(), resized, {}))
     for label in guard_labels(program):
         variant, _ = guard_program(program, label)
         if variant is not None:
-            make_call(outcome, label, variant.function(), variant, requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
+            requires_grad = dict(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
+            made.append(
+                (
+                    make_call(outcome, label, variant.function(), variant, **requires_grad),
+                    variant.function(),
+                    variant,
+                    requires_grad,
+                )
+            )
     outcome.error = outcome.calls[CallLabel.PLAIN].error
+    run_float64(outcome, made)
+
+
+def run_float64(outcome: Outcome, made: list[tuple[Call, Callable, Any, dict]]) -> None:
+    """Each eager call that succeeded on a floating input below float64, made again on its inputs
+    upcast to float64 (``Outcome.float64_calls``): the result a lower-precision one is judged
+    against, as ``torch._dynamo.utils.same(ref, res, fp64_ref)`` judges a compiled result. The
+    program runs as written (a cast to a lower dtype in it stays); a twin that raises is left out."""
+    for call, fn, program, kwargs in made:
+        if call.error is None and needs_float64(call):
+            twin = make_call(outcome, call.label, fn, program, like=call, **kwargs)
+            if twin.error is not None:
+                del outcome.float64_calls[call.label]
 
 
 def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
@@ -489,6 +584,7 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
     outcome.skipped = path.unavailable()
     if outcome.skipped:
         return
+    outcome.device = path.device
     with path.context():
         compiled = path.compile(program.function())
         try:
@@ -517,7 +613,7 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
 
 # fuzzdce's own frames that call into Thunder and torch: between their lines nothing of Thunder's or
 # torch's is on the stack, so a CompileTimeout raised there unwinds only fuzzdce's code.
-SAFE_POINTS = frozenset(f.__code__ for f in (make_call, run_eager, run_compiled))
+SAFE_POINTS = frozenset(f.__code__ for f in (make_call, run_eager, run_float64, run_compiled))
 
 
 def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0) -> Outcome:
