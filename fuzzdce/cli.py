@@ -292,21 +292,47 @@ def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
         help="a script Thunder's report tools wrote (class DynamoModule), a file with def program and def make_inputs "
         "(a findings folder's repro.py), FILE.py:FUNCTION or module:FUNCTION with --inputs, or a findings folder's bug folder",
     )
-    minify.add_argument("--inputs", metavar="FACTORY", help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)")
-    minify.add_argument("--path", choices=sorted(PATHS), help="the compile path (default: the one SOURCE names, else the first that fails)")
+    minify.add_argument(
+        "--inputs",
+        metavar="FACTORY",
+        help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)",
+    )
+    minify.add_argument(
+        "--path", choices=sorted(PATHS), help="the compile path (default: the one SOURCE names, else the first that fails)"
+    )
     minify.add_argument("--placement", metavar="NAME", help="the Thunder to fail under (default: SOURCE's, else stock)")
     what = minify.add_mutually_exclusive_group()
-    what.add_argument("--any-exception", action="store_const", const=Criterion.EXCEPTION, dest="criterion", help="keep any exception Thunder raises")
+    what.add_argument(
+        "--any-exception",
+        action="store_const",
+        const=Criterion.EXCEPTION,
+        dest="criterion",
+        help="keep any exception Thunder raises",
+    )
     what.add_argument("--match", metavar="REGEX", help="keep a failure whose message matches REGEX")
-    what.add_argument("--mismatch", action="store_const", const=Criterion.MISMATCH, dest="criterion", help="keep any value differing from eager's")
-    what.add_argument("--split", action="store_const", const=Criterion.SPLIT, dest="criterion", help="keep a thunderfx split because Thunder raised")
+    what.add_argument(
+        "--mismatch",
+        action="store_const",
+        const=Criterion.MISMATCH,
+        dest="criterion",
+        help="keep any value differing from eager's",
+    )
+    what.add_argument(
+        "--split",
+        action="store_const",
+        const=Criterion.SPLIT,
+        dest="criterion",
+        help="keep a thunderfx split because Thunder raised",
+    )
     minify.add_argument(
         "--timeout",
         type=float,
         metavar="S",
         help="each candidate's time limit (default: 4 times the original's, at least 20 s); a candidate past it does not fail",
     )
-    minify.add_argument("--out", default="minified", metavar="DIR", help="where to write repro.py and issue.md (default: minified)")
+    minify.add_argument(
+        "--out", default="minified", metavar="DIR", help="where to write repro.py and issue.md (default: minified)"
+    )
 
 
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
@@ -517,7 +543,14 @@ def minify_outputs(result: Result, origin: str) -> tuple[str, str]:
         result.program, result.path, headline=headline, placement=result.placement, check_splits=oracle == "splits"
     )
     issue = minified_issue(
-        result.program, result.path, oracle=oracle, message=message, script=script, origin=origin, line=result.line(), placement=result.placement
+        result.program,
+        result.path,
+        oracle=oracle,
+        message=message,
+        script=script,
+        origin=origin,
+        line=result.line(),
+        placement=result.placement,
     )
     return script, issue
 

@@ -26,7 +26,18 @@ from typing import Any
 import torch
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.program import DTYPES, Domain, Input, NumberInput, Program, Ref, Step, StringInput, TensorInput, input_expression
+from fuzzdce.core.program import (
+    DTYPES,
+    Domain,
+    Input,
+    NumberInput,
+    Program,
+    Ref,
+    Step,
+    StringInput,
+    TensorInput,
+    input_expression,
+)
 
 # Names a straight-line function may read besides its values, and how a program writes each with
 # ``torch`` alone in scope (Dynamo's graph code reads ``inf``, ``nan``, ``device``, ``operator``).
@@ -104,7 +115,9 @@ class _Template(ast.NodeTransformer):
             return ast.copy_location(ast.parse(GLOBAL_SPELLINGS[node.id], mode="eval").body, node)
         if node.id in BUILTIN_NAMES:
             return node
-        raise UsageError(f"line {self.line}: {node.id!r} is neither a value of the function nor a name fuzzdce knows (torch, operator, inf, ...)")
+        raise UsageError(
+            f"line {self.line}: {node.id!r} is neither a value of the function nor a name fuzzdce knows (torch, operator, inf, ...)"
+        )
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         raise UsageError(f"line {self.line}: a lambda is not a straight-line statement")
@@ -143,9 +156,7 @@ def parse_function(source: str, name: str | None = None) -> ast.FunctionDef:
     raise UsageError(f"no function {name or ''} defined in the source".replace("  ", " "))
 
 
-def program_of_function(
-    function: ast.FunctionDef, inputs: Sequence[Input], *, seed: int = 0, skip_self: bool = False
-) -> Program:
+def program_of_function(function: ast.FunctionDef, inputs: Sequence[Input], *, seed: int = 0, skip_self: bool = False) -> Program:
     """The straight-line ``function`` as a ``Program`` over ``inputs`` (one spec per parameter, ``self`` skipped
     when ``skip_self``). A ``UsageError`` names the first statement that is not straight-line."""
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
@@ -167,7 +178,9 @@ def program_of_function(
             continue
         if isinstance(statement, ast.Return):
             returned = statement.value
-            elements = returned.elts if isinstance(returned, (ast.Tuple, ast.List)) else [returned] if returned is not None else []
+            elements = (
+                returned.elts if isinstance(returned, (ast.Tuple, ast.List)) else [returned] if returned is not None else []
+            )
             result = []
             for element in elements:
                 if isinstance(element, ast.Name) and element.id in values:
@@ -203,7 +216,9 @@ def program_of_function(
             steps.append(step_of(statement.value, values, 1, unpack=False, line=line))
             defined += 1
             continue
-        raise UsageError(f"line {line}: {type(statement).__name__} is not a straight-line statement (assignments and one return only)")
+        raise UsageError(
+            f"line {line}: {type(statement).__name__} is not a straight-line statement (assignments and one return only)"
+        )
     if not outputs:
         raise UsageError(f"{function.name} returns no value of its own")
     return Program(tuple(inputs), tuple(steps), outputs, seed=seed)

@@ -38,6 +38,8 @@ from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program, TensorInput
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.shrinking import same_failure
+from fuzzdce.oracles import crash as crash_oracle
+from fuzzdce.oracles import timeout as timeout_oracle
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
@@ -54,7 +56,7 @@ MISMATCH_ORACLES = (OUTPUTS, "grads")
 SPLIT_ORACLE = "splits"
 # Which of the original's violations the default criterion keeps, first found first: an exception
 # before wrong values before anything else (the cheapest to keep and the clearest to report).
-ORACLE_PRIORITY = (RAISES, "crash", "timeout", OUTPUTS, "grads", "mutations", SPLIT_ORACLE)
+ORACLE_PRIORITY = (RAISES, crash_oracle.ORACLE_NAME, timeout_oracle.ORACLE_NAME, OUTPUTS, "grads", "mutations", SPLIT_ORACLE)
 _OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
 
 
@@ -86,6 +88,10 @@ def every_value(program: Program) -> Program:
     return dataclasses.replace(program, outputs=tuple(range(len(program.inputs), reductions.first_value(program, program.n_ops))))
 
 
+# Where a program's wrong values start: its first differing op, from one more evaluation.
+Locate = Callable[[Program, Violation], "str | None"]
+
+
 @dataclass
 class Failure:
     """What "fails" means for one minify: ``criterion``, and for ``SAME`` the original's violation
@@ -96,17 +102,22 @@ class Failure:
     first_op: str | None = None
     pattern: re.Pattern | None = None
 
-    def shown(self, program: Program, violations: list[Violation]) -> Violation | None:
-        """The violation of ``program`` that keeps this failure, or None."""
-        return next((v for v in violations if self.keeps(program, v)), None)
+    def shown(self, program: Program, violations: list[Violation], locate: Locate | None = None) -> Violation | None:
+        """The violation of ``program`` that keeps this failure, or None (``locate``: see ``keeps``)."""
+        return next((v for v in violations if self.keeps(program, v, locate)), None)
 
-    def keeps(self, program: Program, v: Violation) -> bool:
+    def keeps(self, program: Program, v: Violation, locate: Locate | None = None) -> bool:
         """Does ``v``, a violation of ``program``, keep this failure? The one rule of "the same failure"
-        (``shrinking.same_failure``: whatever identity it defines, minify follows)."""
+        (``shrinking.same_failure``: whatever identity it defines, minify follows). For wrong values,
+        the first differing op must be the original's too: the op defining the first differing
+        output, or where that is another (a later op reading the wrong value), the op ``locate``
+        finds on the program returning every value (None: no second look)."""
         if self.criterion == Criterion.SAME:
             if not same_failure(v, self.target):
                 return False
-            return self.first_op is None or first_differing_op(program, v) == self.first_op
+            if self.first_op is None or first_differing_op(program, v) == self.first_op:
+                return True
+            return locate is not None and locate(program, v) == self.first_op
         if self.criterion == Criterion.EXCEPTION:
             return v.oracle == RAISES
         if self.criterion == Criterion.MISMATCH:
@@ -130,7 +141,9 @@ class Failure:
 
 def pick_target(violations: list[Violation]) -> Violation | None:
     """The violation the default criterion keeps: by ``ORACLE_PRIORITY``, then first shown."""
-    ranked = sorted(violations, key=lambda v: ORACLE_PRIORITY.index(v.oracle) if v.oracle in ORACLE_PRIORITY else len(ORACLE_PRIORITY))
+    ranked = sorted(
+        violations, key=lambda v: ORACLE_PRIORITY.index(v.oracle) if v.oracle in ORACLE_PRIORITY else len(ORACLE_PRIORITY)
+    )
     return ranked[0] if ranked else None
 
 
@@ -152,9 +165,7 @@ class Result:
     def line(self) -> str:
         """``N statements -> M in Q queries, S s``."""
         cut = " (interrupted: the smallest so far)" if self.interrupted else ""
-        return (
-            f"{self.original.n_ops} statements -> {self.program.n_ops} in {self.queries} queries, {self.seconds:.1f} s{cut}"
-        )
+        return f"{self.original.n_ops} statements -> {self.program.n_ops} in {self.queries} queries, {self.seconds:.1f} s{cut}"
 
 
 Log = Callable[[str], None]
@@ -206,7 +217,7 @@ class Minifier:
         if key not in self.verdicts:
             self.queries += 1
             shown = self.violations(program)
-            self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0]) is not None
+            self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
             if self.verdicts[key] and (self.best is None or smaller(program, self.best)):
                 self.best = program
             self.progress()
@@ -244,30 +255,41 @@ class Minifier:
             if chosen is not None and chosen.oracle == OUTPUTS:
                 failure.first_op = self.first_op(program, chosen)
         self.failure = failure
-        if (failure.criterion == Criterion.SAME and failure.target is None) or failure.shown(program, violations) is None:
+        # The original keeps its own failure by definition; its first differing op was found on
+        # the program returning every value, where a candidate's is read from its own outputs.
+        if failure.criterion == Criterion.SAME:
+            fails = failure.target is not None
+        else:
+            fails = failure.shown(program, violations) is not None
+        if not fails:
             found = "; ".join(str(v)[:200] for v in violations) or "no violation"
-            raise UsageError(f"the program as read does not fail on {self.path} under {self.placement.name} ({failure.describe() if failure.target or failure.criterion != Criterion.SAME else 'any failure'}): {found}")
+            wanted = failure.describe() if failure.criterion != Criterion.SAME else "any failure"
+            raise UsageError(f"the program as read does not fail on {self.path} under {self.placement.name} ({wanted}): {found}")
         self.verdicts[program.source() + program.inputs_source()] = True
         self.best = program
         return failure
 
     def first_op(self, program: Program, violation: Violation) -> str | None:
-        """The original's first differing op: where the program returning every value differs
-        first, else where the original's outputs do."""
+        """The original's first differing op (``locate``), else the op defining its first differing output."""
+        return self.locate(program, violation) or first_differing_op(program, violation)
+
+    def locate(self, program: Program, violation: Violation) -> str | None:
+        """Where ``program``'s wrong values start: the first differing op of the program returning
+        every value it defines (one more evaluation, not a query: no candidate of its own)."""
         everything = every_value(program)
         shown = self.violations(everything)
-        self.queries += 1
-        if shown is not None:
-            mismatch = next((v for v in shown[0] if v.oracle == OUTPUTS and same_failure(v, violation)), None)
-            if mismatch is not None and (op := first_differing_op(everything, mismatch)) is not None:
-                return op
-        return first_differing_op(program, violation)
+        if shown is None:
+            return None
+        mismatch = next((v for v in shown[0] if v.oracle == OUTPUTS and same_failure(v, violation)), None)
+        return first_differing_op(everything, mismatch) if mismatch is not None else None
 
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
         self.started = time.monotonic()
         failure = self.establish(program, failure)
-        self.log(f"fuzzdce minify: {program.n_ops} statements on {self.path} under {self.placement.name}; keeping {failure.describe()}")
+        self.log(
+            f"fuzzdce minify: {program.n_ops} statements on {self.path} under {self.placement.name}; keeping {failure.describe()}"
+        )
         interrupted = False
         try:
             current = program
@@ -448,7 +470,6 @@ def first_failing_path(
         elif failure.shown(program, evaluation.violations) is not None:
             return path
     raise UsageError(f"the program fails on none of the paths {', '.join(paths)} under {placement.name}")
-
 
 
 def run_minify(

@@ -174,4 +174,3 @@ def report_path(test_source: str, grad: bool) -> str:
     if "torch_compile_ex" in test_source:
         return "jit-torchcompile"
     return "jit-grad" if grad and "run_forward_backward" in test_source else "jit"
-

@@ -52,6 +52,7 @@ def standalone_script(program: Program, path: str, *, headline: str, placement: 
         if check_splits
         else ""
     )
+    headline = headline.replace("\\", "\\\\").replace('"', "'")  # it goes inside the docstring
     rtol, atol = tolerances(program)["rtol"], tolerances(program)["atol"]
     return f'''"""{headline}
 {placement_note}
