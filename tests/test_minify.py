@@ -111,6 +111,30 @@ def test_a_report_script_is_read_with_its_path_and_inputs():
     assert report_path("compiled = thunderfx(model)", True) == "thunderfx"
 
 
+def test_a_function_and_its_inputs_factory_are_read(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch\n\n"
+        "def f(x, idx):\n    y = torch.sin(x)\n    z = y[idx]\n    return z\n\n"
+        "def inputs():\n    return [torch.rand(4, 3) + 1, torch.tensor([0, 3])]\n"
+    )
+    subject = read_subject(f"{model}:f", inputs="inputs")
+    assert subject.program.ops == ["sin", "getitem"]
+    assert [s.domain for s in subject.program.inputs] == [Domain.POSITIVE, Domain.SIGNED_ZEROS]
+    assert subject.notes  # the values are redrawn, and the user is told
+
+
+def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):
+    from test_records import BUG
+
+    from fuzzdce.results.store import write_bug
+
+    write_bug(tmp_path / BUG.id, BUG)
+    subject = read_subject(str(tmp_path / BUG.id))
+    assert (subject.path, subject.placement, subject.target.oracle) == ("jit", "symcall", "outputs")
+    assert subject.program.ops == ["add"]
+
+
 # --- the reductions, against a stand-in for Thunder --------------------------------------------------
 
 
