@@ -10,8 +10,8 @@ from eager's),
 its size in call nodes, cut after ``FX_MINIFIER_SECONDS`` (its smallest graph by then). The median of fuzzdce's seconds closes the table.
 
 The bugs are Thunder 0.2.6's (on CPU): no grad rule for ``index_add``, ``flip``, ``remainder``,
-``lerp`` (jit-grad), ``logsumexp`` of a 0-d tensor raising IndexError (jit), ``std`` of a 0-d
-tensor computing another value than eager (jit). The statements around them are elementwise ops
+``lerp`` (jit-grad), ``logsumexp`` of a 0-d tensor raising IndexError (jit), ``aminmax`` failing
+its automatic registration under grad (jit-grad). The statements around them are elementwise ops
 with grad rules and bounded values, each reading the last value and one earlier value at random.
 
 Usage: PYTHONPATH=. python benchmarks/minify.py [--case index_add ...] [--no-fx-minifier]
@@ -35,7 +35,7 @@ CASES = {
     "remainder": ("torch.remainder({0}, 0.7)", "jit-grad", 200, 57),
     "lerp": ("torch.lerp({0}, {1}, 0.3)", "jit-grad", 240, 180),
     "logsumexp": ("torch.logsumexp({0}.sum(), 0)", "jit", 280, 150),
-    "std": ("torch.std({0}.sum(), 0)", "jit", 300, 211),
+    "aminmax": ("torch.aminmax({0})[0]", "jit-grad", 300, 211),
 }
 # fx_minifier's time per program: it runs in this process, with no time limit of its own per candidate.
 FX_MINIFIER_SECONDS = 150.0

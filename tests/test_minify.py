@@ -4,6 +4,8 @@ real minifies of planted faults and a real Thunder bug (slow)."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,6 @@ def test_a_thunder_report_script_minifies_to_the_op_without_a_grad_rule(tmp_path
     script = (tmp_path / "repro.py").read_text()
     assert "torch.index_add(" in script and "torch.sin(" not in script
     assert "gradient transform" in (tmp_path / "issue.md").read_text()
+    # The script stands alone: torch and Thunder only, exit 1 while the bug is there.
+    ran = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1 and "Failed to find a gradient transform" in ran.stderr

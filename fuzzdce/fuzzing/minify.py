@@ -275,8 +275,9 @@ class Minifier:
 
     def locate(self, program: Program, violation: Violation) -> str | None:
         """Where ``program``'s wrong values start: the first differing op of the program returning
-        every value it defines (one more evaluation, not a query: no candidate of its own)."""
+        every value it defines (one more evaluation, counted as a query)."""
         everything = every_value(program)
+        self.queries += 1
         shown = self.violations(everything)
         if shown is None:
             return None

@@ -122,8 +122,8 @@ def minified_issue(
             "",
             "## Expected",
             "",
-            f"Eager PyTorch runs this program; under Thunder ({path}: `{compile_path.compile.__name__}`, "
-            f"{', '.join(compile_path.calls)} call){where}, {description[0].lower() + description[1:]}.",
+            f"Eager PyTorch runs this program. Under Thunder ({path}: `{compile_path.compile.__name__}`, "
+            f"{', '.join(compile_path.calls)} call){where}: {description}.",
             "",
             "## Actual",
             "",
