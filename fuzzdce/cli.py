@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -19,6 +20,8 @@ from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.fuzzing.lanes import raise_keyboard_interrupt, run_lanes
+from fuzzdce.fuzzing.minify import Criterion, Failure, Result, run_minify
+from fuzzdce.fuzzing.minify_sources import read_subject
 from fuzzdce.fuzzing.profiles import PROFILE_EXAMPLES
 from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
@@ -27,6 +30,7 @@ from fuzzdce.results.html_report import REPORT_FILE, write_report
 from fuzzdce.results.issue import issue_markdown
 from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
+from fuzzdce.results.minified_script import minified_issue, standalone_script
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.repro import Reproduced, overall
@@ -283,6 +287,56 @@ def add_issue_arguments(issue: argparse.ArgumentParser) -> None:
     issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
 
 
+def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
+    minify.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a script Thunder's report tools wrote (class DynamoModule), a file with def program and def make_inputs "
+        "(a findings folder's repro.py), FILE.py:FUNCTION or module:FUNCTION with --inputs, or a findings folder's bug folder",
+    )
+    minify.add_argument(
+        "--inputs",
+        metavar="FACTORY",
+        help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)",
+    )
+    minify.add_argument(
+        "--path", choices=sorted(PATHS), help="the compile path (default: the one SOURCE names, else the first that fails)"
+    )
+    minify.add_argument("--placement", metavar="NAME", help="the Thunder to fail under (default: SOURCE's, else stock)")
+    what = minify.add_mutually_exclusive_group()
+    what.add_argument(
+        "--any-exception",
+        action="store_const",
+        const=Criterion.EXCEPTION,
+        dest="criterion",
+        help="keep any exception Thunder raises",
+    )
+    what.add_argument("--match", metavar="REGEX", help="keep a failure whose message matches REGEX")
+    what.add_argument(
+        "--mismatch",
+        action="store_const",
+        const=Criterion.MISMATCH,
+        dest="criterion",
+        help="keep any value differing from eager's",
+    )
+    what.add_argument(
+        "--split",
+        action="store_const",
+        const=Criterion.SPLIT,
+        dest="criterion",
+        help="keep a thunderfx split because Thunder raised",
+    )
+    minify.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="each candidate's time limit (default: 4 times the original's, at least 20 s); a candidate past it does not fail",
+    )
+    minify.add_argument(
+        "--out", default="minified", metavar="DIR", help="where to write repro.py and issue.md (default: minified)"
+    )
+
+
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("folder", metavar="DIR", help="findings folder (reads DIR/summary.json and DIR/*/bug.json)")
     report.add_argument("--output", metavar="FILE", help=f"where to write the page (default: DIR/{REPORT_FILE})")
@@ -468,6 +522,52 @@ def issue_main(args) -> int:
     return 0
 
 
+def minify_main(args) -> int:
+    """``fuzzdce minify``: the smallest program failing the same way, as a script and issue text; 0."""
+    subject = read_subject(args.source, inputs=args.inputs)
+    placement = resolve(args.placement or subject.placement or STOCK)
+    criterion = Criterion.MATCH if args.match else (args.criterion or Criterion.SAME)
+    try:
+        pattern = re.compile(args.match) if args.match else None
+    except re.error as e:
+        raise UsageError(f"--match {args.match!r} is no regular expression: {e}") from e
+    failure = Failure(criterion, target=subject.target if criterion == Criterion.SAME else None, pattern=pattern)
+    for note in subject.notes:
+        print(f"fuzzdce minify: {note}", file=sys.stderr)
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    result = run_minify(subject.program, failure, placement, path=args.path or subject.path, timeout=args.timeout, log=log)
+    script, issue = minify_outputs(result, subject.origin)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "repro.py").write_text(script)
+    (out / "issue.md").write_text(issue)
+    print(issue)
+    print(f"fuzzdce minify: wrote {out / 'repro.py'} and {out / 'issue.md'}")
+    print(result.line())
+    return 0
+
+
+def minify_outputs(result: Result, origin: str) -> tuple[str, str]:
+    """The minified program's standalone script and issue text."""
+    violation = result.violation
+    oracle, message = (violation.oracle, violation.message) if violation is not None else ("", "")
+    headline = f"{oracle} on {result.path}: {message.splitlines()[0][:150] if message else ''}"
+    script = standalone_script(
+        result.program, result.path, headline=headline, placement=result.placement, check_splits=oracle == "splits"
+    )
+    issue = minified_issue(
+        result.program,
+        result.path,
+        oracle=oracle,
+        message=message,
+        script=script,
+        origin=origin,
+        line=result.line(),
+        placement=result.placement,
+    )
+    return script, issue
+
+
 def ops_main(args) -> int:
     """``fuzzdce ops``: the catalog, with the last campaign's counts."""
     return list_ops(args.findings)
@@ -496,6 +596,12 @@ SUBCOMMANDS = (
     ),
     Subcommand(
         "issue", "print a Markdown issue body for one bug, ready to paste into Thunder's tracker", add_issue_arguments, issue_main
+    ),
+    Subcommand(
+        "minify",
+        "reduce a failing program (a Thunder report script, a function and its inputs, a bug) to a minimal standalone script",
+        add_minify_arguments,
+        minify_main,
     ),
     Subcommand("ops", "list the op catalog and how often the last campaign exercised each op", add_ops_arguments, ops_main),
     Subcommand(

@@ -438,3 +438,33 @@ def copy_skips_leaf_check():
         ]
 
     return _after_dce(without_check)
+
+
+def _top_level_ops(trace) -> set[str]:
+    return {b.sym.name for b in trace.bound_symbols}
+
+
+def _raise_on_exp(trace, result) -> None:
+    if "exp" in _top_level_ops(result):
+        raise RuntimeError("planted: exp is broken")
+
+
+def exp_raises():
+    """After every DCE, a trace holding ``exp`` raises: one op broken, every other one fine."""
+    return _after_dce(_raise_on_exp)
+
+
+def exp_raises_tanh_hangs():
+    """``exp_raises``, and a trace holding ``tanh`` but no ``exp`` hangs for an hour (in Python, so the
+    time limit's safe points are never reached: only the sandbox's parent ends it)."""
+    import time
+
+    def edit(trace, result) -> None:
+        ops = _top_level_ops(result)
+        _raise_on_exp(trace, result)
+        if "tanh" in ops:
+            deadline = time.monotonic() + 3600
+            while time.monotonic() < deadline:
+                time.sleep(0.1)
+
+    return _after_dce(edit)

@@ -384,6 +384,12 @@ def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
     return None if tensor.is_contiguous() else tuple(tensor.stride())
 
 
+def input_expression(spec: Input) -> str:
+    """The source ``make_inputs`` builds one input with (``g``: its seeded generator; ``inputs``: the
+    inputs before it)."""
+    return _input_expression(spec)
+
+
 def _input_expression(spec: Input) -> str:
     if isinstance(spec, (NumberInput, StringInput)):
         return repr(spec.value)

@@ -43,7 +43,9 @@ class SandboxedJobs:
         recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
         name: str = "worker",
         log=lambda line: None,
+        grace: float = GRACE_SECONDS,
     ) -> None:
+        self.grace = grace  # how much longer than a job's limit its parent waits (``workers.GRACE_SECONDS``)
         self.worker = Worker(
             run_job_in_child,
             memory_limit_mb=memory_limit_mb,
@@ -65,7 +67,7 @@ class SandboxedJobs:
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
         # The child acts on the per-path limit at its safe points (execution.time_limit); the grace
         # ends, from here, a compile that never reaches one.
-        return self.worker.submit(job, job.timeout, grace=GRACE_SECONDS)
+        return self.worker.submit(job, job.timeout, grace=self.grace)
 
     def close(self) -> None:
         self.worker.close()

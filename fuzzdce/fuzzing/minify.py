@@ -1,0 +1,495 @@
+"""``fuzzdce minify``: a program a user brings, reduced to the fewest statements that still fail the same way.
+
+The minifier Thunder does not have, built of fuzzdce's parts: the ``Program`` IR (a user's function
+read by ``core.program_source``), the statement-level reductions (``reductions``), the compile paths
+and oracles, a sandboxed worker with a time limit per candidate (``running.sandbox``), and a
+failure's identity (``shrinking.same_failure``).
+
+What "fails" means (``Failure``): by default the failure the original shows on its path under its
+Thunder, with the same identity: ``same_failure`` (the same exception at the same place in Thunder),
+and for wrong values also the same *first differing op* (``first_differing_op``: the op whose value
+is the first to differ from eager's, found once on the original returning every value it defines).
+``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
+with eager, a split.
+
+The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
+statement and unused input at once; each returned value alone; the shortest failing prefix
+(``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
+over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
+fresh input of its shape and dtype, the granularity halving from two windows to single statements;
+then ``reductions.reduce``'s single-step passes to their fixed point, which leaves the result
+1-minimal (no single statement, returned value or unread input can go with the same failure); last,
+smaller shapes (``smaller_shapes``). Every candidate runs once (``Minifier.fails`` caches verdicts
+by source); Ctrl-C keeps the smallest failing program found so far.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fuzzdce.core.errors import UsageError
+from fuzzdce.core.findings import OUTPUTS, RAISES, size
+from fuzzdce.core.model import Placement, Violation
+from fuzzdce.core.program import Program, TensorInput
+from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing.shrinking import same_failure
+from fuzzdce.oracles import crash as crash_oracle
+from fuzzdce.oracles import timeout as timeout_oracle
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.paths import DEFAULT_PATHS
+from fuzzdce.running.sandbox import SandboxedJobs
+
+# A candidate's time limit when none is given: this many times the original's compile and calls,
+# and never less than MIN_TIMEOUT seconds (a smaller program compiles faster than the original).
+TIMEOUT_FACTOR = 4.0
+MIN_TIMEOUT = 20.0
+# How long after a candidate's limit its worker is killed: a hang in C never reaches the limit's
+# safe points, and a minify has thousands of candidates to get through (a campaign waits 15 s).
+GRACE_SECONDS = 5.0
+# The oracles whose violations are wrong values, and the one whose are graph splits.
+MISMATCH_ORACLES = (OUTPUTS, "grads")
+SPLIT_ORACLE = "splits"
+# Which of the original's violations the default criterion keeps, first found first: an exception
+# before wrong values before anything else (the cheapest to keep and the clearest to report).
+ORACLE_PRIORITY = (RAISES, crash_oracle.ORACLE_NAME, timeout_oracle.ORACLE_NAME, OUTPUTS, "grads", "mutations", SPLIT_ORACLE)
+_OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
+
+
+class Criterion(StrEnum):
+    """What a candidate must show to count as failing."""
+
+    SAME = "same"  # the original's failure, with its identity (default)
+    EXCEPTION = "exception"  # Thunder raises, any exception
+    MATCH = "match"  # a violation whose message matches a pattern
+    MISMATCH = "mismatch"  # values differ from eager's (outputs or grads)
+    SPLIT = "split"  # thunderfx splits a graph because Thunder raised
+
+
+def first_differing_op(program: Program, violation: Violation) -> str | None:
+    """The op defining the first output ``violation`` (an outputs mismatch) names, None when it
+    names none or the output is an input."""
+    if violation.oracle != OUTPUTS:
+        return None
+    match = _OUTPUT_INDEX.search(violation.message)
+    if match is None or int(match.group(1)) >= len(program.outputs):
+        return None
+    owner = reductions.producers(program).get(program.outputs[int(match.group(1))])
+    return None if owner is None else program.steps[owner].op
+
+
+def every_value(program: Program) -> Program:
+    """``program`` returning every value its statements define, in order: where it differs from
+    eager first is where the wrong value is made."""
+    return dataclasses.replace(program, outputs=tuple(range(len(program.inputs), reductions.first_value(program, program.n_ops))))
+
+
+# Where a program's wrong values start: its first differing op, from one more evaluation.
+Locate = Callable[[Program, Violation], "str | None"]
+
+
+@dataclass
+class Failure:
+    """What "fails" means for one minify: ``criterion``, and for ``SAME`` the original's violation
+    (``target``) and, for wrong values, its first differing op."""
+
+    criterion: Criterion
+    target: Violation | None = None
+    first_op: str | None = None
+    pattern: re.Pattern | None = None
+
+    def shown(self, program: Program, violations: list[Violation], locate: Locate | None = None) -> Violation | None:
+        """The violation of ``program`` that keeps this failure, or None (``locate``: see ``keeps``)."""
+        return next((v for v in violations if self.keeps(program, v, locate)), None)
+
+    def keeps(self, program: Program, v: Violation, locate: Locate | None = None) -> bool:
+        """Does ``v``, a violation of ``program``, keep this failure? The one rule of "the same failure"
+        (``shrinking.same_failure``: whatever identity it defines, minify follows). For wrong values,
+        the first differing op must be the original's too: the op defining the first differing
+        output, or where that is another (a later op reading the wrong value), the op ``locate``
+        finds on the program returning every value (None: no second look)."""
+        if self.criterion == Criterion.SAME:
+            if not same_failure(v, self.target):
+                return False
+            if self.first_op is None or first_differing_op(program, v) == self.first_op:
+                return True
+            return locate is not None and locate(program, v) == self.first_op
+        if self.criterion == Criterion.EXCEPTION:
+            return v.oracle == RAISES
+        if self.criterion == Criterion.MISMATCH:
+            return v.oracle in MISMATCH_ORACLES
+        if self.criterion == Criterion.SPLIT:
+            return v.oracle == SPLIT_ORACLE
+        return self.pattern is not None and self.pattern.search(v.message) is not None
+
+    def describe(self) -> str:
+        if self.criterion == Criterion.SAME:
+            op = f", first differing op {self.first_op}" if self.first_op else ""
+            return f"the same failure as the original: [{self.target.oracle}] {self.target.message[:200]}{op}"
+        if self.criterion == Criterion.MATCH:
+            return f"a violation matching {self.pattern.pattern!r}"
+        return {
+            Criterion.EXCEPTION: "Thunder raises (any exception)",
+            Criterion.MISMATCH: "values differ from eager's",
+            Criterion.SPLIT: "thunderfx splits a graph because Thunder raised",
+        }[self.criterion]
+
+
+def pick_target(violations: list[Violation]) -> Violation | None:
+    """The violation the default criterion keeps: by ``ORACLE_PRIORITY``, then first shown."""
+    ranked = sorted(
+        violations, key=lambda v: ORACLE_PRIORITY.index(v.oracle) if v.oracle in ORACLE_PRIORITY else len(ORACLE_PRIORITY)
+    )
+    return ranked[0] if ranked else None
+
+
+@dataclass
+class Result:
+    """A minify's outcome: the smallest failing program, what it cost, how it ended."""
+
+    original: Program
+    program: Program
+    failure: Failure
+    path: str
+    placement: str
+    queries: int
+    seconds: float
+    violation: Violation | None
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """``N statements -> M in Q queries, S s``."""
+        cut = " (interrupted: the smallest so far)" if self.interrupted else ""
+        return f"{self.original.n_ops} statements -> {self.program.n_ops} in {self.queries} queries, {self.seconds:.1f} s{cut}"
+
+
+Log = Callable[[str], None]
+
+
+class Minifier:
+    """Reduces programs against one ``Failure`` on one path under one Thunder; every candidate
+    evaluated once, by ``evaluator`` (a sandboxed worker: a candidate that hangs is cut there)."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        placement: Placement,
+        path: str,
+        *,
+        timeout: float | None,
+        log: Log = lambda line: None,
+        progress_every: float = 5.0,
+    ) -> None:
+        self.evaluator = evaluator
+        self.placement = placement
+        self.path = path
+        self.timeout = timeout
+        self.log = log
+        self.progress_every = progress_every
+        self.failure: Failure | None = None
+        self.verdicts: dict[str, bool] = {}
+        self.queries = 0
+        self.best: Program | None = None
+        self.started = time.monotonic()
+        self.last_progress = 0.0
+
+    # --- one candidate ------------------------------------------------------------------------------
+
+    def violations(self, program: Program) -> tuple[list[Violation], float] | None:
+        """``program``'s violations on the path under the Thunder, and the path's seconds; None
+        when eager rejects it (no candidate: a program eager cannot run fails nothing)."""
+        evaluation = self.evaluator(program, [self.placement], paths=[self.path], timeout=self.timeout, alone=True, cache=False)[
+            self.placement.name
+        ]
+        if evaluation.invalid:
+            return None
+        outcome = evaluation.outcomes.get(self.path)
+        return evaluation.violations, (outcome.seconds if outcome is not None else 0.0)
+
+    def fails(self, program: Program) -> bool:
+        """Does ``program`` show the failure? Asked once per program (by source and inputs)."""
+        key = program.source() + program.inputs_source()
+        if key not in self.verdicts:
+            self.queries += 1
+            shown = self.violations(program)
+            self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
+            if self.verdicts[key] and (self.best is None or smaller(program, self.best)):
+                self.best = program
+            self.progress()
+        return self.verdicts[key]
+
+    def progress(self, force: bool = False) -> None:
+        now = time.monotonic() - self.started
+        if force or now - self.last_progress >= self.progress_every:
+            self.last_progress = now
+            best = f"{self.best.n_ops} statements" if self.best is not None else "none yet"
+            self.log(f"fuzzdce minify: {self.queries} queries, {now:.0f} s, smallest failing: {best}")
+
+    # --- the whole minify ---------------------------------------------------------------------------
+
+    def establish(self, program: Program, failure: Failure) -> Failure:
+        """``failure`` completed from the original: for ``SAME``, its violation (``pick_target``)
+        and, for wrong values, its first differing op. A ``UsageError`` when the original shows
+        nothing to keep."""
+        shown = self.violations(program)
+        self.queries += 1
+        if shown is None:
+            raise UsageError("eager PyTorch rejects the program as read (with fuzzdce's inputs): nothing to minify")
+        violations, seconds = shown
+        if self.timeout is None:
+            self.timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * seconds)
+        if failure.criterion == Criterion.SAME:
+            chosen = failure.target
+            if chosen is not None:  # a findings bug names its failure: the original's violation of that kind
+                chosen = next((v for v in violations if same_failure(v, chosen)), None) or next(
+                    (v for v in violations if v.oracle == chosen.oracle), None
+                )
+            else:
+                chosen = pick_target(violations)
+            failure = dataclasses.replace(failure, target=chosen)
+            if chosen is not None and chosen.oracle == OUTPUTS:
+                failure.first_op = self.first_op(program, chosen)
+        self.failure = failure
+        # The original keeps its own failure by definition; its first differing op was found on
+        # the program returning every value, where a candidate's is read from its own outputs.
+        if failure.criterion == Criterion.SAME:
+            fails = failure.target is not None
+        else:
+            fails = failure.shown(program, violations) is not None
+        if not fails:
+            found = "; ".join(str(v)[:200] for v in violations) or "no violation"
+            wanted = failure.describe() if failure.criterion != Criterion.SAME else "any failure"
+            raise UsageError(f"the program as read does not fail on {self.path} under {self.placement.name} ({wanted}): {found}")
+        self.verdicts[program.source() + program.inputs_source()] = True
+        self.best = program
+        return failure
+
+    def first_op(self, program: Program, violation: Violation) -> str | None:
+        """The original's first differing op (``locate``), else the op defining its first differing output."""
+        return self.locate(program, violation) or first_differing_op(program, violation)
+
+    def locate(self, program: Program, violation: Violation) -> str | None:
+        """Where ``program``'s wrong values start: the first differing op of the program returning
+        every value it defines (one more evaluation, counted as a query)."""
+        everything = every_value(program)
+        self.queries += 1
+        shown = self.violations(everything)
+        if shown is None:
+            return None
+        mismatch = next((v for v in shown[0] if v.oracle == OUTPUTS and same_failure(v, violation)), None)
+        return first_differing_op(everything, mismatch) if mismatch is not None else None
+
+    def minify(self, program: Program, failure: Failure) -> Result:
+        """``program`` reduced against ``failure`` (completed by ``establish``)."""
+        self.started = time.monotonic()
+        failure = self.establish(program, failure)
+        self.log(
+            f"fuzzdce minify: {program.n_ops} statements on {self.path} under {self.placement.name}; keeping {failure.describe()}"
+        )
+        interrupted = False
+        try:
+            current = program
+            for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
+                current = reduction(current, self.fails)
+                self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
+            current, _ = reductions.reduce(current, self.fails)
+            current = smaller_shapes(current, self.fails)
+        except KeyboardInterrupt:
+            interrupted = True
+        best = self.best
+        self.progress(force=True)
+        shown = self.violations(best) if not interrupted else None
+        violation = failure.shown(best, shown[0]) if shown is not None else None
+        return Result(
+            program,
+            best,
+            failure,
+            self.path,
+            self.placement.name,
+            self.queries,
+            time.monotonic() - self.started,
+            violation or failure.target,
+            interrupted,
+        )
+
+
+def smaller(a: Program, b: Program) -> bool:
+    """Is ``a`` smaller than ``b``: fewer statements (``findings.size``), then fewer input elements."""
+    return (size(a), input_elements(a)) < (size(b), input_elements(b))
+
+
+def input_elements(program: Program) -> int:
+    return sum(_numel(s.shape) for s in program.inputs if isinstance(s, TensorInput))
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+Fails = Callable[[Program], bool]
+
+
+# --- the reductions, in order -------------------------------------------------------------------------
+
+
+def dead_and_unused(program: Program, fails: Fails) -> Program:
+    """Every dead statement, then every unread input, dropped at once (one query each), when the
+    result still fails (a dead statement can matter: then the single-step passes take them one by one)."""
+    live = sorted(program.live_steps())
+    candidate = reductions.rebuilt(program, list(range(len(program.inputs))), live, program.outputs)
+    if candidate is not None and candidate.n_ops < program.n_ops and fails(candidate):
+        program = candidate
+    read = sorted(reductions.read_inputs(program))
+    if len(read) < len(program.inputs):
+        candidate = reductions.rebuilt(program, read, list(range(program.n_ops)), program.outputs)
+        if candidate is not None and fails(candidate):
+            program = candidate
+    return program
+
+
+def single_outputs(program: Program, fails: Fails) -> Program:
+    """The program returning one of its values alone, the first that fails (its dead code dropped
+    with it), when it returns several."""
+    if len(program.outputs) < 2:
+        return program
+    for output in program.outputs:
+        candidate = dead_and_unused(dataclasses.replace(program, outputs=(output,)), lambda p: True)
+        if fails(candidate):
+            return dead_and_unused(candidate, fails)
+    return program
+
+
+def prefix(program: Program, k: int) -> Program:
+    """The program cut after statement ``k``, returning what it defines, its dead code dropped."""
+    first = reductions.first_value(program, k)
+    cut = dataclasses.replace(program, steps=program.steps[: k + 1], outputs=tuple(range(first, first + program.steps[k].n_out)))
+    return dead_and_unused(cut, lambda p: True)
+
+
+def truncate(program: Program, fails: Fails) -> Program:
+    """The shortest failing prefix, by binary search over the cut (a failure a prefix shows, a
+    longer one shows too, as a rule; where not, ddmin still removes what it can)."""
+    low, high, best = 0, program.n_ops - 2, None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = prefix(program, middle)
+        if fails(candidate):
+            best, high = candidate, middle - 1
+        else:
+            low = middle + 1
+    return best if best is not None and smaller(best, program) else program
+
+
+def ddmin(program: Program, fails: Fails) -> Program:
+    """Delta debugging over windows of statements: the program split into ``n`` windows, each
+    window's removal tried (its values that kept statements read fed in as fresh inputs of their
+    shape and dtype); a removal that fails is kept and ``n`` drops by one, else ``n`` doubles, until
+    windows are single statements and none can go."""
+    n = 2
+    while program.n_ops >= 2:
+        specs = reductions.value_specs(program)
+        chunk = max(1, -(-program.n_ops // n))
+        removed = False
+        for start in range(0, program.n_ops, chunk):
+            window = range(start, min(start + chunk, program.n_ops))
+            if len(window) >= program.n_ops:
+                continue
+            candidate = reductions.without_range(program, window, specs)
+            if candidate is None:
+                continue
+            candidate = dead_and_unused(candidate, lambda p: True)
+            if smaller(candidate, program) and fails(candidate):
+                program, removed = candidate, True
+                break
+        if removed:
+            n = max(n - 1, 2)
+        elif chunk == 1:
+            return program
+        else:
+            n = min(2 * n, program.n_ops)
+    return program
+
+
+def halved_shapes(program: Program, which: list[int]) -> Program | None:
+    """``program`` with every dim of the tensor inputs ``which`` halved (rounded up; None when none changes)."""
+    inputs = list(program.inputs)
+    changed = False
+    for i in which:
+        spec = inputs[i]
+        if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
+            inputs[i] = dataclasses.replace(spec, shape=tuple((d + 1) // 2 for d in spec.shape))
+            changed = True
+    for i, spec in enumerate(inputs):  # a view keeps its base's shape
+        if isinstance(spec, TensorInput) and spec.view_of is not None:
+            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
+    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
+
+
+def shape_candidates(program: Program) -> Iterator[Program]:
+    """Every tensor input's dims halved together (shapes that broadcast keep doing so), then each input's alone."""
+    tensors = [i for i, s in enumerate(program.inputs) if isinstance(s, TensorInput)]
+    for which in [tensors, *([i] for i in tensors)]:
+        candidate = halved_shapes(program, which)
+        if candidate is not None:
+            yield candidate
+
+
+def smaller_shapes(program: Program, fails: Fails) -> Program:
+    """Smaller inputs where the failure allows: halving shapes while a halving still fails."""
+    while True:
+        for candidate in shape_candidates(program):
+            if fails(candidate):
+                program = candidate
+                break
+        else:
+            return program
+
+
+# --- finding a path -------------------------------------------------------------------------------------
+
+
+def first_failing_path(
+    evaluator: Evaluator, placement: Placement, program: Program, failure: Failure, timeout: float | None, paths=DEFAULT_PATHS
+) -> str:
+    """The first of ``paths`` on which ``program`` fails under ``placement`` (any violation for
+    ``SAME``); a ``UsageError`` when none does."""
+    for path in paths:
+        evaluation = evaluator(program, [placement], paths=[path], timeout=timeout, alone=True, cache=False)[placement.name]
+        if evaluation.invalid:
+            raise UsageError("eager PyTorch rejects the program as read (with fuzzdce's inputs): nothing to minify")
+        if failure.criterion == Criterion.SAME:
+            if evaluation.violations:
+                return path
+        elif failure.shown(program, evaluation.violations) is not None:
+            return path
+    raise UsageError(f"the program fails on none of the paths {', '.join(paths)} under {placement.name}")
+
+
+def run_minify(
+    program: Program,
+    failure: Failure,
+    placement: Placement,
+    *,
+    path: str | None = None,
+    timeout: float | None = None,
+    grace: float = GRACE_SECONDS,
+    log: Log = lambda line: None,
+) -> Result:
+    """Minify ``program`` against ``failure`` under ``placement`` on ``path`` (None: the first
+    failing path), each candidate in one sandboxed worker (``grace`` after its time limit, it is
+    killed and the candidate does not fail), the worker stopped at the end."""
+    evaluator = Evaluator(SandboxedJobs(grace=grace, name="minify worker"))
+    try:
+        if path is None:
+            path = first_failing_path(evaluator, placement, program, failure, timeout or MIN_TIMEOUT * 3)
+        return Minifier(evaluator, placement, path, timeout=timeout, log=log).minify(program, failure)
+    finally:
+        evaluator.close()

@@ -1,0 +1,245 @@
+"""``fuzzdce minify``: reading sources back into programs, the reductions against a stand-in, and
+real minifies of planted faults and a real Thunder bug (slow)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzzdce.core.findings import RAISES
+from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
+from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
+from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
+from fuzzdce.fuzzing import minify
+from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
+from fuzzdce.fuzzing.minify_sources import read_subject, report_path
+from fuzzdce.results.minified_script import standalone_script
+from fuzzdce.running.evaluate import Evaluation
+from fuzzdce.running.placements import resolve
+
+HERE = Path(__file__).parent
+REPORT_SCRIPT = HERE / "minify_sources" / "index_add_grad_report.py"
+
+UNARY = ("sin", "cos", "tanh", "neg", "abs", "atan")  # none is made of exp (sigmoid is: exp broken breaks it too)
+BINARY = ("mul", "sub", "maximum")
+
+
+def chain_program(n: int, fault: str, at: int, *, seed: int = 0, binary_fault: bool = False) -> Program:
+    """``n`` elementwise statements on two (3, 4) float32 inputs, each reading the last value (and
+    a random earlier one), with ``fault`` (``torch.FAULT``) at statement ``at`` alone; returns the
+    last three values."""
+    rng = random.Random(seed)
+    steps = []
+    for i in range(n):
+        last = 2 + i - 1 if i else 0
+        other = rng.randrange(0, 2 + i)
+        if i == at:
+            op = fault
+            binary = binary_fault
+        else:
+            binary = rng.random() < 0.4
+            op = rng.choice(BINARY if binary else UNARY)
+        if binary:
+            steps.append(Step(op, f"torch.{op}({{0}}, {{1}})", (Ref(last), Ref(other))))
+        else:
+            steps.append(Step(op, f"torch.{op}({{0}})", (Ref(last),)))
+    values = 2 + n
+    return Program((TensorInput((3, 4)), TensorInput((3, 4))), tuple(steps), (values - 3, values - 2, values - 1))
+
+
+# --- reading sources ---------------------------------------------------------------------------------
+
+
+def test_a_fuzzdce_program_reads_back_exactly():
+    """A program's own source and inputs, parsed, render the same text (seed and domains included)."""
+    original = Program(
+        (
+            TensorInput((2, 3), domain=Domain.POSITIVE),
+            TensorInput((3, 2), "float64", transposed=True),
+            TensorInput((2, 3), view_of=0),
+        ),
+        (
+            Step("log", "torch.log({0})", (Ref(0),)),
+            Step("split", "torch.split({0}, 1)", (Ref(1),), n_out=3),
+            Step("add", "{0} + {1}", (Ref(3), Ref(2))),
+        ),
+        (6, 4),
+        seed=7,
+    )
+    source = original.source() + "\n" + original.inputs_source()
+    specs, seed = inputs_of_make_inputs(source)
+    read = program_of_function(parse_function(source, "program"), specs, seed=seed)
+    assert (read.source(), read.inputs_source()) == (original.source(), original.inputs_source())
+
+
+def test_a_dynamo_forward_reads_as_straight_line_steps():
+    """Aliases and ``x = None`` are no statements; operators, methods, ``inf`` and annotations are kept."""
+    source = """
+class DynamoModule(torch.nn.Module):
+    def forward(self, L_x_: "f32[4]", L_y_: "f32[4]"):
+        l_x_ = L_x_
+        a: "f32[4]" = torch.sin(l_x_)
+        l_x_ = None
+        b = a * L_y_ + inf
+        c, d = torch.split(b, 2)
+        e = operator.getitem(c, 0)
+        return (e, a)
+"""
+    forward = parse_function(source, "forward")
+    program = program_of_function(forward, [TensorInput((4,)), TensorInput((4,))], skip_self=True)
+    assert program.ops == ["sin", "add", "split", "getitem"]
+    assert "v3 = v2 * v1 + float('inf')" in program.source()
+    assert program.function()(*program.make_inputs())[0].shape == ()
+
+
+def test_input_specs_keep_what_the_values_satisfy():
+    import torch
+
+    assert input_spec(torch.rand(3) + 1).domain == Domain.POSITIVE
+    assert input_spec(torch.tensor([0, 3, 1])).domain == Domain.SIGNED_ZEROS  # valid indices stay valid
+    assert input_spec(torch.tensor([1.0, float("nan")])).domain == Domain.NONFINITE
+    assert input_spec(2.5).value == 2.5
+
+
+def test_a_report_script_is_read_with_its_path_and_inputs():
+    subject = read_subject(str(REPORT_SCRIPT))
+    assert subject.path == "jit-grad"
+    assert "index_add" in subject.program.ops
+    assert subject.program.n_ops >= 10
+    assert report_path("compiled = thunderfx(model)", True) == "thunderfx"
+
+
+def test_a_function_and_its_inputs_factory_are_read(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch\n\n"
+        "def f(x, idx):\n    y = torch.sin(x)\n    z = y[idx]\n    return z\n\n"
+        "def inputs():\n    return [torch.rand(4, 3) + 1, torch.tensor([0, 3])]\n"
+    )
+    subject = read_subject(f"{model}:f", inputs="inputs")
+    assert subject.program.ops == ["sin", "getitem"]
+    assert [s.domain for s in subject.program.inputs] == [Domain.POSITIVE, Domain.SIGNED_ZEROS]
+    assert subject.notes  # the values are redrawn, and the user is told
+
+
+def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):
+    from test_records import BUG
+
+    from fuzzdce.results.store import write_bug
+
+    write_bug(tmp_path / BUG.id, BUG)
+    subject = read_subject(str(tmp_path / BUG.id))
+    assert (subject.path, subject.placement, subject.target.oracle) == ("jit", "symcall", "outputs")
+    assert subject.program.ops == ["add"]
+
+
+# --- the reductions, against a stand-in for Thunder --------------------------------------------------
+
+
+class StandIn:
+    """An ``Evaluator`` stand-in: a program fails (raises) when it holds ``op``; counts evaluations."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+        self.evaluations = 0
+
+    def __call__(self, program, placements, *, paths, **kwargs):
+        self.evaluations += 1
+        evaluation = Evaluation(program, placements[0].name, Outcome(EAGER, STOCK))
+        if self.op in program.ops:
+            evaluation.violations.append(
+                Violation(RAISES, paths[0], f"RuntimeError: {self.op} broken", "RuntimeError", "thunder/x.py:f", cause="x")
+            )
+        return {placements[0].name: evaluation}
+
+
+def test_a_200_statement_program_reduces_to_the_broken_op_against_a_stand_in(stock):
+    program = chain_program(200, "exp", 137)
+    stand_in = StandIn("exp")
+    result = Minifier(stand_in, stock, "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
+    assert result.program.ops == ["exp"]
+    assert result.queries == stand_in.evaluations - 1  # every candidate asked once; the last replay is no query
+    assert result.line().startswith("200 statements -> 1 in ")
+
+
+def test_the_result_is_1_minimal_and_ctrl_c_keeps_the_smallest(stock):
+    program = chain_program(60, "exp", 30)
+
+    class Interrupting(StandIn):
+        def __call__(self, program, placements, **kwargs):
+            if self.evaluations == 12:
+                raise KeyboardInterrupt
+            return super().__call__(program, placements, **kwargs)
+
+    result = Minifier(Interrupting("exp"), stock, "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
+    assert result.interrupted and "exp" in result.program.ops and result.program.n_ops < 60
+
+
+def test_first_differing_op_names_the_op_defining_the_first_differing_output():
+    program = chain_program(5, "add", 2, binary_fault=True)
+    every = minify.every_value(program)  # returns v2 .. v6: output[2] is v4, the add's
+    assert first_differing_op(every, Violation("outputs", "jit", "output[2]: Tensor-likes are not close!", "Mismatch")) == "add"
+    assert first_differing_op(every, Violation("outputs", "jit", "grad call output: x", "Mismatch")) is None
+    assert first_differing_op(every, Violation("raises", "jit", "output[2]: x", "RuntimeError")) is None
+
+
+def test_the_standalone_script_runs_eager_and_compiled_and_compares():
+    program = chain_program(3, "exp", 1)
+    script = standalone_script(program, "jit-grad", headline='raises: "quoted"')
+    compile(script, "repro.py", "exec")
+    assert "class DynamoModule(torch.nn.Module):" in script and "def test_repro():" in script
+    assert "thunder.jit(fn)" in script and "GRAD = True" in script
+
+
+# --- real minifies (each starts a worker and compiles many candidates) ----------------------------------
+
+
+@pytest.mark.slow
+def test_a_200_statement_program_with_one_planted_broken_op_minifies_to_that_op():
+    program = chain_program(200, "exp", 123)
+    result = run_minify(program, Failure(Criterion.SAME), resolve("planted:exp_raises"), path="jit")
+    assert result.program.ops == ["exp"]
+    assert "planted: exp is broken" in result.violation.message
+
+
+@pytest.mark.slow
+def test_a_value_mismatch_keeps_its_first_differing_op():
+    """``add`` computes ``sub``: the minimal program is the ``add`` alone, not a later op reading it."""
+    program = chain_program(40, "add", 17, binary_fault=True)
+    result = run_minify(program, Failure(Criterion.SAME), resolve("planted:add_computes_sub"), path="jit")
+    assert result.failure.first_op == "add"
+    assert result.program.ops == ["add"]
+    assert result.violation.oracle == "outputs"
+
+
+@pytest.mark.slow
+def test_a_hanging_candidate_is_cut_by_the_time_limit_and_the_minify_goes_on():
+    """Returning the ``tanh`` value alone hangs Thunder; that candidate is killed, and the minify
+    finds the ``exp`` alone."""
+    program = Program(
+        (TensorInput((3,)), TensorInput((3,))),
+        (Step("exp", "torch.exp({0})", (Ref(0),)), Step("tanh", "torch.tanh({0})", (Ref(1),))),
+        (3, 2),
+    )
+    result = run_minify(
+        program, Failure(Criterion.SAME), resolve("planted:exp_raises_tanh_hangs"), path="jit", timeout=3.0, grace=1.0
+    )
+    assert result.program.ops == ["exp"]
+
+
+@pytest.mark.slow
+def test_a_thunder_report_script_minifies_to_the_op_without_a_grad_rule(tmp_path):
+    """A real Thunder 0.2.6 bug (index_add has no grad rule) in a script ``thunder.dynamo.report`` wrote."""
+    from fuzzdce.cli import main
+
+    assert main(["minify", str(REPORT_SCRIPT), "--out", str(tmp_path)]) == 0
+    script = (tmp_path / "repro.py").read_text()
+    assert "torch.index_add(" in script and "torch.sin(" not in script
+    assert "gradient transform" in (tmp_path / "issue.md").read_text()
+    # The script stands alone: torch and Thunder only, exit 1 while the bug is there.
+    ran = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1 and "Failed to find a gradient transform" in ran.stderr
