@@ -44,12 +44,15 @@ def mismatch_key(label: str, call: Call, expected: Call) -> str:
     return f"{label} call: an output's requires_grad is {actual[first]}, eager's {wanted[first]}"
 
 
-def finite_grads(call: Call, inputs: list | None) -> Call:
+def finite_grads(call: Call, inputs: list | None, grad_inputs: list[int] | None = None) -> Call:
     """``call`` with each gradient's elements zeroed where its input's were not finite. Gradients
-    are those of the floating inputs, in order (only floating inputs require grad)."""
+    are those of the inputs that required grad (``grad_inputs``: their positions, eager's call's),
+    in order; without positions, of the floating inputs."""
     if call.grads is None or not inputs:
         return call
-    floating = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    if grad_inputs is None:
+        grad_inputs = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    floating = [inputs[i] for i in grad_inputs if i < len(inputs)]
     grads = []
     for grad, x in zip(call.grads, floating):
         if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not bool(torch.isfinite(x).all()):
@@ -66,7 +69,9 @@ def finite_only(outcome: Outcome, reference: Outcome) -> tuple[Outcome, Outcome]
         calls = {}
         for label, call in o.calls.items():
             expected = reference.calls.get(label)
-            calls[label] = finite_grads(call, expected.inputs_after if expected is not None else None)
+            calls[label] = finite_grads(
+                call, expected.inputs_after if expected is not None else None, expected.grad_inputs if expected is not None else None
+            )
         return dataclasses.replace(o, calls=calls)
 
     return masked(outcome), masked(reference)
