@@ -28,6 +28,7 @@ from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
+from fuzzdce.results.standalone import script_of_folder
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -279,6 +280,11 @@ def add_merge_arguments(merge: argparse.ArgumentParser) -> None:
 def add_issue_arguments(issue: argparse.ArgumentParser) -> None:
     issue.add_argument("bug", metavar="BUG", help="a bug id (or a unique prefix of one), or a bug folder")
     issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
+    issue.add_argument(
+        "--script",
+        action="store_true",
+        help="print only the issue's standalone reproducer (torch and Thunder alone): python/pytest it",
+    )
 
 
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
@@ -451,7 +457,8 @@ def report_main(args) -> int:
 
 def issue_main(args) -> int:
     """``fuzzdce issue``: one bug's Markdown issue body."""
-    print(issue_markdown(find_bug(args.findings, args.bug)), end="")
+    folder = find_bug(args.findings, args.bug)
+    print(script_of_folder(folder) if args.script else issue_markdown(folder), end="")
     return 0
 
 

@@ -228,7 +228,11 @@ def test_a_requires_grad_mismatch_keeps_its_identity_when_a_returned_value_goes(
 # a finding of stock's: thunder.jit's output requires grad where eager's does not, 0.2.6 and main.)
 MIXED_GRAD = Program(
     (TensorInput((2, 3)), TensorInput((3,), requires_grad=False)),
-    (Step("sin", "torch.sin({0})", (Ref(0),)), Step("cos", "torch.cos({0})", (Ref(1),)), Step("mul", "torch.mul({0}, {1})", (Ref(2), Ref(3)))),
+    (
+        Step("sin", "torch.sin({0})", (Ref(0),)),
+        Step("cos", "torch.cos({0})", (Ref(1),)),
+        Step("mul", "torch.mul({0}, {1})", (Ref(2), Ref(3))),
+    ),
     (4,),
     seed=2,
 )

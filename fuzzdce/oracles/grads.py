@@ -70,7 +70,9 @@ def finite_only(outcome: Outcome, reference: Outcome) -> tuple[Outcome, Outcome]
         for label, call in o.calls.items():
             expected = reference.calls.get(label)
             calls[label] = finite_grads(
-                call, expected.inputs_after if expected is not None else None, expected.grad_inputs if expected is not None else None
+                call,
+                expected.inputs_after if expected is not None else None,
+                expected.grad_inputs if expected is not None else None,
             )
         return dataclasses.replace(o, calls=calls)
 

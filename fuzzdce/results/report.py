@@ -44,9 +44,10 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     """One short block from a bug record: what, where, how often, the message, the minimal program,
     and ``reproduce`` (how to rerun it) when given."""
     known = f"   known: {record.known}" if record.known else ""
+    upstream = f"   {record.upstream}" if record.upstream is not None else ""
     confirmed = "" if record.confirmed is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- bug {record.id} under {', '.join(record.placements)}{known}{confirmed}",
+        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}{confirmed}",
         f"    {', '.join(record.oracles)} on {', '.join(record.paths)}: {plural(len(record.members), 'finding')}, "
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
