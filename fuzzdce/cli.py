@@ -38,7 +38,7 @@ from fuzzdce.results.store import (
     read_results,
     read_summary,
 )
-from fuzzdce.running.builds import BuildWorker, against_name, against_spec
+from fuzzdce.running.builds import FUZZDCE_ROOT, BuildWorker, against_name, against_spec, parse_build
 from fuzzdce.running.doctor import diagnosis
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -230,6 +230,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
 
 def add_build_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument(
+        "--thunder",
+        metavar="DIR|git:REPO_DIR@REF|ARCHIVE",
+        help="the Thunder to run as stock, instead of the one installed: a directory holding thunder/ (a checkout), "
+        "REF's thunder/ in a git checkout, or a .tar.gz holding thunder/ (a snapshot of main); fuzzdce starts again "
+        "with it first on PYTHONPATH, and reports name its version and commit",
+    )
+    command.add_argument(
         "--build",
         action="append",
         default=[],
@@ -322,7 +329,15 @@ def main(argv: list[str] | None = None) -> int:
     # the command line itself, now for a caller in this process (which may have run for hours).
     args.started_at = process_started_at() if argv is None else time.time()
     if argv is None:  # the command line itself (not a caller in this process): may start afresh
+        try:
+            start_under_thunder(args)
+        except UsageError as e:
+            print(f"fuzzdce: error: {e}", file=sys.stderr)
+            return 2
         same_hash_seed_everywhere(args)
+    elif getattr(args, "thunder", None):
+        print("fuzzdce: error: --thunder starts fuzzdce again: give it on the command line", file=sys.stderr)
+        return 2
     quiet_library_warnings()
     try:
         return SUBCOMMANDS_BY_NAME[args.command].run(args)
@@ -361,6 +376,33 @@ def chosen_reference(args) -> str:
         return args.reference
     against = getattr(args, "against", ())
     return against_name(against[0]) if against else STOCK
+
+
+# Set in the process ``--thunder TARGET`` started again: the target, so that it starts once.
+THUNDER_TARGET_ENV = "FUZZDCE_THUNDER"
+
+
+def start_under_thunder(args) -> None:
+    """``--thunder TARGET``: start again with TARGET's Thunder first on ``PYTHONPATH`` (before this
+    fuzzdce, before the venv's Thunder), so that it is stock in this process, its lanes and workers;
+    a git ref or an archive is extracted first (``builds.parse_build``). Returns in the process that
+    already runs under it, after checking that it imports that Thunder."""
+    target = getattr(args, "thunder", None)
+    if not target:
+        return
+    _, build = parse_build(f"stock={target}")
+    if not build.path or build.python != sys.executable:
+        raise UsageError(f"--thunder {target}: give a directory holding thunder/, git:REPO_DIR@REF or a .tar.gz")
+    directory = Path(build.path[0])
+    if os.environ.get(THUNDER_TARGET_ENV) == target:
+        import thunder  # noqa: PLC0415 - the check is of what this process imports
+
+        if Path(thunder.__file__).resolve().parent.parent != directory.resolve():
+            raise UsageError(f"--thunder {target}: this process imports {thunder.__file__}, not {directory}/thunder")
+        return
+    entries = [str(directory), FUZZDCE_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    environment = {**os.environ, THUNDER_TARGET_ENV: target, "PYTHONPATH": os.pathsep.join(entries)}
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environment)
 
 
 def same_hash_seed_everywhere(args) -> None:

@@ -52,6 +52,9 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
+    shown = [f"{name} = {record.thunders[name]}" for name in record.placements if name in record.thunders]
+    if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
+        lines.append(f"    shown on: {'; '.join(shown)}")
     if record.needs_nonfinite:
         lines.append("    needs a NaN or infinite input: wrong values only where IEEE special values go in")
     if record.shrink:
