@@ -41,6 +41,9 @@ from fuzzdce.running.execution import _detach, _flat_tensors, backward
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
 
+# The call labels the printed functions compare with (the script holds them as literals).
+PLAIN, GRAD = str(CallLabel.PLAIN), str(CallLabel.GRAD)
+
 # The oracles the script checks itself; the others it can only run the path for.
 CHECKED = ("raises", "outputs", "grads", "mutations", "guards", "splits", "names")
 
@@ -156,7 +159,7 @@ def script(record: BugRecord, repro_text: str = "") -> str:
         "# --- how each failing path compiles (fuzzdce.running.paths) ---",
         *compile_parts,
         "# --- the calls, as the campaign made them, and the comparison with eager ---",
-        f"TOLERANCES = {tolerances_source()}",
+        f"TOLERANCES = {tolerances_source()}\nPLAIN, GRAD = {PLAIN!r}, {GRAD!r}  # the calls' labels",
         *(inspect.getsource(f).rstrip() for f in PRINTED),
         *(t.rstrip() for t in tests),
         main.rstrip(),
@@ -189,9 +192,9 @@ def script_of_folder(folder: Path) -> str:
 
 def inputs_of(label: str):
     """The inputs of the call ``label``: plain, grad (the inputs drawn to require grad do), or a guard call's."""
-    if label == "plain":
+    if label == PLAIN:
         return make_inputs()  # noqa: F821 - defined in the script
-    if label == "grad":
+    if label == GRAD:
         return make_inputs(requires_grad=True)  # noqa: F821
     return globals()["GUARD_INPUTS"][label]()
 
@@ -209,7 +212,7 @@ def make_call(fn, label: str, device=None) -> dict:
         outputs = _flat_tensors(result)
         call["outputs"] = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
         call["requires_grad"] = [o.requires_grad for o in outputs]
-        if label == "grad":
+        if label == GRAD:
             call["stage"] = "backward"
             call["grad_inputs"] = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
             call["grads"] = backward(outputs, inputs)
