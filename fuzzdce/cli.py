@@ -390,7 +390,11 @@ def start_under_thunder(args) -> None:
     target = getattr(args, "thunder", None)
     if not target:
         return
-    _, build = parse_build(f"stock={target}")
+    try:
+        _, build = parse_build(f"stock={target}")
+    except UsageError as e:
+        why = str(e).removeprefix("build 'stock': ")
+        raise UsageError(f"--thunder {target}: {why}") from None
     if not build.path or build.python != sys.executable:
         raise UsageError(f"--thunder {target}: give a directory holding thunder/, git:REPO_DIR@REF or a .tar.gz")
     directory = Path(build.path[0])
