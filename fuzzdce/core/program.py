@@ -349,7 +349,9 @@ class Program:
 
     def __repr__(self) -> str:
         shapes = ", ".join(
-            f"v{i}: {s.dtype}{list(s.shape)}" if isinstance(s, TensorInput) else f"v{i}: {s.value!r}"
+            f"v{i}: {s.dtype}{list(s.shape)}{_grad_note(s) and ' (no grad)'}"
+            if isinstance(s, TensorInput)
+            else f"v{i}: {s.value!r}"
             for i, s in enumerate(self.inputs)
         )
         return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
