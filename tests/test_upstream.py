@@ -169,6 +169,6 @@ def test_run_with_thunder_fuzzes_a_snapshot_as_stock_and_names_its_commit(tmp_pa
     assert (
         f"reference: stock = {main_line}" in run.stdout and ", git 1e22aacb1aef (archive thunder-1e22aacb1.tar.gz)" in run.stdout
     )
-    assert f"    shown on: stock = {main_line}" in run.stdout  # the minimum bug: no VJP on main either
+    assert f"    shown on: {main_line}" in run.stdout and "(archive thunder-1e22aacb1.tar.gz) (as stock)" in run.stdout
     bug = next((tmp_path / "f").glob("*/bug.json"))
     assert "git 1e22aacb1aef" in json.loads(bug.read_text())["thunders"]["stock"]

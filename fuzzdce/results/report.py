@@ -52,9 +52,9 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
-    shown = [f"{name} = {record.thunders[name]}" for name in record.placements if name in record.thunders]
+    shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
-        lines.append(f"    shown on: {'; '.join(shown)}")
+        lines.append(f"    shown on: {shown}")
     if record.needs_nonfinite:
         lines.append("    needs a NaN or infinite input: wrong values only where IEEE special values go in")
     if record.shrink:
@@ -67,6 +67,17 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     if reproduce is not None:
         lines.append(f"    reproduce: {reproduce}")
     return lines
+
+
+def shown_on(record: BugRecord) -> str:
+    """Which Thunders showed the bug (version, path, commit), each once: placements patching the
+    same Thunder are named together ("thunder 0.2.6 at ... (as stock, rdnp)")."""
+    by_thunder: dict[str, list[str]] = {}
+    for name in record.placements:
+        if name in record.thunders:
+            base = record.thunders[name].split(", patched by placement ", 1)[0]
+            by_thunder.setdefault(base, []).append(name)
+    return "; ".join(f"{thunder} (as {', '.join(names)})" for thunder, names in by_thunder.items())
 
 
 def roles_lines(summary: RunSummary) -> list[str]:
