@@ -5,7 +5,8 @@ venv is read, so neither is fuzzdce's editable install; torch and Thunder come f
 on ``PYTHONPATH``). It must fail on a Thunder showing the bug and pass on one that does not: a
 planted fault is the bug made absent or present at will (stock Thunder, or Thunder with the cos
 gradient's sign flipped by a module that imports Thunder alone); a real Thunder 0.2.6 bug (no VJP
-for ``minimum``) shows that a shared bug's script fails on the Thunder installed.
+for ``minimum``) shows that a shared bug's script fails on the Thunder installed, under python and
+pytest, and passes once the missing grad rule is registered.
 """
 
 import json
@@ -50,6 +51,25 @@ def flipped(a):
 
 
 transforms._grad_fn_map[prims.PrimIDs.COS] = langctx(Languages.TORCH)(flipped)
+"""
+
+
+# The real bug fixed, without fuzzdce: minimum's grad rule, written as Thunder writes maximum's.
+MINIMUM_GRAD = """
+from thunder.core import prims
+from thunder.core.transforms import get_grad, put_grad, register_grad
+
+
+def minimum_grad(a, b, /):
+    forward = prims.minimum(a, b)
+    g = get_grad(forward)
+    shared = prims.where(a == b, g / 2, g)  # ties split the gradient, as maximum's rule does
+    put_grad(a, prims.where(a > b, 0.0, shared))
+    put_grad(b, prims.where(b > a, 0.0, shared))
+    return forward
+
+
+register_grad(prims.PrimIDs.MINIMUM, minimum_grad)
 """
 
 
@@ -121,7 +141,7 @@ def test_a_planted_bugs_script_fails_on_a_thunder_carrying_it_and_passes_on_one_
 
 
 @pytest.mark.slow
-def test_a_real_shared_bugs_script_fails_on_thunder_as_installed_under_python_and_pytest(shared_bug, tmp_path):
+def test_a_real_shared_bugs_script_fails_on_thunder_as_installed_and_passes_once_fixed(shared_bug, tmp_path):
     folder, bug = shared_bug
     script = written_script(folder, bug, tmp_path)
     run = run_without_fuzzdce(script)
@@ -130,6 +150,8 @@ def test_a_real_shared_bugs_script_fails_on_thunder_as_installed_under_python_an
     under_pytest = run_without_fuzzdce(script, pytest_it=True)
     assert under_pytest.returncode == 1 and "1 failed" in under_pytest.stdout, under_pytest.stdout[-3000:]
     assert "AssertionError: jit-grad differs from eager" in under_pytest.stdout
+    fixed = run_without_fuzzdce(script, plant=MINIMUM_GRAD)  # the same Thunder, the rule it lacks added
+    assert fixed.returncode == 0 and "ok: test_jit_grad" in fixed.stdout, fixed.stdout + fixed.stderr[-3000:]
 
 
 def test_the_issue_text_lists_each_failing_path_once_and_holds_the_script(planted_bug):
