@@ -34,6 +34,7 @@ from fuzzdce.results.minified_script import minified_issue, standalone_script
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.repro import Reproduced, overall
+from fuzzdce.results.standalone import script_of_folder
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -43,7 +44,7 @@ from fuzzdce.results.store import (
     read_results,
     read_summary,
 )
-from fuzzdce.running.builds import BuildWorker, against_name, against_spec
+from fuzzdce.running.builds import FUZZDCE_ROOT, BuildWorker, against_name, against_spec, parse_build
 from fuzzdce.running.doctor import diagnosis
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
@@ -235,6 +236,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
 
 def add_build_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument(
+        "--thunder",
+        metavar="DIR|git:REPO_DIR@REF|ARCHIVE",
+        help="the Thunder to run as stock, instead of the one installed: a directory holding thunder/ (a checkout), "
+        "REF's thunder/ in a git checkout, or a .tar.gz holding thunder/ (a snapshot of main); fuzzdce starts again "
+        "with it first on PYTHONPATH, and reports name its version and commit",
+    )
+    command.add_argument(
         "--build",
         action="append",
         default=[],
@@ -285,6 +293,11 @@ def add_merge_arguments(merge: argparse.ArgumentParser) -> None:
 def add_issue_arguments(issue: argparse.ArgumentParser) -> None:
     issue.add_argument("bug", metavar="BUG", help="a bug id (or a unique prefix of one), or a bug folder")
     issue.add_argument("--findings", default=DEFAULT_FINDINGS_DIR, metavar="DIR", help="findings folder holding the bug")
+    issue.add_argument(
+        "--script",
+        action="store_true",
+        help="print only the issue's standalone reproducer (torch and Thunder alone): python/pytest it",
+    )
 
 
 def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
@@ -372,7 +385,15 @@ def main(argv: list[str] | None = None) -> int:
     # the command line itself, now for a caller in this process (which may have run for hours).
     args.started_at = process_started_at() if argv is None else time.time()
     if argv is None:  # the command line itself (not a caller in this process): may start afresh
+        try:
+            start_under_thunder(args)
+        except UsageError as e:
+            print(f"fuzzdce: error: {e}", file=sys.stderr)
+            return 2
         same_hash_seed_everywhere(args)
+    elif getattr(args, "thunder", None):
+        print("fuzzdce: error: --thunder starts fuzzdce again: give it on the command line", file=sys.stderr)
+        return 2
     quiet_library_warnings()
     try:
         return SUBCOMMANDS_BY_NAME[args.command].run(args)
@@ -415,6 +436,37 @@ def chosen_reference(args) -> str:
         return args.reference
     against = getattr(args, "against", ())
     return against_name(against[0]) if against else STOCK
+
+
+# Set in the process ``--thunder TARGET`` started again: the target, so that it starts once.
+THUNDER_TARGET_ENV = "FUZZDCE_THUNDER"
+
+
+def start_under_thunder(args) -> None:
+    """``--thunder TARGET``: start again with TARGET's Thunder first on ``PYTHONPATH`` (before this
+    fuzzdce, before the venv's Thunder), so that it is stock in this process, its lanes and workers;
+    a git ref or an archive is extracted first (``builds.parse_build``). Returns in the process that
+    already runs under it, after checking that it imports that Thunder."""
+    target = getattr(args, "thunder", None)
+    if not target:
+        return
+    try:
+        _, build = parse_build(f"stock={target}")
+    except UsageError as e:
+        why = str(e).removeprefix("build 'stock': ")
+        raise UsageError(f"--thunder {target}: {why}") from None
+    if not build.path or build.python != sys.executable:
+        raise UsageError(f"--thunder {target}: give a directory holding thunder/, git:REPO_DIR@REF or a .tar.gz")
+    directory = Path(build.path[0])
+    if os.environ.get(THUNDER_TARGET_ENV) == target:
+        import thunder  # noqa: PLC0415 - the check is of what this process imports
+
+        if Path(thunder.__file__).resolve().parent.parent != directory.resolve():
+            raise UsageError(f"--thunder {target}: this process imports {thunder.__file__}, not {directory}/thunder")
+        return
+    entries = [str(directory), FUZZDCE_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    environment = {**os.environ, THUNDER_TARGET_ENV: target, "PYTHONPATH": os.pathsep.join(entries)}
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environment)
 
 
 def same_hash_seed_everywhere(args) -> None:
@@ -518,7 +570,8 @@ def report_main(args) -> int:
 
 def issue_main(args) -> int:
     """``fuzzdce issue``: one bug's Markdown issue body."""
-    print(issue_markdown(find_bug(args.findings, args.bug)), end="")
+    folder = find_bug(args.findings, args.bug)
+    print(script_of_folder(folder) if args.script else issue_markdown(folder), end="")
     return 0
 
 

@@ -3,7 +3,7 @@ is listed under, and the parsed command line becomes the campaign the flags name
 
 import argparse
 
-from fuzzdce.cli import FLAG_GROUPS, RUN, RUN_FLAGS, add_run_arguments, config_from, parser
+from fuzzdce.cli import FLAG_GROUPS, RUN, RUN_FLAGS, add_run_arguments, config_from, main, parser
 from fuzzdce.fuzzing.config import GROUP_OF
 
 
@@ -37,3 +37,9 @@ def test_the_help_has_one_section_per_group():
     text = run.format_help()
     for group, about in FLAG_GROUPS.items():
         assert f"{group}: {about}:" in text
+
+
+def test_thunder_starts_fuzzdce_again_so_only_the_command_line_takes_it(capsys):
+    """``--thunder`` restarts the process with that Thunder first on the path: a caller's main() cannot."""
+    assert main(["run", "--thunder", "/no/such/thunder"]) == 2
+    assert "--thunder starts fuzzdce again: give it on the command line" in capsys.readouterr().err

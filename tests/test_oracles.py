@@ -213,3 +213,44 @@ def test_a_requires_grad_mismatch_keeps_its_identity_when_a_returned_value_goes(
     assert identity([True, False], [True, True]) == identity([False], [True])
     assert identity([False], [True]) != identity([True], [False])
     assert grads.requires_grad_mismatches(outcome("jit", [True, False]), outcome("eager", [True, False])) == []
+
+
+# sin(v0) * cos(v1), v1 drawn not to require grad: one gradient, v0's. (Returning cos(v1) too is
+# a finding of stock's: thunder.jit's output requires grad where eager's does not, 0.2.6 and main.)
+MIXED_GRAD = Program(
+    (TensorInput((2, 3)), TensorInput((3,), requires_grad=False)),
+    (
+        Step("sin", "torch.sin({0})", (Ref(0),)),
+        Step("cos", "torch.cos({0})", (Ref(1),)),
+        Step("mul", "torch.mul({0}, {1})", (Ref(2), Ref(3))),
+    ),
+    (4,),
+    seed=2,
+)
+
+
+def test_grads_follow_each_inputs_own_flag_and_stay_silent_on_stock():
+    evaluation = evaluate_under(MIXED_GRAD, "stock", paths=["jit-grad"])["stock"]
+    assert evaluation.violations == []
+    grad_call = evaluation.reference.calls["grad"]
+    assert grad_call.grad_inputs == [0] and len(grad_call.grads) == 1
+
+
+def test_a_flipped_grad_is_caught_on_an_input_that_requires_grad_beside_one_that_does_not():
+    mixed = Program(
+        (TensorInput((3,), requires_grad=False), TensorInput((3,))),
+        (Step("mul", "torch.mul({0}, {1})", (Ref(0), Ref(1))), Step("cos", "torch.cos({0})", (Ref(2),))),
+        (3,),
+        seed=2,
+    )
+    evaluations = evaluate_under(mixed, "planted:cos_grad_flipped", paths=["jit-grad"])
+    assert "grads" in oracles_hit(evaluations["planted:cos_grad_flipped"])
+    assert evaluations["stock"].violations == []
+
+
+def test_finite_grads_masks_the_inputs_that_required_grad():
+    """Gradients are per input that required grad: the mask of a non-finite input follows the positions."""
+    inputs = [torch.tensor([1.0, 2.0]), torch.tensor([float("nan"), 1.0])]
+    call = Call(CallLabel.GRAD, grads=[torch.tensor([5.0, 5.0])], grad_inputs=[1])
+    (masked,) = grads.finite_grads(call, inputs, [1]).grads
+    assert masked.tolist() == [0.0, 5.0]

@@ -131,3 +131,21 @@ def test_planted_single_op_fault_shrinks_to_one_op():
     )
     assert minimal.n_ops == 1, minimal
     assert not wrong_outputs(minimal, "stock")
+
+
+def test_each_input_requires_grad_as_drawn():
+    """A floating input drawn not to require grad stays so on a grad call, and its source says so."""
+    p = Program((TensorInput((2,)), TensorInput((2,), requires_grad=False), TensorInput((2,), "int64")), (), (0,), seed=3)
+    grads = p.make_inputs(requires_grad=True)
+    assert [x.requires_grad for x in grads] == [True, False, False]
+    assert [x.requires_grad for x in p.make_inputs()] == [False, False, False]
+    assert "# never requires grad" in p.inputs_source().splitlines()[4]
+    assert "requires_grad_" not in p.inputs_source().splitlines()[4]
+
+
+def test_programs_mix_inputs_that_require_grad_with_inputs_that_do_not():
+    def mixed(p):
+        floating = [s for s in p.inputs if isinstance(s, TensorInput) and s.dtype.startswith("float") and s.view_of is None]
+        return len({s.requires_grad for s in floating}) == 2
+
+    find(programs(), mixed, settings=SEARCH)

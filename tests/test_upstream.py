@@ -146,3 +146,29 @@ def test_the_merge_shows_dce_activity_against_its_parent_and_dce_sound_passes():
 
 # Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
 pytestmark = pytest.mark.slow
+
+
+MINIMUM = Program(
+    (TensorInput((3,)), TensorInput((3,))), (Step("minimum", "torch.minimum({0}, {1})", (Ref(0), Ref(1))),), (2,), seed=1
+)
+
+
+@pytest.mark.slow
+def test_run_with_thunder_fuzzes_a_snapshot_as_stock_and_names_its_commit(tmp_path):
+    """``fuzzdce run --thunder ARCHIVE``: the snapshot is stock (fuzzdce starts again with it first on
+    PYTHONPATH), and the report names its version and commit (from the archive's header), for the
+    campaign and for each bug."""
+    archive = snapshot(MAIN).split("=", 1)[1]
+    env = {**os.environ, "FUZZDCE_BUILD_CACHE": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    command = [sys.executable, "-m", "fuzzdce", "run", "--thunder", archive, "--placement", "stock", "--path", "jit-grad"]
+    command += ["--op", "minimum", "--max-examples", "2", "--jobs", "1", "--seed", "1", "--findings", str(tmp_path / "f")]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    main_line = f"thunder 0.2.7.dev0 at {tmp_path / 'cache'}/archive-"
+    assert (
+        f"reference: stock = {main_line}" in run.stdout and ", git 1e22aacb1aef (archive thunder-1e22aacb1.tar.gz)" in run.stdout
+    )
+    assert f"    shown on: {main_line}" in run.stdout and "(archive thunder-1e22aacb1.tar.gz) (as stock)" in run.stdout
+    bug = next((tmp_path / "f").glob("*/bug.json"))
+    assert "git 1e22aacb1aef" in json.loads(bug.read_text())["thunders"]["stock"]

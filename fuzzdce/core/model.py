@@ -110,6 +110,9 @@ class Call:
     outputs: list[Any] | None = None
     output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
     grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
+    # The positions of the inputs that required grad (what ``grads`` follows): each input's own
+    # flag, drawn per input (``TensorInput.requires_grad``)
+    grad_inputs: list[int] | None = None
     inputs_after: list[Any] | None = None  # every input's value once the call (and backward) ran
     error: ErrorInfo | None = None
     stage: CallStage | str = ""  # where ``error`` happened; empty while none did

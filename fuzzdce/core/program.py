@@ -136,10 +136,19 @@ class TensorInput:
     # ``inputs[view_of][...]``, so a write through either shows in both. The pair is what in-place
     # ops may write among the inputs (``strategies.programs.tensor_inputs`` marks it writable).
     view_of: int | None = None
+    # Whether a grad call's inputs make this one require grad (only floating tensors can; a view
+    # follows its base), drawn per input as PyTorch's OpInfo samples do: programs mix inputs that
+    # require grad with inputs that do not, and outputs that require grad with outputs that do not.
+    requires_grad: bool = True
 
     @property
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
+
+    @property
+    def can_require_grad(self) -> bool:
+        """A grad call makes it require grad: a floating tensor drawn to."""
+        return self.requires_grad and self.dtype.startswith(("float", "bfloat"))
 
 
 # What a Python number input is, by its type: the name ``Meta.dtype`` and ``NumberInput.dtype`` give it.
@@ -320,7 +329,8 @@ class Program:
         return self.steps[step].line(self.first_value(step))
 
     def inputs_source(self) -> str:
-        """A ``make_inputs(requires_grad=False)`` function building this program's (seeded) inputs."""
+        """A ``make_inputs(requires_grad=False)`` function building this program's (seeded) inputs;
+        with ``requires_grad``, the floating inputs drawn to require grad do (the others say so)."""
         lines = [
             "def make_inputs(requires_grad=False):",
             f"    g = torch.Generator().manual_seed({self.seed})",
@@ -328,12 +338,12 @@ class Program:
         if any(spec.view_of is not None for spec in self.inputs):  # built in order: views need their base
             lines.append("    inputs = []")
             for spec in self.inputs:
-                lines.append(f"    inputs.append({_input_expression(spec)})")
+                lines.append(f"    inputs.append({_input_expression(spec)}){_grad_note(spec)}")
             lines.append("    return inputs")
             return "\n".join(lines) + "\n"
         lines.append("    return [")
         for spec in self.inputs:
-            lines.append(f"        {_input_expression(spec)},")
+            lines.append(f"        {_input_expression(spec)},{_grad_note(spec)}")
         lines.append("    ]")
         return "\n".join(lines) + "\n"
 
@@ -353,7 +363,9 @@ class Program:
 
     def __repr__(self) -> str:
         shapes = ", ".join(
-            f"v{i}: {s.dtype}{list(s.shape)}" if isinstance(s, TensorInput) else f"v{i}: {s.value!r}"
+            f"v{i}: {s.dtype}{list(s.shape)}{_grad_note(s) and ' (no grad)'}"
+            if isinstance(s, TensorInput)
+            else f"v{i}: {s.value!r}"
             for i, s in enumerate(self.inputs)
         )
         return f"Program(seed={self.seed}; {shapes})\n{self.source()}"
@@ -390,6 +402,12 @@ def input_expression(spec: Input) -> str:
     return _input_expression(spec)
 
 
+def _grad_note(spec: Input) -> str:
+    """A comment on a floating input drawn not to require grad, which a grad call leaves so."""
+    floating = isinstance(spec, TensorInput) and spec.dtype.startswith(("float", "bfloat"))
+    return "  # never requires grad" if floating and not spec.requires_grad and spec.view_of is None else ""
+
+
 def _input_expression(spec: Input) -> str:
     if isinstance(spec, (NumberInput, StringInput)):
         return repr(spec.value)
@@ -406,7 +424,7 @@ def _input_expression(spec: Input) -> str:
         expr = floating.format(shape=repr(shape), dtype=dtype)
     if view:
         expr = f"({expr}){view}" if " " in expr else expr + view
-    if spec.dtype.startswith(("float", "bfloat")):  # only floating tensors can require grad
+    if spec.can_require_grad:  # only floating tensors can require grad; the others drawn not to
         # detach(): a view (or a sum) is not a leaf, and only leaves may be made to require grad.
         expr = f"({expr}).detach()" if (view or " " in expr) else expr
         expr += ".requires_grad_(requires_grad)"

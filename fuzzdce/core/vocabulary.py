@@ -35,7 +35,7 @@ class CallLabel(StrEnum):
     """
 
     PLAIN = "plain"  # the inputs as drawn
-    GRAD = "grad"  # floating inputs require grad: forward, then backward
+    GRAD = "grad"  # the floating inputs drawn to require grad do: forward, then backward
     RESIZED = "resized"  # other input shapes, on the same compiled function (symbolic values)
     # Guard calls (``Outcome.guard_calls``), made after the traces are recorded: each differs from the
     # plain call in one property the prologue checks, so the cached computation must not be reused
@@ -43,7 +43,7 @@ class CallLabel(StrEnum):
     GUARD_SHAPE = "guard-shape"  # other sizes, every size above 1 grown alike
     GUARD_RANK = "guard-rank"  # one more leading dimension on every tensor input
     GUARD_DTYPE = "guard-dtype"  # the first tensor input in another dtype (float32 <-> float64, ...)
-    GUARD_REQUIRES_GRAD = "guard-requires-grad"  # floating inputs require grad (forward only)
+    GUARD_REQUIRES_GRAD = "guard-requires-grad"  # the inputs drawn to require grad do (forward only)
     GUARD_STRIDES = "guard-strides"  # the first tensor input transposed (or strided) the other way
     GUARD_NUMBER_VALUE = "guard-number-value"  # the first number input with another value of its type
     GUARD_NUMBER_TYPE = "guard-number-type"  # the first number input as another type (int <-> float, bool -> int)

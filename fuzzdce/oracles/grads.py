@@ -62,12 +62,15 @@ def requires_grad_direction(call: Call, expected: Call) -> str:
     return f"requires_grad {actual[first]} where eager's is {wanted[first]}"
 
 
-def finite_grads(call: Call, inputs: list | None) -> Call:
+def finite_grads(call: Call, inputs: list | None, grad_inputs: list[int] | None = None) -> Call:
     """``call`` with each gradient's elements zeroed where its input's were not finite. Gradients
-    are those of the floating inputs, in order (only floating inputs require grad)."""
+    are those of the inputs that required grad (``grad_inputs``: their positions, eager's call's),
+    in order; without positions, of the floating inputs."""
     if call.grads is None or not inputs:
         return call
-    floating = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    if grad_inputs is None:
+        grad_inputs = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    floating = [inputs[i] for i in grad_inputs if i < len(inputs)]
     grads = []
     for grad, x in zip(call.grads, floating):
         if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not bool(torch.isfinite(x).all()):
@@ -84,7 +87,11 @@ def finite_only(outcome: Outcome, reference: Outcome) -> tuple[Outcome, Outcome]
         masked = {}
         for label, call in calls.items():
             expected = reference.calls.get(label)
-            masked[label] = finite_grads(call, expected.inputs_after if expected is not None else None)
+            masked[label] = finite_grads(
+                call,
+                expected.inputs_after if expected is not None else None,
+                expected.grad_inputs if expected is not None else None,
+            )
         return masked
 
     def masked(o: Outcome) -> Outcome:

@@ -208,6 +208,9 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
             "not recorded" if first_seen is None else f"{first_seen:.0f} s ({first_seen / 60:.1f} min) into the campaign",
         ),
     ]
+    if bug.upstream is not None:
+        link = f'<a href="{escape(bug.upstream.url)}">{escape(str(bug.upstream))}</a>'
+        rows.append(("upstream", link))
     if bug.known:
         rows.append(("known", escape(str(bug.known))))
     if bug.confirmed is False:

@@ -12,6 +12,7 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord
+from fuzzdce.results.standalone import failing_paths, patch_needed, script
 from fuzzdce.results.store import REPRO_FILE, TRACE_DIFF_FILE, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -36,6 +37,26 @@ def thunder_lines(record: BugRecord) -> list[str]:
     ]
 
 
+def actual_lines(record: BugRecord) -> list[str]:
+    """What each failing path did, each path once: its compile call, its calls, and each oracle's
+    message there (the first finding's, a path's findings being one failure seen by several calls)."""
+    lines = []
+    for name, oracles in failing_paths(record).items():
+        path = PATHS[name]
+        messages = []
+        for oracle in oracles:
+            member = next(m for m in record.members if m.path == name and m.oracle == oracle)
+            messages.append(f"{oracle}: {member.message[:400]}")
+        lines.append(f"- `{name}` (`{path.compile.__name__}`, {', '.join(path.calls)} call): " + "; ".join(messages))
+    return lines
+
+
+def repro_text(folder: Path) -> str:
+    """The bug's repro.py ("" when the folder has none): where the guard calls' inputs are."""
+    repro = folder / REPRO_FILE
+    return repro.read_text() if repro.is_file() else ""
+
+
 def issue_markdown(folder: Path) -> str:
     """The issue body for the bug saved in ``folder``."""
     record = read_bug(folder)
@@ -47,6 +68,7 @@ def issue_markdown(folder: Path) -> str:
         f"**Verdict:** {record.verdict}. **Versions:** {versions}. No GPU needed (CPU).",
         "",
         *thunder_lines(record),
+        *([f"- {record.upstream}: {record.upstream.url}"] if record.upstream is not None else []),
         "",
         f"## Minimal program ({record.n_ops} op{'s' if record.n_ops != 1 else ''})",
         "",
@@ -64,13 +86,22 @@ def issue_markdown(folder: Path) -> str:
         "",
     ]
     lines += [f"- {ORACLES[o].description}." for o in record.oracles]
-    lines += ["", "## Actual", ""]
-    for m in record.members:
-        path = PATHS[m.path]
-        lines.append(f"- `{m.path}` (`{path.compile.__name__}`, {', '.join(path.calls)} call), {m.oracle}: {m.message[:400]}")
+    lines += ["", "## Actual", "", *actual_lines(record)]
+    patch = patch_needed(record)
     lines += [
         "",
         "## Reproduce",
+        "",
+        "With torch and Thunder alone: save this as `repro_" + record.id + ".py` and run `python repro_" + record.id + ".py` "
+        "(or `pytest` it). It fails with an AssertionError saying what differs from eager while the bug is present, "
+        "and passes once it is fixed.",
+        *(["", patch] if patch else []),
+        "",
+        "```python",
+        script(record, repro_text(folder)).rstrip(),
+        "```",
+        "",
+        "With fuzzdce, every check of every oracle, under the placement that showed it:",
         "",
         "```",
         f"python {folder / REPRO_FILE}" + ("" if placement == STOCK else f"   # applies placement {placement}"),

@@ -24,7 +24,7 @@ from pathlib import Path
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised_types
 from fuzzdce.core.signatures import short_id
-from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical
+from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical, upstream_of
 from fuzzdce.results.report import plural
 from fuzzdce.results.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, read_bugs, read_summary, write_bug
 
@@ -171,7 +171,8 @@ def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecor
         first_seen_seconds=first_seen,
     )
     reason = known_reason(record, known) or first_known(c.record.known for c in group)
-    return replace(record, known=reason)
+    upstream = upstream_of(known_reason(record, known)) or next((c.record.upstream for c in group if c.record.upstream), None)
+    return replace(record, known=reason, upstream=upstream)
 
 
 def merged_bugs(sources: Sequence[Source], known: Mapping[str, str]) -> list[tuple[BugRecord, Path]]:

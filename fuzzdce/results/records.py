@@ -48,6 +48,57 @@ def check_schema(data: Mapping[str, Any], path: Path | str) -> None:
         )
 
 
+# --- upstream references ------------------------------------------------------------------------------
+
+UPSTREAM_REPO = "Lightning-AI/lightning-thunder"
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """An issue or pull request of Thunder's tracker that a known bug is (a known-findings entry's
+    ``upstream``): what the report, bug.json and the HTML page show next to the bug."""
+
+    number: int
+    title: str = ""
+    repo: str = UPSTREAM_REPO
+    kind: str = "issue"  # or "pull"
+
+    def __str__(self) -> str:
+        return f"known upstream: {self.repo}#{self.number}" + (f" ({self.title})" if self.title else "")
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/{'pull' if self.kind == 'pull' else 'issues'}/{self.number}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repo": self.repo, "number": self.number, "title": self.title, "kind": self.kind}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Upstream | None:
+        return None if not data else cls(**known_fields(cls, data))
+
+
+class KnownReason(str):
+    """A known-findings entry's reason, with the entry's upstream reference (or None) riding along:
+    triage matches and carries the reason as the text it is, and the record of the bug it lands on
+    reads ``upstream`` from it (``upstream_of``)."""
+
+    upstream: Upstream | None
+
+    def __new__(cls, reason: str, upstream: Upstream | None = None) -> KnownReason:
+        made = super().__new__(cls, reason)
+        made.upstream = upstream
+        return made
+
+    def __reduce__(self):  # lanes receive the known file pickled
+        return KnownReason, (str(self), self.upstream)
+
+
+def upstream_of(reason: str | None) -> Upstream | None:
+    """The upstream reference a known reason carries (None for a plain reason, or none)."""
+    return getattr(reason, "upstream", None)
+
+
 # --- bugs -------------------------------------------------------------------------------------------
 
 
@@ -175,11 +226,12 @@ class BugRecord:
     shrink: str | None = None  # set when the program is not known to be at its minimum
     versions: dict[str, str] = field(default_factory=dict)
     needs_nonfinite: bool = False  # wrong values that need a NaN or infinite input (``findings.Bug``)
+    upstream: Upstream | None = None  # the tracker's issue or pull request, from the known-findings entry
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
         "id", "key", "verdict", "placements", "placement", "paths", "oracles", "message", "count",
-        "first_seen_seconds", "n_ops", "n_inputs", "known", "confirmed",
+        "first_seen_seconds", "n_ops", "n_inputs", "known", "upstream", "confirmed",
     )  # fmt: skip
 
     @classmethod
@@ -217,6 +269,7 @@ class BugRecord:
             program=program.source(),
             inputs=program.inputs_source(),
             known=bug.known_reason,
+            upstream=upstream_of(bug.known_reason),
             confirmed=bug.confirmed,
             shrink=bug.shrink_note,
             needs_nonfinite=bug.needs_nonfinite,
@@ -247,6 +300,7 @@ class BugRecord:
             "program": self.program,
             "inputs": self.inputs,
             "known": self.known,
+            "upstream": None if self.upstream is None else self.upstream.to_json(),
             "confirmed": self.confirmed,
             "shrink": self.shrink,
             "needs_nonfinite": self.needs_nonfinite,
@@ -263,6 +317,7 @@ class BugRecord:
             if name in values:
                 values[name] = tuple(values[name])
         values["members"] = tuple(MemberRecord.from_json(m) for m in data.get("members", ()))
+        values["upstream"] = Upstream.from_json(values.get("upstream"))
         return cls(**values)
 
     def summary_entry(self, folder: str | None) -> dict[str, Any]:

@@ -44,13 +44,17 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     """One short block from a bug record: what, where, how often, the message, the minimal program,
     and ``reproduce`` (how to rerun it) when given."""
     known = f"   known: {record.known}" if record.known else ""
+    upstream = f"   {record.upstream}" if record.upstream is not None else ""
     confirmed = "" if record.confirmed is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- bug {record.id} under {', '.join(record.placements)}{known}{confirmed}",
+        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}{confirmed}",
         f"    {', '.join(record.oracles)} on {', '.join(record.paths)}: {plural(len(record.members), 'finding')}, "
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
+    shown = shown_on(record)
+    if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
+        lines.append(f"    shown on: {shown}")
     if record.needs_nonfinite:
         lines.append("    needs a NaN or infinite input: wrong values only where IEEE special values go in")
     if record.shrink:
@@ -63,6 +67,17 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     if reproduce is not None:
         lines.append(f"    reproduce: {reproduce}")
     return lines
+
+
+def shown_on(record: BugRecord) -> str:
+    """Which Thunders showed the bug (version, path, commit), each once: placements patching the
+    same Thunder are named together ("thunder 0.2.6 at ... (as stock, rdnp)")."""
+    by_thunder: dict[str, list[str]] = {}
+    for name in record.placements:
+        if name in record.thunders:
+            base = record.thunders[name].split(", patched by placement ", 1)[0]
+            by_thunder.setdefault(base, []).append(name)
+    return "; ".join(f"{thunder} (as {', '.join(names)})" for thunder, names in by_thunder.items())
 
 
 def roles_lines(summary: RunSummary) -> list[str]:

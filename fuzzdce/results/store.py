@@ -32,7 +32,7 @@ from fuzzdce.core.findings import Bug
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.subsymbols import printed
 from fuzzdce.core.vocabulary import Verdict
-from fuzzdce.results.records import BugRecord, RunSummary, check_schema
+from fuzzdce.results.records import BugRecord, KnownReason, RunSummary, Upstream, check_schema
 from fuzzdce.results.repro import script
 
 DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
@@ -249,6 +249,9 @@ def load_known(path: str | os.PathLike) -> dict[str, str]:
 
     The file is JSON: a list of ``{"signature": ..., "reason": ...}`` (summary.json's findings
     entries can be pasted as they are, with a reason added), or one object mapping signature to reason.
+    An entry may name the bug in Thunder's tracker: ``"upstream": {"number": N, "title": ...}``
+    (optional ``"repo"``, default Lightning-AI/lightning-thunder, and ``"kind"``: issue or pull); its
+    reason then carries it (``records.KnownReason``) to the bug's record and reports.
     """
     try:
         data = json.loads(Path(path).read_text())
@@ -268,5 +271,22 @@ def load_known(path: str | os.PathLike) -> dict[str, str]:
             raise UsageError(f"known-findings file {path}: entry {i} needs a string 'signature' and a string 'reason'")
         if not entry["reason"].strip():
             raise UsageError(f"known-findings file {path}: entry {i} ({entry['signature'][:40]}) has an empty reason")
-        known[entry["signature"]] = entry["reason"]
+        known[entry["signature"]] = KnownReason(entry["reason"], upstream_entry(path, i, entry.get("upstream")))
     return known
+
+
+def upstream_entry(path, i: int, data) -> Upstream | None:
+    """Entry ``i``'s upstream reference, checked; None when it has none."""
+    if data is None:
+        return None
+    if not (
+        isinstance(data, dict)
+        and isinstance(data.get("number"), int)
+        and set(data) <= {"number", "title", "repo", "kind"}
+        and data.get("kind", "issue") in ("issue", "pull")
+    ):
+        raise UsageError(
+            f"known-findings file {path}: entry {i}'s upstream must be "
+            '{"number": N, "title": TITLE} (optional "repo": OWNER/NAME, "kind": "issue" or "pull")'
+        )
+    return Upstream(**data)

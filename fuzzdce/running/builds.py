@@ -116,12 +116,15 @@ def materialize_git(repo_text: str, ref: str) -> tuple[Path, str]:
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
             tar.extractall(scratch, filter="data")
         _publish(scratch, target)
+    record_origin(target, f"git {commit[:12]}")
     return target, commit
 
 
 def materialize_archive(archive: Path) -> Path:
     """The ``thunder/`` package in a tar archive (at its top or one folder down, as in
-    ``thunder-<commit>.tar.gz``), extracted once into the cache keyed by the archive's content."""
+    ``thunder-<commit>.tar.gz``), extracted once into the cache keyed by the archive's content.
+    ``git archive`` writes the commit into the tarball's header (``comment``), which the extraction
+    keeps as its origin."""
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:20]
     target = cache_root() / f"archive-{digest}"
     if not (target / "thunder" / "__init__.py").is_file():
@@ -140,7 +143,39 @@ def materialize_archive(archive: Path) -> Path:
             for entry in tops[0].iterdir():
                 entry.rename(scratch / entry.name)
         _publish(scratch, target)
+    record_origin(target, archive_origin(archive))
     return target
+
+
+def archive_origin(archive: Path) -> str:
+    """``git COMMIT (archive NAME)`` when the tarball's header names the commit, else empty."""
+    with contextlib.suppress(tarfile.TarError, OSError), tarfile.open(archive) as tar:
+        commit = tar.pax_headers.get("comment", "")
+        if re.fullmatch(r"[0-9a-f]{40}", commit):
+            return f"git {commit[:12]} (archive {archive.name})"
+    return ""
+
+
+# A materialized Thunder's origin (``git COMMIT``), kept beside its ``thunder/`` package: a directory
+# extracted from a commit or an archive is no git checkout, and its commit is what a report must name.
+ORIGIN_FILE = ".fuzzdce-origin"
+
+
+def record_origin(target: Path, origin: str) -> None:
+    """Keep ``origin`` beside the extraction at ``target`` (written once, by whichever process is first)."""
+    if not origin:
+        return
+    with contextlib.suppress(OSError):
+        if origin_of(target) != origin:
+            (target / ORIGIN_FILE).write_text(origin + "\n")
+
+
+def origin_of(directory: Path) -> str:
+    """The origin recorded beside a materialized Thunder (``git COMMIT (archive NAME)``), else empty."""
+    try:
+        return (directory / ORIGIN_FILE).read_text().strip()
+    except OSError:
+        return ""
 
 
 def _made(directory: Path) -> Path:
@@ -191,11 +226,12 @@ def describe_thunder(placement: Placement) -> str:
         if not build.path:
             return f"the thunder of {build.python} (build {placement.name}={build})"
         directory = Path(build.path[0])
-        return f"thunder {thunder_version(directory)} at {directory / 'thunder'} (build {placement.name}={build})"
+        origin = git_commit_of(directory) or origin_of(directory)
+        return f"thunder {thunder_version(directory)} at {directory / 'thunder'}{', ' + origin if origin else ''} (build {placement.name}={build})"
     import thunder  # this process's Thunder: importing it is what a campaign does anyway
 
     directory = Path(thunder.__file__).resolve().parent.parent
-    commit = git_commit_of(directory)
+    commit = git_commit_of(directory) or origin_of(directory)
     here = f"thunder {thunder_version(directory)} at {directory / 'thunder'}{', ' + commit if commit else ''}"
     return here if placement.is_stock else f"{here}, patched by placement {placement.name}"
 

@@ -8,7 +8,7 @@ time is the whole cost of fuzzing, so nothing here compiles twice.
 Calls are labelled, and eager's reference outcome makes every labelled call a path can make:
 
 - ``plain``: inputs as drawn, no grad;
-- ``grad``: floating inputs require grad, forward then backward with seeded cotangents;
+- ``grad``: the floating inputs drawn to require grad do, forward then backward with seeded cotangents;
 - ``resized``: no grad, on other input shapes consistent with the program (see ``resized_program``).
 """
 
@@ -240,6 +240,7 @@ def make_call(
         call.output_requires_grad = [o.requires_grad for o in outputs]
         if grad:
             call.stage = CallStage.BACKWARD
+            call.grad_inputs = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
             call.grads = backward(outputs, inputs, [t.dtype for t in _flat_tensors(like.outputs)] if like is not None else None)
         call.stage = ""
         call.inputs_after = _detach(inputs)
@@ -468,7 +469,7 @@ def guard_candidates(program, label: CallLabel) -> list:
     if label == CallLabel.GUARD_DTYPE:
         return [_with_input(program, i, dtype=OTHER_DTYPE[s.dtype]) for i, s in tensors[:1] if s.dtype in OTHER_DTYPE]
     if label == CallLabel.GUARD_REQUIRES_GRAD:
-        return [program] if any(s.dtype.startswith(("float", "bfloat")) for _, s in tensors) else []
+        return [program] if any(s.can_require_grad for _, s in tensors) else []
     if label == CallLabel.GUARD_STRIDES:
         for i, s in tensors:
             if len(s.shape) >= 2 and s.shape[-1] > 1 and s.shape[-2] > 1:

@@ -104,7 +104,8 @@ def tensor_inputs(
     strings: tuple[tuple[str, ...], ...] = (),
 ):
     """1..max_inputs input tensor specs with mutually broadcastable shapes (0-4 dims, sides 0-4),
-    dtypes, value domains and layouts (transposed or strided views) drawn per input; sometimes a
+    dtypes, value domains, layouts (transposed or strided views) and whether a grad call makes
+    them require grad drawn per input; sometimes a
     Python number, and a string from one of ``strings`` (the catalog's string choices)."""
     dtype_choice = st.sampled_from(dtypes) if weights is None else weighted(dtypes, weights.dtypes)
     domain_choice = st.sampled_from(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
@@ -163,6 +164,9 @@ def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, 
             transposed=len(shape) > 1 and draw(rarely()),
             domain=integral_domain(dtype, draw(domain_choice)),
             strided=len(shape) > 0 and draw(rarely()),
+            # One input in four does not require grad on a grad call (drawn for every dtype, so
+            # that shrinking a dtype leaves the later draws in place); shrinks towards requiring it.
+            requires_grad=not draw(rarely()),
         )
         for k, shape in enumerate(shapes)
     )

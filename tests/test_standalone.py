@@ -1,0 +1,190 @@
+"""The standalone reproducer of ``fuzzdce issue`` (torch and Thunder only) and upstream references.
+
+Each script runs in a process that cannot import fuzzdce (``python -S``: no ``.pth`` file of the
+venv is read, so neither is fuzzdce's editable install; torch and Thunder come from site-packages
+on ``PYTHONPATH``). It must fail on a Thunder showing the bug and pass on one that does not: a
+planted fault is the bug made absent or present at will (stock Thunder, or Thunder with the cos
+gradient's sign flipped by a module that imports Thunder alone); a real Thunder 0.2.6 bug (no VJP
+for ``minimum``) shows that a shared bug's script fails on the Thunder installed, under python and
+pytest, and passes once the missing grad rule is registered.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from sample_programs import DEAD_CODE_PROGRAM
+
+from fuzzdce.cli import main
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.results.html_report import REPORT_FILE, write_report
+from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.records import Upstream
+from fuzzdce.results.report import render
+from fuzzdce.results.standalone import script_of_folder
+from fuzzdce.results.store import load_known, read_bug
+
+# A real bug of Thunder 0.2.6 (and main): torch.minimum has no gradient rule in thunder.jit.
+MINIMUM = Program(
+    (TensorInput((3,)), TensorInput((3,))),
+    (Step("minimum", "torch.minimum({0}, {1})", (Ref(0), Ref(1))),),
+    (2,),
+    seed=1,
+)
+
+# The planted fault without fuzzdce: what a Thunder carrying the bug is, imported before the script runs.
+FLIPPED_COS = """
+from thunder.core import prims, transforms
+from thunder.core.langctxs import Languages, langctx
+
+
+def flipped(a):
+    forward = prims.cos(a)
+    transforms.put_grad(a, transforms.get_grad(forward) * prims.sin(a))
+    return forward
+
+
+transforms._grad_fn_map[prims.PrimIDs.COS] = langctx(Languages.TORCH)(flipped)
+"""
+
+
+# The real bug fixed, without fuzzdce: minimum's grad rule, written as Thunder writes maximum's.
+MINIMUM_GRAD = """
+from thunder.core import prims
+from thunder.core.transforms import get_grad, put_grad, register_grad
+
+
+def minimum_grad(a, b, /):
+    forward = prims.minimum(a, b)
+    g = get_grad(forward)
+    shared = prims.where(a == b, g / 2, g)  # ties split the gradient, as maximum's rule does
+    put_grad(a, prims.where(a > b, 0.0, shared))
+    put_grad(b, prims.where(b > a, 0.0, shared))
+    return forward
+
+
+register_grad(prims.PrimIDs.MINIMUM, minimum_grad)
+"""
+
+
+def observed(folder: Path, placements, program, paths, **settings):
+    """``program`` observed by a campaign writing to ``folder``; its bugs."""
+    config = CampaignConfig.of(tuple(placements), tuple(paths), findings_dir=str(folder), **settings)
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.observe(program)
+    return campaign, campaign.ledger.bugs()
+
+
+def run_without_fuzzdce(script: Path, *, plant: str = "", pytest_it: bool = False) -> subprocess.CompletedProcess:
+    """``script`` in a process where fuzzdce cannot be imported: ``python -S``, site-packages on the
+    path for torch and Thunder; ``plant``: a module run first (a Thunder carrying a fault)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env["PYTHONPATH"] = sysconfig.get_paths()["purelib"]
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # fuzzdce's pytest plugin is an entry point
+    if pytest_it:
+        command = [sys.executable, "-S", "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
+    else:
+        command = [sys.executable, "-S", "-c", f"{plant}\nimport runpy\nrunpy.run_path({str(script)!r}, run_name='__main__')"]
+    return subprocess.run(command, cwd=script.parent, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def shared_bug(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shared")
+    _, bugs = observed(folder, ["stock"], MINIMUM, ["jit-grad"])
+    (bug,) = bugs
+    return folder, bug
+
+
+@pytest.fixture(scope="module")
+def planted_bug(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("planted")
+    _, bugs = observed(folder, ["stock", "planted:cos_grad_flipped"], DEAD_CODE_PROGRAM, ["jit-grad"])
+    (bug,) = [b for b in bugs if b.verdict == "regression"]
+    return folder, bug
+
+
+def written_script(folder: Path, bug, tmp_path: Path) -> Path:
+    script = tmp_path / f"repro_{bug.id}.py"
+    script.write_text(script_of_folder(folder / bug.id))
+    return script
+
+
+@pytest.mark.slow
+def test_fuzzdce_cannot_be_imported_where_scripts_run(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import torch, thunder\ntry:\n    import fuzzdce\nexcept ImportError:\n    print('no fuzzdce')\n")
+    run = run_without_fuzzdce(probe)
+    assert run.returncode == 0 and "no fuzzdce" in run.stdout, run.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_planted_bugs_script_fails_on_a_thunder_carrying_it_and_passes_on_one_without(planted_bug, tmp_path):
+    folder, bug = planted_bug
+    script = written_script(folder, bug, tmp_path)
+    text = script.read_text()
+    assert "import fuzzdce" not in text and "from fuzzdce" not in text
+    assert "must carry that patch" in text and "planted:cos_grad_flipped" in text
+    carrying = run_without_fuzzdce(script, plant=FLIPPED_COS)
+    assert carrying.returncode == 1, carrying.stdout + carrying.stderr[-3000:]
+    assert "FAIL test_jit_grad: jit-grad differs from eager:" in carrying.stdout
+    assert "grad call grads (of inputs [0, 1])[0]: Tensor-likes are not close!" in carrying.stdout
+    without = run_without_fuzzdce(script)
+    assert without.returncode == 0, without.stdout + without.stderr[-3000:]
+    assert "ok: test_jit_grad" in without.stdout
+
+
+@pytest.mark.slow
+def test_a_real_shared_bugs_script_fails_on_thunder_as_installed_and_passes_once_fixed(shared_bug, tmp_path):
+    folder, bug = shared_bug
+    script = written_script(folder, bug, tmp_path)
+    run = run_without_fuzzdce(script)
+    assert run.returncode == 1, run.stdout + run.stderr[-3000:]
+    assert "grad call (forward): Thunder raised where eager did not: RuntimeError" in run.stdout
+    under_pytest = run_without_fuzzdce(script, pytest_it=True)
+    assert under_pytest.returncode == 1 and "1 failed" in under_pytest.stdout, under_pytest.stdout[-3000:]
+    assert "AssertionError: jit-grad differs from eager" in under_pytest.stdout
+    fixed = run_without_fuzzdce(script, plant=MINIMUM_GRAD)  # the same Thunder, the rule it lacks added
+    assert fixed.returncode == 0 and "ok: test_jit_grad" in fixed.stdout, fixed.stdout + fixed.stderr[-3000:]
+
+
+def test_the_issue_text_lists_each_failing_path_once_and_holds_the_script(planted_bug):
+    folder, bug = planted_bug
+    text = issue_markdown(folder / bug.id)
+    actual = text.split("## Actual", 1)[1].split("## Reproduce", 1)[0]
+    assert actual.count("- `jit-grad`") == 1
+    assert '```python\n"""Thunder bug found by fuzzdce' in text and "def test_jit_grad():" in text
+    assert "must carry that patch" in text and "repro.py" in text
+    assert main(["issue", bug.id, "--findings", str(folder), "--script"]) == 0
+
+
+def test_an_upstream_reference_goes_from_the_known_file_to_the_report_bug_json_and_page(shared_bug, tmp_path, capsys):
+    _, bug = shared_bug
+    known_file = tmp_path / "known.json"
+    upstream = {"number": 1234, "title": "minimum has no grad rule"}
+    known_file.write_text(json.dumps([{"signature": bug.id, "reason": "filed", "upstream": upstream}]))
+    folder = tmp_path / "f"
+    campaign, (again,) = observed(folder, ["stock"], MINIMUM, ["jit-grad"], known=load_known(known_file))
+    record = read_bug(folder / again.id)
+    assert record.upstream == Upstream(1234, "minimum has no grad rule")
+    assert json.loads((folder / again.id / "bug.json").read_text())["upstream"]["number"] == 1234
+    campaign.write_summary()
+    summary = campaign.summary()
+    report = render(summary, folder)
+    assert (
+        f"--- bug {again.id} under stock   known upstream: Lightning-AI/lightning-thunder#1234 (minimum has no grad rule)"
+        in report
+    )
+    write_report(folder)
+    page = (folder / REPORT_FILE).read_text()
+    assert 'href="https://github.com/Lightning-AI/lightning-thunder/issues/1234"' in page
+    assert "- known upstream: Lightning-AI/lightning-thunder#1234" in issue_markdown(folder / again.id)
+    # An entry without one still reads, as before.
+    known_file.write_text(json.dumps([{"signature": bug.id, "reason": "filed"}]))
+    assert load_known(known_file)[bug.id] == "filed" and load_known(known_file)[bug.id].upstream is None
