@@ -33,7 +33,6 @@ from pathlib import Path
 import torch
 
 from fuzzdce.core.model import STOCK, CallLabel
-from fuzzdce.oracles.outputs import TOLERANCES
 from fuzzdce.results.records import BugRecord
 from fuzzdce.results.store import REPRO_FILE, read_bug
 from fuzzdce.running import execution
@@ -159,7 +158,7 @@ def script(record: BugRecord, repro_text: str = "") -> str:
         "# --- how each failing path compiles (fuzzdce.running.paths) ---",
         *compile_parts,
         "# --- the calls, as the campaign made them, and the comparison with eager ---",
-        f"TOLERANCES = {tolerances_source()}\nPLAIN, GRAD = {PLAIN!r}, {GRAD!r}  # the calls' labels",
+        f"PLAIN, GRAD = {PLAIN!r}, {GRAD!r}  # the calls' labels",
         *(inspect.getsource(f).rstrip() for f in PRINTED),
         *(t.rstrip() for t in tests),
         main.rstrip(),
@@ -170,15 +169,6 @@ def script(record: BugRecord, repro_text: str = "") -> str:
 def textwrap_line(text: str, width: int = 100) -> str:
     """``text`` wrapped for the docstring."""
     return "\n".join(textwrap.wrap(text, width))
-
-
-def tolerances_source() -> str:
-    """The outputs oracle's tolerances by dtype, as a literal the script holds."""
-    entries = ", ".join(
-        f"torch.{str(dtype).removeprefix('torch.')}: dict({', '.join(f'{k}={v!r}' for k, v in tol.items())})"
-        for dtype, tol in TOLERANCES.items()
-    )
-    return "{" + entries + "}"
 
 
 def script_of_folder(folder: Path) -> str:
@@ -224,19 +214,16 @@ def make_call(fn, label: str, device=None) -> dict:
 
 
 def differs(actual, expected, what: str, inputs=()) -> list[str]:
-    """Why ``actual`` is not ``expected`` (``torch.testing.assert_close``, NaN equal, the tolerance
-    of the loosest floating dtype among the value's and the inputs'): [] when they agree."""
+    """Why ``actual`` is not ``expected`` (``torch.testing.assert_close`` with the value's own
+    dtype's default tolerances, NaN equal; integers exactly): [] when they agree."""
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             return [f"{what}: {actual!r}, eager's {expected!r}"]
         return [reason for i, (a, e) in enumerate(zip(actual, expected)) for reason in differs(a, e, f"{what}[{i}]", inputs)]
     if isinstance(expected, str) or expected is None:
         return [] if actual == expected else [f"{what}: {actual!r}, eager's {expected!r}"]
-    dtypes = [getattr(expected, "dtype", None), *(x.dtype for x in inputs if isinstance(x, torch.Tensor))]
-    known = [d for d in dtypes if d in TOLERANCES]
-    tolerance = TOLERANCES[max(known, key=lambda d: TOLERANCES[d]["rtol"])] if known else {}
     try:
-        torch.testing.assert_close(actual, expected, equal_nan=True, **tolerance)
+        torch.testing.assert_close(actual, expected, equal_nan=True)
     except AssertionError as e:
         return [f"{what}: " + "; ".join(line.strip() for line in str(e).strip().splitlines()[:4] if line.strip())]
     except Exception as e:  # values assert_close cannot compare
