@@ -20,11 +20,13 @@ dtype) is a finding, identified by its exception as ``raises`` identifies one.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
-from fuzzdce.core.faults import exception_fault, value_fault
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare, float64_value
+from fuzzdce.oracles.raises import raised as raised_to_caller
 
 # One finding per path, whichever property a program varied: which guard let the call through
 # is in the message (a guard fault shows on every property it checks, each drawn by chance).
@@ -41,20 +43,11 @@ def unsupported(error: ErrorInfo) -> bool:
 
 
 def raised(outcome: Outcome, label: CallLabel, e: ErrorInfo) -> Violation:
-    """A guard call's internal error as a violation, identified by its exception (as ``raises``
-    identifies one), the property varied in the message."""
-    fault, site = exception_fault(e)
-    return Violation(
-        "guards",
-        outcome.path,
-        f"{label.property_varied} varied: {e.type} ({label} call, {outcome.guard_calls[label].stage}): {e.message}",
-        e.type,
-        e.frame,
-        key=f"{e.type}: {e.message}",
-        cause=f"{e.type}: {e.message} @ {e.frame}",
-        fault=fault,
-        site=site,
-    )
+    """A guard call's internal error as a violation, identified by its exception as ``raises``
+    identifies one (``raises.raised``), the property varied in the message."""
+    stage = outcome.guard_calls[label].stage
+    as_raised = raised_to_caller(outcome.path, e, f" ({label} call, {stage})")
+    return dataclasses.replace(as_raised, oracle="guards", message=f"{label.property_varied} varied: {as_raised.message}")
 
 
 def mismatch(call, expected, float64=None) -> str | None:
