@@ -123,12 +123,12 @@ def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_p
 
 
 @pytest.mark.slow
-def test_known_file_of_finding_ids_still_suppresses_their_bugs(planted_run, tmp_path):
-    """Known-findings files written before bugs existed listed each finding: they keep working."""
+def test_a_known_file_of_bug_ids_suppresses_their_bugs(planted_run, tmp_path):
+    """A bug is known by its identity (its id): a known file of the run's bug ids exits 0."""
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
-    members = [m for b in summary["bugs"]["regression"] for m in b["members"]]
-    known.write_text(json.dumps([{"signature": m["id"], "reason": "filed upstream"} for m in members]))
+    bugs = summary["bugs"]["regression"]
+    known.write_text(json.dumps([{"signature": b["id"], "reason": "filed upstream"} for b in bugs]))
     rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
     assert rerun.returncode == 0, rerun.stdout[-3000:]
 

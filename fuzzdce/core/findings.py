@@ -30,7 +30,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
-from fuzzdce.core.faults import UNBOUND_NAME, fault_of, is_value, nameless, raised_kind, signature, value_fault  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
+from fuzzdce.core.faults import UNBOUND_NAME, fault_of, is_value, nameless, raised_kind, signature, value_fault, words  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
 from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, short_id
@@ -166,15 +166,28 @@ def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violatio
 EXCEPTION_ORACLES = frozenset({RAISES, "splits"})
 
 
+def named_site(violation: Violation) -> str:
+    """The violation's site when its identity names it (not only its context), else ""."""
+    return violation.site if violation.site and violation.site in fault_of(violation).split(" | ") else ""
+
+
+def exception_words(violation: Violation) -> str:
+    """An exception's or a split's words without its type, names and numbers: one exception a path
+    raises and thunderfx reports as a split's reason reads alike."""
+    text = violation.key or violation.message
+    return words(text.split(": ", 1)[1] if ": " in text else text)
+
+
 def fault_label(violation: Violation) -> str:
-    """What a bug holds at most one of (``connected``'s ``kept_apart``): the op a raised exception,
-    a split or a wrong value is about (its site), or its identity when it names none; "" for the
-    oracles that only observe a fault, and for an exception torch raised in its own code on what
-    Thunder handed it (a consequence of the fault beside it, not a fault of its own)."""
+    """What a bug holds at most one of (``connected``'s ``kept_apart``): the op a raised exception
+    or a split names, else its words; the op where a wrong value first differs; "" for the oracles
+    that only observe a fault, and for an exception torch raised in its own code on what Thunder
+    handed it (a consequence of the fault beside it, not a fault of its own)."""
     if violation.oracle in EXCEPTION_ORACLES or violation.fault.startswith("exception |"):
         if (violation.frame or "").startswith(TORCH_FRAME):
             return ""
-        return f"op {violation.site}" if violation.site else fault_of(violation)
+        named = named_site(violation)
+        return f"op {named}" if named else f"words {exception_words(violation)}"
     if is_value(violation):  # not localised, a wrong value is labelled by its oracle and call alone
         return f"op {violation.site}" if violation.site else value_fault(violation.oracle, violation.call, None)
     return ""
@@ -186,7 +199,9 @@ def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
     violations = list(violations)
     kinds = raised_types((v.oracle, v.error_type, v.frame, v.message) for v in violations)
     labels = {label for v in violations if (label := fault_label(v))}
-    return {("raised", kind) for kind in kinds} | {("fault", label) for label in labels}
+    # Where Thunder raised (a split keeps no frame): two frames are two faults, whatever the words.
+    frames = {v.frame for v in violations if v.oracle == RAISES and v.frame and not v.frame.startswith(TORCH_FRAME)}
+    return {("raised", kind) for kind in kinds} | {("fault", label) for label in labels} | {("frame", f) for f in frames}
 
 
 def join_keys(finding: Finding) -> list[str]:
@@ -208,8 +223,8 @@ def join_keys(finding: Finding) -> list[str]:
         if finding.shrunk:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
         keys.append(f"{head} | fault | {fault_of(v)}")  # the same identity under other placements besides
-        if v.site and label.startswith("op "):
-            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} at | {v.site}")
+        if label and (v.site or not is_value(v)):  # one fault in other words on another path: its op, or its words
+            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}")
     return keys
 
 

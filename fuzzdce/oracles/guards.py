@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from fuzzdce.core.faults import value_fault
 from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare, float64_value
 from fuzzdce.oracles.raises import raised as raised_to_caller
@@ -94,9 +93,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
             message = f"{label.property_varied} varied{cache}: {reason}"
-            # Its identity: the call (the property varied) and where values first differ (localised).
-            fault = value_fault("guards", label, None)
-            violations.append(Violation("guards", outcome.path, message, "GuardMismatch", key=KEY, fault=fault, call=label))
+            # Its identity: the property varied (a guard fault shows on every op reading it).
+            violations.append(
+                Violation("guards", outcome.path, message, "GuardMismatch", key=KEY, fault=f"guards | {label.property_varied}")
+            )
     return violations
 
 
