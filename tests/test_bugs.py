@@ -296,7 +296,13 @@ def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     (lazy,) = [b for b in induced if b.placements == ("planted:lazy_dce",)]
     assert "idempotent" in lazy.oracles() and lazy.paths() == ["jit", "jit-grad", "thunderfx"], described
     sub = [b for b in induced if b.placements == ("planted:add_computes_sub",)]
-    assert len(sub) <= 2 and max(len(b.paths()) for b in sub) == 3 and max(len(b.oracles()) for b in sub) >= 3, described
+    # add computing sub shows wrong values first at each op whose result or backward adds (one
+    # identity each), a raise, a malformed trace: each bug holds one fault label, never two.
+    from fuzzdce.core.findings import kept_apart
+
+    for bug in sub:
+        labels = [label for kind, label in kept_apart(m.violation for m in bug.members) if kind == "fault"]
+        assert len(labels) <= 1, (bug.id, labels)
     findings = [f for f in two_faults.store if f.verdict == Verdict.REGRESSION]
     assert len(findings) > len(induced)
 
