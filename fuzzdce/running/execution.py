@@ -148,27 +148,27 @@ def _trace_no_new_frames(frame, event, arg):
     return None
 
 
-def timed_out(e: BaseException | None) -> CompileTimeout | None:
-    """The CompileTimeout behind ``e``, if any: Dynamo re-raises it wrapped in its own errors."""
+def behind(e: BaseException | None, kind: type[BaseException]) -> BaseException | None:
+    """The exception of ``kind`` behind ``e`` (itself, or along its causes and contexts: Dynamo
+    re-raises errors wrapped in its own), or None."""
     seen = set()
     while e is not None and id(e) not in seen:
-        if isinstance(e, CompileTimeout):
+        if isinstance(e, kind):
             return e
         seen.add(id(e))
         e = e.__cause__ or e.__context__
     return None
+
+
+def timed_out(e: BaseException | None) -> CompileTimeout | None:
+    """The CompileTimeout behind ``e``, if any."""
+    return behind(e, CompileTimeout)
 
 
 def out_of_memory(e: BaseException | None) -> MemoryError | None:
-    """The MemoryError behind ``e``, if any (a worker's memory limit, or the machine's; Dynamo
-    re-raises it wrapped in its own errors): the process ran out of memory, which is a crash."""
-    seen = set()
-    while e is not None and id(e) not in seen:
-        if isinstance(e, MemoryError):
-            return e
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return None
+    """The MemoryError behind ``e``, if any (a worker's memory limit, or the machine's): the process
+    ran out of memory, which is a crash."""
+    return behind(e, MemoryError)
 
 
 # --- calls -----------------------------------------------------------------------------------------
