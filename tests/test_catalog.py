@@ -39,14 +39,34 @@ def test_catalog_names_are_unique_and_families_named():
     assert all(spec.family for spec in CATALOG)
 
 
-def test_an_entry_whose_meta_kernel_accepts_more_is_checked_on_cpu():
-    """torch's meta addmm broadcasts an input of any rank, where eager expands it to n x p and
-    raises: checked on meta tensors alone, the step would be drawn and eager would reject it."""
+@pytest.mark.parametrize(
+    "op, shapes, kwargs, why",
+    [
+        ("addmm", [(1, 1, 2, 1), (1, 1), (1, 1)], (("beta", 0.5),), "meta addmm broadcasts an input of any rank"),
+        ("max_dim", [(1, 0, 1)], (("dim", 1), ("keepdim", True)), "meta max reduces a size-0 dim"),
+    ],
+)
+def test_a_step_meta_kernels_accept_and_eager_rejects_is_dropped(op, shapes, kwargs, why):
+    """Drawn steps are checked on CPU tensors: eager, not a meta kernel, is the rule."""
     from fuzzdce.core.program import Ref, Step
-    from fuzzdce.strategies.programs import infer
+    from fuzzdce.strategies.programs import infer, run_step
     from fuzzdce.strategies.spec import Meta
 
-    step = Step("addmm", BY_NAME["addmm"].template, (Ref(0), Ref(1), Ref(1)), (("beta", 0.5),))
-    metas = [Meta((1, 1, 2, 1), "float16"), Meta((1, 1), "float16")]
-    assert infer(step, metas) is not None  # what the meta kernel says
-    assert BY_NAME["addmm"].meta_accepts_more and infer(step, metas, on_cpu=True) is None
+    step = Step(op, BY_NAME[op].template, tuple(Ref(i) for i in range(len(shapes))), kwargs)
+    metas = [Meta(shape, "float32") for shape in shapes]
+    assert run_step(step, metas, "meta"), why
+    assert infer(step, metas) is None
+
+
+def test_a_step_has_the_shapes_eager_gives_it():
+    """Meta ``linalg.vector_norm`` over a dim of size 1 keeps that dim; eager drops it, and a later
+    in-place op drawn on the meta shape would not run."""
+    from fuzzdce.core.program import Ref, Step
+    from fuzzdce.strategies.programs import infer, run_step
+    from fuzzdce.strategies.spec import Meta
+
+    step = Step("vector_norm", BY_NAME["vector_norm"].template, (Ref(0),), (("dim", -2), ("ord", 2)))
+    metas = [Meta((1, 1), "float32")]
+    (on_meta,) = run_step(step, metas, "meta")
+    _, (inferred,) = infer(step, metas)
+    assert on_meta.shape == (1, 1) and inferred.shape == (1,)

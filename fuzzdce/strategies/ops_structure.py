@@ -435,7 +435,6 @@ OPS: tuple[OpSpec, ...] = (
             Operand(same_dtype=True, relation=lambda a, c: c.ndim == 2),
         ),
         params=params(beta=const(st.sampled_from([1.0, 0.5]))),
-        meta_accepts_more=True,  # meta addmm takes an input of any rank; eager's must expand to n x p
     ),
     OpSpec(
         "baddbmm",

@@ -5,9 +5,9 @@ while shrinking (live values, candidates) is drawn from a fixed range and taken 
 so deleting an op or an input leaves the other choices meaningful; the length of the program is
 a "continue?" draw before each op, which Hypothesis deletes cheaply.
 
-Validity by construction: each drawn step is run on ``meta`` tensors (on small CPU tensors when the
-op has no meta kernel) before it is added; a step torch rejects is dropped, not the program, so
-rejections cost neither examples nor shrinking.
+Validity by construction: each drawn step is run on small CPU tensors before it is added (eager is
+the rule a program must meet; meta kernels accept more); a step eager rejects is dropped, not the
+program, so rejections cost neither examples nor shrinking.
 """
 
 from __future__ import annotations
@@ -233,29 +233,25 @@ def run_step(step: Step, metas: list[Meta | None], device: str) -> tuple:
     return tuple(env[f"v{j}"] for j in range(first, first + step.n_out))
 
 
-def infer(step: Step, metas: list[Meta | None], *, on_cpu: bool = False) -> tuple[Step, tuple] | None:
+def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
     """``step`` with its tuple arity filled in and its results, or None when torch rejects it.
 
-    Meta tensors first (no data, no compute); small CPU tensors when the op has no meta kernel, or
-    only (``on_cpu``) when its meta kernel accepts more than eager does (``OpSpec.meta_accepts_more``).
+    Eager decides, on small CPU stand-ins: meta kernels accept more than eager does (``addmm``
+    broadcasts an input of any rank; ``max(x, dim)`` reduces a size-0 dim), return other shapes
+    (``linalg.vector_norm`` over a dim of size 1 keeps it) and do not check literal index tensors
+    against bounds. A step that does not run in eager on these tensors is dropped.
     """
     probe = dataclasses.replace(step, n_out=1, unpack=False)
-    # Literal index tensors are data: meta kernels do not check them against bounds.
-    devices = ("cpu",) if on_cpu or "torch.tensor(" in probe.expression() else ("meta", "cpu")
-    for device in devices:
-        try:
-            (result,) = run_step(probe, metas, device)
-            if isinstance(result, (tuple, list)):  # tuples, named tuples, torch.Size, split's lists
-                if not 1 <= len(result) <= MAX_TUPLE:
-                    return None
-                full = dataclasses.replace(step, n_out=len(result), unpack=True)
-                return full, tuple(run_step(full, metas, device))
-            return step, (result,)
-        except Exception:
-            # No meta kernel, or a literal CPU tensor in the template (an index list) that meta
-            # tensors cannot meet: real tensors decide. Rejected there too: the step is dropped.
-            continue
-    return None
+    try:
+        (result,) = run_step(probe, metas, "cpu")
+        if isinstance(result, (tuple, list)):  # tuples, named tuples, torch.Size, split's lists
+            if not 1 <= len(result) <= MAX_TUPLE:
+                return None
+            full = dataclasses.replace(step, n_out=len(result), unpack=True)
+            return full, tuple(run_step(full, metas, "cpu"))
+        return step, (result,)
+    except Exception:  # torch rejects the step: it is dropped
+        return None
 
 
 def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Meta | None]:
@@ -360,7 +356,7 @@ def programs(
             break
         attempts += 1
         spec, step = block
-        inferred = None if step is None else infer(step, metas, on_cpu=spec.meta_accepts_more)
+        inferred = None if step is None else infer(step, metas)
         if inferred is None:
             dropped.append(spec.name)
             continue

@@ -8,8 +8,8 @@ Each ``OpSpec`` states, next to its source template, the rule that makes it vali
 - ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
   substituted into the template (dims in range, scalars, flags, literal index lists).
 Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
-step on ``meta`` tensors (or small CPU tensors when an op has no meta kernel), so torch itself is the
-shape rule, and a step torch rejects is simply not added.
+step on small CPU tensors, so eager itself is the shape rule (meta kernels accept more and
+sometimes infer other shapes), and a step eager rejects is simply not added.
 
 The entries themselves live in ``ops_*.py`` modules by family; ``catalog.CATALOG`` joins them.
 """
@@ -186,9 +186,6 @@ class OpSpec:
     # Domain of the result: a Domain, or ``SAME`` (the first operand's).
     yields: str = Domain.REAL
     view: bool = False  # the result may alias the first operand
-    # Check drawn steps on small CPU tensors, not meta ones: for ops whose meta kernel accepts what
-    # the CPU kernel rejects (torch 2.9's addmm broadcasts its input where CPU expands it to n x p).
-    meta_accepts_more: bool = False
 
     @property
     def torch_name(self) -> str | None:
