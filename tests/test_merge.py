@@ -263,3 +263,21 @@ def test_writers_of_one_bug_at_once_never_fail_and_leave_one_whole_traces_folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["traces"]
     texts = {p.read_text() for p in (tmp_path / "traces" / "stock").iterdir()}
     assert len(list((tmp_path / "traces" / "stock").iterdir())) == 5 and len(texts) == 1
+
+
+def test_a_lane_rewriting_its_bugs_removes_no_folder_another_lane_may_be_writing(tmp_path):
+    """A lane's end rewrote the shared folder as if it knew every bug there, deleting another lane's
+    bug folder while that lane wrote its traces (FileNotFoundError, a harness error). Only the
+    merged campaign, which knows every bug once the lanes have ended, removes folders."""
+    from fuzzdce.fuzzing.config import CampaignConfig
+    from fuzzdce.results.store import BUG_FILE, FindingsFolder
+
+    other_lanes_bug = tmp_path / "0123456789"
+    other_lanes_bug.mkdir()
+    (other_lanes_bug / BUG_FILE).write_text("{}")
+    lane = CampaignConfig.of(findings_dir=str(tmp_path)).lane(0, 2)
+    assert lane.output.owns_findings is False and CampaignConfig.of().output.owns_findings is True
+    FindingsFolder(tmp_path).sync([], remove_others=lane.output.owns_findings)
+    assert other_lanes_bug.exists()
+    FindingsFolder(tmp_path).sync([], remove_others=True)
+    assert not other_lanes_bug.exists()

@@ -411,7 +411,7 @@ class Campaign:
                 with self.phases.timed(Phase.CONFIRMING):
                     self.shrinker.confirm(self.ledger.bugs())
             with self.phases.timed(Phase.WRITING):
-                self.ledger.rewrite()
+                self.ledger.rewrite(remove_others=self.config.output.owns_findings)
         except KeyboardInterrupt:
             self.interrupted = True
         except Exception as e:  # joining, confirming or writing failed in fuzzdce's own code: exit 3

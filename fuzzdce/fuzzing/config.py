@@ -112,6 +112,10 @@ class Output:
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
+    # Whether findings_dir is this campaign's alone. A lane shares it with the other lanes while they
+    # run: it rewrites its own bugs and removes no folder (another lane may be writing one it has not
+    # seen); the merged campaign removes those of bugs merged away, once every lane has ended.
+    owns_findings: bool = True
 
 
 GROUPS = {"scope": Scope, "budget": Budget, "workers": Workers, "output": Output}
@@ -179,7 +183,7 @@ class CampaignConfig:
         confirmed after merging."""
         seed = None if self.budget.seed is None else self.budget.seed + index
         return self.replaced(
-            seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False,
+            seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False, owns_findings=False,
             lane=index, lanes=max(lanes, index + 1),
         )  # fmt: skip
 

@@ -200,11 +200,11 @@ class Ledger:
         self.store.merge(store)
         self.stats.merge(stats)
 
-    def rewrite(self) -> None:
-        """Rewrite every bug's reproducer and record, and drop folders of bugs merged into others
-        (traces stay on disk)."""
+    def rewrite(self, *, remove_others: bool = True) -> None:
+        """Rewrite every bug's reproducer and record and, with ``remove_others``, drop the folders
+        of bugs not among them (merged into others, or an earlier run's)."""
         if self.folder is not None:
-            self.folder.sync(self.bugs())
+            self.folder.sync(self.bugs(), remove_others=remove_others)
 
     def progress_line(self) -> str:
         s = self.stats

@@ -213,13 +213,13 @@ def make_call(fn, label: str, device=None) -> dict:
     return call
 
 
-def differs(actual, expected, what: str, inputs=()) -> list[str]:
+def differs(actual, expected, what: str) -> list[str]:
     """Why ``actual`` is not ``expected`` (``torch.testing.assert_close`` with the value's own
     dtype's default tolerances, NaN equal; integers exactly): [] when they agree."""
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             return [f"{what}: {actual!r}, eager's {expected!r}"]
-        return [reason for i, (a, e) in enumerate(zip(actual, expected)) for reason in differs(a, e, f"{what}[{i}]", inputs)]
+        return [reason for i, (a, e) in enumerate(zip(actual, expected)) for reason in differs(a, e, f"{what}[{i}]")]
     if isinstance(expected, str) or expected is None:
         return [] if actual == expected else [f"{what}: {actual!r}, eager's {expected!r}"]
     try:
@@ -259,14 +259,14 @@ def compared(label: str, actual: dict, expected: dict, oracles) -> list[str]:
     inputs = expected["inputs_after"]
     problems = []
     if ("guards" if guard else "outputs") in oracles:
-        problems += differs(actual["outputs"], expected["outputs"], f"{label} call output", inputs)
+        problems += differs(actual["outputs"], expected["outputs"], f"{label} call output")
     if ("guards" in oracles if guard else "grads" in oracles) and actual["requires_grad"] != expected["requires_grad"]:
         problems.append(f"{label} call: requires_grad of outputs {actual['requires_grad']}, eager's {expected['requires_grad']}")
     if "grads" in oracles and not guard and expected.get("grads") is not None:
         finite = [at_finite_inputs(c["grads"] or [], inputs, c["grad_inputs"]) for c in (actual, expected)]
-        problems += differs(finite[0], finite[1], f"{label} call grads (of inputs {expected['grad_inputs']})", inputs)
+        problems += differs(finite[0], finite[1], f"{label} call grads (of inputs {expected['grad_inputs']})")
     if "mutations" in oracles and not guard:
-        problems += differs(actual["inputs_after"], inputs, f"{label} call input after the call", inputs)
+        problems += differs(actual["inputs_after"], inputs, f"{label} call input after the call")
     return problems
 
 

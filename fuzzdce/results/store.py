@@ -179,13 +179,15 @@ class FindingsFolder:
                 write_atomically(diff_file, trace_diff(traces[reference], traces[bug.placement], bug.placement, reference))
         self.write_record(bug)  # last: a bug.json means the folder is complete
 
-    def sync(self, bugs: Iterable[Bug]) -> None:
-        """Rewrite each bug's reproducer and record, and remove folders of bugs that were merged away."""
+    def sync(self, bugs: Iterable[Bug], *, remove_others: bool = True) -> None:
+        """Rewrite each bug's reproducer and record and, with ``remove_others``, remove the folders
+        of bugs not among ``bugs`` (merged away). Only a writer that knows every bug of the folder
+        may remove: a lane that did would delete a folder another lane is writing."""
         keep = set()
         for bug in bugs:
             keep.add(bug.id)
             self.write(bug)
-        if self.root.exists():
+        if remove_others and self.root.exists():
             for child in self.root.iterdir():
                 if child.is_dir() and (child / BUG_FILE).exists() and child.name not in keep:
                     shutil.rmtree(child)
