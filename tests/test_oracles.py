@@ -215,6 +215,22 @@ def test_a_requires_grad_mismatch_keeps_its_identity_when_a_returned_value_goes(
     assert grads.requires_grad_mismatches(outcome("jit", [True, False]), outcome("eager", [True, False])) == []
 
 
+def test_gradients_are_compared_only_where_the_outputs_requires_grad_agree():
+    """An output that lost requires_grad (hstack of 0-d tensors under thunder.jit) also changes the
+    gradients, which flow through fewer outputs: one fault, filed once, as the flag. Where the flags
+    agree, a wrong gradient is still a finding."""
+
+    def outcome(path, flags, grad):
+        call = Call(CallLabel.GRAD, output_requires_grad=flags, grads=[torch.tensor([grad])], grad_inputs=[0])
+        return Outcome(path, "stock", calls={CallLabel.GRAD: call})
+
+    eager = outcome("eager", [True, True], 2.0)
+    (flag,) = grads.check(outcome("jit", [False, True], 1.0), eager)
+    assert flag.error_type == "RequiresGradMismatch"
+    (value,) = grads.check(outcome("jit", [True, True], 1.0), eager)
+    assert value.error_type == "Mismatch"
+
+
 # sin(v0) * cos(v1), v1 drawn not to require grad: one gradient, v0's. (Returning cos(v1) too is
 # a finding of stock's: thunder.jit's output requires grad where eager's does not, 0.2.6 and main.)
 MIXED_GRAD = Program(
