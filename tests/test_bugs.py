@@ -19,11 +19,12 @@ TWO_OPS = Program(
 )
 
 
-def raising(path, error_type, text, frame="thunder/core/symbol.py:__call__", where="forward"):
-    """The raises oracle's violation of one exception (its identity as the oracle makes it)."""
+def raising(path, error_type, text, frame="thunder/core/symbol.py:__call__", where="forward", symbol=""):
+    """The raises oracle's violation of one exception (its identity as the oracle makes it);
+    ``symbol``: the op Thunder was working on (``ErrorInfo.symbol``)."""
     from fuzzdce.oracles.raises import raised as as_violation
 
-    return as_violation(path, ErrorInfo(error_type, text, frame, ""), f" ({where})")
+    return as_violation(path, ErrorInfo(error_type, text, frame, "", symbol), f" ({where})")
 
 
 def raised(path, where="forward", name="t3", frame="thunder/core/symbol.py:__call__"):
@@ -167,6 +168,61 @@ def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_rais
     (bug,) = bugs_of("torch/_dynamo/eval_frame.py:compile_wrapper")
     assert sorted(m.violation.error_type for m in bug.members) == ["TypeError", "Unsupported"]
     assert len(bugs_of("thunder/executors/torch_compile.py:compile")) == 2
+
+
+def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
+    """ "tuple index out of range": logsumexp's squeeze of a 0-d tensor on jit, thunderfx's split of
+    the same logsumexp, and index_select's take of a 0-d tensor on another program. Words alone
+    joined the split with whichever raise came first (index_select's), leaving logsumexp two bugs."""
+    from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
+    from fuzzdce.oracles.splits import check as splits_check
+
+    def split(op):
+        reason = SplitRecord(
+            SplitKind("EXCEPTION_META_THUNDER_OP"),
+            f"Failed while running meta for node with name: v1 and target: <built-in method {op} of type object at 0x7f>, see exception field",
+            "tuple index out of range",
+        )
+        (violation,) = splits_check(Outcome("thunderfx", "stock", split_reasons=[reason]), Outcome("eager", "stock"))
+        return violation
+
+    take = raising("jit", "IndexError", "tuple index out of range", "thunder/core/prims.py:take_meta", symbol="index_select")
+    squeeze = raising("jit", "IndexError", "tuple index out of range", "thunder/torch/__init__.py:squeeze", symbol="logsumexp")
+    store = FindingStore()
+    for violation, program in ((take, TWO_OPS), (split("logsumexp"), ONE_OP), (squeeze, ONE_OP)):
+        store.add(Verdict.SHARED, ("stock",), violation, program)
+    groups = sorted(sorted(m.violation.path for m in b.members) for b in store.bugs())
+    assert groups == [["jit"], ["jit", "thunderfx"]], groups
+    (logsumexp,) = [b for b in store.bugs() if len(b.members) == 2]
+    assert {m.violation.frame for m in logsumexp.members} == {"thunder/torch/__init__.py:squeeze", ""}
+
+
+def test_torch_compile_refusing_two_ops_thunder_handed_it_is_two_faults():
+    """Dynamo raises ``Unsupported`` at its own ``compile_wrapper`` for whatever trace it could not
+    compile: the statement of Thunder's trace it names ("from user code:") tells new_full's backward
+    from min's, which were one bug."""
+    from fuzzdce.core.model import symbol_in_user_code
+
+    def refused(statement):
+        text = (
+            "Attempted to call function marked as skipped\n\nfrom user code:\n"
+            '   File "thunder.to_be_compiled_7", line 7, in to_be_compiled\n'
+            f"    {statement}\n"
+            '  File "/venv/thunder/torch/__init__.py", line 6792, in _vjp_impl\n'
+            "    wrapped_func, diff_args = _make_differentiable_wrapper(torchfn, *inp_args, **inp_kwargs)\n"
+        )
+        symbol = symbol_in_user_code(text)
+        return raising("jit-torchcompile", "Unsupported", text.splitlines()[0], "torch/_dynamo/eval_frame.py:compile_wrapper",
+                       "grad call, backward", symbol)  # fmt: skip
+
+    new_full = refused("(t1, (_,), _) = new_full_vjp(((v0, (2,), 3), {}), t2)")
+    minimum = refused("(t6, _) = min_vjp(((v0, -4), {}), t4, t5)")
+    assert new_full.site == "new_full" and minimum.site == "min"
+    store = FindingStore()
+    store.add(Verdict.SHARED, ("stock",), new_full, ONE_OP)
+    store.add(Verdict.SHARED, ("stock",), minimum, TWO_OPS)
+    assert len(store.bugs()) == 2
+    assert symbol_in_user_code("Unsupported: no user code here") == ""
 
 
 def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():

@@ -231,6 +231,23 @@ def test_gradients_are_compared_only_where_the_outputs_requires_grad_agree():
     assert value.error_type == "Mismatch"
 
 
+def test_a_backward_through_an_output_eager_does_not_differentiate_is_no_raise():
+    """ones_like of an in-place result required grad under thunder.jit, and its backward then
+    raised: eager never makes that backward, so the flag (``grads``) is the one finding; a backward
+    raising where the flags agree is still Thunder's exception."""
+    from fuzzdce.core.model import CallStage, ErrorInfo
+    from fuzzdce.oracles import raises
+
+    def outcome(path, flags, error=None):
+        call = Call(CallLabel.GRAD, output_requires_grad=flags, error=error, stage=CallStage.BACKWARD if error else "")
+        return Outcome(path, "stock", calls={CallLabel.GRAD: call}, error=error)
+
+    error = ErrorInfo("AssertionError", "", "thunder/executors/torch_autograd.py:backward", "")
+    assert raises.check(outcome("jit-grad", [True], error), outcome("eager", [False])) == []
+    (violation,) = raises.check(outcome("jit-grad", [True], error), outcome("eager", [True]))
+    assert violation.error_type == "AssertionError"
+
+
 # sin(v0) * cos(v1), v1 drawn not to require grad: one gradient, v0's. (Returning cos(v1) too is
 # a finding of stock's: thunder.jit's output requires grad where eager's does not, 0.2.6 and main.)
 MIXED_GRAD = Program(

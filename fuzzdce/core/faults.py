@@ -95,9 +95,18 @@ def raised_kind(error_type: str, message: str) -> str:
     return error_type
 
 
+# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code.
+TORCH_FRAME = "torch/"
+
+
 def exception_fault(error: ErrorInfo) -> tuple[str, str]:
-    """(identity, site) of a raised exception."""
+    """(identity, site) of a raised exception. An exception torch raised in its own code (torch.compile
+    refusing a trace Thunder handed it) has torch's frame, the same for every op: the symbol Thunder
+    handed over tells its faults apart (``new_full``'s backward and ``min``'s each make Dynamo raise
+    ``Unsupported`` at ``compile_wrapper``)."""
     named = symbol_named(without_annotations(error.message))
+    if not named and error.frame.startswith(TORCH_FRAME):
+        named = error.symbol
     kind = raised_kind(error.type, f"{error.type}: {error.message}")
     return f"exception | {kind} | {error.frame} | {named}", named or error.symbol
 

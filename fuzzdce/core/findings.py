@@ -30,7 +30,17 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
-from fuzzdce.core.faults import UNBOUND_NAME, fault_of, is_value, nameless, raised_kind, signature, value_fault, words  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
+from fuzzdce.core.faults import (  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
+    TORCH_FRAME,
+    UNBOUND_NAME,
+    fault_of,
+    is_value,
+    nameless,
+    raised_kind,
+    signature,
+    value_fault,
+    words,
+)
 from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, short_id
@@ -133,10 +143,6 @@ RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
 OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
 
 
-# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code, not Thunder's.
-TORCH_FRAME = "torch/"
-
-
 def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> set[str]:
     """The kinds of exception (``raised_kind``) Thunder raised to its caller among ``found`` (each
     finding's oracle, error type, frame and message): a bug holds at most one. One small program
@@ -193,6 +199,14 @@ def fault_label(violation: Violation) -> str:
     return ""
 
 
+def words_site(violation: Violation, label: str) -> str:
+    """Where an exception known by its words alone was met: the op Thunder was working on (a raise's
+    outermost Thunder symbol, a split's FX target). Words say what went wrong, not where: "tuple
+    index out of range" was ``logsumexp``'s squeeze of a 0-d tensor on one program and
+    ``index_select``'s take on another, and a split in those words joined whichever came first."""
+    return f" | at {violation.site}" if label.startswith("words ") and violation.site else ""
+
+
 def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
     """What a bug holds at most one of each (``connected``, ``clash``): the kind of exception Thunder
     raised (``raised_types``) and the fault label (``fault_label``: the op it is about)."""
@@ -214,7 +228,8 @@ def join_keys(finding: Finding) -> list[str]:
       this placement's bug of the same identity);
     - its site, for an exception or a split: one fault in different words on different paths
       (jit-grad's "no gradient transform for prims.index_add", thunderfx's "VJP for
-      PrimIDs.INDEX_ADD"), and for a wrong value, where values first differ."""
+      PrimIDs.INDEX_ADD"), or in the same words at the same op (``words_site``), and for a wrong
+      value, where values first differ."""
     keys = []
     v = finding.violation
     label = fault_label(v)
@@ -224,7 +239,7 @@ def join_keys(finding: Finding) -> list[str]:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
         keys.append(f"{head} | fault | {fault_of(v)}")  # the same identity under other placements besides
         if label and (v.site or not is_value(v)):  # one fault in other words on another path: its op, or its words
-            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}")
+            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}{words_site(v, label)}")
     return keys
 
 

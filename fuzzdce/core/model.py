@@ -53,6 +53,26 @@ _HELPER_FRAMES = frozenset(
 # frame on an exception's stack is the op Thunder was working on.
 _SYMBOL_FILES = re.compile(r"/thunder/(torch/__init__|clang/__init__|core/prims|torch/experimental/\w+)\.py$")
 _NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *_HELPER_FRAMES})
+# torch.compile (the torch.compile executor, thunderfx's fallback) raising on a trace Thunder handed
+# it says where in its message: "from user code:", then the frames of that trace (files Thunder
+# generated, named "thunder.<trace>") down to the statement it could not compile. That statement's
+# call is the symbol Thunder handed over (``min_vjp`` in ``(t6, _) = min_vjp(...)``).
+_GENERATED_FRAME = re.compile(r'File "thunder\.[^"]*", line \d+, in \w+\n(.*)')
+_CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\(")
+# Thunder names the symbol that computes an op's forward and backward together ``<op>_vjp``.
+_VJP_SUFFIX = "_vjp"
+
+
+def symbol_in_user_code(text: str) -> str:
+    """The symbol of the generated trace's statement that torch's compiler failed on, from an
+    exception's text ("" when it shows none)."""
+    _, marker, user_code = text.partition("from user code:")
+    statements = _GENERATED_FRAME.findall(user_code) if marker else []
+    call = _CALL.match(statements[-1].split(" = ", 1)[-1]) if statements else None
+    if call is None:
+        return ""
+    name = call.group(1).rsplit(".", 1)[-1]
+    return name[: -len(_VJP_SUFFIX)] if name.endswith(_VJP_SUFFIX) else name
 
 
 @dataclass(frozen=True)
@@ -67,7 +87,8 @@ class ErrorInfo:
     frame: str
     traceback: str
     # The op Thunder was working on: the outermost Thunder symbol on the stack ("logsumexp" when
-    # its ``squeeze`` raised), "" when none was.
+    # its ``squeeze`` raised), else the statement torch.compile failed on in a trace Thunder handed
+    # it (``symbol_in_user_code``), "" when none was.
     symbol: str = ""
 
     @classmethod
@@ -82,6 +103,7 @@ class ErrorInfo:
             match, f = next(((m, f) for m, f in reversed(inside) if f.name not in _HELPER_FRAMES), inside[-1])
             frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
         symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
+        symbol = symbol or symbol_in_user_code(str(e))
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return cls(type(e).__name__, message[:500], frame, tb[-8000:], symbol)
