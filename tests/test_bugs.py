@@ -197,32 +197,64 @@ def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
     assert {m.violation.frame for m in logsumexp.members} == {"thunder/torch/__init__.py:squeeze", ""}
 
 
-def test_torch_compile_refusing_two_ops_thunder_handed_it_is_two_faults():
-    """Dynamo raises ``Unsupported`` at its own ``compile_wrapper`` for whatever trace it could not
-    compile: the statement of Thunder's trace it names ("from user code:") tells new_full's backward
-    from min's, which were one bug."""
-    from fuzzdce.core.model import symbol_in_user_code
+def refused_by_torch_compile(statement, thunder_frames=True):
+    """The ErrorInfo of Dynamo's ``Unsupported`` raised at its own ``compile_wrapper`` on a region of
+    a Thunder trace: "from user code:" names the trace's statement and, below it, Thunder's own
+    code that Dynamo could not trace (``_vjp_impl`` flattening with optree), when there is some."""
+    library = (
+        '  File "/venv/thunder/torch/__init__.py", line 6792, in _vjp_impl\n    wrapped = _make_differentiable_wrapper(fn)\n'
+        '  File "/venv/thunder/core/pytree.py", line 80, in tree_flatten\n    return optree.tree_flatten(args)\n'
+        '  File "/venv/optree/ops.py", line 211, in tree_flatten\n    return _C.flatten(tree)\n'
+    )
+    message = (
+        "Attempted to call function marked as skipped\n\nfrom user code:\n"
+        f'   File "thunder.to_be_compiled_7", line 7, in to_be_compiled\n    {statement}\n' + (library if thunder_frames else "")
+    )
+    namespace = {}
+    exec(compile("def compile_wrapper(message):\n    raise RuntimeError(message)\n", "/venv/torch/_dynamo/eval_frame.py", "exec"), namespace)  # fmt: skip
+    try:
+        namespace["compile_wrapper"](message)
+    except RuntimeError as e:
+        return ErrorInfo.from_exception(e)
 
-    def refused(statement):
-        text = (
-            "Attempted to call function marked as skipped\n\nfrom user code:\n"
-            '   File "thunder.to_be_compiled_7", line 7, in to_be_compiled\n'
-            f"    {statement}\n"
-            '  File "/venv/thunder/torch/__init__.py", line 6792, in _vjp_impl\n'
-            "    wrapped_func, diff_args = _make_differentiable_wrapper(torchfn, *inp_args, **inp_kwargs)\n"
-        )
-        symbol = symbol_in_user_code(text)
-        return raising("jit-torchcompile", "Unsupported", text.splitlines()[0], "torch/_dynamo/eval_frame.py:compile_wrapper",
-                       "grad call, backward", symbol)  # fmt: skip
 
-    new_full = refused("(t1, (_,), _) = new_full_vjp(((v0, (2,), 3), {}), t2)")
-    minimum = refused("(t6, _) = min_vjp(((v0, -4), {}), t4, t5)")
-    assert new_full.site == "new_full" and minimum.site == "min"
+def test_torch_compile_refusing_thunders_own_code_is_one_fault_whatever_the_op():
+    """Every op's backward under the torch.compile executor runs ``_vjp_impl``, whose optree
+    flattening Dynamo refuses: one fault in Thunder's code, one bug, known by that code's frame and
+    kept apart from a fault the same program shows besides (min's backward calling zeros without a
+    size), which it glued when it was torch's own, label-less exception."""
+    from fuzzdce.oracles.raises import raised as as_violation
+
+    new_full = refused_by_torch_compile("(t1, (_,), _) = new_full_vjp(((v0, (2,), 3), {}), t2)")
+    minimum = refused_by_torch_compile("(t6, _) = min_vjp(((v0, -4), {}), t4, t5)")
+    assert new_full.frame == minimum.frame == "thunder/core/pytree.py:tree_flatten"
+    assert (new_full.symbol, minimum.symbol) == ("new_full", "min")
     store = FindingStore()
-    store.add(Verdict.SHARED, ("stock",), new_full, ONE_OP)
-    store.add(Verdict.SHARED, ("stock",), minimum, TWO_OPS)
-    assert len(store.bugs()) == 2
-    assert symbol_in_user_code("Unsupported: no user code here") == ""
+    store.add(Verdict.SHARED, ("stock",), as_violation("jit-torchcompile", new_full, " (grad call, backward)"), ONE_OP)
+    for violation in (
+        as_violation("jit-torchcompile", minimum, " (grad call, backward)"),
+        raising(
+            "jit-grad",
+            "TypeError",
+            "zeros() received an invalid combination of arguments",
+            "thunder/executors/torchex.py:no_autocast_fn",
+            "grad call, backward",
+        ),  # fmt: skip
+    ):
+        finding, _ = store.add(Verdict.SHARED, ("stock",), violation, TWO_OPS)
+        finding.shrunk = True
+    groups = sorted(sorted((m.violation.error_type, m.count) for m in b.members) for b in store.bugs())
+    assert groups == [[("RuntimeError", 2)], [("TypeError", 1)]], groups  # one finding of both ops
+
+
+def test_torch_compile_refusing_a_generated_statement_alone_keeps_torchs_frame_and_names_the_statement():
+    """No Thunder code below the statement (a trace reading a name it never defined): torch's frame
+    stays, the statement's symbol tells it apart, and it joins the fault its program shows."""
+    from fuzzdce.core.model import symbol_in_user_code, thunder_frame_in_user_code
+
+    error = refused_by_torch_compile("t16 = ltorch.mul(2, t13)", thunder_frames=False)
+    assert error.frame == "torch/_dynamo/eval_frame.py:compile_wrapper" and error.symbol == "mul"
+    assert symbol_in_user_code("Unsupported: no user code here") == thunder_frame_in_user_code("no user code") == ""
 
 
 def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():

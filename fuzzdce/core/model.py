@@ -75,6 +75,20 @@ def symbol_in_user_code(text: str) -> str:
     return name[: -len(_VJP_SUFFIX)] if name.endswith(_VJP_SUFFIX) else name
 
 
+_LIBRARY_FRAME = re.compile(r'File "[^"]*/(thunder)/([^"]*)\.py", line \d+, in (\w+)')
+
+
+def thunder_frame_in_user_code(text: str) -> str:
+    """Where Thunder's own code (not a trace it generated) handed torch's compiler what it refused,
+    from an exception's text: the innermost "thunder/...py:function" of its "from user code:"
+    frames that is not a generic helper, "" when none is (the statement of a generated trace alone:
+    a malformed trace, the consequence of a fault beside it)."""
+    _, marker, user_code = text.partition("from user code:")
+    frames = [(f"thunder/{path}.py", name) for _, path, name in _LIBRARY_FRAME.findall(user_code)] if marker else []
+    inside = [f"{path}:{name}" for path, name in frames if name not in _HELPER_FRAMES]
+    return inside[-1] if inside else ""
+
+
 @dataclass(frozen=True)
 class ErrorInfo:
     """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
@@ -83,7 +97,8 @@ class ErrorInfo:
     message: str
     # Where it was raised: the innermost "thunder/...py:function" (or torch) that is not a generic
     # helper (``_HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
-    # installed packages) raised it.
+    # installed packages) raised it; for torch.compile refusing Thunder's own code, that code's
+    # frame (``thunder_frame_in_user_code``).
     frame: str
     traceback: str
     # The op Thunder was working on: the outermost Thunder symbol on the stack ("logsumexp" when
@@ -104,6 +119,10 @@ class ErrorInfo:
             frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
         symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
         symbol = symbol or symbol_in_user_code(str(e))
+        if frame.startswith("torch/"):
+            # torch.compile refusing code of Thunder's own (every op's ``_vjp_impl`` flattening its
+            # arguments with optree, which Dynamo cannot trace) fails there, whatever the op.
+            frame = thunder_frame_in_user_code(str(e)) or frame
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return cls(type(e).__name__, message[:500], frame, tb[-8000:], symbol)
