@@ -196,6 +196,16 @@ def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
     (logsumexp,) = [b for b in store.bugs() if len(b.members) == 2]
     assert {m.violation.frame for m in logsumexp.members} == {"thunder/torch/__init__.py:squeeze", ""}
 
+    # The split's settled program, before it shrank to logsumexp alone, held index_select too and
+    # showed its raise: a program showing two faults joins neither into the other's bug.
+    store = FindingStore()
+    for violation, program in ((split("logsumexp"), TWO_OPS), (take, TWO_OPS), (squeeze, ONE_OP)):
+        finding, _ = store.add(Verdict.SHARED, ("stock",), violation, program)
+        finding.shrunk = True
+    store.add(Verdict.SHARED, ("stock",), split("logsumexp"), ONE_OP)
+    frames = sorted(sorted(m.violation.frame for m in b.members) for b in store.bugs())
+    assert frames == [["", "thunder/torch/__init__.py:squeeze"], ["thunder/core/prims.py:take_meta"]], frames
+
 
 def refused_by_torch_compile(statement, thunder_frames=True):
     """The ErrorInfo of Dynamo's ``Unsupported`` raised at its own ``compile_wrapper`` on a region of

@@ -26,6 +26,7 @@ joined by evidence a user can check:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
@@ -87,11 +88,23 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
-def clash(labels: set) -> bool:
-    """Do ``labels`` hold two of one kind? A label is a (kind, value) pair, or a plain value of
-    a kind of its own: a bug holds one raised kind and one fault label, not one of them."""
-    kinds = [label[0] if isinstance(label, tuple) else "" for label in labels]
-    return len(kinds) != len(set(kinds))
+def by_kind(labels: set) -> dict:
+    """Labels by kind: a label is a (kind, value) pair, or a plain value of a kind of its own."""
+    kinds: dict = {}
+    for label in labels:
+        kinds.setdefault(label[0] if isinstance(label, tuple) else "", set()).add(label)
+    return kinds
+
+
+def clash(labels: set, other: set = frozenset()) -> bool:
+    """Would joining ``labels`` and ``other`` put two faults in one bug: a kind both hold, with no
+    label of it in common (``compatible``)? (Alone: do ``labels`` hold two of one kind?) A bug holds one raised kind
+    and one fault label; a cause whose one identity was met at several ops (a name collision in
+    the splitter, whatever node it hit) holds several, and joins what shares one of them."""
+    if not other:
+        return any(len(same) > 1 for same in by_kind(labels).values())
+    mine, theirs = by_kind(labels), by_kind(other)
+    return any(kind in theirs and not any(compatible(a, b) for a in mine[kind] for b in theirs[kind]) for kind in mine)
 
 
 def connected(
@@ -104,8 +117,9 @@ def connected(
     components, each in the items' order. The one join of findings into bugs: the campaign's
     (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
 
-    A component holds at most one label of each kind (``clash``) of those ``kept_apart`` gives its
-    items, and, given
+    Two components join only when, for each kind of label ``kept_apart`` gives their items that
+    both hold, they have a label of it in common (``clash``: one raised kind, one fault label, one
+    frame; an item met at several ops holds several), and, given
     ``shown_under`` (the Thunders showing an item), its items have a Thunder in common: a shared
     name that would break either is not followed (nor, so, any path through a third). A fault lives
     in one Thunder, so a finding that two faulty placements both show joins the bug of one of
@@ -124,7 +138,7 @@ def connected(
     for i, item in enumerate(items):
         for name in names(item):
             a, b = root(i), root(owner.setdefault(name, i))
-            if a == b or clash(labels[a] | labels[b]):
+            if a == b or clash(labels[a], labels[b]):
                 continue
             if shown_under is not None and not common[a] & common[b]:
                 continue
@@ -169,7 +183,8 @@ def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violatio
 # The oracles whose failures are faults of their own: Thunder raising, thunderfx splitting because it
 # raised, wrong values. Every other oracle observes what a fault did to a trace (a malformed trace,
 # DCE that is no fixed point, a subsymbol removed while live): it joins the fault its program shows.
-EXCEPTION_ORACLES = frozenset({RAISES, "splits"})
+SPLITS = "splits"
+EXCEPTION_ORACLES = frozenset({RAISES, SPLITS})
 
 
 def named_site(violation: Violation) -> str:
@@ -193,18 +208,44 @@ def fault_label(violation: Violation) -> str:
         if (violation.frame or "").startswith(TORCH_FRAME):
             return ""
         named = named_site(violation)
-        return f"op {named}" if named else f"words {exception_words(violation)}"
+        # Words say what went wrong, not where: the op it was met at goes with them.
+        return f"op {named}" if named else f"words {exception_words(violation)}{words_site(violation, 'words ')}"
     if is_value(violation):  # not localised, a wrong value is labelled by its oracle and call alone
         return f"op {violation.site}" if violation.site else value_fault(violation.oracle, violation.call, None)
     return ""
 
 
+# Where Thunder defines ops (``ErrorInfo.frame``): an exception raised there is about the op being
+# defined; one raised elsewhere (a transform, the interpreter) may be met through any op.
+_OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:")
+_AT = " | at "
+
+
 def words_site(violation: Violation, label: str) -> str:
-    """Where an exception known by its words alone was met: the op Thunder was working on (a raise's
-    outermost Thunder symbol, a split's FX target). Words say what went wrong, not where: "tuple
-    index out of range" was ``logsumexp``'s squeeze of a 0-d tensor on one program and
-    ``index_select``'s take on another, and a split in those words joined whichever came first."""
-    return f" | at {violation.site}" if label.startswith("words ") and violation.site else ""
+    """Where an exception known by its words alone was met, when that is part of the fault: a
+    split's FX target, a raise's outermost Thunder symbol when it was raised in an op's own code
+    (``_OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
+    ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a split of
+    logsumexp in those words joined index_select's raise. A raise in code every op goes through
+    (a transform's own words) has no site: it is one fault whichever op met it."""
+    if not label.startswith("words ") or not violation.site:
+        return ""
+    if violation.oracle != SPLITS and not _OP_CODE.match(violation.frame or ""):
+        return ""
+    return f"{_AT}{violation.site}"
+
+
+def compatible(label, other) -> bool:
+    """May one bug hold both labels (of one kind)? The same label; or the same words, one of them
+    met at an op and the other at none that is part of the fault (``words_site``)."""
+    if label == other:
+        return True
+    if not (isinstance(label, tuple) and isinstance(other, tuple)):
+        return False
+    mine, theirs = label[1], other[1]
+    if not (isinstance(mine, str) and isinstance(theirs, str) and mine.startswith("words ") and theirs.startswith("words ")):
+        return False
+    return mine.split(_AT)[0] == theirs.split(_AT)[0] and (_AT not in mine or _AT not in theirs)
 
 
 def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
@@ -239,7 +280,7 @@ def join_keys(finding: Finding) -> list[str]:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
         keys.append(f"{head} | fault | {fault_of(v)}")  # the same identity under other placements besides
         if label and (v.site or not is_value(v)):  # one fault in other words on another path: its op, or its words
-            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}{words_site(v, label)}")
+            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}")
     return keys
 
 
