@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from fuzzdce.core.model import CallLabel, ErrorInfo, Violation
+from fuzzdce.core.model import TORCH_FRAME, CallLabel, ErrorInfo, Violation
 from fuzzdce.core.signatures import normalise
 
 # Thunder annotates a proxy in a printed trace with its device, dtype and shape ("cpu f32[2, 1]");
@@ -95,15 +95,10 @@ def raised_kind(error_type: str, message: str) -> str:
     return error_type
 
 
-# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code.
-TORCH_FRAME = "torch/"
-
-
 def exception_fault(error: ErrorInfo) -> tuple[str, str]:
-    """(identity, site) of a raised exception. An exception torch raised in its own code (torch.compile
-    refusing a trace Thunder handed it) has torch's frame, the same for every op: the symbol Thunder
-    handed over tells its faults apart (``new_full``'s backward and ``min``'s each make Dynamo raise
-    ``Unsupported`` at ``compile_wrapper``)."""
+    """(identity, site) of a raised exception. An exception torch raised in its own code on a
+    generated trace's statement alone (``ErrorInfo.frame`` stays torch's, the same for every op:
+    Dynamo's "name 't13' is not defined") is told apart by that statement's symbol."""
     named = symbol_named(without_annotations(error.message))
     if not named and error.frame.startswith(TORCH_FRAME):
         named = error.symbol

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from fuzzdce.core.faults import (  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
-    TORCH_FRAME,
     UNBOUND_NAME,
     fault_of,
     is_value,
@@ -42,7 +41,7 @@ from fuzzdce.core.faults import (  # noqa: F401  (UNBOUND_NAME, nameless: their 
     value_fault,
     words,
 )
-from fuzzdce.core.model import STOCK, Verdict, Violation
+from fuzzdce.core.model import STOCK, TORCH_FRAME, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, short_id
 from fuzzdce.core.vocabulary import AddResult
@@ -209,7 +208,7 @@ def fault_label(violation: Violation) -> str:
             return ""
         named = named_site(violation)
         # Words say what went wrong, not where: the op it was met at goes with them.
-        return f"op {named}" if named else f"words {exception_words(violation)}{words_site(violation, 'words ')}"
+        return f"op {named}" if named else f"words {exception_words(violation)}{words_site(violation)}"
     if is_value(violation):  # not localised, a wrong value is labelled by its oracle and call alone
         return f"op {violation.site}" if violation.site else value_fault(violation.oracle, violation.call, None)
     return ""
@@ -221,14 +220,14 @@ _OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:
 _AT = " | at "
 
 
-def words_site(violation: Violation, label: str) -> str:
+def words_site(violation: Violation) -> str:
     """Where an exception known by its words alone was met, when that is part of the fault: a
     split's FX target, a raise's outermost Thunder symbol when it was raised in an op's own code
     (``_OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
     ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a split of
     logsumexp in those words joined index_select's raise. A raise in code every op goes through
     (a transform's own words) has no site: it is one fault whichever op met it."""
-    if not label.startswith("words ") or not violation.site:
+    if not violation.site:
         return ""
     if violation.oracle != SPLITS and not _OP_CODE.match(violation.frame or ""):
         return ""

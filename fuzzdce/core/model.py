@@ -51,6 +51,8 @@ _HELPER_FRAMES = frozenset(
 )
 # Where Thunder defines the symbols a program calls (torch-level, clang, prims): the outermost such
 # frame on an exception's stack is the op Thunder was working on.
+# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code.
+TORCH_FRAME = "torch/"
 _SYMBOL_FILES = re.compile(r"/thunder/(torch/__init__|clang/__init__|core/prims|torch/experimental/\w+)\.py$")
 _NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *_HELPER_FRAMES})
 # torch.compile (the torch.compile executor, thunderfx's fallback) raising on a trace Thunder handed
@@ -63,11 +65,16 @@ _CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\(")
 _VJP_SUFFIX = "_vjp"
 
 
+def user_code(text: str) -> str:
+    """The "from user code:" part of a torch.compile exception's text ("" when it has none)."""
+    _, marker, after = text.partition("from user code:")
+    return after if marker else ""
+
+
 def symbol_in_user_code(text: str) -> str:
     """The symbol of the generated trace's statement that torch's compiler failed on, from an
     exception's text ("" when it shows none)."""
-    _, marker, user_code = text.partition("from user code:")
-    statements = _GENERATED_FRAME.findall(user_code) if marker else []
+    statements = _GENERATED_FRAME.findall(user_code(text))
     call = _CALL.match(statements[-1].split(" = ", 1)[-1]) if statements else None
     if call is None:
         return ""
@@ -83,8 +90,7 @@ def thunder_frame_in_user_code(text: str) -> str:
     from an exception's text: the innermost "thunder/...py:function" of its "from user code:"
     frames that is not a generic helper, "" when none is (the statement of a generated trace alone:
     a malformed trace, the consequence of a fault beside it)."""
-    _, marker, user_code = text.partition("from user code:")
-    frames = [(f"thunder/{path}.py", name) for _, path, name in _LIBRARY_FRAME.findall(user_code)] if marker else []
+    frames = [(f"thunder/{path}.py", name) for _, path, name in _LIBRARY_FRAME.findall(user_code(text))]
     inside = [f"{path}:{name}" for path, name in frames if name not in _HELPER_FRAMES]
     return inside[-1] if inside else ""
 
@@ -118,12 +124,13 @@ class ErrorInfo:
             match, f = next(((m, f) for m, f in reversed(inside) if f.name not in _HELPER_FRAMES), inside[-1])
             frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
         symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
-        symbol = symbol or symbol_in_user_code(str(e))
-        if frame.startswith("torch/"):
+        text = str(e)
+        symbol = symbol or symbol_in_user_code(text)
+        if frame.startswith(TORCH_FRAME):
             # torch.compile refusing code of Thunder's own (every op's ``_vjp_impl`` flattening its
             # arguments with optree, which Dynamo cannot trace) fails there, whatever the op.
-            frame = thunder_frame_in_user_code(str(e)) or frame
-        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            frame = thunder_frame_in_user_code(text) or frame
+        message = text.strip().splitlines()[0] if text.strip() else ""
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return cls(type(e).__name__, message[:500], frame, tb[-8000:], symbol)
 
