@@ -287,3 +287,47 @@ def test_finite_grads_masks_the_inputs_that_required_grad():
     call = Call(CallLabel.GRAD, grads=[torch.tensor([5.0, 5.0])], grad_inputs=[1])
     (masked,) = grads.finite_grads(call, inputs, [1]).grads
     assert masked.tolist() == [0.0, 5.0]
+
+
+def test_a_flag_thunders_autograd_function_invents_is_one_fault_whatever_the_op():
+    """thunder.jit's autograd Function marks every output it makes differentiable: an output eager
+    does not differentiate (new_full beside a product, rsub of an input without grad beside
+    logsumexp) requires grad under it. Its flag is that Function's, not the op's: one identity,
+    read from the output's autograd node, with no op to localise. An invented flag no Thunder
+    Function made, or a lost one, is still localised at its op."""
+    from fuzzdce.core.faults import fault_of
+    from fuzzdce.running.localise import needs_localising
+
+    def program(steps, outputs, inputs):
+        return Program(inputs, steps, outputs, seed=3)
+
+    new_full = program(
+        (Step("new_full", "{0}.new_full((2,), 3.0)", (Ref(0),)), Step("mul", "torch.mul({0}, {0})", (Ref(0),))),
+        (1, 2),
+        (TensorInput((3,)),),
+    )
+    rsub = program(
+        (Step("logsumexp", "torch.logsumexp({0}, dim=-1)", (Ref(1),)), Step("rsub", "torch.rsub({0}, 1.0)", (Ref(0),))),
+        (2, 3),
+        (TensorInput((3,), requires_grad=False), TensorInput((2, 3))),
+    )
+    invented = []
+    for p in (new_full, rsub):
+        evaluation = evaluate_under(p, "stock", paths=["jit-grad"])["stock"]
+        (flag,) = [v for v in evaluation.violations if v.error_type == "RequiresGradMismatch"]
+        assert flag.site.startswith("thunder.") and not needs_localising(flag), flag
+        invented.append(fault_of(flag))
+    assert invented[0] == invented[1]
+    assert evaluate_under(new_full, "stock", paths=["thunderfx"])["stock"].violations == [], "thunderfx marks them as eager"
+
+    def flags(actual, wanted, functions):
+        call = Call(CallLabel.GRAD, output_requires_grad=actual, output_functions=functions)
+        outcome = Outcome("jit-grad", "stock", calls={CallLabel.GRAD: call})
+        (v,) = grads.requires_grad_mismatches(
+            outcome, Outcome("eager", "stock", calls={CallLabel.GRAD: Call(CallLabel.GRAD, output_requires_grad=wanted)})
+        )
+        return v
+
+    assert needs_localising(flags([True], [False], [None]))
+    assert needs_localising(flags([True], [False], ["mylib.Scale"]))
+    assert needs_localising(flags([False], [True], [None]))

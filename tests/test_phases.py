@@ -9,14 +9,13 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.findings import Finding
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd
-from fuzzdce.fuzzing.shrinking import Phase, share
+from fuzzdce.fuzzing.shrinking import Phase, hypothesis_seconds
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 
@@ -252,16 +251,15 @@ def test_a_steered_campaign_shrinks_each_cause_under_the_weights_that_drew_it():
     assert bug.program.ops == ["exp"]
 
 
-def test_each_cause_gets_an_equal_share_of_the_time_left():
-    def cause(n_ops):
-        steps = tuple(Step("neg", "torch.neg({0})", (Ref(i),)) for i in range(n_ops))
-        program = Program((TensorInput((2,)),), steps, (n_ops,), seed=1)
-        return [Finding(Verdict.REGRESSION, (FAULTY,), wrong_values("jit"), program)]
-
-    eight, one, two = cause(8), cause(1), cause(2)
-    assert share(eight, [eight, one, two]) == 1 / 3 and share(one, [one, two]) == 1 / 2 and share(two, [two]) == 1.0
-    many = [cause(1) for _ in range(20)]
-    assert share(many[0], many) == 1 / 20, "no floor: with many causes waiting, each gets its passes first"
+def test_hypothesis_shares_only_the_time_the_waiting_causes_passes_leave():
+    """Every waiting cause's passes come first: Hypothesis's shrink of one cause gets an equal share
+    of what they leave, and none when they need it all."""
+    assert hypothesis_seconds(100.0, 0, 5.0) == 100.0
+    assert hypothesis_seconds(100.0, 3, 5.0) == (100.0 - 15.0) / 4
+    assert hypothesis_seconds(100.0, 19, 5.0) == (100.0 - 95.0) / 20, (
+        "no floor: with many causes waiting, each gets its passes first"
+    )
+    assert hypothesis_seconds(100.0, 40, 5.0) == 0.0
 
 
 def test_causes_a_settled_program_shows_are_not_shrunk_on_their_own():

@@ -157,6 +157,9 @@ class Call:
     label: CallLabel
     outputs: list[Any] | None = None
     output_requires_grad: list[bool] | None = None  # one flag per output tensor, in output order
+    # Per output tensor, the ``torch.autograd.Function`` whose node made it ("module.qualname"), or
+    # None (a built-in op's node, or none): such a Function decides its outputs' flags itself.
+    output_functions: list[str | None] | None = None
     grads: list[Any] | None = None  # d(outputs . cotangents)/d(input), per input that requires grad
     # The positions of the inputs that required grad (what ``grads`` follows): each input's own
     # flag, drawn per input (``TensorInput.requires_grad``)

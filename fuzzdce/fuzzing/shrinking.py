@@ -13,8 +13,8 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   fixed cause, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the cause's
   failure when it shows a violation of the same path, oracle and identity (``same_failure``). The statement-level passes (``reductions``) run first, to their
   end; then Hypothesis's shrinker, from the cause's choices (it reduces shapes, values and dtypes
-  as well as ops), within the cause's share of the time, its result, when smaller, reduced by the
-  passes again. The final program is
+  as well as ops), within its share of the time the waiting causes' passes leave
+  (``hypothesis_seconds``), its result, when smaller, reduced by the passes again. The final program is
   evaluated once on every path under every placement (``settle``): triaged there, recorded, and
   what it shows joins its cause. Causes are taken in turn (``Shrinker.ordered_causes``): one per
   bug the findings make so far before a second of any, a lane's own share (``lane_share``) first:
@@ -73,10 +73,13 @@ class Phase(StrEnum):
 # which a campaign with few causes waiting never reaches.
 LEFT_AFTER_GENERATION = (0.10, 0.40)
 # The work a program whose causes wait to be shrunk leaves after generation, in full evaluations of
-# a program (the mean of generation's): its shrink steps, each one path under one or two Thunders,
-# a small part of a full evaluation each, and a wrong value's localising prefixes; its result
-# settled everywhere, once; its bug confirmed.
-EVALUATIONS_PER_CAUSE = 4.0
+# a program (the mean of generation's). ``PASS_EVALUATIONS`` is what every cause must have: its
+# statement-level passes (each step one path under one or two Thunders, a small part of a full
+# evaluation), a wrong value's localising prefixes, its result settled everywhere once, its bug
+# confirmed. Measured in a 900-s stock campaign (2 lanes, 0.93 s per full evaluation): about 4 per
+# cause. Hypothesis's shrink of shapes, values and dtypes has the rest of ``EVALUATIONS_PER_CAUSE``.
+PASS_EVALUATIONS = 4.0
+EVALUATIONS_PER_CAUSE = 6.0
 # Of the time budget, from the campaign's start: shrinking ends, then joining (the lanes' settling,
 # then the merged campaign's); confirming and writing have the rest.
 SHRINK_END = 0.95
@@ -155,14 +158,15 @@ class PhaseClock:
             self.current, self._since = outer, now
 
 
-def share(members: list[Finding], waiting: list[list[Finding]]) -> float:
-    """The fraction of the shrinking time left that Hypothesis's shrink of the cause ``members``
-    gets, among the causes ``waiting`` to be shrunk (itself among them): an equal share. The
-    statement-level passes, cheap, run to their end before it whatever the share, so with many
-    causes waiting each gets those first (a 900-s run held over 600 causes, and a floor of 15% of
-    the time left per Hypothesis shrink spent shrinking's time on eight of them); Hypothesis returns
-    what a shrink does not use, to the causes after it."""
-    return 1.0 / max(1, len(waiting))
+def hypothesis_seconds(left: float, waiting: int, passes_each: float) -> float:
+    """The seconds Hypothesis's shrink of one cause gets, with ``left`` seconds of shrinking left
+    and ``waiting`` causes to shrink after it, whose statement-level passes take ``passes_each``
+    seconds each: an equal share of the time their passes do not need. The passes come first
+    whatever is left (they make a bug's program minimal): a 900-s stock campaign that gave each
+    Hypothesis shrink an equal share of all the time left spent it on the first half of its 42
+    causes, and the rest were never shrunk. Hypothesis returns what a shrink does not use, to the
+    causes after it."""
+    return max(0.0, left - waiting * passes_each) / (waiting + 1)
 
 
 def lane_share(cause: str, lanes: int) -> int:
@@ -222,6 +226,7 @@ class Shrinker:
         self.origin: dict[Program, str] = {}  # settled program -> the cause whose shrink gave it
         self.done: set[str] = set()  # causes shrunk (to their end or not)
         self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
+        self.pass_seconds: list[float] = []  # each shrunk cause's passes and settling, in seconds
 
     @property
     def store(self):
@@ -286,7 +291,8 @@ class Shrinker:
     # --- shrinking ---------------------------------------------------------------------------------
 
     def shrink_all(self) -> None:
-        """Each cause not shrunk yet, in turn, within an equal share of the shrinking time left; a
+        """Each cause not shrunk yet, in turn, its passes first and Hypothesis within its share
+        (``hypothesis_seconds``); a
         cause a settled program already shows needs no shrink of its own."""
         while not self.campaign.driver.stopped and not self.campaign.plan.over(Phase.SHRINKING):
             todo = []
@@ -299,9 +305,16 @@ class Shrinker:
                     todo.append((key, members))
             if not todo:
                 return
-            key, members = todo[0]
-            self.shrink(key, share(members, [m for _, m in todo]))
+            key, _ = todo[0]
+            self.shrink(key, waiting=len(todo) - 1)
             self.campaign.progress()
+
+    def passes_each(self) -> float:
+        """The seconds a cause's statement-level passes and settling take: the mean of this
+        shrinking's so far, or ``PASS_EVALUATIONS`` full evaluations before any."""
+        if self.pass_seconds:
+            return sum(self.pass_seconds) / len(self.pass_seconds)
+        return PASS_EVALUATIONS * self.campaign.stats.seconds_per_program
 
     def thunders(self) -> dict[str, Placement]:
         """Every Thunder the campaign evaluates, by name: stock, the reference, the placements."""
@@ -340,12 +353,13 @@ class Shrinker:
 
         return fails
 
-    def shrink(self, key: str, fraction: float = 1.0) -> bool:
-        """Shrink one cause (``key``): the statement-level passes first (cheap, and they leave
-        no statement or returned value that can go), to their end or to the end of shrinking's time;
-        then Hypothesis from the cause's choices within ``fraction`` of the time left (shapes,
-        values, dtypes), whose result, when smaller, the passes take on again. The result is
-        settled. Returns whether the passes finished."""
+    def shrink(self, key: str, waiting: int = 0) -> bool:
+        """Shrink one cause (``key``), ``waiting`` causes still to shrink after it: the
+        statement-level passes first (cheap, and they leave no statement or returned value that can
+        go), to their end or to the end of shrinking's time; then Hypothesis from the cause's
+        choices (shapes, values, dtypes) within its share of the time the waiting causes' passes do
+        not need (``hypothesis_seconds``), whose result, when smaller, the passes take on again.
+        The result is settled. Returns whether the passes finished."""
         campaign = self.campaign
         self.done.add(key)
         smallest = self.store.causes()[key][0]
@@ -357,7 +371,9 @@ class Shrinker:
         if not fails(smallest.program):  # it no longer fails alone (flaky): keep it as it is
             self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
             return False
+        started = time.perf_counter()
         reduced, finished = reductions.reduce(smallest.program, fails, out_of_time=out_of_time)
+        passes = time.perf_counter() - started
         best = [reduced, smallest.choices if reduced == smallest.program else None]
 
         def reproduces(program: Program) -> bool:
@@ -367,8 +383,9 @@ class Shrinker:
             return hit
 
         left = campaign.plan.left(Phase.SHRINKING)
-        if finished and smallest.choices is not None and not out_of_time():
-            deadline = None if left is None else time.monotonic() + left * fraction
+        seconds = None if left is None else hypothesis_seconds(left, waiting, self.passes_each())
+        if finished and smallest.choices is not None and not out_of_time() and seconds != 0:
+            deadline = None if seconds is None else time.monotonic() + seconds
             if not campaign.driver.shrink(
                 smallest.choices, reproduces, weights=smallest.weights, deadline=deadline, seed_parts=(key,)
             ):
@@ -381,7 +398,10 @@ class Shrinker:
             campaign.log(
                 f"fuzzdce: shrinking of the cause of finding {smallest.id} stopped at {reduced.n_ops} ops: time ({self.seconds[key]:.0f} s)"
             )
+        started = time.perf_counter()
         self.settle(reduced, choices, smallest.weights, origin=key, finished=finished)
+        if finished:  # a cut pass says nothing of what a pass takes
+            self.pass_seconds.append(passes + time.perf_counter() - started)
         campaign.driver.save(choices)
         return finished
 

@@ -28,6 +28,9 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
             message = (
                 f"{label} call: requires_grad of outputs is {call.output_requires_grad}, eager's {expected.output_requires_grad}"
             )
+            function = marking_function(call, expected)
+            if function is not None:
+                message += f" (the output is made by {function}, which marks it differentiable)"
             violations.append(
                 Violation(
                     "grads",
@@ -35,8 +38,9 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
                     message,
                     "RequiresGradMismatch",
                     key=mismatch_key(label, call, expected),
-                    fault=value_fault("grads", label, None) + f" | {requires_grad_direction(call, expected)}",
+                    fault=flag_fault(label, call, expected),
                     call=label,
+                    site=function or "",
                 )
             )
     return violations
@@ -51,6 +55,31 @@ def mismatch_key(label: str, call: Call, expected: Call) -> str:
         return f"{label} call: {len(actual)} outputs, eager's {len(wanted)}"
     first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
     return f"{label} call: an output's requires_grad is {actual[first]}, eager's {wanted[first]}"
+
+
+def flag_fault(label: str, call: Call, expected: Call) -> str:
+    """A requires_grad mismatch's identity: its direction, and where the flag was decided. An
+    output that requires grad where eager's does not, made by an autograd Function of Thunder's own,
+    has its flag from that Function (it marks which outputs are differentiable, whatever op computed
+    them): one fault at the Function, however many ops show it (``thunder.jit`` marking every
+    output differentiable was four bugs, at new_full, ones_like, softplus and not localised).
+    Otherwise the op where it first differs (``localise``)."""
+    function = marking_function(call, expected)
+    where = value_fault("grads", label, None) if function is None else f"grads | {label} | marked by {function}"
+    return f"{where} | {requires_grad_direction(call, expected)}"
+
+
+def marking_function(call: Call, expected: Call) -> str | None:
+    """The autograd Function of Thunder's (``Call.output_functions``) that made the first output
+    requiring grad where eager's does not, or None (no such output, or not made by one)."""
+    actual, wanted, functions = call.output_requires_grad, expected.output_requires_grad, call.output_functions
+    if functions is None or len(actual) != len(wanted) or len(functions) != len(actual):
+        return None
+    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
+    function = functions[first]
+    if actual[first] and not wanted[first] and function is not None and function.startswith("thunder."):
+        return function
+    return None
 
 
 def requires_grad_direction(call: Call, expected: Call) -> str:

@@ -55,6 +55,13 @@ def _detach(value: Any) -> Any:
     return value
 
 
+def autograd_function_of(tensor: torch.Tensor) -> str | None:
+    """The ``torch.autograd.Function`` whose node made ``tensor`` ("module.qualname"), or None: a
+    custom Function's node knows its class (``_forward_cls``), a built-in op's does not."""
+    cls = getattr(tensor.grad_fn, "_forward_cls", None)
+    return None if cls is None else f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _flat_tensors(value: Any) -> list[torch.Tensor]:
     if isinstance(value, torch.Tensor):
         return [value]
@@ -238,6 +245,7 @@ def make_call(
         outputs = _flat_tensors(result)
         call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
         call.output_requires_grad = [o.requires_grad for o in outputs]
+        call.output_functions = [autograd_function_of(o) for o in outputs]
         if grad:
             call.stage = CallStage.BACKWARD
             call.grad_inputs = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
