@@ -441,3 +441,47 @@ def test_merging_lanes_keeps_the_smaller_program_with_its_choices_and_shrink_sta
     assert (merged.program, merged.choices, merged.shrunk, merged.count) == (ONE_OP, (1,), True, 2)
     _, change = mine.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
     assert change == "seen" and merged.shrunk is True, "seeing the shrunk program again keeps it shrunk"
+
+
+def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities():
+    """check_trace's "unknown proxy <name> is used" in a backward trace (var_mean's grad rule using a
+    proxy it never defined) and in a forward trace under symbolic values read alike; they come from
+    other transforms, and two programs showing one each are two bugs. The same malformation in the
+    forward trace on two paths is one."""
+    from fuzzdce.core.faults import fault_of
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.oracles import names
+
+    def malformed_in(path, label):
+        outcome = Outcome(path, "stock", traces=[(label, None)])
+        problem = names.Problem("check_trace: AssertionError: unknown proxy <name> is used", "unknown proxy t1 is used in ...")
+        original = names.trace_problems
+        names.trace_problems = lambda trace, **_: [problem]
+        try:
+            (violation,) = names.check(outcome, Outcome("eager", "stock"))
+        finally:
+            names.trace_problems = original
+        return violation
+
+    backward = malformed_in("jit-torchcompile", "jit backward 0")
+    forward = malformed_in("jit-symbolic", "jit forward 0")
+    assert fault_of(backward) != fault_of(forward)
+    assert fault_of(forward) == fault_of(malformed_in("jit", "jit forward 2"))
+    assert fault_of(malformed_in("thunderfx", "thunderfx graph 0 fn 0 backward 0")) == fault_of(backward)
+    store = FindingStore()
+    store.add(Verdict.SHARED, ("stock",), backward, ONE_OP)
+    store.add(Verdict.SHARED, ("stock",), forward, TWO_OPS)
+    assert len(store.bugs()) == 2
+
+
+def test_a_shape_in_a_message_is_no_part_of_its_identity():
+    """check_trace's "shape of proxy t16 recomputes to (1, 2, 2, 4) incorrectly" on one program and
+    "... to (1,) incorrectly" on another are one malformation at two ranks: a shape is numbers."""
+    from fuzzdce.core.faults import fault_of
+
+    def malformed(shape):
+        kind = f"check_trace: AssertionError: shape of proxy t9 recomputes to {shape} incorrectly"
+        return Violation("names", "jit-grad", f"jit forward 4: {kind}", "MalformedTrace", key=kind)
+
+    assert fault_of(malformed("(1, 2, 2, 4)")) == fault_of(malformed("(1,)")) == fault_of(malformed("[3, 1]"))
+    assert fault_of(malformed("(1, 2)")) != fault_of(Violation("names", "jit-grad", "x", "MalformedTrace", key="zeros() got"))

@@ -65,10 +65,16 @@ def symbol_named(text: str) -> str:
     return ""
 
 
+# A tuple or list of numbers once ``normalise`` made each "<num>": a shape, a dims list. Its length
+# is a rank, which the same fault has another of in every program ("shape of proxy t5 recomputes to
+# (1, 1, 1, 1) incorrectly" and "... to (2,) incorrectly": add broadcasting was two bugs).
+_NUMBERS = re.compile(r"[(\[]<num>(?:, <num>)*,?[)\]]")
+
+
 def words(message: str) -> str:
-    """A message's words without names, numbers, addresses or annotations: how it reads, for a
-    failure with no frame to say where it came from."""
-    return nameless(without_annotations(message))
+    """A message's words without names, numbers, shapes, addresses or annotations: how it reads,
+    for a failure with no frame to say where it came from."""
+    return _NUMBERS.sub("<numbers>", nameless(without_annotations(message)))
 
 
 # Python says "a name was read that nothing bound" three ways, by how the code that read it ran:

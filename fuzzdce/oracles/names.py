@@ -18,8 +18,10 @@ import thunder
 import torch
 from thunder.core.proxies import NumberProxy
 
+from fuzzdce.core.faults import words
 from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
+from fuzzdce.core.vocabulary import CallStage
 
 
 class Problem(NamedTuple):
@@ -164,12 +166,36 @@ def trace_problems(trace, *, same_number_allowed: bool = False, outcome: Outcome
 ORACLE_NAME = "names"
 
 
+# The kinds of trace a label names (``paths.record_jit_traces``), each made by other transforms.
+TRACE_KINDS = (CallStage.FORWARD, CallStage.BACKWARD, TraceKind.PROLOGUE, TraceKind.EPILOGUE)
+
+
+def trace_kind(label: str) -> str:
+    """Which kind of trace ``label`` names ("forward", "backward", "prologue", "epilogue"; "" if none)."""
+    return next((str(kind) for kind in TRACE_KINDS if f" {kind} " in f" {label} "), "")
+
+
+def malformation_fault(kind: str, label: str) -> str:
+    """A malformation's identity: its kind (no names) and the kind of trace it is in. One wording in
+    a backward trace and in a forward trace comes from other transforms: var_mean's backward using
+    a proxy it never defined and a symbolic-values forward trace using an unknown number proxy both
+    read "unknown proxy <name> is used", and were one bug by those words alone."""
+    return " | ".join((ORACLE_NAME, "MalformedTrace", words(kind), f"in a {trace_kind(label) or 'labelled'} trace"))
+
+
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
         for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label), outcome=outcome):
             violations.append(
-                Violation(ORACLE_NAME, outcome.path, f"{label}: {problem.detail}", "MalformedTrace", key=problem.kind)
+                Violation(
+                    ORACLE_NAME,
+                    outcome.path,
+                    f"{label}: {problem.detail}",
+                    "MalformedTrace",
+                    key=problem.kind,
+                    fault=malformation_fault(problem.kind, label),
+                )
             )
     return violations
 
