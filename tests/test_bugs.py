@@ -485,3 +485,28 @@ def test_a_shape_in_a_message_is_no_part_of_its_identity():
 
     assert fault_of(malformed("(1, 2, 2, 4)")) == fault_of(malformed("(1,)")) == fault_of(malformed("[3, 1]"))
     assert fault_of(malformed("(1, 2)")) != fault_of(Violation("names", "jit-grad", "x", "MalformedTrace", key="zeros() got"))
+
+
+def test_op_codes_arithmetic_on_a_symbolic_number_fails_at_the_op_code():
+    """``clang.reshape`` computes ``a.numel % numel``: with a size-0 dimension, plain Python raises
+    ZeroDivisionError there under thunder.jit, and under symbolic values the same ``%`` runs as the
+    remainder prim and raises in its meta. One fault, one frame; an exception a proxy raises itself
+    (``Tensor.fill_`` unknown to Thunder) keeps its own."""
+    import thunder
+    import torch
+
+    def frame_of(fn, **options):
+        try:
+            thunder.jit(fn, **options)(torch.ones(1, 0, 1, 3))
+        except Exception as e:
+            return ErrorInfo.from_exception(e).frame
+        raise AssertionError("Thunder 0.2.6 raises on these")
+
+    def unflatten(v0):
+        return torch.unflatten(v0, -2, (1, -1))
+
+    def fill(v0):
+        return v0.fill_(1.0)
+
+    assert frame_of(unflatten) == frame_of(unflatten, cache="symbolic values") == "thunder/clang/__init__.py:reshape"
+    assert frame_of(fill, cache="symbolic values") == "thunder/core/proxies.py:__getattr__"

@@ -95,6 +95,25 @@ def thunder_frame_in_user_code(text: str) -> str:
     return inside[-1] if inside else ""
 
 
+# A proxy's Python operator (``NumberProxy.__mod__``): arithmetic Thunder runs as symbols when a
+# value is symbolic, and as plain Python when it is not.
+_PROXY_OPERATOR = re.compile(r"^__\w+__$")
+_PROXIES_FILE = "/thunder/core/proxies.py"
+
+
+def on_behalf_of_op_code(inside: list) -> list:
+    """Thunder's frames of a stack (``(match, frame)``, outermost first) ending where op code's
+    arithmetic on a proxy (a proxy operator called from ``_SYMBOL_FILES``) began, when the exception
+    was raised beneath that operator: it was raised on the op code's behalf. ``clang.reshape``'s
+    ``a.numel % numel`` with a zero ``numel`` raises ZeroDivisionError there under ``thunder.jit``,
+    and deep in the ``remainder`` prim's meta when the numel is symbolic: one fault, one frame."""
+    for i in range(1, len(inside) - 1):
+        f, caller = inside[i][1], inside[i - 1][1]
+        if f.filename.endswith(_PROXIES_FILE) and _PROXY_OPERATOR.match(f.name) and _SYMBOL_FILES.search(caller.filename):
+            return inside[:i]
+    return inside
+
+
 @dataclass(frozen=True)
 class ErrorInfo:
     """An exception, reduced to what findings need (it must outlive the objects it referenced)."""
@@ -119,7 +138,7 @@ class ErrorInfo:
         if frames and _is_patch_code(frames[-1].filename):
             # Raised in a placement's own code (a user's patch): that is where the bug is.
             frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
-        inside = [(m, f) for f in frames if (m := re.search(r"/(thunder|torch)/(.*)\.py$", f.filename))]
+        inside = on_behalf_of_op_code([(m, f) for f in frames if (m := re.search(r"/(thunder|torch)/(.*)\.py$", f.filename))])
         if not frame and inside:
             match, f = next(((m, f) for m, f in reversed(inside) if f.name not in _HELPER_FRAMES), inside[-1])
             frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
