@@ -491,13 +491,14 @@ def test_op_codes_arithmetic_on_a_symbolic_number_fails_at_the_op_code():
     """``clang.reshape`` computes ``a.numel % numel``: with a size-0 dimension, plain Python raises
     ZeroDivisionError there under thunder.jit, and under symbolic values the same ``%`` runs as the
     remainder prim and raises in its meta. One fault, one frame; an exception a proxy raises itself
-    (``Tensor.fill_`` unknown to Thunder) keeps its own."""
+    (``Tensor.fill_`` unknown to Thunder) keeps its own, and so does one beneath a tensor's operator
+    (a call of an op: nll_loss's ``target != None`` raises in ``ne``'s type promotion)."""
     import thunder
     import torch
 
-    def frame_of(fn, **options):
+    def frame_of(fn, x=None, **options):
         try:
-            thunder.jit(fn, **options)(torch.ones(1, 0, 1, 3))
+            thunder.jit(fn, **options)(torch.ones(1, 0, 1, 3) if x is None else x)
         except Exception as e:
             return ErrorInfo.from_exception(e).frame
         raise AssertionError("Thunder 0.2.6 raises on these")
@@ -510,3 +511,8 @@ def test_op_codes_arithmetic_on_a_symbolic_number_fails_at_the_op_code():
 
     assert frame_of(unflatten) == frame_of(unflatten, cache="symbolic values") == "thunder/clang/__init__.py:reshape"
     assert frame_of(fill, cache="symbolic values") == "thunder/core/proxies.py:__getattr__"
+
+    def nll_loss(v0):
+        return torch.nn.functional.nll_loss(v0, torch.tensor([0]).reshape(()))
+
+    assert frame_of(nll_loss, torch.ones(3, requires_grad=True)) == "thunder/core/utils.py:elementwise_type_promotion"

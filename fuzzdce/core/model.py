@@ -95,21 +95,23 @@ def thunder_frame_in_user_code(text: str) -> str:
     return inside[-1] if inside else ""
 
 
-# A proxy's Python operator (``NumberProxy.__mod__``): arithmetic Thunder runs as symbols when a
-# value is symbolic, and as plain Python when it is not.
+# A proxy's Python operator (``NumberProxy.__mod__``): a number's is arithmetic Thunder runs as
+# symbols when the number is symbolic and as plain Python when it is not, through proxies.py's own
+# helpers (a tensor's operator calls a symbol, as a call of the op would).
 _PROXY_OPERATOR = re.compile(r"^__\w+__$")
 _PROXIES_FILE = "/thunder/core/proxies.py"
 
 
 def on_behalf_of_op_code(inside: list) -> list:
     """Thunder's frames of a stack (``(match, frame)``, outermost first) ending where op code's
-    arithmetic on a proxy (a proxy operator called from ``_SYMBOL_FILES``) began, when the exception
-    was raised beneath that operator: it was raised on the op code's behalf. ``clang.reshape``'s
+    arithmetic on a number proxy (a proxy operator called from ``_SYMBOL_FILES`` that goes on in
+    proxies.py) began, when the exception was raised beneath it: on the op code's behalf. ``clang.reshape``'s
     ``a.numel % numel`` with a zero ``numel`` raises ZeroDivisionError there under ``thunder.jit``,
     and deep in the ``remainder`` prim's meta when the numel is symbolic: one fault, one frame."""
     for i in range(1, len(inside) - 1):
-        f, caller = inside[i][1], inside[i - 1][1]
-        if f.filename.endswith(_PROXIES_FILE) and _PROXY_OPERATOR.match(f.name) and _SYMBOL_FILES.search(caller.filename):
+        f, caller, callee = inside[i][1], inside[i - 1][1], inside[i + 1][1]
+        on_a_number = f.filename.endswith(_PROXIES_FILE) and callee.filename.endswith(_PROXIES_FILE)
+        if on_a_number and _PROXY_OPERATOR.match(f.name) and _SYMBOL_FILES.search(caller.filename):
             return inside[:i]
     return inside
 
