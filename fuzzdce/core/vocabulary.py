@@ -74,10 +74,6 @@ class TraceKind(StrEnum):
     PROLOGUE = "prologue"  # checks a call's inputs before a cached computation is reused
     EPILOGUE = "epilogue"  # runs after the computation (Thunder keeps one where a program needs it)
 
-    def labels(self, label: str) -> bool:
-        """``label`` names a trace of this kind."""
-        return f" {self} " in f" {label} "
-
 
 class AddResult(StrEnum):
     """What one occurrence is to its finding (``FindingStore.add``), in order of news."""

@@ -38,7 +38,7 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
                     message,
                     "RequiresGradMismatch",
                     key=mismatch_key(label, call, expected),
-                    fault=flag_fault(label, call, expected),
+                    fault=flag_fault(label, call, expected, function),
                     call=label,
                     site=function or "",
                 )
@@ -46,25 +46,31 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
     return violations
 
 
+def first_mismatch(call: Call, expected: Call) -> int | None:
+    """The first output whose requires_grad differs from eager's (None: another number of outputs)."""
+    actual, wanted = call.output_requires_grad, expected.output_requires_grad
+    if len(actual) != len(wanted):
+        return None
+    return next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
+
+
 def mismatch_key(label: str, call: Call, expected: Call) -> str:
     """What identifies a requires_grad mismatch: the first differing output's flag against eager's,
     not the lists, which change with every returned value a reduction drops (an output that does
     not require grad where eager's does is one fault, returned alone or beside others)."""
-    actual, wanted = call.output_requires_grad, expected.output_requires_grad
-    if len(actual) != len(wanted):
-        return f"{label} call: {len(actual)} outputs, eager's {len(wanted)}"
-    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
-    return f"{label} call: an output's requires_grad is {actual[first]}, eager's {wanted[first]}"
+    first = first_mismatch(call, expected)
+    if first is None:
+        return f"{label} call: {len(call.output_requires_grad)} outputs, eager's {len(expected.output_requires_grad)}"
+    return f"{label} call: an output's requires_grad is {call.output_requires_grad[first]}, eager's {expected.output_requires_grad[first]}"
 
 
-def flag_fault(label: str, call: Call, expected: Call) -> str:
+def flag_fault(label: str, call: Call, expected: Call, function: str | None) -> str:
     """A requires_grad mismatch's identity: its direction, and where the flag was decided. An
-    output that requires grad where eager's does not, made by an autograd Function of Thunder's own,
-    has its flag from that Function (it marks which outputs are differentiable, whatever op computed
-    them): one fault at the Function, however many ops show it (``thunder.jit`` marking every
-    output differentiable was four bugs, at new_full, ones_like, softplus and not localised).
-    Otherwise the op where it first differs (``localise``)."""
-    function = marking_function(call, expected)
+    output that requires grad where eager's does not, made by an autograd Function of Thunder's own
+    (``function``: ``marking_function``), has its flag from that Function (it marks which outputs
+    are differentiable, whatever op computed them): one fault at the Function, however many ops show
+    it (``thunder.jit`` marking every output differentiable was four bugs, at new_full, ones_like,
+    softplus and not localised). Otherwise the op where it first differs (``localise``)."""
     where = value_fault("grads", label, None) if function is None else f"grads | {label} | marked by {function}"
     return f"{where} | {requires_grad_direction(call, expected)}"
 
@@ -72,23 +78,20 @@ def flag_fault(label: str, call: Call, expected: Call) -> str:
 def marking_function(call: Call, expected: Call) -> str | None:
     """The autograd Function of Thunder's (``Call.output_functions``) that made the first output
     requiring grad where eager's does not, or None (no such output, or not made by one)."""
-    actual, wanted, functions = call.output_requires_grad, expected.output_requires_grad, call.output_functions
-    if functions is None or len(actual) != len(wanted) or len(functions) != len(actual):
+    first, functions = first_mismatch(call, expected), call.output_functions
+    if first is None or functions is None or len(functions) != len(call.output_requires_grad):
         return None
-    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
     function = functions[first]
-    if actual[first] and not wanted[first] and function is not None and function.startswith("thunder."):
-        return function
-    return None
+    invented = call.output_requires_grad[first] and not expected.output_requires_grad[first]
+    return function if invented and function is not None and function.startswith("thunder.") else None
 
 
 def requires_grad_direction(call: Call, expected: Call) -> str:
     """Which way a requires_grad mismatch goes: one of two faults (a flag lost, a flag invented)."""
-    actual, wanted = call.output_requires_grad, expected.output_requires_grad
-    if len(actual) != len(wanted):
+    first = first_mismatch(call, expected)
+    if first is None:
         return "another number of outputs"
-    first = next(i for i, (a, w) in enumerate(zip(actual, wanted)) if a != w)
-    return f"requires_grad {actual[first]} where eager's is {wanted[first]}"
+    return f"requires_grad {call.output_requires_grad[first]} where eager's is {expected.output_requires_grad[first]}"
 
 
 def finite_grads(call: Call, inputs: list | None, grad_inputs: list[int] | None = None) -> Call:

@@ -175,18 +175,19 @@ def trace_kind(label: str) -> str:
     return next((str(kind) for kind in TRACE_KINDS if f" {kind} " in f" {label} "), "")
 
 
-def malformation_fault(kind: str, label: str) -> str:
-    """A malformation's identity: its kind (no names) and the kind of trace it is in. One wording in
-    a backward trace and in a forward trace comes from other transforms: var_mean's backward using
+def malformation_fault(kind: str, trace: str) -> str:
+    """A malformation's identity: its kind (no names) and the kind of ``trace`` it is in. One wording
+    in a backward trace and in a forward trace comes from other transforms: var_mean's backward using
     a proxy it never defined and a symbolic-values forward trace using an unknown number proxy both
     read "unknown proxy <name> is used", and were one bug by those words alone."""
-    return " | ".join((ORACLE_NAME, "MalformedTrace", words(kind), f"in a {trace_kind(label) or 'labelled'} trace"))
+    return " | ".join((ORACLE_NAME, "MalformedTrace", words(kind), f"in a {trace or 'labelled'} trace"))
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
-        for problem in trace_problems(trace, same_number_allowed=TraceKind.PROLOGUE.labels(label), outcome=outcome):
+        kind = trace_kind(label)
+        for problem in trace_problems(trace, same_number_allowed=kind == TraceKind.PROLOGUE, outcome=outcome):
             violations.append(
                 Violation(
                     ORACLE_NAME,
@@ -194,7 +195,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
                     f"{label}: {problem.detail}",
                     "MalformedTrace",
                     key=problem.kind,
-                    fault=malformation_fault(problem.kind, label),
+                    fault=malformation_fault(problem.kind, kind),
                 )
             )
     return violations
