@@ -172,11 +172,12 @@ RUN_FLAGS = (
         type=positive_int, default=60, help="seconds per compile path (default: 60)"
     ), setting="timeout"),
     Flag("--memory-limit", "workers", dict(
-        type=positive_int,
+        type=count_or_zero,
         default=DEFAULT_MEMORY_LIMIT_MB,
         metavar="MB",
-        help=f"address-space limit of each worker (default: {DEFAULT_MEMORY_LIMIT_MB})",
-    ), setting="memory_limit_mb"),
+        help="memory limit of each worker: its address space, or its resident size where it may use CUDA "
+        f"(which cannot start under an address-space limit); past it, the job is a crash; 0: none (default: {DEFAULT_MEMORY_LIMIT_MB})",
+    ), setting="memory_limit_mb", convert=lambda mb: mb or None),
     Flag("--recycle-jobs", "workers", dict(
         type=count_or_zero,
         default=DEFAULT_RECYCLE_JOBS,
@@ -417,6 +418,7 @@ def config_from(args) -> CampaignConfig:
     settings = {flag.setting: flag.value(args) for flag in RUN_FLAGS if flag.setting is not None}
     config = CampaignConfig.for_profile(args.profile, placements=placements, reference=chosen_reference(args), **settings)
     config.settings()  # validates the database spec now
+    config.scope.check_runnable()  # a path this machine cannot run: exit 2 now, saying why
     shard = resolve_shard(args.shard, args.shard_count, os.environ)
     return config.for_shard(*shard) if shard else config.with_seed()
 

@@ -10,7 +10,7 @@ from fuzzdce.core.model import EAGER, Call, CallLabel, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.oracles import grads, guards, mutations, outputs
 from fuzzdce.oracles.outputs import compare, compare_calls
-from fuzzdce.running.execution import run_path, upcast
+from fuzzdce.running.execution import run_path, transfer
 
 
 def eager_with(inputs, expected, float64=None, attribute="outputs", label=CallLabel.PLAIN):
@@ -86,9 +86,9 @@ def test_eager_runs_a_low_precision_program_again_in_float64_and_a_float64_one_o
     assert run_path(EAGER, double, stock).float64_calls == {}
 
 
-def test_upcast_keeps_a_view_a_view():
+def test_float64_twins_keep_a_view_a_view():
     base = torch.randn(2, 3, dtype=torch.bfloat16)
-    twins = upcast([base, base[...], torch.tensor([1, 2]), 2.5])
+    twins = transfer([base, base[...], torch.tensor([1, 2]), 2.5], floating=torch.float64)
     twins[1].add_(1)
     assert torch.equal(twins[0], twins[1]) and twins[0].dtype == torch.float64
     assert twins[2].dtype == torch.int64 and twins[3] == 2.5

@@ -22,6 +22,18 @@ def run(job):
         return len(bytearray(value << 20))
     if kind == "raise":
         raise RuntimeError(value)
+    if kind == "address-space":  # the child's address-space limit (RLIMIT_AS), -1 for none
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_AS)[0]
+    if kind == "print":  # at the C level too: what a C++ library's printf does
+        print(value, flush=True)
+        os.write(1, f"{value} (fd 1)\n".encode())
+        return "printed"
+    if kind == "lose-device":  # a job that loses the process's device context
+        from fuzzdce.core.errors import DeviceLost
+
+        raise DeviceLost(value)
     if kind == "pid":
         return os.getpid()
     if kind == "hold":  # allocate ``value`` MB, write every page (so it is resident), keep it

@@ -34,6 +34,12 @@ class HarnessError(BaseException):
     """
 
 
+class DeviceLost(BaseException):
+    """The process's CUDA context is gone (an illegal memory access, a device-side assert): every
+    later CUDA call in it would fail, whatever it runs. The job that lost it is a ``crash``; the
+    worker child replies so and is replaced, and the campaign goes on (``workers.reply_to``)."""
+
+
 # --- is fuzzdce, not Thunder, at fault for an exception? -----------------------------------------
 
 FUZZDCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,6 +111,29 @@ def harness_fault(e: BaseException) -> str:
         if match and match.group(1) in fuzzdce_qualnames():
             return f"fuzzdce's {match.group(1)} was called with arguments it does not take: {_first_line(x)}"
     return ""
+
+
+def environment_fault(e: BaseException) -> str:
+    """Why ``e`` is this machine's fault, or "" when it is not: a module outside Thunder and
+    fuzzdce failed to import (``distutils`` missing from a Python that dropped it, an extension
+    built for another torch: an undefined symbol), along the exception's causes. Neither Thunder's
+    finding nor fuzzdce's own error: the campaign stops and says which module and what to do."""
+    for x in _chain(e):
+        if isinstance(x, ImportError):
+            name = x.name or ""
+            top = name.split(".")[0]
+            if top not in ("thunder", "fuzzdce", "__main__", ""):
+                return f"importing {name} failed ({type(x).__name__}: {_first_line(x)})"
+    return ""
+
+
+def environment_message(where: str, fault: str) -> str:
+    """One line for an environment error: where, the versions, the fault, what to do."""
+    return (
+        f"environment error on {where} ({versions()}): {fault} -- this machine's, neither a Thunder bug nor "
+        f"fuzzdce's: install what is missing (or a build matching this torch), or leave that path out (--path); "
+        f"`fuzzdce doctor` says which paths run here"
+    )
 
 
 def _first_line(e: BaseException) -> str:

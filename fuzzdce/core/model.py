@@ -252,8 +252,13 @@ class Outcome:
     # they were not compared (``oracles.exact.execution_differences``): there, results are not
     # compared bit for bit with the reference's. Activity, never a finding. Empty for the reference.
     execution_differs: list[str] = field(default_factory=list)
-    # Where the path ran its calls (``CompilePath.device``); None: on the CPU.
+    # Where the path ran its calls (``CompilePath.device``; eager: the device of the paths it is
+    # the reference of); None: on the CPU.
     device: str | None = None
+    # What Python code printed while the path ran (Thunder prints a failing program's traces): the
+    # finding's, shown in its folder beside the traces, never in the report. Kept only where the
+    # outcome has violations once it crosses processes (``evaluate.portable``).
+    printed: str = ""
     # The build whose process ran it (its placement name); empty for the Thunder of this process.
     # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
     build: str = ""

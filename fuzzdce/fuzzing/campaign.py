@@ -37,6 +37,7 @@ from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory
+from fuzzdce.running.paths import PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 
 
@@ -143,6 +144,7 @@ class Campaign:
             recycle_rss_mb=workers.recycle_rss_mb,
             name=f"{self.own_memory.process} worker",
             log=self.log,
+            uses_device=any(PATHS[p].device is not None for p in config.scope.paths),
         )
 
     def memory(self) -> CampaignMemory:

@@ -57,6 +57,16 @@ class Scope:
         if unknown:
             raise UsageError(f"unknown op {unknown[0]!r}: `fuzzdce ops` lists the catalog's entries")
 
+    def check_runnable(self) -> None:
+        """UsageError when a chosen path cannot run on this machine (no CUDA, an executor that does
+        not load): said before the campaign starts, with why, rather than skipped program after
+        program (``CompilePath.unavailable``; ``fuzzdce doctor`` lists every path)."""
+        for name in self.paths:
+            why = PATHS[name].unavailable()
+            if why:
+                runnable = ", ".join(p for p in DEFAULT_PATHS if p in PATHS) or "none"
+                raise UsageError(f"--path {name} cannot run here: {why} (paths that run here: {runnable}; see `fuzzdce doctor`)")
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -91,6 +101,8 @@ class Workers:
 
     timeout: float | None = 60.0  # seconds per compile path
     sandbox: bool = False  # run Thunder's work in a child process with the limits below
+    # Of each worker: its address space, or its resident size where it may use CUDA (which cannot
+    # start under an address-space limit: ``workers.memory_limits``); None: no limit.
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
     # A sandboxed worker's child is replaced, between jobs, after this many jobs or past this
     # resident size, whichever comes first (0: never): its memory grows over a long campaign.

@@ -219,11 +219,21 @@ class Ledger:
 
 def shown_traces(finding: Finding, evaluations: Mapping[str, Evaluation], reference: str = STOCK) -> dict[str, list]:
     """The traces a finding's folder shows: on its path, under each placement showing it, and
-    under the reference too when it does not show it (to compare)."""
+    under the reference too when it does not show it (to compare); each with what the path printed."""
     path = finding.violation.path
     shown = list(finding.placements) + ([reference] if finding.verdict == Verdict.REGRESSION else [])
     return {
-        name: evaluations[name].outcomes[path].traces
+        name: with_printed(evaluations[name].outcomes[path])
         for name in shown
         if name in evaluations and path in evaluations[name].outcomes
     }
+
+
+# The label of what a path printed while it ran, shown after its traces (``Outcome.printed``).
+PRINTED = "printed while it ran"
+
+
+def with_printed(outcome) -> list:
+    """The outcome's traces, then what the path printed while it ran, if anything: Thunder's own
+    words about a failure (the program it could not compile) belong to the finding, not the report."""
+    return list(outcome.traces) + ([(PRINTED, outcome.printed)] if outcome.printed else [])

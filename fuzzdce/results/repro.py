@@ -260,7 +260,9 @@ def check_once(fn, make_inputs, path, placement, oracle, script, reference, guar
     program = ScriptProgram(fn, make_inputs, script, tuple((guard_inputs or {}).items()))
     check = ORACLES[oracle]
     chosen = resolve(placement)
-    eager = run_path(EAGER, program, PLACEMENTS[STOCK])
+    compiled = PATHS.get(path)
+    device = compiled.device if compiled is not None and not compiled.unavailable() else None
+    eager = run_path(EAGER, program, PLACEMENTS[STOCK], device=device)  # on the path's device, where it runs
     if eager.error is not None and oracle not in JUDGES_WHERE_EAGER_REJECTS:
         raise EagerRejects(str(eager.error))
     outcome, found_there = run_under(chosen, program, path, eager, oracle)

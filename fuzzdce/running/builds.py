@@ -54,6 +54,8 @@ from fuzzdce.running.workers import (
     GRACE_SECONDS,
     ChildWorker,
     CommandChild,
+    may_use_cuda,
+    memory_limits,
 )
 
 FUZZDCE_ROOT = str(Path(fuzzdce.__file__).resolve().parent.parent)
@@ -371,9 +373,15 @@ class BuildWorker:
         log: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.build = build
-        self.memory_limit_mb = memory_limit_mb
+        # Of address space, or of resident size where the child may use CUDA (``workers.memory_limits``).
+        self.memory_limit_mb, resident_limit_mb = memory_limits(memory_limit_mb, may_use_cuda())
         self.worker = ChildWorker(
-            self._start, recycle_jobs=recycle_jobs, recycle_rss_mb=recycle_rss_mb, name=f"build {build} worker", log=log
+            self._start,
+            recycle_jobs=recycle_jobs,
+            recycle_rss_mb=recycle_rss_mb,
+            name=f"build {build} worker",
+            log=log,
+            resident_limit_mb=resident_limit_mb,
         )
 
     def _start(self) -> CommandChild:

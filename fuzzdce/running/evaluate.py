@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
+from fuzzdce.core.errors import DeviceLost, HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
@@ -27,6 +27,7 @@ from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.execution import run_path
 from fuzzdce.running.localise import localised, needs_localising, violations_or_none
+from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
 
 
@@ -77,13 +78,15 @@ def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
 @dataclass(frozen=True)
 class Job:
     """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``,
-    compared with ``reference`` (None: stock) on the same path."""
+    compared with ``reference`` (None: stock) on the same path. ``device``: where an eager job
+    runs (None: the CPU; a compile path's is its own, ``CompilePath.device``)."""
 
     program: Program
     placement: Placement
     path: str
     timeout: float | None
     reference: Placement | None = None
+    device: str | None = None
 
     @property
     def is_reference(self) -> bool:
@@ -104,14 +107,22 @@ class PathResult:
 def portable(outcome: Outcome, *, with_traces: bool) -> Outcome:
     """The outcome as another process needs it: calls without their tensors (the oracles already
     ran), traces as printed text or none (trace objects do not cross processes; printing them is
-    worth it only for a finding's folder)."""
+    worth it only for a finding's folder), and what the run printed likewise."""
     calls = {label: Call(label, error=call.error, stage=call.stage) for label, call in outcome.calls.items()}
     guard_calls = {
         label: Call(label, error=call.error, stage=call.stage, cache=call.cache) for label, call in outcome.guard_calls.items()
     }
     traces = trace_text(outcome) if with_traces else []
+    printed = outcome.printed if with_traces else ""
     return dataclasses.replace(
-        outcome, calls=calls, guard_calls=guard_calls, float64_calls={}, traces=traces, compared_traces={}, comparison=None
+        outcome,
+        calls=calls,
+        guard_calls=guard_calls,
+        float64_calls={},
+        traces=traces,
+        compared_traces={},
+        comparison=None,
+        printed=printed,
     )
 
 
@@ -131,42 +142,50 @@ class LocalJobs:
     def __init__(self, *, portable: bool = False) -> None:
         self.portable = portable
         self.program: Program | None = None
-        self.reference: Outcome | None = None
+        self.eager: dict[str | None, Outcome] = {}  # eager's outcome, by device
         self.stock: dict[str, Outcome] = {}
         self.base: dict[str, Outcome] = {}  # the reference's outcomes, when it is not stock, by path
         self.builds: dict[str, BuildWorker] = {}
 
     def __call__(self, job: Job) -> Outcome | PathResult:
         if self.program != job.program:
-            self.program, self.reference, self.stock, self.base = job.program, None, {}, {}
-        if self.reference is None:
-            self.reference = run_path(EAGER, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+            self.program, self.eager, self.stock, self.base = job.program, {}, {}, {}
         if job.path == EAGER:
-            return portable(self.reference, with_traces=False) if self.portable else self.reference
+            eager = self.eager_on(job.device, job)
+            return portable(eager, with_traces=False) if self.portable else eager
+        eager = self.eager_on(PATHS[job.path].device, job)
         base = None if job.is_reference else self.reference_outcome(job)
         if job.placement.is_stock:
             outcome = self.stock_outcome(job)
             if base is not None:
                 note_dce_activity(outcome, base)
-            violations = check_outcome(outcome, self.reference, base)
+            violations = check_outcome(outcome, eager, base)
         elif job.placement.build is not None:
-            outcome, violations = self.run_build(job, base)
+            outcome, violations = self.run_build(job, base, eager)
             if job.is_reference:
                 self.base[job.path] = outcome
         else:
             outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
             if base is not None:
                 note_dce_activity(outcome, base)
-            violations = check_outcome(outcome, self.reference, base)
+            violations = check_outcome(outcome, eager, base)
             if job.is_reference:
                 self.base[job.path] = outcome
-        violations = judged(violations, self.reference)
+        violations = judged(violations, eager)
         if not self.portable:
             return PathResult(outcome, violations)
         result = PathResult(portable(outcome, with_traces=bool(violations)), violations)
         if violations and base is not None:
             result.stock_traces = trace_text(base)
         return result
+
+    def eager_on(self, device: str | None, job: Job) -> Outcome:
+        """Eager's outcome on ``device``, run once per program and device: what a path on that
+        device is judged against (a CUDA path against eager on CUDA, never on the CPU)."""
+        eager = self.eager.get(device)
+        if eager is None:
+            eager = self.eager[device] = run_path(EAGER, job.program, PLACEMENTS[STOCK], timeout=job.timeout, device=device)
+        return eager
 
     def stock_outcome(self, job: Job) -> Outcome:
         """Stock's outcome on the job's path, run once per program and path."""
@@ -183,26 +202,27 @@ class LocalJobs:
         if base is None:
             reference_job = dataclasses.replace(job, placement=job.reference)
             if job.reference.build is not None:
-                base, _ = self.run_build(reference_job, None)
+                base, _ = self.run_build(reference_job, None, self.eager_on(PATHS[job.path].device, job))
             else:
                 base = run_path(job.path, job.program, job.reference, timeout=job.timeout)
             self.base[job.path] = base
         return base
 
-    def run_build(self, job: Job, base: Outcome | None) -> tuple[Outcome, list[Violation]]:
+    def run_build(self, job: Job, base: Outcome | None, eager: Outcome) -> tuple[Outcome, list[Violation]]:
         """The job in its build's process; the trace oracles' violations from there, the others' here
-        (``base``: the reference's outcome, None for the reference itself)."""
+        (``base``: the reference's outcome, None for the reference itself; ``eager``: eager's on the
+        job's device)."""
         worker = self.builds.get(job.placement.name)
         if worker is None:
             worker = self.builds[job.placement.name] = BuildWorker(job.placement.build)
-        reference = portable(self.reference, with_traces=False)
+        reference = portable(eager, with_traces=False)
         result = worker.run(BuildRequest(job.program, job.path, job.placement.name, job.timeout, reference))
         # The build's traces came back portable: aligned with the reference's here, as a patch placement's are.
         outcome = result.outcome
         outcome.build = job.placement.name
         if base is not None:
             note_dce_activity(outcome, base)
-        here = check_outcome(outcome, self.reference, base, oracles=ORACLES_WITHOUT_TRACES)
+        here = check_outcome(outcome, eager, base, oracles=ORACLES_WITHOUT_TRACES)
         return outcome, result.trace_violations + here
 
     def close(self) -> None:
@@ -246,7 +266,8 @@ def job_key(job: Job) -> str:
     placement, the path and the reference it is compared with. Two jobs with one key compute the
     same thing."""
     against = job.reference.name if job.reference is not None else STOCK
-    text = "\n".join((job.program.source(), job.program.inputs_source(), job.placement.name, job.path, against))
+    parts = (job.program.source(), job.program.inputs_source(), job.placement.name, job.path, against)
+    text = "\n".join(parts + ((job.device,) if job.device else ()))
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -278,6 +299,12 @@ class Evaluator:
             return self.cache[key]
         try:
             result = self.run_job(job)
+        except DeviceLost as e:
+            # In this process (no worker to replace): nothing after it could use the device.
+            raise HarnessError(
+                f"{e}: this process cannot use the device any more; run jobs in a worker (a campaign's lanes "
+                f"do), where losing the device is the job's crash finding and a fresh worker goes on"
+            ) from None
         except Exception as e:
             # A job records what Thunder raises: what escapes it (an oracle, the comparison with the
             # reference) is fuzzdce's own fault, here as in a worker (``workers.reply_to``).
@@ -310,28 +337,33 @@ class Evaluator:
         stock = PLACEMENTS[STOCK]
         base = reference if reference is not None else stock
         against = None if base.is_stock else base
-        eager = self.run_cached(Job(program, stock, EAGER, timeout), cache)
-        eager_failed = isinstance(eager, JobFailure)
-        if eager_failed:
-            # Eager itself hung or crashed: torch's problem, not Thunder's; the program is invalid.
-            error = ErrorInfo(f"Eager{eager.kind.capitalize()}", eager.message[-300:], "", eager.message)
-            eager = Outcome(EAGER, STOCK, error=error)
+        # Eager on the CPU decides whether the program is valid at all; a path on a device is judged
+        # against eager on that device.
+        eager = self.eager_outcome(program, None, timeout, cache)
         chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
         results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
-        if eager_failed:
+        if eager.failure is not None:
             return results
+        eager_on = {None: eager}
+        for device in dict.fromkeys(PATHS[path].device for path in paths if PATHS[path].device is not None):
+            eager_on[device] = self.eager_outcome(program, device, timeout, cache)
         for placement in chosen:
             evaluation = results[placement.name]
             for path in paths:
+                reference_eager = eager_on[PATHS[path].device]
+                if reference_eager.failure is not None:
+                    continue  # eager itself hung or crashed on the path's device: no reference there
                 job = Job(program, placement, path, timeout, against)
-                if eager.error is not None and not self.judged_where_eager_rejects(placement, base, job, results, cache):
+                if reference_eager.error is not None and not self.judged_where_eager_rejects(
+                    placement, base, job, results, cache
+                ):
                     continue
                 result = self.run_cached(job, cache)
                 shown_against = results.get(base.name) if placement.name != base.name else None
                 stock_outcome = shown_against.outcomes.get(path) if shown_against is not None else None
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
-                    result = PathResult(outcome, judged(check_outcome(outcome, eager, stock_outcome), eager))
+                    result = PathResult(outcome, judged(check_outcome(outcome, reference_eager, stock_outcome), reference_eager))
                 evaluation.outcomes[path] = result.outcome
 
                 def run_prefix(prefix: Program, placement=placement, path=path):
@@ -345,6 +377,15 @@ class Evaluator:
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
                     stock_outcome.traces = result.stock_traces
         return results
+
+    def eager_outcome(self, program: Program, device: str | None, timeout: float | None, cache: bool) -> Outcome:
+        """Eager's outcome on ``device``; where eager itself hung or crashed (torch's problem, not
+        Thunder's), an outcome carrying that failure and an error: the program is invalid there."""
+        eager = self.run_cached(Job(program, PLACEMENTS[STOCK], EAGER, timeout, device=device), cache)
+        if not isinstance(eager, JobFailure):
+            return eager
+        error = ErrorInfo(f"Eager{eager.kind.capitalize()}", eager.message[-300:], "", eager.message)
+        return Outcome(EAGER, STOCK, error=error, failure=eager, device=device)
 
     def judged_where_eager_rejects(self, placement: Placement, base: Placement, job: Job, results, cache: bool) -> bool:
         """For a program eager rejects: run ``placement`` on the job's path at all? The reference

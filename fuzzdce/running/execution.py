@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import runpy
 import signal
 import sys
@@ -28,7 +29,14 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from fuzzdce.core.errors import CompileTimeout, harness_fault, harness_message
+from fuzzdce.core.errors import (
+    CompileTimeout,
+    DeviceLost,
+    environment_fault,
+    environment_message,
+    harness_fault,
+    harness_message,
+)
 from fuzzdce.core.model import (
     EAGER,
     Call,
@@ -172,10 +180,10 @@ def timed_out(e: BaseException | None) -> CompileTimeout | None:
     return behind(e, CompileTimeout)
 
 
-def out_of_memory(e: BaseException | None) -> MemoryError | None:
-    """The MemoryError behind ``e``, if any (a worker's memory limit, or the machine's): the process
-    ran out of memory, which is a crash."""
-    return behind(e, MemoryError)
+def out_of_memory(e: BaseException | None) -> BaseException | None:
+    """The MemoryError behind ``e``, or the device's out-of-memory error, if any (a worker's memory
+    limit, the machine's or the device's): the process ran out of memory, which is a crash."""
+    return behind(e, MemoryError) or behind(e, torch.OutOfMemoryError)
 
 
 # --- calls -----------------------------------------------------------------------------------------
@@ -216,7 +224,6 @@ def make_call(
     program,
     *,
     grad: bool = False,
-    device: str | None = None,
     requires_grad: bool | None = None,
     like: Call | None = None,
 ) -> Call:
@@ -225,9 +232,10 @@ def make_call(
 
     ``grad``: inputs require grad, and the call backpropagates; ``requires_grad`` overrides whether
     inputs require grad (a forward-only call with inputs that do). ``like``: eager's call of which
-    this is the float64 twin: inputs upcast (``upcast``), cotangents rounded as that call's were,
-    recorded in ``outcome.float64_calls``. Exceptions are recorded, not raised (a time-out is
-    re-raised: it ends the whole path).
+    this is the float64 twin: inputs in float64 (``transfer``), cotangents rounded as that call's were,
+    recorded in ``outcome.float64_calls``. Inputs are made on ``outcome.device`` (``transfer``).
+    Exceptions are recorded, not raised (a time-out, running out of memory and an environment
+    error are re-raised: each ends the whole path).
     """
     calls = outcome.float64_calls if like is not None else outcome.guard_calls if label.is_guard else outcome.calls
     call = calls[label] = Call(label)
@@ -235,10 +243,8 @@ def make_call(
     try:
         call.stage = CallStage.INPUTS
         inputs = program.make_inputs(requires_grad=grad if requires_grad is None else requires_grad)
-        if like is not None:
-            inputs = upcast(inputs)
-        if device is not None:  # leaves on the device, keeping requires_grad
-            inputs = [x.detach().to(device).requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
+        if like is not None or outcome.device is not None:
+            inputs = transfer(inputs, device=outcome.device, floating=torch.float64 if like is not None else None)
         call.stage = CallStage.FORWARD
         with InFloat64() if like is not None else contextlib.nullcontext():
             result = fn(*inputs)
@@ -257,6 +263,8 @@ def make_call(
             raise timed_out(e) from None  # ends the path: the time limit is spent
         if out_of_memory(e) is not None and outcome.path != EAGER:
             raise  # ends the path: a crash (``run_path``), not an exception Thunder raised
+        if environment_fault(e):
+            raise  # ends the path: the machine's fault (``run_path``), neither Thunder's nor eager's
         fault = harness_fault(e) if outcome.path != EAGER else ""
         if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
             outcome.failure = outcome.failure or JobFailure(
@@ -274,7 +282,7 @@ def make_call(
 
 class InFloat64(TorchFunctionMode):
     """Every floating tensor a torch function returns in a lower precision is returned in float64
-    instead: with its inputs upcast (``upcast``), a program that converts a value down itself
+    instead: with its inputs in float64 (``transfer``), a program that converts a value down itself
     (``.half()``, ``dtype=torch.float32``) still computes in float64 throughout. Views and in-place
     results of float64 tensors are float64 already, so aliasing is kept."""
 
@@ -292,32 +300,55 @@ def _to_float64(value: Any) -> Any:
     return value
 
 
-def upcast(inputs: list) -> list:
-    """``inputs`` with every floating tensor in float64 (same values, same ``requires_grad``); an
-    input sharing an earlier one's storage (``inputs[0][...]``) is made again as a view of that
-    one's float64 twin, so that a write through either still shows in both."""
-    twins: list = []
+@dataclass
+class _StorageCopy:
+    """One input storage's copy (``transfer``): its elements, whole and flat, and the copy of the
+    first input on it (views of that input are made again through it)."""
+
+    whole: torch.Tensor
+    first: torch.Tensor
+
+
+def transfer(inputs: list, *, device: str | torch.device | None = None, floating: torch.dtype | None = None) -> list:
+    """``inputs`` copied to ``device`` (None: where each is) with every floating tensor in
+    ``floating`` (None: its own dtype): the same values, shapes, strides and ``requires_grad``, and
+    the same aliasing.
+
+    Each storage is copied once, whole, and each input on it made again at its own size, strides
+    and offset, so inputs sharing storage (``inputs[1] = inputs[0][...]``) share the copy's and a
+    write through one still shows in the other. A later input on a storage that is a view (requiring
+    grad as the first input on it does) is made a view of that input's copy, so gradients reach the
+    first through it as they do in the inputs as made; every other input requiring grad is a leaf.
+    Moving each tensor alone (``x.to(device)``) would make a view a leaf of its own."""
+    copies: dict[tuple[int, torch.dtype], _StorageCopy] = {}
+    moved: list = []
     for x in inputs:
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            twins.append(x)
+        if not isinstance(x, torch.Tensor):
+            moved.append(x)
             continue
-        base = next(
-            (
-                twins[i]
-                for i, y in enumerate(inputs)
-                if y is not x
-                and isinstance(y, torch.Tensor)
-                and i < len(twins)
-                and y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-                and y.shape == x.shape
-            ),
-            None,
-        )
-        if base is not None:
-            twins.append(base[...])
+        dtype = floating if floating is not None and x.is_floating_point() else x.dtype
+        target = device if device is not None else x.device
+        storage = x.untyped_storage()
+        key = (storage.data_ptr(), x.dtype)
+        if not storage.nbytes() or not key[0]:  # no data to share (empty, or meta): aliases nothing
+            copy = torch.empty_strided(x.size(), x.stride(), dtype=dtype, device=target)
+            moved.append(copy.requires_grad_(x.requires_grad))
             continue
-        twins.append(x.detach().to(torch.float64).requires_grad_(x.requires_grad))
-    return twins
+        known = copies.get(key)
+        if known is not None:
+            if x._is_view() and x.requires_grad == known.first.requires_grad:
+                moved.append(known.first.as_strided(x.size(), x.stride(), x.storage_offset()))
+            else:
+                view = known.whole.as_strided(x.size(), x.stride(), x.storage_offset())
+                moved.append(view.detach().requires_grad_(x.requires_grad))
+            continue
+        elements = storage.nbytes() // x.element_size()
+        whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(storage, 0, (elements,), (1,))
+        whole = whole.detach().to(device=target, dtype=dtype, copy=True)
+        first = whole.as_strided(x.size(), x.stride(), x.storage_offset()).detach().requires_grad_(x.requires_grad)
+        copies[key] = _StorageCopy(whole, first)
+        moved.append(first)
+    return moved
 
 
 def needs_float64(call: Call) -> bool:
@@ -593,7 +624,6 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
     outcome.skipped = path.unavailable()
     if outcome.skipped:
         return
-    outcome.device = path.device
     with path.context():
         compiled = path.compile(program.function())
         try:
@@ -609,7 +639,7 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
                     if call.cache:  # under symbolic values other shapes must hit the cache
                         outcome.notes.append(f"{GUARD_NOTE}shape (the resized call), {cache_words(call)}")
                 else:
-                    make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD, device=path.device)
+                    make_call(outcome, label, compiled, program, grad=label == CallLabel.GRAD)
         finally:
             path.collect(compiled, outcome)
         # After the traces are recorded: a guard call that misses the cache compiles again, and
@@ -625,34 +655,84 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
 SAFE_POINTS = frozenset(f.__code__ for f in (make_call, run_eager, run_float64, run_compiled))
 
 
-def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0) -> Outcome:
-    """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``.
+def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0, device: str | None = None) -> Outcome:
+    """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``; eager
+    on ``device`` (None: the CPU), a compile path on its own (``CompilePath.device``).
 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
     run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``, a
-    ``MemoryError`` one of kind ``FailureKind.CRASH`` (the crash oracle's, never ``raises``).
+    ``MemoryError`` (or the device's out-of-memory error) one of kind ``FailureKind.CRASH`` (the
+    crash oracle's, never ``raises``), a module outside Thunder failing to import one of kind
+    ``FailureKind.HARNESS`` that says it is the environment's. What the run prints is the
+    outcome's (``Outcome.printed``), never the report's. Raises ``DeviceLost`` when the device's
+    context did not survive the run: nothing after it in this process could use the device.
     """
-    outcome = Outcome(path, placement.name)
+    outcome = Outcome(path, placement.name, device=device if path == EAGER else PATHS[path].device)
     start = time.perf_counter()
-    try:
-        with time_limit(timeout), placement():
-            if path == EAGER:
-                run_eager(program, outcome)
-            else:
-                with observed_dce(outcome):  # inside the placement: it wraps the placement's dce
-                    run_compiled(PATHS[path], program, outcome)
-    except (Exception, CompileTimeout) as e:
-        fault = harness_fault(e) if path != EAGER else ""
-        if timed_out(e):
-            outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
-        elif path != EAGER and out_of_memory(e) is not None:
-            # The memory limit (or the machine's memory), not Thunder raising: the crash oracle's.
-            outcome.failure = JobFailure(
-                FailureKind.CRASH, f"MemoryError: {path} ran out of memory (the worker's limit, or the machine's)"
-            )
-        elif fault:
-            outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
-        else:
-            outcome.error = ErrorInfo.from_exception(e)
+    with captured_output() as printed:
+        try:
+            with time_limit(timeout), placement():
+                if path == EAGER:
+                    run_eager(program, outcome)
+                else:
+                    with observed_dce(outcome):  # inside the placement: it wraps the placement's dce
+                        run_compiled(PATHS[path], program, outcome)
+        except (Exception, CompileTimeout) as e:
+            record_failure(outcome, e, timeout)
+        lost = device_lost(outcome.device) if outcome.device is not None and not outcome.skipped else ""
+    outcome.printed = printed.getvalue()[-PRINTED_CHARACTERS:]
     outcome.seconds = time.perf_counter() - start
+    if lost:
+        raised = f" after {outcome.error.type}: {outcome.error.message[:300]}" if outcome.error is not None else ""
+        raise DeviceLost(f"{path} under {placement.name} lost the {outcome.device} context{raised} ({lost})")
     return outcome
+
+
+def record_failure(outcome: Outcome, e: BaseException, timeout: float | None) -> None:
+    """What an exception that ended ``outcome``'s path was: a time-out, running out of memory (a
+    crash), the machine's environment or fuzzdce's own code (harness failures, never findings), or
+    else an exception the program or Thunder raised (``Outcome.error``)."""
+    path = outcome.path
+    fault = harness_fault(e) if path != EAGER else ""
+    environment = environment_fault(e)
+    if timed_out(e):
+        outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
+    elif path != EAGER and out_of_memory(e) is not None:
+        # The memory limit (or the machine's, or the device's), not Thunder raising: the crash oracle's.
+        outcome.failure = JobFailure(
+            FailureKind.CRASH, f"MemoryError: {path} ran out of memory (the worker's limit, or the machine's or device's)"
+        )
+    elif environment:
+        outcome.failure = JobFailure(FailureKind.HARNESS, environment_message(f"{path} under {outcome.placement}", environment))
+    elif fault:
+        outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
+    else:
+        outcome.error = ErrorInfo.from_exception(e)
+
+
+# What an outcome keeps of what its run printed: the end, where the exception's own lines are.
+PRINTED_CHARACTERS = 20_000
+
+
+@contextlib.contextmanager
+def captured_output():
+    """What Python code prints to stdout and stderr meanwhile (Thunder prints a failing program's
+    traces, warnings go to stderr), collected instead of shown: a finding's, never the report's.
+    A C++ library's own printf passes by; a worker child's stdout is its stderr (``workers``)."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        yield buffer
+
+
+def device_lost(device: str) -> str:
+    """Why ``device``'s context is unusable after a run ("" when it is not): a CUDA error is sticky
+    (an illegal memory access, a device-side assert), so work on it after the run fails too. A
+    device this process never started (or no CUDA device at all) has no context to lose."""
+    if not str(device).startswith("cuda") or not torch.cuda.is_initialized():
+        return ""
+    try:
+        torch.cuda.synchronize(device)
+        (torch.ones(1, device=device) + 1).cpu()
+    except Exception as e:
+        return f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+    return ""

@@ -9,7 +9,8 @@ of the path, and fuzzdce runs that very function.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
 
 from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome, TraceKind
 
@@ -111,20 +112,67 @@ def fresh_dynamo_without_inductor() -> Iterator[None]:
         torch._dynamo.reset()
 
 
-def nvfuser_unavailable() -> str:
-    """Why the nvFuser path cannot run here ("" when it can)."""
+# --- what a path needs of this machine -----------------------------------------------------------
+#
+# Each returns why this machine cannot run a path ("" when it can). They run before a campaign
+# starts (``default_paths``, ``config.Scope.unrunnable``): a path the environment cannot run is left
+# out with its reason, never run to fail program after program, and its failures never read as
+# Thunder's (a GPU machine's torch and nvFuser are often out of step: nvFuser built for torch 2.10
+# fails to load beside torch 2.11 with an undefined symbol).
+
+
+def cuda_unavailable() -> str:
+    """Why CUDA cannot run here ("" when it can)."""
     import torch
 
     if not torch.cuda.is_available():
-        return "nvFuser needs CUDA, and torch sees no CUDA device"
+        built = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "built without CUDA"
+        return f"CUDA is missing: torch {torch.__version__} ({built}) sees no CUDA device"
+    return ""
+
+
+def library_error(*modules: str) -> str:
+    """Why none of ``modules`` (alternatives, in order) imports here ("" when one does): the last
+    one's ImportError or OSError, in one line (an undefined symbol names the mismatch)."""
+    import importlib
+
+    error = ""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except (ImportError, OSError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            error = f"{type(e).__name__}: {first[:300]}"
+        else:
+            return ""
+    return error
+
+
+def nvfuser_unavailable() -> str:
+    """Why the nvFuser path cannot run here ("" when it can): no CUDA, nvFuser missing or failing to
+    load (with the loader's words), or a version this Thunder refuses."""
+    cuda = cuda_unavailable()
+    if cuda:
+        return f"nvFuser needs CUDA: {cuda}"
+    loads = library_error("nvfuser_direct", "nvfuser")
+    if loads:
+        return f"nvFuser does not load here ({loads})"
     try:
         from thunder.executors import nvfuser_available
 
         if not nvfuser_available():
-            return "nvFuser is not installed for this Thunder"
+            from thunder.executors.nvfuserex import nvfuser_version, required_nvfuser_version
+
+            return f"this Thunder refuses nvFuser {nvfuser_version()} (it requires {required_nvfuser_version()})"
     except Exception as e:
         return f"nvFuser could not be checked ({type(e).__name__}: {e})"
     return ""
+
+
+def on_device(path: CompilePath, device: str, name: str, unavailable: Callable[[], str]) -> CompilePath:
+    """``path`` run on ``device``: the same compile, calls and records, its inputs (and the eager
+    reference it is judged against) on that device; unavailable where ``unavailable`` says so."""
+    return dataclasses.replace(path, name=name, device=device, unavailable=unavailable)
 
 
 # --- how each path compiles (self-contained: printed in reproducers) ------------------------------
@@ -183,36 +231,31 @@ def thunderfx_dynamic(fn):
 GUARDS = tuple(label for label in CallLabel if label.is_guard)
 SYMBOLIC_GUARDS = tuple(label for label in GUARDS if label != CallLabel.GUARD_SHAPE)
 
+JIT = CompilePath("jit", jit, (CallLabel.PLAIN, *GUARDS), record_jit_traces)
+JIT_GRAD = CompilePath("jit-grad", jit, (CallLabel.GRAD,), record_jit_traces)
+THUNDERFX = CompilePath(
+    "thunderfx", thunderfx_static, (CallLabel.GRAD,), record_thunderfx, context=fresh_dynamo_without_inductor, splits_graphs=True
+)
+
 PATHS: dict[str, CompilePath] = {
     p.name: p
     for p in (
-        CompilePath("jit", jit, (CallLabel.PLAIN, *GUARDS), record_jit_traces),
-        CompilePath("jit-grad", jit, (CallLabel.GRAD,), record_jit_traces),
+        JIT,
+        JIT_GRAD,
         CompilePath(
             "jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED, *SYMBOLIC_GUARDS), record_jit_traces
         ),
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
         ),
-        CompilePath(
-            "jit-nvfuser", jit_nvfuser, (CallLabel.GRAD,), record_jit_traces, unavailable=nvfuser_unavailable, device="cuda"
-        ),
-        CompilePath(
-            "thunderfx",
-            thunderfx_static,
-            (CallLabel.GRAD,),
-            record_thunderfx,
-            context=fresh_dynamo_without_inductor,
-            splits_graphs=True,
-        ),
-        CompilePath(
-            "thunderfx-dynamic",
-            thunderfx_dynamic,
-            (CallLabel.GRAD,),
-            record_thunderfx,
-            context=fresh_dynamo_without_inductor,
-            splits_graphs=True,
-        ),
+        THUNDERFX,
+        dataclasses.replace(THUNDERFX, name="thunderfx-dynamic", compile=thunderfx_dynamic),
+        # Where Thunder's users run it. The CUDA paths differ from their CPU twins by device alone;
+        # jit-cuda takes Thunder's default executors (nvFuser among them where it loads), jit-nvfuser
+        # puts nvFuser first and runs only where it loads.
+        on_device(JIT_GRAD, "cuda", "jit-cuda", cuda_unavailable),
+        on_device(dataclasses.replace(JIT_GRAD, compile=jit_nvfuser), "cuda", "jit-nvfuser", nvfuser_unavailable),
+        on_device(THUNDERFX, "cuda", "thunderfx-cuda", cuda_unavailable),
     )
 }
 

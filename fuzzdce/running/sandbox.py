@@ -33,7 +33,9 @@ def run_job_in_child(job: Job) -> Outcome | PathResult:
 class SandboxedJobs:
     """Runs each job in a ``Worker`` child with a time and memory limit; a ``JobFailure`` when the
     job hung or killed its child (the next job gets a fresh one). The child is recycled between
-    jobs after ``recycle_jobs`` jobs or past ``recycle_rss_mb`` resident MB (``Worker``)."""
+    jobs after ``recycle_jobs`` jobs or past ``recycle_rss_mb`` resident MB (``Worker``).
+    ``uses_device``: whether its jobs may use CUDA (None: where this machine has it), which decides
+    how its memory is limited (``workers.memory_limits``)."""
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class SandboxedJobs:
         name: str = "worker",
         log=lambda line: None,
         grace: float = GRACE_SECONDS,
+        uses_device: bool | None = None,
     ) -> None:
         self.grace = grace  # how much longer than a job's limit its parent waits (``workers.GRACE_SECONDS``)
         self.worker = Worker(
@@ -53,6 +56,7 @@ class SandboxedJobs:
             recycle_rss_mb=recycle_rss_mb,
             name=name,
             log=log,
+            uses_device=uses_device,
         )
 
     @property

@@ -13,6 +13,12 @@ The protocol, child to parent, one reply per job: ``(ReplyStatus.OK, result, pea
 ``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when
 an exception escaped the job (fuzzdce's own fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
 
+Memory is limited one of two ways. A child that runs CPU paths only gets an address-space limit
+(``RLIMIT_AS``): running past it raises ``MemoryError`` inside the job, a ``crash``. CUDA cannot
+start under such a limit (it maps far more address space than it uses: ``cudaGetDeviceCount()``
+fails with "out of memory"), so a child that may use CUDA has none; its parent watches its resident
+size instead while a job runs, and kills it past the limit (a ``crash`` too).
+
 A child's memory grows with the jobs it runs (Thunder's and torch's caches), about 10 MB a minute;
 over a night that would reach the memory limit and surface as false ``crash`` findings. So a worker
 also *recycles* its child, between jobs only, after ``recycle_jobs`` jobs or once the child's
@@ -24,20 +30,27 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import pickle
 import select
 import signal
 import struct
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, BinaryIO, Protocol
 
-from fuzzdce.core.errors import harness_message, unexpected_exception
+from fuzzdce.core.errors import DeviceLost, harness_message, unexpected_exception
 from fuzzdce.core.model import FailureKind, JobFailure
 from fuzzdce.running.memory import ProcessMemory, own_peak_mb, resident_mb
 
-DEFAULT_MEMORY_LIMIT_MB = 8192  # address space; importing torch + Thunder alone maps about 5 GB
+# Address space (importing torch + Thunder alone maps about 5 GB), or resident size for a child that
+# may use CUDA; None (``--memory-limit 0``): no limit.
+DEFAULT_MEMORY_LIMIT_MB = 8192
+# How often a parent reads a CUDA-capable child's resident size while it waits for a job.
+RESIDENT_POLL_SECONDS = 0.25
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
 # The child acts on a job's time limit at its own safe points, between Thunder's calls
 # (execution.time_limit); the parent waits this much longer, then kills the child and records the
@@ -66,8 +79,9 @@ CHILD_GONE = (EOFError, OSError, pickle.UnpicklingError)
 
 
 def limit_this_process(memory_limit_mb: int | None) -> None:
-    """A worker child's limits: its address space (0 or None: unlimited), and Ctrl-C left to the
-    parent, which stops the campaign cleanly and then the children."""
+    """A worker child's limits: its address space (0 or None: unlimited, as for a child that may
+    use CUDA, whose parent watches its resident size instead), and Ctrl-C left to the parent, which
+    stops the campaign cleanly and then the children."""
     if memory_limit_mb:
         import resource
 
@@ -88,6 +102,8 @@ def reply_to(job: Any, handle: Callable[[Any], Any], explain: Callable[[Any, Exc
         return (ReplyStatus.OK, handle(job), own_peak_mb())
     except MemoryError:
         return (FailureKind.CRASH, "MemoryError: worker memory limit reached")
+    except DeviceLost as e:  # the process's device context is gone: the parent replaces the child
+        return (FailureKind.CRASH, str(e))
     except Exception as e:  # a job records what Thunder raises: what escapes is fuzzdce's own fault
         return (FailureKind.HARNESS, explain(job, e))
 
@@ -112,7 +128,12 @@ def serve(
 
 
 def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
-    """A ``Worker``'s child: ``target(job)`` for each job on the pipe."""
+    """A ``Worker``'s child: ``target(job)`` for each job on the pipe. Its stdout becomes its stderr:
+    what a job prints past Python's capture (``execution.captured_output``; a C++ library's printf)
+    must not land in the report, the parent's stdout."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     serve(connection.recv, connection.send, target, memory_limit_mb=memory_limit_mb, explain=default_explanation("a job worker"))
 
 
@@ -239,8 +260,10 @@ class ChildWorker:
 
     ``recycle_jobs`` / ``recycle_rss_mb``: after that many jobs in one child, or once its resident
     size passes that many MB, whichever comes first, the child is retired after handing back its
-    result (0 or None: never). ``memory`` records its children's resident sizes; ``log`` hears of
-    each recycling, once.
+    result (0 or None: never). ``resident_limit_mb``: while a job runs, a child past that many MB
+    resident is killed and the job is a crash (None: not watched; the limit of a child that may use
+    CUDA, which cannot start under an address-space limit). ``memory`` records its children's
+    resident sizes; ``log`` hears of each recycling, once.
     """
 
     def __init__(
@@ -251,8 +274,10 @@ class ChildWorker:
         recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
         name: str = "worker",
         log: Callable[[str], None] = lambda line: None,
+        resident_limit_mb: int | None = None,
     ):
         self.start_child = start_child
+        self.resident_limit_mb = resident_limit_mb
         self.recycle_jobs = recycle_jobs
         self.recycle_rss_mb = recycle_rss_mb
         self.log = log
@@ -279,8 +304,9 @@ class ChildWorker:
             allowance = STARTUP_SECONDS
         try:
             self.child.send(job)
-            if not self.child.ready(None if timeout is None else timeout + grace + allowance):
-                return self._replace(JobFailure(FailureKind.TIMEOUT, f"no result within {timeout:g} s"))
+            waited = self._wait(None if timeout is None else timeout + grace + allowance)
+            if waited is not None:
+                return self._replace(waited)
             status, value, *reported_peak = self.child.receive()
         except CHILD_GONE:
             return self._replace(JobFailure(FailureKind.CRASH, describe_exit(self.child.exitcode(wait=10))))
@@ -288,6 +314,29 @@ class ChildWorker:
             return self._replace(JobFailure(status, value))
         self._after_job(reported_peak[0] if reported_peak else None)
         return value
+
+    def _wait(self, seconds: float | None) -> JobFailure | None:
+        """Wait up to ``seconds`` (None: for ever) for the child's reply: None once it is ready, else
+        why the job failed (past its time, or past the resident limit, read every
+        ``RESIDENT_POLL_SECONDS`` while watched)."""
+        if self.resident_limit_mb is None:
+            if self.child.ready(seconds):
+                return None
+            return JobFailure(FailureKind.TIMEOUT, f"no result within {seconds:g} s")
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return JobFailure(FailureKind.TIMEOUT, f"no result within {seconds:g} s")
+            if self.child.ready(RESIDENT_POLL_SECONDS if left is None else min(left, RESIDENT_POLL_SECONDS)):
+                return None
+            read = resident_mb(self.child.pid)
+            if read is not None and read[0] > self.resident_limit_mb:
+                self.memory.observe(*read)
+                return JobFailure(
+                    FailureKind.CRASH,
+                    f"MemoryError: the worker passed its memory limit ({read[0]:.0f} MB resident, over {self.resident_limit_mb} MB)",
+                )
 
     def _after_job(self, reported_peak_mb: float | None) -> None:
         """The job is done and its result received: read the child's memory and retire the child
@@ -334,9 +383,26 @@ class ChildWorker:
         self.close()
 
 
+def may_use_cuda() -> bool:
+    """Whether a child on this machine may use CUDA (torch sees a device): it then gets no
+    address-space limit, which CUDA cannot start under."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def memory_limits(memory_limit_mb: int | None, uses_device: bool) -> tuple[int | None, int | None]:
+    """(the child's address-space limit, the parent's resident limit) in MB for a child with
+    ``memory_limit_mb`` (None or 0: neither) that may (``uses_device``) or may not use CUDA."""
+    if not memory_limit_mb:
+        return None, None
+    return (None, memory_limit_mb) if uses_device else (memory_limit_mb, None)
+
+
 class Worker(ChildWorker):
     """A ``ChildWorker`` whose child is a spawned copy of this Python running ``target(job)``,
-    within ``memory_limit_mb`` of address space."""
+    within ``memory_limit_mb``: of address space, or of resident size where it may use CUDA
+    (``uses_device``; None: where this machine has CUDA)."""
 
     def __init__(
         self,
@@ -347,13 +413,18 @@ class Worker(ChildWorker):
         recycle_rss_mb: int | None = DEFAULT_RECYCLE_RSS_MB,
         name: str = "worker",
         log: Callable[[str], None] = lambda line: None,
+        uses_device: bool | None = None,
     ):
+        address_space_mb, resident_mb_limit = memory_limits(
+            memory_limit_mb, may_use_cuda() if uses_device is None else uses_device
+        )
         super().__init__(
-            lambda: SpawnedChild(target, memory_limit_mb),
+            lambda: SpawnedChild(target, address_space_mb),
             recycle_jobs=recycle_jobs,
             recycle_rss_mb=recycle_rss_mb,
             name=name,
             log=log,
+            resident_limit_mb=resident_mb_limit,
         )
         self.target = target
         self.memory_limit_mb = memory_limit_mb
