@@ -256,3 +256,63 @@ def test_printed_output_goes_to_the_findings_folder_beside_the_traces():
     assert with_printed(outcome)[-1] == (PRINTED, "Thunder's words")
     outcome.printed = ""
     assert all(label != PRINTED for label, _ in with_printed(outcome))
+
+
+# --- on a CUDA machine (skipped elsewhere; benchmarks/results/cuda-*.txt has the run) ----------------
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@needs_cuda
+def test_transfer_to_cuda_keeps_values_strides_views_and_aliasing():
+    made = inputs_as_made()
+    moved = transfer(made, device="cuda")
+    for before, after in zip(made[:4], moved[:4]):
+        assert after.device.type == "cuda" and after.stride() == before.stride()
+        torch.testing.assert_close(after.cpu(), before)
+    assert moved[1]._base is moved[0]
+    with torch.no_grad():
+        moved[1].add_(1)
+    torch.testing.assert_close(moved[0].cpu(), made[0] + 1)
+
+
+@needs_cuda
+@pytest.mark.parametrize("path", ["jit-cuda", "thunderfx-cuda"])
+def test_a_view_input_on_cuda_gives_eagers_gradients(path):
+    """The first CUDA run lost aliasing: atan of a view input got gradient 0.0 where eager's was not."""
+    evaluation = Evaluator()(VIEW_PROGRAM, [STOCK], paths=[path])["stock"]
+    assert evaluation.violations == [], [v.message for v in evaluation.violations]
+    assert evaluation.outcomes[path].device == "cuda"
+
+
+MIXED = Program(
+    (TensorInput((2, 3)), TensorInput((3,))),
+    (
+        Step("mul_cpu_scalar_tensor", "torch.mul({0}, torch.tensor(2.5))", (Ref(0),)),
+        Step("add_cpu_scalar_value", "{0} + {1}.sum().cpu()", (Ref(2), Ref(1))),
+        Step("cpu_round_trip", "{0}.cpu().to({0}.device)", (Ref(3),)),
+    ),
+    (4,),
+    seed=4,
+)
+
+
+@needs_cuda
+def test_a_mixed_device_program_runs_in_eager_on_cuda_and_is_judged_there():
+    eager = run_path(EAGER, MIXED, STOCK, device="cuda")
+    assert eager.error is None and eager.device == "cuda"
+    outcome = run_path("jit-cuda", MIXED, STOCK)
+    assert outcome.device == "cuda" and outcome.calls
+
+
+# The mixes Thunder 0.2.6 gets right on the CPU (``x + y.sum().cpu()`` under grad is a Thunder bug:
+# ``Tensor.cpu``'s automatic registration fails on the broadcast cotangent; docs/found-bugs.md).
+SCALAR_AND_ROUND_TRIP = dataclasses.replace(
+    MIXED, steps=(MIXED.steps[0], dataclasses.replace(MIXED.steps[2], args=(Ref(2),))), outputs=(3,)
+)
+
+
+def test_the_device_mixes_are_plain_arithmetic_on_the_cpu():
+    evaluation = Evaluator()(SCALAR_AND_ROUND_TRIP, [STOCK], paths=["jit-grad", "thunderfx"])["stock"]
+    assert evaluation.reference.error is None
+    assert evaluation.violations == [], [v.message for v in evaluation.violations]

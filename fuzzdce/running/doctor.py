@@ -3,7 +3,9 @@
 A user on another Thunder (an editable checkout, an older release) reads here, before a campaign,
 which Thunder is imported (its path shows an editable checkout), and for each placement whether
 this Thunder already does it natively (the placement then equals stock), needs the patch, or
-cannot take it (the patch target is missing: choose another placement or another Thunder).
+cannot take it (the patch target is missing: choose another placement or another Thunder); and
+which compile paths run on this machine (a CUDA path needs CUDA, nvFuser's needs nvFuser to load
+beside this torch), and why not where they do not.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import thunder
 import torch
 
 from fuzzdce import __version__
-from fuzzdce.core.model import Placement
+from fuzzdce.core.model import CompilePath, Placement
+from fuzzdce.running.paths import PATHS, cuda_unavailable
 from fuzzdce.running.placements import PLACEMENTS, splitter_fix_native, symcall_native
 
 NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
@@ -77,6 +80,36 @@ def change_lines() -> list[str]:
     return lines
 
 
+def device_lines() -> list[str]:
+    """The CUDA device torch sees, if any (a CUDA path runs there)."""
+    if not torch.cuda.is_available():
+        return [f"cuda     none ({cuda_unavailable()})"]
+    name = torch.cuda.get_device_name(0)
+    return [f"cuda     {torch.cuda.device_count()} device(s), {name}; torch built with CUDA {torch.version.cuda}"]
+
+
+def path_lines(paths: Iterable[CompilePath] = PATHS.values()) -> list[str]:
+    """Each compile path: whether it runs here (and is a default), or why not."""
+    lines = []
+    for path in paths:
+        why = path.unavailable()
+        where = f"on {path.device}" if path.device else "on the CPU"
+        status = f"runs ({where})" if not why else "cannot run here"
+        lines.append(f"  {path.name:<18} {status:<18} {why or path.compile.__doc__.strip().splitlines()[0]}")
+    return lines
+
+
 def diagnosis() -> str:
     """The whole ``fuzzdce doctor`` text for this process."""
-    return "\n".join([*environment_lines(), "this Thunder:", *change_lines(), "placements:", *placement_lines()])
+    return "\n".join(
+        [
+            *environment_lines(),
+            *device_lines(),
+            "this Thunder:",
+            *change_lines(),
+            "placements:",
+            *placement_lines(),
+            "paths (the defaults are those that run here):",
+            *path_lines(),
+        ]
+    )
