@@ -316,3 +316,45 @@ def test_the_device_mixes_are_plain_arithmetic_on_the_cpu():
     evaluation = Evaluator()(SCALAR_AND_ROUND_TRIP, [STOCK], paths=["jit-grad", "thunderfx"])["stock"]
     assert evaluation.reference.error is None
     assert evaluation.violations == [], [v.message for v in evaluation.violations]
+
+
+def raising_in_jit(error):
+    """A placement under which thunder.jit raises ``error`` (what a device does at its limits)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def placement():
+        import thunder
+
+        original = thunder.jit
+
+        def jit(fn, *args, **kwargs):
+            raise error
+
+        thunder.jit = jit
+        try:
+            yield
+        finally:
+            thunder.jit = original
+
+    return Placement("planted-device-error", placement)
+
+
+def test_a_device_out_of_memory_error_is_a_crash_not_an_exception_thunder_raised():
+    outcome = run_path("jit-grad", IMPORTING, raising_in_jit(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate")))
+    assert outcome.error is None and outcome.failure.kind == FailureKind.CRASH
+    assert "ran out of memory" in outcome.failure.message
+
+
+def test_a_run_that_loses_the_device_raises_for_its_worker_to_end(monkeypatch):
+    import fuzzdce.running.execution as execution
+    from fuzzdce.core.errors import DeviceLost, HarnessError
+
+    twin = paths.on_device(paths.PATHS["jit-grad"], "cpu", "jit-lost", lambda: "")
+    monkeypatch.setitem(paths.PATHS, "jit-lost", twin)
+    monkeypatch.setattr(execution, "device_lost", lambda device: "AcceleratorError: CUDA error: an illegal memory access")
+    with pytest.raises(DeviceLost, match="jit-lost under stock lost the cpu context .*illegal memory access"):
+        run_path("jit-lost", IMPORTING, STOCK)
+    # In this process (no worker to replace) the campaign cannot go on: said as such, once.
+    with pytest.raises(HarnessError, match="cannot use the device any more"):
+        Evaluator()(IMPORTING, [STOCK], paths=["jit-lost"])
