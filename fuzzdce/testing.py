@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from fuzzdce.core.errors import HarnessError
+from fuzzdce.core.errors import HarnessError, UsageError
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.report import render
@@ -51,6 +51,10 @@ def fuzz_test(
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
         config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False)
+        try:
+            config.scope.check_runnable()
+        except UsageError as e:  # a CUDA path on a machine without CUDA: not run, and said so, never a pass
+            pytest.skip(str(e))
         campaign = Campaign(config, evaluator=evaluator, log=lambda line: print(line, file=sys.stderr))
         try:
             try:

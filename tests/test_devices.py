@@ -358,3 +358,13 @@ def test_a_run_that_loses_the_device_raises_for_its_worker_to_end(monkeypatch):
     # In this process (no worker to replace) the campaign cannot go on: said as such, once.
     with pytest.raises(HarnessError, match="cannot use the device any more"):
         Evaluator()(IMPORTING, [STOCK], paths=["jit-lost"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks what a machine without CUDA says")
+def test_a_fuzz_test_on_a_cuda_path_without_cuda_is_skipped_saying_why(pytester):
+    pytester.makepyfile(
+        "from fuzzdce.testing import fuzz_test\ntest_on_gpu = fuzz_test(placements=['stock'], paths=['jit-cuda'])\n"
+    )
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*--path jit-cuda cannot run here: CUDA is missing*"])
