@@ -144,6 +144,18 @@ def test_bugs_raising_different_exception_types_stay_apart_though_they_share_a_m
     assert sorted(sorted(m.signature for m in b.members) for b in bugs) == [["S-type", "S-values"], ["S-value", "S-values"]]
 
 
+def test_bugs_raised_at_two_frames_stay_apart_though_they_share_a_member(tmp_path):
+    """Two exceptions of one type raised at two places in Thunder are two faults: merge keeps them
+    apart by frame, as the campaign does (``findings.kept_apart``)."""
+    wrong = member("S-values", 1)
+    here = member("S-here", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/transforms.py:grad")
+    there = member("S-there", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/prims.py:take_meta")
+    a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KH", [here, wrong])])
+    b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("KT", [there, wrong])])
+    bugs = merge(tmp_path / "m", [a, b]).bugs
+    assert sorted(sorted(m.signature for m in b.members) for b in bugs) == [["S-here", "S-values"], ["S-there", "S-values"]]
+
+
 def test_bugs_of_two_faulty_placements_stay_apart_though_a_member_shows_under_both(tmp_path):
     """Run a joined a finding that symcall and a planted fault both show into symcall's bug, run b
     into the planted fault's: merge joins each run's bug with one of them, never all three, and a

@@ -248,13 +248,21 @@ def compatible(label, other) -> bool:
 
 
 def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
-    """What a bug holds at most one of each (``connected``, ``clash``): the kind of exception Thunder
-    raised (``raised_types``) and the fault label (``fault_label``: the op it is about)."""
+    """What a bug holds at most one of each (``connected``, ``clash``), for the campaign's findings."""
     violations = list(violations)
-    kinds = raised_types((v.oracle, v.error_type, v.frame, v.message) for v in violations)
-    labels = {label for v in violations if (label := fault_label(v))}
+    return labels_kept_apart(((v.oracle, v.error_type, v.frame, v.message) for v in violations), map(fault_label, violations))
+
+
+def labels_kept_apart(raised: Iterable[tuple[str, str, str, str]], fault_labels: Iterable[str]) -> set[tuple[str, str]]:
+    """What a bug holds at most one of each: the kind of exception Thunder raised (``raised_types``
+    of each (oracle, error type, frame, message)), the fault label (``fault_label``: the op it is
+    about) and the frame Thunder raised at. The campaign's findings (``kept_apart``) and ``fuzzdce
+    merge``'s bug records (their members' fields) are kept apart by this one rule."""
+    raised = list(raised)
+    kinds = raised_types(raised)
     # Where Thunder raised (a split keeps no frame): two frames are two faults, whatever the words.
-    frames = {v.frame for v in violations if v.oracle == RAISES and v.frame and not v.frame.startswith(TORCH_FRAME)}
+    frames = {frame for oracle, _, frame, _ in raised if oracle == RAISES and frame and not frame.startswith(TORCH_FRAME)}
+    labels = {label for label in fault_labels if label}
     return {("raised", kind) for kind in kinds} | {("fault", label) for label in labels} | {("frame", f) for f in frames}
 
 

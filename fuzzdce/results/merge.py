@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import combined_confirmed, connected, earliest, raised_types
+from fuzzdce.core.findings import combined_confirmed, connected, earliest, labels_kept_apart
 from fuzzdce.core.signatures import short_id
 from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical, upstream_of
 from fuzzdce.results.report import plural
@@ -99,12 +99,12 @@ def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     return [sorted(group, key=program_order) for group in groups]
 
 
-def raised_in(candidate: Candidate) -> set[str]:
-    """The kinds of exception Thunder raised in a candidate's members and their fault labels (the
-    ops they are about): kept apart, as the campaign keeps them."""
+def raised_in(candidate: Candidate) -> set[tuple[str, str]]:
+    """What a candidate's members are kept apart by, exactly as the campaign keeps findings apart
+    (``findings.labels_kept_apart``): the kinds of exception Thunder raised, the frames it raised at
+    and the fault labels (the ops they are about)."""
     members = candidate.record.members
-    kinds = raised_types((m.oracle, m.error_type, m.frame, m.message) for m in members)
-    return {("raised", kind) for kind in kinds} | {("fault", m.label) for m in members if m.label}
+    return labels_kept_apart(((m.oracle, m.error_type, m.frame, m.message) for m in members), (m.label for m in members))
 
 
 def shown_under(candidate: Candidate) -> tuple[str, ...]:
