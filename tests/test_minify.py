@@ -17,7 +17,7 @@ from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse
 from fuzzdce.fuzzing import minify
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
-from fuzzdce.results.minified_script import standalone_script
+from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.placements import resolve
 
@@ -189,10 +189,10 @@ def test_first_differing_op_names_the_op_defining_the_first_differing_output():
 
 def test_the_standalone_script_runs_eager_and_compiled_and_compares():
     program = chain_program(3, "exp", 1)
-    script = standalone_script(program, "jit-grad", headline='raises: "quoted"')
-    compile(script, "repro.py", "exec")
-    assert "class DynamoModule(torch.nn.Module):" in script and "def test_repro():" in script
-    assert "thunder.jit(fn)" in script and "GRAD = True" in script
+    text = script(minified_case(program, "jit-grad", Violation(RAISES, "jit-grad", 'raises: """quoted"', "RuntimeError")))
+    compile(text, "repro.py", "exec")
+    assert "def test_repro():" in text and "thunder.jit(program)" in text
+    assert "torch.autograd.backward(" in text  # the grad path's call: forward, then backward
 
 
 # --- real minifies (each starts a worker and compiles many candidates) ----------------------------------
