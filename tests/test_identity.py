@@ -96,3 +96,17 @@ def test_an_op_without_a_grad_rule_is_one_bug_on_every_path_that_reaches_it():
     described = [(b.id, b.paths(), [m.violation.fault for m in b.members]) for b in about]
     assert len(about) == 1, described
     assert about[0].paths() == ["jit-grad", "thunderfx"], described
+
+
+def test_a_flag_lost_at_one_op_blames_that_op_not_the_later_op_whose_values_differ_through_it(tmp_path):
+    """hstack of a 1-D input loses requires_grad under thunder.jit (0.2.6 and main) with right values;
+    addcdiv's gradient through it is then wrong. Localisation compares flags too: the blame is hstack's,
+    and the message says what is wrong there before what it causes."""
+    from test_standalone import HSTACK, observed
+
+    _, bugs = observed(tmp_path, ["stock"], HSTACK, ["jit-grad"])
+    violations = [m.violation for b in bugs for m in b.members]
+    assert violations and all(v.site == "hstack" and "first differs at hstack" in v.fault for v in violations), violations
+    (grads,) = [v for v in violations if v.error_type == "Mismatch"]
+    assert grads.message.startswith("hstack is wrong first, at `v1 = torch.hstack([v0, v0])`: grad call: requires_grad")
+    assert "which makes: grad call grad[0]" in grads.message

@@ -197,7 +197,7 @@ def test_an_upstream_reference_goes_from_the_known_file_to_the_report_bug_json_a
 # Bug 5af38b3fb8 of a default campaign: hstack of a 1-D input loses requires_grad under thunder.jit
 # (Thunder 0.2.6 and main), so addcdiv's gradient through it is dropped.
 HSTACK = Program(
-    (TensorInput((3,), "float64"),),
+    (TensorInput((1,), "float64"),),
     (
         Step("hstack", "torch.hstack([{0}, {0}])", (Ref(0),)),
         Step("addcdiv", "torch.addcdiv({0}, {1}, {0}, value=2.0)", (Ref(0), Ref(1))),
@@ -238,19 +238,37 @@ def test_to_device_keeps_aliasing_strides_and_requires_grad():
     assert all(torch.equal(a, b) for a, b in zip(moved[:2] + moved[3:], inputs[:2] + inputs[3:]))
 
 
-@pytest.mark.parametrize("check", [Check.FLAGS, Check.GRADS])
-def test_a_path_with_a_device_moves_the_inputs_and_runs_eager_there(monkeypatch, check):
+# hstack alone: its output does not require grad under Thunder, eager's does.
+HSTACK_ALONE = HSTACK.prefix(0)
+
+
+@pytest.mark.parametrize("program, check", [(HSTACK_ALONE, Check.FLAGS), (HSTACK, Check.GRADS)])
+def test_a_path_with_a_device_moves_the_inputs_and_runs_eager_there(monkeypatch, program, check):
     """A path declaring a device (here the CPU, as a CUDA path would declare "cuda") runs eager and
     Thunder on the moved inputs; the real hstack bug still fails."""
     monkeypatch.setitem(PATHS, "jit-grad-device", dataclasses.replace(PATHS["jit-grad"], name="jit-grad-device", device="cpu"))
-    text = script(dataclasses.replace(minified_case(HSTACK, "jit-grad-device", None), check=check))
+    text = script(dataclasses.replace(minified_case(program, "jit-grad-device", None), check=check))
     assert "DEVICE = 'cpu'" in text and "to_device(make_inputs(True))" in text
     assert fails(text) is True
 
 
 def test_a_script_that_passes_once_fixed_is_told_from_one_that_fails():
-    """``fails`` runs the script: the hstack program's flags differ; a program of one sin's do not."""
+    """``fails`` runs the script: hstack's flags differ; one sin's do not; a program eager rejects
+    cannot be checked."""
     sine = Program((TensorInput((3,), "float64"),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,))
-    flags = dataclasses.replace(minified_case(HSTACK, "jit-grad", None), check=Check.FLAGS)
+    flags = dataclasses.replace(minified_case(HSTACK_ALONE, "jit-grad", None), check=Check.FLAGS)
     assert fails(script(flags)) is True
     assert fails(script(dataclasses.replace(flags, program=sine.source(), inputs=sine.inputs_source()))) is False
+    invalid = dataclasses.replace(HSTACK, inputs=(TensorInput((3,), "float64"),))  # (3,) and (6,) do not broadcast
+    assert fails(script(dataclasses.replace(flags, program=invalid.source(), inputs=invalid.inputs_source()))) is None
+
+
+def test_a_bugs_script_checks_what_the_finding_is_and_fails_here(tmp_path):
+    """The hstack bug of a campaign: its script compares the gradient of the input (the finding), in
+    at most 40 lines, and fails on this Thunder (ones_like cotangents show it)."""
+    folder = tmp_path / "f"
+    _, bugs = observed(folder, ["stock"], HSTACK, ["jit-grad"])
+    (bug,) = bugs
+    text = script_of_folder(folder / bug.id)
+    assert "the gradient of v{i} differs from eager's" in text and "torch.ones_like" in text
+    assert len(text.splitlines()) <= 40 and fails(text) is True

@@ -291,8 +291,8 @@ def minified_case(program, path: str, violation, placement: str = STOCK) -> Case
 
 def fails(text: str, placement: str = STOCK) -> bool | None:
     """Does the script ``text`` fail here (its ``test_repro`` raising), under ``placement`` (a patch
-    of this process's Thunder)? None: it cannot be run here (another build's placement, a device this
-    machine lacks)."""
+    of this process's Thunder)? None: it cannot be checked here (another build's placement, a device
+    this machine lacks, eager rejecting the program)."""
     try:
         chosen = resolve(placement)
     except Exception:
@@ -306,6 +306,10 @@ def fails(text: str, placement: str = STOCK) -> bool | None:
     if device is not None:
         if not getattr(torch, torch.device(device).type).is_available():
             return None
+    try:
+        namespace["program"](*namespace["make_inputs"](True))
+    except Exception:
+        return None  # eager rejects the program: nothing to check
     torch._dynamo.reset()
     try:
         with chosen.factory():
