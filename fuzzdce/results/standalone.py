@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from fuzzdce.core.faults import without_annotations
 from fuzzdce.core.findings import OUTPUTS, RAISES
 from fuzzdce.core.model import STOCK, CallLabel
 from fuzzdce.core.versions import versions
@@ -53,6 +54,7 @@ class Check(StrEnum):
     OUTPUTS = "outputs"  # an output differs from eager's
     MUTATIONS = "mutations"  # an input after the call differs from eager's
     SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
+    NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
     RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
 
 
@@ -62,7 +64,7 @@ def check_of(oracle: str, error_type: str | None) -> Check:
         if error_type == "RequiresGradMismatch":
             return Check.FLAGS
         return Check(oracle) if error_type == "Mismatch" else Check.RAISES  # a value oracle's exception
-    if oracle in (RAISES, "splits"):
+    if oracle in (RAISES, "splits", "names"):
         return Check(oracle)
     return Check.RUNS
 
@@ -166,6 +168,21 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             f"{compiled}(*actual)",
             'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the inputs after the call differ from eager\'s: {m}")',
         ]
+    if check == Check.NAMES:
+        functions = "[compiled]"
+        if PATHS[case.path].splits_graphs:  # the functions thunderfx compiled with Thunder
+            functions = "[f for info in compiled._backend.subgraph_infos for f in info.thunder_compiled_fns or []]"
+        getters = ("last_prologue_traces", "last_traces", "last_backward_traces")
+        return [
+            f"compiled = {compiled}",
+            f"compiled(*{inputs})",
+            f"for fn in {functions}:",
+            f"    for trace in {' + '.join(f'(thunder.{g}(fn) or [])' for g in getters)}:",
+            "        try:",
+            "            check_trace(trace)  # Thunder's own: each name defined before it is used, once",
+            "        except NotImplementedError:  # re-running a fusion's symbol, which has no meta function",
+            "            pass",
+        ]
     # Check.SPLITS: thunderfx gives every node to Thunder unless Thunder raised on it
     return [
         f"compiled = {compiled}",
@@ -186,6 +203,8 @@ def script(case: Case) -> str:
     if case.check == Check.RUNS:
         runs = f"It runs the path; {case.oracle} needs fuzzdce's repro.py to check (exit 4 here)."
     lines = [f'"""{headline}', "", *case.notes, f"torch and Thunder only. {runs}", '"""']
+    if case.check == Check.NAMES:
+        imports.append("from thunder.dev_utils.check_trace import check_trace")
     lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
     lines += ["", "", case.program.strip(), "", "", case.inputs.strip()]
     main = ["test_repro()"]
@@ -239,8 +258,9 @@ def which_thunder(record: BugRecord) -> str:
 
 
 def first_clause(message: str, width: int = 100) -> str:
-    """A message's first clause (up to its first line's first "; "), at most ``width`` characters."""
-    return (message.splitlines() or [""])[0].split("; ", 1)[0][:width]
+    """A message's first clause (up to its first line's first "; "), without trace annotations, at
+    most ``width`` characters."""
+    return without_annotations((message.splitlines() or [""])[0].split("; ", 1)[0])[:width]
 
 
 def found_with(found: dict[str, str]) -> str:
