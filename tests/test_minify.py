@@ -243,3 +243,14 @@ def test_a_thunder_report_script_minifies_to_the_op_without_a_grad_rule(tmp_path
     # The script stands alone: torch and Thunder only, exit 1 while the bug is there.
     ran = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, cwd=tmp_path)
     assert ran.returncode == 1 and "Failed to find a gradient transform" in ran.stderr
+
+
+@pytest.mark.slow
+def test_a_failing_statement_holding_more_than_the_failing_call_minifies_to_the_call_alone():
+    """Real Thunder 0.2.6 (index_add has no grad rule): ``index_add(...) * 2 + x.sum()`` ends as the
+    index_add alone, reduced inside its statement (counted), its identity kept."""
+    source = "def f(x, w):\n    y = torch.index_add(x, 0, torch.tensor([0, 2]), w) * 2 + x.sum()\n    return y\n"
+    program = program_of_function(parse_function(source), (TensorInput((3, 2)), TensorInput((2, 2))), seed=1)
+    result = run_minify(program, Failure(Criterion.SAME), resolve(STOCK), path="jit-grad")
+    assert result.program.source().splitlines()[1] == "    v2 = torch.index_add(v0, 0, torch.tensor([0, 2]), v1)", result.program
+    assert result.inside_statements >= 2 and "index_add" in result.violation.message

@@ -1,13 +1,15 @@
 """The statement-level reductions, each proven on a stand-in failure (a function of the program's
 ops), and the minimality check run on a real campaign's findings folder."""
 
+from collections import Counter
+
 import pytest
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.minimality import droppable, single_drops
-from fuzzdce.fuzzing.reductions import reduce, value_specs
+from fuzzdce.fuzzing.reductions import operand_to_constant, reduce, value_specs
 
 
 def step(op, *refs):
@@ -31,7 +33,7 @@ def test_dead_statements_unused_inputs_and_extra_returns_go():
     fails, _ = uses("exp")
     reduced, finished = reduce(program, fails)
     assert finished and reduced.ops == ["exp"] and len(reduced.inputs) == 1 and reduced.outputs == (1,)
-    assert reduced.inputs[0].shape == (2,)
+    assert reduced.inputs[0].shape == (1,)  # the (2,) input, halved (the (3,) one halves to (2,))
 
 
 def test_a_dead_statement_that_matters_is_kept():
@@ -95,3 +97,47 @@ def test_no_bug_of_a_campaign_keeps_a_droppable_dead_statement_or_returned_value
     text = repro.read_text()
     repro.write_text(text.replace("\n    return (", "\n    v99 = torch.neg(v0)  # dead\n    return (", 1))
     assert droppable(tmp_path) == [f"{repro.parent.name}: dead statement 'v99 = torch.neg(v0)  # dead'"]
+
+
+def user_program(source: str, *shapes) -> Program:
+    """A user's function (``core.program_source``) on float32 inputs of ``shapes``."""
+    from fuzzdce.core.program_source import parse_function, program_of_function
+
+    return program_of_function(parse_function(source), tuple(TensorInput(s) for s in shapes), seed=1)
+
+
+def test_a_call_inside_a_statement_gives_way_to_the_argument_that_fails_and_what_it_alone_read_goes():
+    """``torch.matmul(v0, torch.ones(1, 4)) + v1.sum(0)`` failing as the matmul alone does: the
+    statement ends as the matmul, and ``v1`` (read only by the operand that went) goes too."""
+    program = user_program("def f(a, b):\n    c = torch.matmul(a, torch.ones(1, 4)) + b.sum(0)\n    return c\n", (3, 1), (2, 4))
+    taken = Counter()
+    reduced, finished = reduce(program, lambda p: "torch.matmul(" in p.source(), taken=taken)
+    assert finished and reduced.source().splitlines()[1] == "    v1 = torch.matmul(v0, torch.ones(1, 4))"
+    assert reduced.ops == ["matmul"] and len(reduced.inputs) == 1 and taken["call_to_argument"] == 1
+    reduced.function()(*reduced.make_inputs())  # it runs
+
+
+def test_a_keyword_goes_back_to_its_default_unless_the_failure_needs_it():
+    program = Program(
+        (TensorInput((2,)),) * 3,
+        (Step("addcdiv", "torch.addcdiv({0}, {1}, {2}, value={value})", (Ref(0), Ref(1), Ref(2)), (("value", 2.0),)),),
+        (3,),
+    )
+    reduced, _ = reduce(program, lambda p: "addcdiv" in p.source())
+    assert "torch.addcdiv(v0, v1, v2)" in reduced.source() and reduced.steps[0].op == "addcdiv"
+    kept, _ = reduce(program, lambda p: "value=2.0" in p.source())
+    assert "value=2.0" in kept.source()  # only where the failure keeps its identity
+
+
+def test_an_operand_becomes_a_constant_and_its_input_goes():
+    program = user_program("def f(a, b):\n    c = torch.sin(a) * b\n    return c\n", (2,), (2,))
+    reduced, _ = reduce(program, lambda p: "torch.sin(" in p.source())
+    assert reduced.source().splitlines()[1] == "    v1 = torch.sin(v0)" or "torch.sin(v0) * 1" in reduced.source()
+    assert len(reduced.inputs) == 1
+    assert list(operand_to_constant(program))[0].source().splitlines()[1] == "    v1 = torch.sin(v0) * 1"
+
+
+def test_shapes_shrink_where_the_failure_allows():
+    program = Program((TensorInput((4, 6)),), (step("exp", 0),), (1,))
+    reduced, _ = reduce(program, lambda p: p.inputs[0].shape[1] > 1)
+    assert reduced.inputs[0].shape == (1, 2)

@@ -17,9 +17,10 @@ statement and unused input at once; each returned value alone; the shortest fail
 (``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
 over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
 fresh input of its shape and dtype, the granularity halving from two windows to single statements;
-then ``reductions.reduce``'s single-step passes to their fixed point, which leaves the result
-1-minimal (no single statement, returned value or unread input can go with the same failure); last,
-smaller shapes (``smaller_shapes``). Every candidate runs once (``Minifier.fails`` caches verdicts
+then ``reductions.reduce``'s passes to their fixed point, which leaves the result
+1-minimal (no single statement, returned value or unread input can go with the same failure), and
+reduces inside statements (a call giving way to an argument, a keyword to its default, an operand
+to a constant) and shapes where the same failure allows. Every candidate runs once (``Minifier.fails`` caches verdicts
 by source); Ctrl-C keeps the smallest failing program found so far.
 """
 
@@ -28,14 +29,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import OUTPUTS, RAISES, size
+from fuzzdce.core.findings import OUTPUTS, RAISES
 from fuzzdce.core.model import Placement, Violation
-from fuzzdce.core.program import Program, TensorInput
+from fuzzdce.core.program import Program
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.shrinking import same_failure
 from fuzzdce.oracles import crash as crash_oracle
@@ -161,6 +163,12 @@ class Result:
     violation: Violation | None
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
+    taken: Counter = field(default_factory=Counter)  # reductions kept by ``reductions.reduce``, by pass
+
+    @property
+    def inside_statements(self) -> int:
+        """How many of the kept reductions were inside a statement (``reductions.SUB_STATEMENT``)."""
+        return sum(n for name, n in self.taken.items() if name in reductions.SUB_STATEMENT)
 
     def line(self) -> str:
         """``N statements -> M in Q queries, S s``."""
@@ -194,6 +202,7 @@ class Minifier:
         self.failure: Failure | None = None
         self.verdicts: dict[str, bool] = {}
         self.queries = 0
+        self.taken: Counter = Counter()
         self.best: Program | None = None
         self.started = time.monotonic()
         self.last_progress = 0.0
@@ -218,7 +227,7 @@ class Minifier:
             self.queries += 1
             shown = self.violations(program)
             self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
-            if self.verdicts[key] and (self.best is None or smaller(program, self.best)):
+            if self.verdicts[key] and (self.best is None or reductions.smaller(program, self.best)):
                 self.best = program
             self.progress()
         return self.verdicts[key]
@@ -297,8 +306,7 @@ class Minifier:
             for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
                 current = reduction(current, self.fails)
                 self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
-            current, _ = reductions.reduce(current, self.fails)
-            current = smaller_shapes(current, self.fails)
+            current, _ = reductions.reduce(current, self.fails, taken=self.taken)
         except KeyboardInterrupt:
             interrupted = True
         best = self.best
@@ -315,23 +323,8 @@ class Minifier:
             time.monotonic() - self.started,
             violation or failure.target,
             interrupted,
+            taken=self.taken,
         )
-
-
-def smaller(a: Program, b: Program) -> bool:
-    """Is ``a`` smaller than ``b``: fewer statements (``findings.size``), then fewer input elements."""
-    return (size(a), input_elements(a)) < (size(b), input_elements(b))
-
-
-def input_elements(program: Program) -> int:
-    return sum(_numel(s.shape) for s in program.inputs if isinstance(s, TensorInput))
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 Fails = Callable[[Program], bool]
@@ -385,7 +378,7 @@ def truncate(program: Program, fails: Fails) -> Program:
             best, high = candidate, middle - 1
         else:
             low = middle + 1
-    return best if best is not None and smaller(best, program) else program
+    return best if best is not None and reductions.smaller(best, program) else program
 
 
 def ddmin(program: Program, fails: Fails) -> Program:
@@ -406,7 +399,7 @@ def ddmin(program: Program, fails: Fails) -> Program:
             if candidate is None:
                 continue
             candidate = dead_and_unused(candidate, lambda p: True)
-            if smaller(candidate, program) and fails(candidate):
+            if reductions.smaller(candidate, program) and fails(candidate):
                 program, removed = candidate, True
                 break
         if removed:
@@ -416,41 +409,6 @@ def ddmin(program: Program, fails: Fails) -> Program:
         else:
             n = min(2 * n, program.n_ops)
     return program
-
-
-def halved_shapes(program: Program, which: list[int]) -> Program | None:
-    """``program`` with every dim of the tensor inputs ``which`` halved (rounded up; None when none changes)."""
-    inputs = list(program.inputs)
-    changed = False
-    for i in which:
-        spec = inputs[i]
-        if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
-            inputs[i] = dataclasses.replace(spec, shape=tuple((d + 1) // 2 for d in spec.shape))
-            changed = True
-    for i, spec in enumerate(inputs):  # a view keeps its base's shape
-        if isinstance(spec, TensorInput) and spec.view_of is not None:
-            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
-    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
-
-
-def shape_candidates(program: Program) -> Iterator[Program]:
-    """Every tensor input's dims halved together (shapes that broadcast keep doing so), then each input's alone."""
-    tensors = [i for i, s in enumerate(program.inputs) if isinstance(s, TensorInput)]
-    for which in [tensors, *([i] for i in tensors)]:
-        candidate = halved_shapes(program, which)
-        if candidate is not None:
-            yield candidate
-
-
-def smaller_shapes(program: Program, fails: Fails) -> Program:
-    """Smaller inputs where the failure allows: halving shapes while a halving still fails."""
-    while True:
-        for candidate in shape_candidates(program):
-            if fails(candidate):
-                program = candidate
-                break
-        else:
-            return program
 
 
 # --- finding a path -------------------------------------------------------------------------------------

@@ -6,10 +6,17 @@
 3. move the return earlier: the program cut after a statement, returning what it defines
    (``truncations``);
 4. delta-debug ranges of statements: each removed statement's results that later ones read become
-   fresh inputs of the same shape and dtype (``without_range``).
+   fresh inputs of the same shape and dtype (``without_range``);
+5. reduce inside a statement (``SUB_STATEMENT``): a call or operator gives way to one of its
+   arguments (``call_to_argument``: ``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``),
+   a keyword goes back to its default (``keyword_to_default``), an operand becomes a constant
+   (``operand_to_constant``), whatever then goes unread going with it;
+6. smaller shapes: the tensor inputs' dims halved, all together, then one input's (``halve_shapes``).
 
-Each pass proposes candidates; ``reduce`` keeps one only when ``fails(candidate)`` (the caller's
-replay: the same failure, on the same configuration). Nothing is guessed: a dead statement can
+Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
+inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
+same failure, on the same configuration, so a sub-statement reduction is kept only where the
+identity holds). Every pass is one named entry of ``PASSES``; ``reduce`` counts what each took. Nothing is guessed: a dead statement can
 matter (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so
 every candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) supplies
 the replay, ``tests/test_reductions.py`` a stand-in.
@@ -17,14 +24,17 @@ the replay, ``tests/test_reductions.py`` a stand-in.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from fuzzdce.core.findings import size
-from fuzzdce.core.program import DTYPES, Program, Ref, TensorInput
+from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput
+from fuzzdce.core.program_source import op_name
 
 Fails = Callable[[Program], bool]
 
@@ -185,35 +195,250 @@ def delta_debugging(program: Program) -> Iterator[Program]:
         chunk //= 2
 
 
+# --- inside a statement ---------------------------------------------------------------------------------
+
+# What a step's template reads, as names an expression can hold: ``{0}`` as ``_arg0_``, ``{alpha}`` as ``_kw_alpha_``.
+_ARG, _KW = "_arg{}_", "_kw_{}_"
+
+
+def expression_of(step: Step) -> ast.expr | None:
+    """The step's expression with its arguments as names (``_ARG``, ``_KW``); None for a template
+    that is a statement itself (``{out}``) or no expression."""
+    if "{out}" in step.template:
+        return None
+    try:
+        text = step.template.format(
+            *(_ARG.format(i) for i in range(len(step.args))), **{k: _KW.format(k) for k, _ in step.kwargs}
+        )
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, IndexError, KeyError, ValueError):
+        return None
+
+
+def step_of_expression(step: Step, expression: ast.expr) -> Step:
+    """``step`` computing ``expression`` (its arguments as ``expression_of`` names them): the
+    arguments it no longer reads dropped, the rest renumbered, its op named anew (``op_name``) when
+    the outermost call is another (a catalog entry's name, ``cross_entropy_smooth``, stays with its call)."""
+    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
+    args = []
+    for i, arg in enumerate(step.args):
+        if _ARG.format(i) in text:
+            text = text.replace(_ARG.format(i), "{" + str(len(args)) + "}")
+            args.append(arg)
+    kwargs = tuple((k, v) for k, v in step.kwargs if _KW.format(k) in text)
+    for k, _ in kwargs:
+        text = text.replace(_KW.format(k), "{" + k + "}")
+    original = expression_of(step)
+    same_call = original is not None and op_name(original) == op_name(expression)
+    return dataclasses.replace(
+        step, op=step.op if same_call else op_name(expression), template=text, args=tuple(args), kwargs=kwargs
+    )
+
+
+def with_step(program: Program, index: int, step: Step) -> Program | None:
+    """``program`` with step ``index`` replaced by ``step``, and whatever it alone read gone with
+    it: statements it left dead, inputs it left unread (None when it cannot be rebuilt)."""
+    changed = dataclasses.replace(program, steps=program.steps[:index] + (step,) + program.steps[index + 1 :])
+    was_live, live = program.live_steps(), changed.live_steps()
+    kept_steps = [i for i in range(program.n_ops) if i in live or i not in was_live]
+    read = read_inputs(dataclasses.replace(changed, steps=tuple(changed.steps[i] for i in kept_steps)))
+    kept_inputs = [i for i in range(len(program.inputs)) if i in read or i not in read_inputs(program)]
+    return rebuilt(changed, kept_inputs, kept_steps, program.outputs)
+
+
+def rewrites(expression: ast.expr) -> Iterator[tuple[ast.AST, ast.expr]]:
+    """(node, what replaces it) for each call, operator or subscript and each of its arguments
+    (operands, the receiver of a method, the subscripted value) that is an expression of values."""
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            parts = [*node.args, *(k.value for k in node.keywords)]
+            if isinstance(node.func, ast.Attribute):
+                parts.append(node.func.value)
+        elif isinstance(node, ast.BinOp):
+            parts = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            parts = [node.operand]
+        elif isinstance(node, ast.Subscript):
+            parts = [node.value]
+        else:
+            continue
+        for part in parts:
+            if not isinstance(part, ast.Starred) and reads_a_value(part):
+                yield node, part
+
+
+def reads_a_value(node: ast.AST) -> bool:
+    """Does ``node`` read one of the step's arguments (``expression_of``'s names)?"""
+    return any(isinstance(n, ast.Name) and n.id.startswith(("_arg", "_kw_")) for n in ast.walk(node))
+
+
+def replaced(expression: ast.expr, node: ast.AST, by: ast.AST) -> ast.expr:
+    """A copy of ``expression`` with ``node`` (one of its nodes) replaced by ``by``."""
+
+    class Replace(ast.NodeTransformer):
+        def visit(self, current: ast.AST) -> ast.AST:
+            return by if current is node else self.generic_visit(current)
+
+    if expression is node:
+        return by
+    return Replace().visit(copy_tree(expression, keep=(node, by)))
+
+
+def copy_tree(expression: ast.expr, keep: tuple[ast.AST, ...]) -> ast.expr:
+    """``expression`` with every node copied but ``keep``'s (so they can still be found by identity)."""
+
+    class Copy(ast.NodeTransformer):
+        def generic_visit(self, current: ast.AST) -> ast.AST:
+            if current in keep:
+                return current
+            fields = {name: self.copied(value) for name, value in ast.iter_fields(current)}
+            return type(current)(**fields, **{a: getattr(current, a) for a in current._attributes if hasattr(current, a)})
+
+        def copied(self, value):
+            if isinstance(value, list):
+                return [self.visit(v) if isinstance(v, ast.AST) else v for v in value]
+            return self.visit(value) if isinstance(value, ast.AST) else value
+
+    return Copy().visit(expression)
+
+
+def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterator[ast.expr]]) -> Iterator[Program]:
+    """Candidates: each statement, last first, rewritten by each of ``edit``'s rewrites of its expression."""
+    for index in reversed(range(program.n_ops)):
+        step = program.steps[index]
+        expression = expression_of(step)
+        if expression is None:
+            continue
+        for edited in edit(expression):
+            candidate = with_step(program, index, step_of_expression(step, edited))
+            if candidate is not None:
+                yield candidate
+
+
+def call_to_argument(program: Program) -> Iterator[Program]:
+    """Candidates: a call, operator or subscript inside a statement giving way to one of its
+    arguments (``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``; ``v1.sum(0)`` to
+    ``v1``), what it alone read going with it."""
+    yield from sub_statement_candidates(program, lambda e: (replaced(e, node, part) for node, part in rewrites(e)))
+
+
+def without_keywords(expression: ast.expr) -> Iterator[ast.expr]:
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    call = ast.Call(node.func, node.args, [k for k in node.keywords if k is not keyword])
+                    yield replaced(expression, node, call)
+
+
+def keyword_to_default(program: Program) -> Iterator[Program]:
+    """Candidates: a keyword argument of a call inside a statement dropped, back to its default
+    (``torch.addcdiv(v0, v1, v2, value=2.0)`` to ``torch.addcdiv(v0, v1, v2)``)."""
+    yield from sub_statement_candidates(program, without_keywords)
+
+
+def constants(expression: ast.expr) -> Iterator[ast.expr]:
+    """``expression`` with one value it reads as an operand of an operator replaced by ``1``."""
+    for node in ast.walk(expression):
+        if isinstance(node, ast.BinOp):
+            for part in (node.left, node.right):
+                if isinstance(part, ast.Name) and reads_a_value(part):
+                    yield replaced(expression, part, ast.Constant(1))
+
+
+def operand_to_constant(program: Program) -> Iterator[Program]:
+    """Candidates: a value read as an operator's operand inside a statement replaced by the
+    constant 1 (``v0 * v1`` to ``v0 * 1``), the input or statement it alone read going with it."""
+    yield from sub_statement_candidates(program, constants)
+
+
+# --- smaller shapes -----------------------------------------------------------------------------------
+
+
+def halved_shapes(program: Program, which: list[int]) -> Program | None:
+    """``program`` with every dim of the tensor inputs ``which`` halved (rounded up; None when none changes)."""
+    inputs = list(program.inputs)
+    changed = False
+    for i in which:
+        spec = inputs[i]
+        if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
+            inputs[i] = dataclasses.replace(spec, shape=tuple((d + 1) // 2 for d in spec.shape))
+            changed = True
+    for i, spec in enumerate(inputs):  # a view keeps its base's shape
+        if isinstance(spec, TensorInput) and spec.view_of is not None:
+            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
+    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
+
+
+def halve_shapes(program: Program) -> Iterator[Program]:
+    """Candidates: every tensor input's dims halved together (shapes that broadcast keep doing so),
+    then each input's alone."""
+    tensors = [i for i, s in enumerate(program.inputs) if isinstance(s, TensorInput)]
+    for which in [tensors, *([i] for i in tensors)]:
+        candidate = halved_shapes(program, which)
+        if candidate is not None:
+            yield candidate
+
+
+# --- the passes ------------------------------------------------------------------------------------------
+
 PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (
     drop_dead,
     drop_unused_inputs,
     drop_outputs,
     truncations,
     delta_debugging,
+    call_to_argument,
+    keyword_to_default,
+    operand_to_constant,
+    halve_shapes,
 )
+# The passes that reduce inside a statement (counted apart: ``benchmarks/minify.py``).
+SUB_STATEMENT = frozenset({"call_to_argument", "keyword_to_default", "operand_to_constant"})
+
+
+def input_elements(program: Program) -> int:
+    """How many elements the program's tensor inputs hold."""
+    total = 0
+    for spec in program.inputs:
+        if isinstance(spec, TensorInput):
+            n = 1
+            for d in spec.shape:
+                n *= d
+            total += n
+    return total
+
+
+def smaller(a: Program, b: Program) -> bool:
+    """Is ``a`` smaller than ``b``: ``findings.size`` (statements, inputs, source), then fewer input elements."""
+    return (size(a), input_elements(a)) < (size(b), input_elements(b))
 
 
 def first_failing(candidates: Iterator[Program], fails: Fails, current: Program) -> Program | None:
     """The first candidate smaller than ``current`` that still fails."""
     for candidate in candidates:
-        if size(candidate) < size(current) and fails(candidate):
+        if smaller(candidate, current) and fails(candidate):
             return candidate
     return None
 
 
-def reduce(program: Program, fails: Fails, *, out_of_time: Callable[[], bool] = lambda: False) -> tuple[Program, bool]:
+def reduce(
+    program: Program, fails: Fails, *, out_of_time: Callable[[], bool] = lambda: False, taken: Counter | None = None
+) -> tuple[Program, bool]:
     """``program`` reduced by the passes, in order, each to its end, until none applies; returns the
     smallest failing program and whether the passes finished (False: ``out_of_time`` stopped them).
-    ``fails`` is asked only of candidates smaller than the current program."""
+    ``fails`` is asked only of candidates smaller than the current program; ``taken`` counts the
+    reductions kept, by pass name."""
     current = program
     while True:
         for reduction in PASSES:
             if out_of_time():
                 return current, False
-            smaller = first_failing(reduction(current), fails, current)
-            if smaller is not None:
-                current = smaller
+            smaller_one = first_failing(reduction(current), fails, current)
+            if smaller_one is not None:
+                current = smaller_one
+                if taken is not None:
+                    taken[reduction.__name__] += 1
                 break  # start again from the cheapest pass on the smaller program
         else:
             return current, True
