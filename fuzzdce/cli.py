@@ -312,6 +312,11 @@ def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
         help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)",
     )
     minify.add_argument(
+        "--redraw",
+        action="store_true",
+        help="redraw tensor inputs by shape, dtype and range (default: the very values SOURCE makes, kept)",
+    )
+    minify.add_argument(
         "--path", choices=sorted(PATHS), help="the compile path (default: the one SOURCE names, else the first that fails)"
     )
     minify.add_argument("--placement", metavar="NAME", help="the Thunder to fail under (default: SOURCE's, else stock)")
@@ -576,7 +581,7 @@ def issue_main(args) -> int:
 
 def minify_main(args) -> int:
     """``fuzzdce minify``: the smallest program failing the same way, as a script and issue text; 0."""
-    subject = read_subject(args.source, inputs=args.inputs)
+    subject = read_subject(args.source, inputs=args.inputs, redraw=args.redraw)
     placement = resolve(args.placement or subject.placement or STOCK)
     criterion = Criterion.MATCH if args.match else (args.criterion or Criterion.SAME)
     try:

@@ -141,3 +141,23 @@ def test_shapes_shrink_where_the_failure_allows():
     program = Program((TensorInput((4, 6)),), (step("exp", 0),), (1,))
     reduced, _ = reduce(program, lambda p: p.inputs[0].shape[1] > 1)
     assert reduced.inputs[0].shape == (1, 2)
+
+
+def test_a_statement_nesting_calls_is_taken_apart_into_the_same_computation():
+    """``fuzzdce minify`` first takes a user's statement apart, one call of a value per statement,
+    so the first wrong op is found inside it (clamp, not the add around it)."""
+    import torch
+
+    from fuzzdce.fuzzing.reductions import take_apart
+
+    program = user_program(
+        "def f(a, b):\n    c = torch.clamp(a, min=0, max=1) * 2 + a.sum()\n    d, e = torch.max(c + b, 0)\n    return c, e\n",
+        (4,),
+        (4,),
+    )
+    apart = take_apart(program)
+    assert apart.ops == ["clamp", "mul", "sum", "add", "add", "max"]
+    assert apart.source().splitlines()[1] == "    v2 = torch.clamp(v0, min=0, max=1)"
+    for a, b in zip(program.function()(*program.make_inputs()), apart.function()(*apart.make_inputs())):
+        assert torch.equal(a, b)
+    assert take_apart(apart) == apart  # one call per statement already

@@ -12,7 +12,9 @@ is the first to differ from eager's, found once on the original returning every 
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
 with eager, a split.
 
-The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
+First, each statement that nests calls of values is taken apart into one statement per call
+(``reductions.take_apart``), so that the first wrong op is found inside a statement and the
+statements around it can go. The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
 statement and unused input at once; each returned value alone; the shortest failing prefix
 (``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
 over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
@@ -296,7 +298,15 @@ class Minifier:
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
         self.started = time.monotonic()
-        failure = self.establish(program, failure)
+        original, program = program, reductions.take_apart(program)  # one call of a value per statement
+        try:
+            failure = self.establish(program, failure)
+        except UsageError:
+            if program == original:
+                raise
+            program = original  # taken apart it does not fail the same way: minified as written
+            failure = self.establish(program, failure)
+        self.taken["take_apart"] = program.n_ops - original.n_ops
         self.log(
             f"fuzzdce minify: {program.n_ops} statements on {self.path} under {self.placement.name}; keeping {failure.describe()}"
         )
@@ -314,7 +324,7 @@ class Minifier:
         shown = self.violations(best) if not interrupted else None
         violation = failure.shown(best, shown[0]) if shown is not None else None
         return Result(
-            program,
+            original,
             best,
             failure,
             self.path,

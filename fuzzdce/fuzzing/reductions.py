@@ -11,7 +11,8 @@
    arguments (``call_to_argument``: ``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``),
    a keyword goes back to its default (``keyword_to_default``), an operand becomes a constant
    (``operand_to_constant``), whatever then goes unread going with it;
-6. smaller shapes: the tensor inputs' dims halved, all together, then one input's (``halve_shapes``).
+6. smaller shapes: the tensor inputs' dims halved, all together, then one input's (``halve_shapes``),
+   a user's values cut to their leading block; and a user's values drawn instead (``redraw_values``).
 
 Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
 inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
@@ -246,6 +247,76 @@ def with_step(program: Program, index: int, step: Step) -> Program | None:
     return rebuilt(changed, kept_inputs, kept_steps, program.outputs)
 
 
+def step_from(expression: ast.expr, values: dict[str, Any], like: Step) -> Step:
+    """A step computing ``expression`` (``like``'s outputs and unpacking), each name of ``values``
+    it holds (a placeholder: ``_arg0_``, ``_kw_alpha_``, a hoisted value) an argument of it."""
+    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
+    args = []
+    for name, value in values.items():
+        if name in text:
+            text = text.replace(name, "{" + str(len(args)) + "}")
+            args.append(value)
+    return Step(op_name(expression), text, tuple(args), n_out=like.n_out, unpack=like.unpack)
+
+
+class Hoist(ast.NodeTransformer):
+    """Takes each call or operator nested in ``root`` that reads a value out into a step of its own
+    (appended to ``steps``; ``values`` gains its placeholder), innermost first."""
+
+    def __init__(self, root: ast.expr, values: dict[str, Any], steps: list[Step], n_inputs: int) -> None:
+        self.root, self.values, self.steps, self.n_inputs = root, values, steps, n_inputs
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        nested = isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)) and node is not self.root
+        if nested and reads_a_value(node):
+            self.steps.append(step_from(node, self.values, Step("", "")))
+            name = f"_arg_h{len(self.steps)}_"  # read as a value (``reads_a_value``)
+            self.values[name] = Ref(self.n_inputs + sum(s.n_out for s in self.steps) - 1)
+            return ast.Name(name, ast.Load())
+        return node
+
+
+def take_apart(program: Program) -> Program:
+    """``program`` with each statement that nests calls of values taken apart, one statement per
+    call or operator that reads a value, innermost first (``torch.clamp(v0, 0, 1) * 2 + v0.sum()``
+    becomes ``v1 = torch.clamp(v0, 0, 1)``, ``v2 = v1 * 2``, ``v3 = v0.sum()``, ``v4 = v2 + v3``):
+    the same computation, so the first wrong op is found within a statement (``running.localise``)
+    and the statement-level passes reduce inside it. What ``fuzzdce minify`` does to a user's
+    program first; a fuzzdce program's statements are one op each."""
+    mapping: dict[int, int] = {i: i for i in range(len(program.inputs))}
+    steps: list[Step] = []
+
+    def renumbered(value: Any) -> Any:
+        return Ref(mapping[value.index]) if isinstance(value, Ref) else value
+
+    for index, step in enumerate(program.steps):
+        expression = expression_of(step)
+        values = {_ARG.format(i): renumbered(a) for i, a in enumerate(step.args)}
+        values |= {_KW.format(k): renumbered(v) for k, v in step.kwargs}
+        if expression is None or step.kwargs:  # a statement template, or a catalog entry's keywords: as it is
+            steps.append(
+                dataclasses.replace(
+                    step, args=tuple(map(renumbered, step.args)), kwargs=tuple((k, renumbered(v)) for k, v in step.kwargs)
+                )
+            )
+        else:
+            before = len(steps)
+            root = Hoist(expression, values, steps, len(program.inputs)).visit(expression)
+            if len(steps) == before:
+                steps.append(dataclasses.replace(step, args=tuple(map(renumbered, step.args))))
+            else:
+                steps.append(
+                    dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
+                )
+        first = first_value(program, index)
+        for offset in range(step.n_out):
+            mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
+    if len(steps) == program.n_ops:
+        return program
+    return dataclasses.replace(program, steps=tuple(steps), outputs=tuple(mapping[o] for o in program.outputs))
+
+
 def rewrites(expression: ast.expr) -> Iterator[tuple[ast.AST, ast.expr]]:
     """(node, what replaces it) for each call, operator or subscript and each of its arguments
     (operands, the receiver of a method, the subscripted value) that is an expression of values."""
@@ -362,12 +433,30 @@ def halved_shapes(program: Program, which: list[int]) -> Program | None:
     for i in which:
         spec = inputs[i]
         if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
-            inputs[i] = dataclasses.replace(spec, shape=tuple((d + 1) // 2 for d in spec.shape))
+            shape = tuple((d + 1) // 2 for d in spec.shape)
+            inputs[i] = dataclasses.replace(spec, shape=shape, values=leading(spec, shape))
             changed = True
     for i, spec in enumerate(inputs):  # a view keeps its base's shape
         if isinstance(spec, TensorInput) and spec.view_of is not None:
             inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
     return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
+
+
+def leading(spec: TensorInput, shape: tuple[int, ...]) -> tuple | None:
+    """A user's input's values (``TensorInput.values``) cut to their leading ``shape`` block (None: drawn)."""
+    if spec.values is None:
+        return None
+    block = torch.tensor(spec.values).reshape(spec.shape)[tuple(slice(0, d) for d in shape)]
+    return tuple(block.flatten().tolist())
+
+
+def redraw_values(program: Program) -> Iterator[Program]:
+    """Candidates: a user's input (``TensorInput.values``) drawn from its domain instead, simpler
+    than the values given (kept only where the failure does not need them)."""
+    for i, spec in enumerate(program.inputs):
+        if isinstance(spec, TensorInput) and spec.values is not None:
+            inputs = program.inputs[:i] + (dataclasses.replace(spec, values=None),) + program.inputs[i + 1 :]
+            yield dataclasses.replace(program, inputs=inputs)
 
 
 def halve_shapes(program: Program) -> Iterator[Program]:
@@ -392,9 +481,11 @@ PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (
     keyword_to_default,
     operand_to_constant,
     halve_shapes,
+    redraw_values,
 )
-# The passes that reduce inside a statement (counted apart: ``benchmarks/minify.py``).
-SUB_STATEMENT = frozenset({"call_to_argument", "keyword_to_default", "operand_to_constant"})
+# The passes that reduce inside a statement, and ``take_apart`` (the calls it hoists out of
+# statements, which minify does first), counted apart: ``benchmarks/minify.py``.
+SUB_STATEMENT = frozenset({"take_apart", "call_to_argument", "keyword_to_default", "operand_to_constant"})
 
 
 def input_elements(program: Program) -> int:
@@ -409,9 +500,15 @@ def input_elements(program: Program) -> int:
     return total
 
 
+def given_values(program: Program) -> int:
+    """How many of the program's inputs hold a user's values (``TensorInput.values``)."""
+    return sum(isinstance(s, TensorInput) and s.values is not None for s in program.inputs)
+
+
 def smaller(a: Program, b: Program) -> bool:
-    """Is ``a`` smaller than ``b``: ``findings.size`` (statements, inputs, source), then fewer input elements."""
-    return (size(a), input_elements(a)) < (size(b), input_elements(b))
+    """Is ``a`` smaller than ``b``: ``findings.size`` (statements, inputs, source), then fewer input
+    elements, then fewer inputs holding a user's values."""
+    return (size(a), input_elements(a), given_values(a)) < (size(b), input_elements(b), given_values(b))
 
 
 def first_failing(candidates: Iterator[Program], fails: Fails, current: Program) -> Program | None:
