@@ -123,11 +123,12 @@ def to_device(inputs):
 def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
     """The lines of ``test_repro`` checking ``case`` (``compiled``: the compile expression; ``inputs``:
     the expression making fresh inputs)."""
-    differentiable = "[o for o in fn(*inputs) if isinstance(o, torch.Tensor) and o.requires_grad]"
+    leaves = "torch.utils._pytree.tree_leaves(fn(*inputs))"  # an output may be a tuple (torch.max's)
+    differentiable = f"[o for o in {leaves} if isinstance(o, torch.Tensor) and o.requires_grad]"
     if case.seeded_cotangents:  # one seeded cotangent per tensor output, in order, as the campaign draws them
         backward = [
             "g = torch.Generator().manual_seed(0)",
-            "pairs = [(o, torch.randn(o.shape, generator=g, dtype=torch.float64).to(o.dtype)) for o in fn(*inputs) if isinstance(o, torch.Tensor)]",
+            f"pairs = [(o, torch.randn(o.shape, generator=g, dtype=torch.float64).to(o.dtype)) for o in {leaves} if isinstance(o, torch.Tensor)]",
             "torch.autograd.backward(*zip(*[(o, c) for o, c in pairs if o.requires_grad] or [((), ())]))",
         ]
     else:
@@ -149,7 +150,7 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             '        torch.testing.assert_close(a.grad, e.grad, msg=lambda m: f"the gradient of v{i} differs from eager\'s: {m}")',
         ]
     if check == Check.FLAGS:
-        flags = "[getattr(o, 'requires_grad', False) for o in {}(*{})]"
+        flags = "[getattr(o, 'requires_grad', False) for o in torch.utils._pytree.tree_leaves({}(*{}))]"
         return [
             f"expected = {flags.format('program', inputs)}",
             f"actual = {flags.format(compiled, inputs)}",
@@ -199,14 +200,17 @@ def script(case: Case) -> str:
     imports, compiled = compile_call(case.path)
     inputs = f"make_inputs({'True' if grad else ''})"
     headline = case.headline.replace("\\", "\\\\").replace('"""', "'''")
-    runs = "`python` exits 1 while the bug is there, 0 once it is fixed; `pytest` runs it too."
+    runs = "`python`: exit 1 while the bug is there, 0 once fixed."
     if case.check == Check.RUNS:
-        runs = f"It runs the path; {case.oracle} needs fuzzdce's repro.py to check (exit 4 here)."
-    lines = [f'"""{headline}', "", *case.notes, f"torch and Thunder only. {runs}", '"""']
+        runs = f"It runs the path; {case.oracle} needs fuzzdce's repro.py to check (exit {NOT_VERIFIED} here)."
+    notes = [*case.notes, runs]
+    if len(notes) > 1 and len(notes[-2]) + len(runs) < 126:  # the versions and how to run it, one line
+        notes[-2:] = [f"{notes[-2]} {runs}"]
+    lines = [f'"""{headline}', "", *notes[:-1], notes[-1] + '"""']
     if case.check == Check.NAMES:
         imports.append("from thunder.dev_utils.check_trace import check_trace")
     lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
-    lines += ["", "", case.program.strip(), "", "", case.inputs.strip()]
+    lines += ["", "", case.program.strip(), "", "", one_line_list(case.inputs.strip())]
     main = ["test_repro()"]
     if path.device:
         inputs = f"to_device({inputs})"
@@ -221,6 +225,16 @@ def script(case: Case) -> str:
     lines += ["", "", "def test_repro():", *("    " + line for line in body(case, compiled, grad, inputs))]
     lines += ["", "", 'if __name__ == "__main__":', *("    " + line for line in main)]
     return "\n".join(lines) + "\n"
+
+
+def one_line_list(inputs: str, width: int = 130) -> str:
+    """``make_inputs``' source with a returned list of one element on one line, where it fits."""
+    lines = inputs.splitlines()
+    if len(lines) >= 3 and lines[-3].strip() == "return [" and lines[-1].strip() == "]" and lines[-2].strip().endswith(","):
+        joined = f"{lines[-3].split('return')[0]}return [{lines[-2].strip()[:-1]}]"
+        if len(joined) <= width:
+            return "\n".join([*lines[:-3], joined])
+    return inputs
 
 
 # --- the cases of a campaign's bug and of a minified program ------------------------------------------
