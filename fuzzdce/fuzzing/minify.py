@@ -316,7 +316,8 @@ class Minifier:
             for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
                 current = reduction(current, self.fails)
                 self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
-            current, _ = reductions.reduce(current, self.fails, taken=self.taken)
+            passes = reductions.PASSES + reductions.INPUT_PASSES
+            current, _ = reductions.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
             interrupted = True
         best = self.best

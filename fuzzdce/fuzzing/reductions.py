@@ -11,8 +11,9 @@
    arguments (``call_to_argument``: ``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``),
    a keyword goes back to its default (``keyword_to_default``), an operand becomes a constant
    (``operand_to_constant``), whatever then goes unread going with it;
-6. smaller shapes: the tensor inputs' dims halved, all together, then one input's (``halve_shapes``),
-   a user's values cut to their leading block; and a user's values drawn instead (``redraw_values``).
+6. for ``fuzzdce minify`` (``INPUT_PASSES``; a campaign's inputs are Hypothesis's to shrink): smaller
+   shapes, the tensor inputs' dims halved, all together, then one input's (``halve_shapes``), a
+   user's values cut to their leading block; and a user's values drawn instead (``redraw_values``).
 
 Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
 inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
@@ -381,6 +382,8 @@ def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterat
         if expression is None:
             continue
         for edited in edit(expression):
+            if isinstance(edited, ast.Name):  # a bare value is no statement: ``v1 = v0`` computes nothing
+                continue
             candidate = with_step(program, index, step_of_expression(step, edited))
             if candidate is not None:
                 yield candidate
@@ -388,8 +391,8 @@ def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterat
 
 def call_to_argument(program: Program) -> Iterator[Program]:
     """Candidates: a call, operator or subscript inside a statement giving way to one of its
-    arguments (``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``; ``v1.sum(0)`` to
-    ``v1``), what it alone read going with it."""
+    arguments (``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``; ``v0 + v1.sum(0)``
+    to ``v0 + v1``), what it alone read going with it; never to a bare value (``v1 = v0``)."""
     yield from sub_statement_candidates(program, lambda e: (replaced(e, node, part) for node, part in rewrites(e)))
 
 
@@ -480,9 +483,10 @@ PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (
     call_to_argument,
     keyword_to_default,
     operand_to_constant,
-    halve_shapes,
-    redraw_values,
 )
+# The passes on a program's inputs themselves, ``fuzzdce minify``'s: a campaign's shapes and values
+# are Hypothesis's choices, which its own shrinker makes smaller.
+INPUT_PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (halve_shapes, redraw_values)
 # The passes that reduce inside a statement, and ``take_apart`` (the calls it hoists out of
 # statements, which minify does first), counted apart: ``benchmarks/minify.py``.
 SUB_STATEMENT = frozenset({"take_apart", "call_to_argument", "keyword_to_default", "operand_to_constant"})
@@ -520,15 +524,20 @@ def first_failing(candidates: Iterator[Program], fails: Fails, current: Program)
 
 
 def reduce(
-    program: Program, fails: Fails, *, out_of_time: Callable[[], bool] = lambda: False, taken: Counter | None = None
+    program: Program,
+    fails: Fails,
+    *,
+    out_of_time: Callable[[], bool] = lambda: False,
+    taken: Counter | None = None,
+    passes: tuple[Callable[[Program], Iterator[Program]], ...] = PASSES,
 ) -> tuple[Program, bool]:
-    """``program`` reduced by the passes, in order, each to its end, until none applies; returns the
+    """``program`` reduced by ``passes``, in order, each to its end, until none applies; returns the
     smallest failing program and whether the passes finished (False: ``out_of_time`` stopped them).
     ``fails`` is asked only of candidates smaller than the current program; ``taken`` counts the
     reductions kept, by pass name."""
     current = program
     while True:
-        for reduction in PASSES:
+        for reduction in passes:
             if out_of_time():
                 return current, False
             smaller_one = first_failing(reduction(current), fails, current)
