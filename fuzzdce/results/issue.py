@@ -13,7 +13,7 @@ from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord
-from fuzzdce.results.standalone import patch_needed, script_of_folder
+from fuzzdce.results.standalone import first_clause, patch_needed, script_of_folder
 from fuzzdce.results.store import REPRO_FILE, TRACE_DIFF_FILE, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -22,7 +22,7 @@ MAX_DIFF_LINES = 60
 
 def title(record: BugRecord) -> str:
     """One line: who fails, how, where."""
-    first_line = record.message.splitlines()[0][:100] if record.message else ""
+    first_line = first_clause(record.message, 120)
     where = ", ".join(record.paths)
     if record.verdict == Verdict.REGRESSION:
         return f"regression under {record.placement} against {record.reference}: {', '.join(record.oracles)} on {where}: {first_line}"
@@ -96,8 +96,8 @@ def issue_markdown(folder: Path) -> str:
         "## Reproduce",
         "",
         "With torch and Thunder alone: save this as `repro_" + record.id + ".py` and run `python repro_" + record.id + ".py` "
-        "(or `pytest` it). It fails with an AssertionError saying what differs from eager while the bug is present, "
-        "and passes once it is fixed.",
+        "(or `pytest` it). It exits 1 with Thunder's exception or an AssertionError saying what differs from eager "
+        "while the bug is present, and 0 once it is fixed.",
         *(["", patch] if patch else []),
         "",
         "```python",

@@ -298,7 +298,7 @@ def bug_case(record: BugRecord) -> Case:
         record.inputs,
         member.path,
         check_of(member.oracle, member.error_type),
-        f"{member.oracle} on {member.path}: {first_clause(member.message)}",
+        f"{member.oracle} on {member.path}: {first_clause(member.message, 120)}",
         tuple(notes),
         member.oracle,
     )
@@ -314,7 +314,7 @@ def minified_case(program, path: str, violation, placement: str = STOCK) -> Case
         program.inputs_source(),
         path,
         check,
-        f"{oracle} on {path}: {first_clause(message)}",
+        f"{oracle} on {path}: {first_clause(message, 120)}",
         tuple(notes),
         oracle,
     )
