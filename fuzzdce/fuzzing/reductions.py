@@ -27,6 +27,7 @@ the replay, ``tests/test_reductions.py`` a stand-in.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -353,25 +354,8 @@ def replaced(expression: ast.expr, node: ast.AST, by: ast.AST) -> ast.expr:
 
     if expression is node:
         return by
-    return Replace().visit(copy_tree(expression, keep=(node, by)))
-
-
-def copy_tree(expression: ast.expr, keep: tuple[ast.AST, ...]) -> ast.expr:
-    """``expression`` with every node copied but ``keep``'s (so they can still be found by identity)."""
-
-    class Copy(ast.NodeTransformer):
-        def generic_visit(self, current: ast.AST) -> ast.AST:
-            if current in keep:
-                return current
-            fields = {name: self.copied(value) for name, value in ast.iter_fields(current)}
-            return type(current)(**fields, **{a: getattr(current, a) for a in current._attributes if hasattr(current, a)})
-
-        def copied(self, value):
-            if isinstance(value, list):
-                return [self.visit(v) if isinstance(v, ast.AST) else v for v in value]
-            return self.visit(value) if isinstance(value, ast.AST) else value
-
-    return Copy().visit(expression)
+    # A deep copy that keeps ``node`` and ``by`` themselves, so ``node`` is still found by identity.
+    return Replace().visit(copy.deepcopy(expression, {id(node): node, id(by): by}))
 
 
 def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterator[ast.expr]]) -> Iterator[Program]:
