@@ -194,7 +194,8 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
 
 
 def script(case: Case) -> str:
-    """The standalone script of ``case`` (see the module's docstring)."""
+    """The standalone script of ``case`` (see the module's docstring): its parts one blank line
+    apart, a page read in one go."""
     path = PATHS[case.path]
     grad = CallLabel.GRAD in path.calls
     imports, compiled = compile_call(case.path)
@@ -210,11 +211,11 @@ def script(case: Case) -> str:
     if case.check == Check.NAMES:
         imports.append("from thunder.dev_utils.check_trace import check_trace")
     lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
-    lines += ["", "", case.program.strip(), "", "", one_line_list(case.inputs.strip())]
+    lines += ["", case.program.strip(), "", one_line_list(case.inputs.strip())]
     main = ["test_repro()"]
     if path.device:
         inputs = f"to_device({inputs})"
-        lines += ["", "", f"DEVICE = {path.device!r}", "", "", TO_DEVICE]
+        lines += ["", f"DEVICE = {path.device!r}", "", TO_DEVICE]
         main = [
             "if not getattr(torch, torch.device(DEVICE).type).is_available():",
             f'    raise SystemExit(print(f"not checked: no {{DEVICE}} device here") or {NOT_VERIFIED})',
@@ -222,8 +223,8 @@ def script(case: Case) -> str:
         ]
     if case.check == Check.RUNS:
         main += [f"raise SystemExit({NOT_VERIFIED})"]
-    lines += ["", "", "def test_repro():", *("    " + line for line in body(case, compiled, grad, inputs))]
-    lines += ["", "", 'if __name__ == "__main__":', *("    " + line for line in main)]
+    lines += ["", "def test_repro():", *("    " + line for line in body(case, compiled, grad, inputs))]
+    lines += ["", 'if __name__ == "__main__":', *("    " + line for line in main)]
     return "\n".join(lines) + "\n"
 
 
