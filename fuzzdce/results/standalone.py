@@ -37,7 +37,7 @@ from fuzzdce.core.findings import OUTPUTS, RAISES
 from fuzzdce.core.model import STOCK, CallLabel
 from fuzzdce.core.versions import versions
 from fuzzdce.results.records import BugRecord, MemberRecord
-from fuzzdce.results.store import read_bug
+from fuzzdce.results.store import REPRO_FILE, read_bug
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
@@ -55,6 +55,7 @@ class Check(StrEnum):
     MUTATIONS = "mutations"  # an input after the call differs from eager's
     SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
     NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
+    GUARDS = "guards"  # a second call, on inputs the prologue must tell apart, differs from eager's
     RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
 
 
@@ -64,7 +65,7 @@ def check_of(oracle: str, error_type: str | None) -> Check:
         if error_type == "RequiresGradMismatch":
             return Check.FLAGS
         return Check(oracle) if error_type == "Mismatch" else Check.RAISES  # a value oracle's exception
-    if oracle in (RAISES, "splits", "names"):
+    if oracle in (RAISES, "splits", "names", "guards"):
         return Check(oracle)
     return Check.RUNS
 
@@ -83,6 +84,7 @@ class Case:
     notes: tuple[str, ...] = ()
     oracle: str = ""  # the oracle that failed (for ``Check.RUNS``: which one the script cannot check)
     seeded_cotangents: bool = False  # the campaign's seeded cotangents instead of ``ones_like``
+    guard_inputs: str = ""  # for ``Check.GUARDS``: the guard calls' ``make_inputs_guard_*`` (repro.py's), as source
 
 
 def compile_call(path: str, fn: str = "program") -> tuple[list[str], str]:
@@ -169,6 +171,15 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             f"{compiled}(*actual)",
             'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the inputs after the call differ from eager\'s: {m}")',
         ]
+    if check == Check.GUARDS:
+        guards = ", ".join(guard_functions(case.guard_inputs))
+        return [
+            f"compiled = {compiled}",
+            f"compiled(*{inputs})  # the first call: compiled, and cached behind its prologue's checks",
+            f"for guard in ({guards},):  # inputs differing in a property the prologue checks",
+            "    expected, actual = program(*guard()), compiled(*guard())",
+            '    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{guard.__name__}: {m}")',
+        ]
     if check == Check.NAMES:
         functions = "[compiled]"
         if PATHS[case.path].splits_graphs:  # the functions thunderfx compiled with Thunder
@@ -196,6 +207,8 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
 def script(case: Case) -> str:
     """The standalone script of ``case`` (see the module's docstring): its parts one blank line
     apart, a page read in one go."""
+    if case.check == Check.GUARDS and not case.guard_inputs:  # no guard call's inputs to make
+        case = replace(case, check=Check.RUNS)
     path = PATHS[case.path]
     grad = CallLabel.GRAD in path.calls
     imports, compiled = compile_call(case.path)
@@ -212,6 +225,8 @@ def script(case: Case) -> str:
         imports.append("from thunder.dev_utils.check_trace import check_trace")
     lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
     lines += ["", case.program.strip(), "", one_line_list(case.inputs.strip())]
+    if case.check == Check.GUARDS:
+        lines += ["", case.guard_inputs.strip()]
     main = ["test_repro()"]
     if path.device:
         inputs = f"to_device({inputs})"
@@ -236,6 +251,19 @@ def one_line_list(inputs: str, width: int = 130) -> str:
         if len(joined) <= width:
             return "\n".join([*lines[:-3], joined])
     return inputs
+
+
+def guard_source(repro_text: str) -> str:
+    """The guard calls' inputs of a bug's ``repro.py`` (its ``make_inputs_guard_*`` functions), as
+    source ("" when it has none)."""
+    tree = ast.parse(repro_text) if repro_text else ast.Module([], [])
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("make_inputs_guard_")]
+    return "\n\n".join(ast.get_source_segment(repro_text, n) for n in functions)
+
+
+def guard_functions(source: str) -> list[str]:
+    """The names of the guard inputs' functions in ``source``."""
+    return [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)] if source else []
 
 
 # --- the cases of a campaign's bug and of a minified program ------------------------------------------
@@ -290,18 +318,23 @@ def placement_note(placement: str) -> list[str]:
     return [f"Fails only on a Thunder carrying fuzzdce's patch placement {placement} (its repro.py applies it)."]
 
 
-def bug_case(record: BugRecord) -> Case:
-    """The case of a campaign's bug: its smallest program, the first of its members."""
+def bug_case(record: BugRecord, repro_text: str = "") -> Case:
+    """The case of a campaign's bug: its smallest program, the first of its members (``repro_text``:
+    its repro.py, where a guard call's inputs are)."""
     member = min(record.members, key=member_order)
+    check, guards = check_of(member.oracle, member.error_type), guard_source(repro_text)
+    if check == Check.GUARDS and not guards:
+        check = Check.RUNS
     notes = [f"fuzzdce bug {record.id} ({record.verdict}), {found_with(record.versions)}.", *placement_note(record.placement)]
     return Case(
         record.program,
         record.inputs,
         member.path,
-        check_of(member.oracle, member.error_type),
+        check,
         f"{member.oracle} on {member.path}: {first_clause(member.message, 120)}",
         tuple(notes),
         member.oracle,
+        guard_inputs=guards if check == Check.GUARDS else "",
     )
 
 
@@ -357,17 +390,31 @@ def fails(text: str, placement: str = STOCK) -> bool | None:
 
 
 def verified(case: Case, placement: str = STOCK, check: Callable[[str, str], bool | None] = fails) -> str:
-    """The script of ``case`` with ``ones_like`` cotangents where it fails with them, else with the
-    campaign's seeded cotangents (the first that fails; ones_like when neither can be run here)."""
+    """The script of ``case``, the shortest that fails here: ``ones_like`` cotangents where it fails
+    with them, else the campaign's seeded ones; of several guard calls, the first that fails alone.
+    As written when none can be checked here."""
     text = script(case)
+    if case.check == Check.GUARDS and len(guard_functions(case.guard_inputs)) > 1:
+        for alone in single_guards(case.guard_inputs):
+            shorter = script(replace(case, guard_inputs=alone))
+            if check(shorter, placement):
+                return shorter
+        return text
     if case.check != Check.GRADS or check(text, placement) is not False:
         return text
     seeded = script(replace(case, seeded_cotangents=True))
     return seeded if check(seeded, placement) else text
 
 
+def single_guards(source: str) -> list[str]:
+    """Each guard inputs' function of ``source`` alone, as source."""
+    tree = ast.parse(source)
+    return [ast.get_source_segment(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+
 def script_of_folder(folder: Path, verify: bool = True) -> str:
     """The standalone script of the bug saved in ``folder`` (its bug.json), checked here when ``verify``."""
     record = read_bug(folder)
-    case = bug_case(record)
+    repro = folder / REPRO_FILE
+    case = bug_case(record, repro.read_text() if repro.is_file() else "")
     return verified(case, record.placement or STOCK) if verify else script(case)
