@@ -4,16 +4,18 @@ What ``fuzzdce issue`` prints for a campaign's bug and what ``fuzzdce minify`` w
 of the repro scripts ``thunder.dynamo.report`` writes: the program, its inputs, the failing path's
 compile call and one check that fails with a message saying what differs, as a ``test_repro``
 function that ``python`` runs (exit 1 while the bug is there, 0 once it is fixed, 4 when it cannot be
-checked here: the path's device is missing) and ``pytest`` collects.
+checked here: the path's device is missing, or the oracle compares two Thunders) and ``pytest`` collects.
 
 Only what the failure needs is written (``Check``: what the finding is): an exception is the
 compiled call raising (forward, and backward on a grad path); a wrong gradient is each input's
 gradient compared with eager's, naming the input; a lost or invented ``requires_grad`` is the
 outputs' flags compared; a wrong output, the outputs; a wrong in-place write, the inputs after the
-call; a thunderfx split, the split reasons. One path, the failing one of the first of its paths
-(``PATHS``' order). Its compile call is the ``return`` of the path's own ``compile`` function
+call; a thunderfx split, the split reasons; a malformed trace, Thunder's own ``check_trace``; a
+guard, the first call then the guard call that fails. One path, the failing one of the first of its
+paths (``PATHS``' order). Its compile call is the ``return`` of the path's own ``compile`` function
 (``running.paths``), printed as an expression with that function's imports hoisted. Cotangents are
-``ones_like`` where those show the failure, else the campaign's seeded ones (``verify`` says which).
+``ones_like`` where those show the failure, else the campaign's seeded ones (``verified`` runs the
+script here to say which, and which guard call).
 A path on a device moves the inputs there (``to_device``: strides, ``requires_grad`` and aliasing
 kept), and eager runs on the same device. Every oracle, every path, every placement: that stays with
 ``repro.py`` (``results.repro``), which runs fuzzdce's own code.
