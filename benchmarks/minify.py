@@ -7,7 +7,10 @@ each such candidate checked), and the same for ``torch/_functorch/fx_minifier.py
 run in this process on ``torch.fx.symbolic_trace`` of the same program with the same inputs and the
 same check (the same exception type raised at the same place in Thunder, or values differing
 from eager's),
-its size in call nodes, cut after ``FX_MINIFIER_SECONDS`` (its smallest graph by then). The median of fuzzdce's seconds closes the table.
+its size in call nodes, cut after ``FX_MINIFIER_SECONDS`` (its smallest graph by then); under each
+row, fuzzdce's reductions inside statements (``reductions.SUB_STATEMENT``: the index_add and
+logsumexp cases' faulty statements hold more than the failing call) and its final statements. The
+median of fuzzdce's seconds closes the table.
 
 The bugs are Thunder 0.2.6's (on CPU): no grad rule for ``index_add``, ``flip``, ``remainder``,
 ``lerp`` (jit-grad), ``logsumexp`` of a 0-d tensor raising IndexError (jit). (``std`` of a 0-d
@@ -177,6 +180,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     from fuzzdce.core.quiet import quiet_library_warnings
+    from fuzzdce.fuzzing.reductions import SUB_STATEMENT
 
     quiet_library_warnings()
     seconds = []
@@ -195,7 +199,11 @@ def main() -> None:
             f"{('yes' if minimal else 'NO') + f' ({checked} checks)':>14}   {fx_text}",
             flush=True,
         )
+        inside = ", ".join(f"{k} {n}" for k, n in sorted(result.taken.items()) if k in SUB_STATEMENT) or "none"
         print(f"           kept: {result.program.ops}; {str(result.violation)[:140]}", flush=True)
+        print(f"           reductions inside statements: {result.inside_statements} ({inside}); final statement(s):", flush=True)
+        for line in result.program.source().splitlines()[1:-1]:
+            print(f"           {line.strip()}", flush=True)
     print(f"median fuzzdce minify: {statistics.median(seconds):.1f} s over {len(seconds)} programs")
 
 

@@ -27,14 +27,13 @@ from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
 from fuzzdce.fuzzing.shrinking import process_started_at
 from fuzzdce.results.html_report import REPORT_FILE, write_report
-from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.issue import issue_markdown, minified_issue
 from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
-from fuzzdce.results.minified_script import minified_issue, standalone_script
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.repro import Reproduced, overall
-from fuzzdce.results.standalone import script_of_folder
+from fuzzdce.results.standalone import minified_case, script_of_folder, verified
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -314,6 +313,11 @@ def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
         help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)",
     )
     minify.add_argument(
+        "--redraw",
+        action="store_true",
+        help="redraw tensor inputs by shape, dtype and range (default: the very values SOURCE makes, kept)",
+    )
+    minify.add_argument(
         "--path", choices=sorted(PATHS), help="the compile path (default: the one SOURCE names, else the first that fails)"
     )
     minify.add_argument("--placement", metavar="NAME", help="the Thunder to fail under (default: SOURCE's, else stock)")
@@ -579,7 +583,7 @@ def issue_main(args) -> int:
 
 def minify_main(args) -> int:
     """``fuzzdce minify``: the smallest program failing the same way, as a script and issue text; 0."""
-    subject = read_subject(args.source, inputs=args.inputs)
+    subject = read_subject(args.source, inputs=args.inputs, redraw=args.redraw)
     placement = resolve(args.placement or subject.placement or STOCK)
     criterion = Criterion.MATCH if args.match else (args.criterion or Criterion.SAME)
     try:
@@ -606,10 +610,7 @@ def minify_outputs(result: Result, origin: str) -> tuple[str, str]:
     """The minified program's standalone script and issue text."""
     violation = result.violation
     oracle, message = (violation.oracle, violation.message) if violation is not None else ("", "")
-    headline = f"{oracle} on {result.path}: {message.splitlines()[0][:150] if message else ''}"
-    script = standalone_script(
-        result.program, result.path, headline=headline, placement=result.placement, check_splits=oracle == "splits"
-    )
+    script = verified(minified_case(result.program, result.path, violation, result.placement), result.placement)
     issue = minified_issue(
         result.program,
         result.path,

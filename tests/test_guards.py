@@ -284,3 +284,21 @@ def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(pr
         )
 
     assert run(fault) == 1 and run("stock") == 0
+
+
+def test_a_guard_bugs_standalone_script_makes_the_first_call_then_the_guard_calls_and_fails_until_the_guard_is_back(
+    every_guard,
+):
+    """The standalone writer's guards check (``standalone.Check.GUARDS``): the compiled first call,
+    then each guard call compared with eager's, on the guard inputs repro.py holds."""
+    from fuzzdce.results.repro import guard_inputs_source
+    from fuzzdce.results.standalone import Case, Check, fails, guard_source, verified
+
+    repro_text = TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER)
+    guards = guard_source(repro_text)
+    assert guards.count("def make_inputs_guard_") > 1  # every property varied: the script keeps the one that fails
+    case = Case(TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
+    text = verified(case, "planted:prologue_skips_number_checks")
+    assert text.count("def make_inputs_guard_") == 1 and "GUARD_INPUTS" not in text and len(text.splitlines()) <= 40, text
+    assert fails(text, "planted:prologue_skips_number_checks") is True
+    assert fails(text, "stock") is False

@@ -4,7 +4,8 @@ two bugs, each at its own op; an op without a grad rule is one bug on every path
 import pytest
 
 from fuzzdce.core.faults import exception_fault, split_fault, symbol_named, without_annotations
-from fuzzdce.core.model import ErrorInfo
+from fuzzdce.core.findings import fault_label
+from fuzzdce.core.model import ErrorInfo, Violation
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -96,3 +97,59 @@ def test_an_op_without_a_grad_rule_is_one_bug_on_every_path_that_reaches_it():
     described = [(b.id, b.paths(), [m.violation.fault for m in b.members]) for b in about]
     assert len(about) == 1, described
     assert about[0].paths() == ["jit-grad", "thunderfx"], described
+
+
+def test_a_flag_lost_at_one_op_blames_that_op_not_the_later_op_whose_values_differ_through_it(tmp_path):
+    """hstack of a 1-D input loses requires_grad under thunder.jit (0.2.6 and main) with right values;
+    addcdiv's gradient through it is then wrong. Localisation compares flags too: the blame is hstack's,
+    and the message says what is wrong there before what it causes."""
+    from test_standalone import HSTACK, observed
+
+    _, bugs = observed(tmp_path, ["stock"], HSTACK, ["jit-grad"])
+    violations = [m.violation for b in bugs for m in b.members]
+    assert violations and all(v.site == "hstack" and "first differs at hstack" in v.fault for v in violations), violations
+    (grads,) = [v for v in violations if v.error_type == "Mismatch"]
+    assert grads.message.startswith("hstack is wrong first, at `v1 = torch.hstack([v0, v0])`: grad call: requires_grad")
+    assert "which makes: grad call grad[0]" in grads.message
+
+
+def engine_error(backward) -> ErrorInfo:
+    """The exception torch's autograd engine raises running ``backward`` (a callable of one input
+    requiring grad), as fuzzdce records it."""
+    import torch
+
+    try:
+        backward(torch.randn(3, requires_grad=True))
+    except RuntimeError as e:
+        return ErrorInfo.from_exception(e)
+    raise AssertionError("the engine raised nothing")
+
+
+def test_two_errors_raised_through_torchs_autograd_engine_are_two_identities():
+    """Both raise from C++ under one frame, ``torch/autograd/graph.py:_engine_run_backward``: a
+    Function's backward returning a gradient of the wrong shape (Thunder's ThunderFunctionBackward
+    did) and an aten op with no derivative (one thunderfx left to autograd). Each is known by its
+    words and the op it names, never by that frame; a findings label keeps them apart."""
+    import torch
+
+    class Halved(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad[:1]
+
+    invalid = engine_error(lambda x: Halved.apply(x).sum().backward())
+    underived = engine_error(lambda x: torch.aminmax(x).min.backward())
+    assert invalid.frame == underived.frame == "torch/autograd/graph.py:_engine_run_backward"
+    (first, _), (second, site) = exception_fault(invalid), exception_fault(underived)
+    assert first != second and site == "aminmax", (first, second)
+    assert "_engine_run_backward" not in first + second
+    assert "invalid gradient at index <num>" in first and "derivative for aten::aminmax is not implemented" in second
+    labels = {
+        fault_label(Violation("raises", "jit-grad", str(e), e.type, e.frame, fault=exception_fault(e)[0]))
+        for e in (invalid, underived)
+    }
+    assert len(labels) == 2 and "" not in labels, labels

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
@@ -17,7 +18,7 @@ from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse
 from fuzzdce.fuzzing import minify
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
-from fuzzdce.results.minified_script import standalone_script
+from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.placements import resolve
 
@@ -123,7 +124,9 @@ def test_a_function_and_its_inputs_factory_are_read(tmp_path):
     subject = read_subject(f"{model}:f", inputs="inputs")
     assert subject.program.ops == ["sin", "getitem"]
     assert [s.domain for s in subject.program.inputs] == [Domain.POSITIVE, Domain.SIGNED_ZEROS]
-    assert subject.notes  # the values are redrawn, and the user is told
+    assert subject.program.inputs[1].values == (0, 3) and not subject.notes  # the values, kept
+    redrawn = read_subject(f"{model}:f", inputs="inputs", redraw=True)
+    assert redrawn.program.inputs[1].values is None and redrawn.notes  # redrawn when asked, and the user is told
 
 
 def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):
@@ -189,10 +192,10 @@ def test_first_differing_op_names_the_op_defining_the_first_differing_output():
 
 def test_the_standalone_script_runs_eager_and_compiled_and_compares():
     program = chain_program(3, "exp", 1)
-    script = standalone_script(program, "jit-grad", headline='raises: "quoted"')
-    compile(script, "repro.py", "exec")
-    assert "class DynamoModule(torch.nn.Module):" in script and "def test_repro():" in script
-    assert "thunder.jit(fn)" in script and "GRAD = True" in script
+    text = script(minified_case(program, "jit-grad", Violation(RAISES, "jit-grad", 'raises: """quoted"', "RuntimeError")))
+    compile(text, "repro.py", "exec")
+    assert "def test_repro():" in text and "thunder.jit(program)" in text
+    assert "torch.autograd.backward(" in text  # the grad path's call: forward, then backward
 
 
 # --- real minifies (each starts a worker and compiles many candidates) ----------------------------------
@@ -243,3 +246,56 @@ def test_a_thunder_report_script_minifies_to_the_op_without_a_grad_rule(tmp_path
     # The script stands alone: torch and Thunder only, exit 1 while the bug is there.
     ran = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, cwd=tmp_path)
     assert ran.returncode == 1 and "Failed to find a gradient transform" in ran.stderr
+
+
+@pytest.mark.slow
+def test_a_failing_statement_holding_more_than_the_failing_call_minifies_to_the_call_alone():
+    """Real Thunder 0.2.6 (index_add has no grad rule): ``index_add(...) * 2 + x.sum()`` ends as the
+    index_add alone, reduced inside its statement (counted), its identity kept."""
+    source = "def f(x, w):\n    y = torch.index_add(x, 0, torch.tensor([0, 2]), w) * 2 + x.sum()\n    return y\n"
+    program = program_of_function(parse_function(source), (TensorInput((3, 2)), TensorInput((2, 2))), seed=1)
+    result = run_minify(program, Failure(Criterion.SAME), resolve(STOCK), path="jit-grad")
+    assert result.program.source().splitlines()[1] == "    v2 = torch.index_add(v0, 0, torch.tensor([0, 2]), v1)", result.program
+    assert result.inside_statements >= 2 and "index_add" in result.violation.message
+
+
+# A user's file whose failure needs its very values (Thunder 0.2.6 and main): clamp's gradient at
+# its bounds is 0 under Thunder, 1 in eager; max over a dim with ties splits the gradient, eager
+# gives it to one element. Drawn values would have no element at a bound and no tie.
+EXACT_VALUES = {
+    "clamp": ("torch.clamp(v0, min=0, max=1)", "torch.tensor([0.0, 1.0, 0.5, -2.0], requires_grad=requires_grad)"),
+    "max_ties": ("torch.max(v0, dim=1)[0]", "torch.tensor([[1.0, 1.0, 0.0], [2.0, 0.0, 2.0]], requires_grad=requires_grad)"),
+}
+
+
+def test_a_users_values_are_kept_exactly_and_redrawn_only_when_asked(tmp_path):
+    program, values = EXACT_VALUES["clamp"]
+    user = tmp_path / "user.py"
+    user.write_text(
+        f"import torch\n\n\ndef program(v0):\n    v1 = {program}\n    return (v1,)\n\n\n"
+        f"def make_inputs(requires_grad=False):\n    return [{values}]\n"
+    )
+    kept = read_subject(str(user)).program
+    assert kept.inputs[0].values == (0.0, 1.0, 0.5, -2.0) and not read_subject(str(user)).notes
+    assert torch.equal(kept.make_inputs()[0], torch.tensor([0.0, 1.0, 0.5, -2.0]))
+    redrawn = read_subject(str(user), redraw=True)
+    assert redrawn.program.inputs[0].values is None and "redrawn" in redrawn.notes[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(EXACT_VALUES))
+def test_a_user_file_failing_only_at_its_exact_values_minifies_and_still_fails(tmp_path, case):
+    from fuzzdce.cli import main
+
+    program, values = EXACT_VALUES[case]
+    user = tmp_path / "user.py"
+    user.write_text(
+        f"import torch\n\n\ndef program(v0):\n    v1 = {program}\n    return (v1,)\n\n\n"
+        f"def make_inputs(requires_grad=False):\n    return [{values}]\n"
+    )
+    out = tmp_path / "out"
+    assert main(["minify", str(user), "--path", "jit-grad", "--out", str(out)]) == 0
+    script = (out / "repro.py").read_text()
+    assert "torch.tensor([" in script and "torch.randn" not in script, script  # the values, kept (maybe fewer)
+    ran = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True, cwd=out)
+    assert ran.returncode == 1 and "the gradient of v0 differs from eager's" in ran.stderr, ran.stdout + ran.stderr[-2000:]

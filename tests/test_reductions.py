@@ -1,13 +1,15 @@
 """The statement-level reductions, each proven on a stand-in failure (a function of the program's
 ops), and the minimality check run on a real campaign's findings folder."""
 
+from collections import Counter
+
 import pytest
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.minimality import droppable, single_drops
-from fuzzdce.fuzzing.reductions import reduce, value_specs
+from fuzzdce.fuzzing.reductions import operand_to_constant, reduce, value_specs
 
 
 def step(op, *refs):
@@ -95,3 +97,76 @@ def test_no_bug_of_a_campaign_keeps_a_droppable_dead_statement_or_returned_value
     text = repro.read_text()
     repro.write_text(text.replace("\n    return (", "\n    v99 = torch.neg(v0)  # dead\n    return (", 1))
     assert droppable(tmp_path) == [f"{repro.parent.name}: dead statement 'v99 = torch.neg(v0)  # dead'"]
+
+
+def user_program(source: str, *shapes) -> Program:
+    """A user's function (``core.program_source``) on float32 inputs of ``shapes``."""
+    from fuzzdce.core.program_source import parse_function, program_of_function
+
+    return program_of_function(parse_function(source), tuple(TensorInput(s) for s in shapes), seed=1)
+
+
+def test_a_call_inside_a_statement_gives_way_to_the_argument_that_fails_and_what_it_alone_read_goes():
+    """``torch.matmul(v0, torch.ones(1, 4)) + v1.sum(0)`` failing as the matmul alone does: the
+    statement ends as the matmul, and ``v1`` (read only by the operand that went) goes too."""
+    program = user_program("def f(a, b):\n    c = torch.matmul(a, torch.ones(1, 4)) + b.sum(0)\n    return c\n", (3, 1), (2, 4))
+    taken = Counter()
+    reduced, finished = reduce(program, lambda p: "torch.matmul(" in p.source(), taken=taken)
+    assert finished and reduced.source().splitlines()[1] == "    v1 = torch.matmul(v0, torch.ones(1, 4))"
+    assert reduced.ops == ["matmul"] and len(reduced.inputs) == 1 and taken["call_to_argument"] == 1
+    reduced.function()(*reduced.make_inputs())  # it runs
+
+
+def test_a_keyword_goes_back_to_its_default_unless_the_failure_needs_it():
+    program = Program(
+        (TensorInput((2,)),) * 3,
+        (Step("addcdiv", "torch.addcdiv({0}, {1}, {2}, value={value})", (Ref(0), Ref(1), Ref(2)), (("value", 2.0),)),),
+        (3,),
+    )
+    reduced, _ = reduce(program, lambda p: "addcdiv" in p.source())
+    assert "torch.addcdiv(v0, v1, v2)" in reduced.source() and reduced.steps[0].op == "addcdiv"
+    kept, _ = reduce(program, lambda p: "value=2.0" in p.source())
+    assert "value=2.0" in kept.source()  # only where the failure keeps its identity
+
+
+def test_an_operand_becomes_a_constant_and_its_input_goes():
+    program = user_program("def f(a, b):\n    c = torch.sin(a) * b\n    return c\n", (2,), (2,))
+    reduced, _ = reduce(program, lambda p: "torch.sin(" in p.source())
+    assert reduced.source().splitlines()[1] == "    v1 = torch.sin(v0)" or "torch.sin(v0) * 1" in reduced.source()
+    assert len(reduced.inputs) == 1
+    assert list(operand_to_constant(program))[0].source().splitlines()[1] == "    v1 = torch.sin(v0) * 1"
+
+
+def test_shapes_shrink_where_the_failure_allows():
+    from fuzzdce.fuzzing.reductions import INPUT_PASSES, PASSES
+
+    program = Program((TensorInput((4, 6)),), (step("exp", 0),), (1,))
+    reduced, _ = reduce(program, lambda p: p.inputs[0].shape[1] > 1, passes=PASSES + INPUT_PASSES)
+    assert reduced.inputs[0].shape == (1, 2)
+
+
+def test_a_statement_nesting_calls_is_taken_apart_into_the_same_computation():
+    """``fuzzdce minify`` first takes a user's statement apart, one call of a value per statement,
+    so the first wrong op is found inside it (clamp, not the add around it)."""
+    import torch
+
+    from fuzzdce.fuzzing.reductions import take_apart
+
+    program = user_program(
+        "def f(a, b):\n    c = torch.clamp(a, min=0, max=1) * 2 + a.sum()\n    d, e = torch.max(c + b, 0)\n    return c, e\n",
+        (4,),
+        (4,),
+    )
+    apart = take_apart(program)
+    assert apart.ops == ["clamp", "mul", "sum", "add", "add", "max"]
+    assert apart.source().splitlines()[1] == "    v2 = torch.clamp(v0, min=0, max=1)"
+    for a, b in zip(program.function()(*program.make_inputs()), apart.function()(*apart.make_inputs())):
+        assert torch.equal(a, b)
+    assert take_apart(apart) == apart  # one call per statement already
+
+
+def test_a_statement_never_gives_way_to_a_bare_value():
+    """``torch.sub(v0, v0)`` failing whatever it computes stays a call: ``v1 = v0`` computes nothing."""
+    program = Program((TensorInput((2,)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,))
+    reduced, _ = reduce(program, lambda p: True)
+    assert reduced.ops == ["sub"] and "torch.sub(v0, v0)" in reduced.source()

@@ -6,7 +6,10 @@ too coarse (every wrong value of a path reads "values differ"). So an identity i
 
 - a raised exception: its kind (``findings.raised_kind``), the innermost Thunder frame that is not a
   generic helper (``model.ErrorInfo.frame``) and the symbol the message names, if any (a bound
-  symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target);
+  symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target, ``aten::aminmax``);
+  one raised by torch's autograd engine or dispatcher on Thunder's behalf (``on_thunders_behalf``:
+  a gradient Thunder's backward returned, an aten op thunderfx left to autograd) is known by its
+  words and that symbol instead, never by the engine's frame, which every such error shares;
 - a thunderfx split: its reason type and the symbol its exception names, or, when it names none, the
   exception's words without names, numbers or annotations (the split keeps only the text);
 - a wrong value (``outputs``, ``grads``, ``mutations``): the oracle, the call and the op of the
@@ -40,7 +43,7 @@ _SYMBOL_PATTERNS = (
     re.compile(r"\b(?:prims|ltorch|torch|clang|ops|nn\.functional|F)\.([A-Za-z_][A-Za-z0-9_]*)\("),
     re.compile(r"\bPrimIDs\.([A-Z_][A-Z0-9_]*)"),
     re.compile(r"<(?:built-in )?(?:method|function) ([A-Za-z_][A-Za-z0-9_]*)"),
-    re.compile(r"\baten\.([A-Za-z_][A-Za-z0-9_]*)"),
+    re.compile(r"\baten(?:\.|::)([A-Za-z_][A-Za-z0-9_]*)"),
 )
 # An FX node's target in a split reason's info: the op the split hit.
 _TARGET = re.compile(r"target:\s*(.*?)(?:,\s*see exception|$)")
@@ -101,15 +104,30 @@ def raised_kind(error_type: str, message: str) -> str:
     return error_type
 
 
+# torch's autograd engine and dispatcher (``ErrorInfo.frame``): what raises there on Thunder's behalf
+# (backward through a Function of Thunder's, an aten op without a derivative) raises from C++ under
+# the one frame that called in, ``torch/autograd/graph.py:_engine_run_backward`` for every error.
+_ENGINE_AND_DISPATCHER = re.compile(r"^torch/(autograd/|_ops\.py:)")
+
+
+def on_thunders_behalf(frame: str) -> bool:
+    """Was the exception raised at ``frame`` by torch's autograd engine or dispatcher, running what
+    Thunder gave it (its frame says nothing of which error it is)?"""
+    return bool(_ENGINE_AND_DISPATCHER.match(frame or ""))
+
+
 def exception_fault(error: ErrorInfo) -> tuple[str, str]:
     """(identity, site) of a raised exception. An exception torch raised in its own code on a
     generated trace's statement alone (``ErrorInfo.frame`` stays torch's, the same for every op:
-    Dynamo's "name 't13' is not defined") is told apart by that statement's symbol."""
+    Dynamo's "name 't13' is not defined") is told apart by that statement's symbol; one its autograd
+    engine or dispatcher raised (``on_thunders_behalf``) by its words and the symbol it names or
+    Thunder was working on, in place of the frame."""
     named = symbol_named(without_annotations(error.message))
     if not named and error.frame.startswith(TORCH_FRAME):
         named = error.symbol
     kind = raised_kind(error.type, f"{error.type}: {error.message}")
-    return f"exception | {kind} | {error.frame} | {named}", named or error.symbol
+    where = f"raised by torch for Thunder: {words(error.message)}" if on_thunders_behalf(error.frame) else error.frame
+    return f"exception | {kind} | {where} | {named}", named or error.symbol
 
 
 def split_fault(reason_type: str, info: str, exception: str) -> tuple[str, str]:

@@ -36,6 +36,7 @@ from fuzzdce.core.faults import (  # noqa: F401  (UNBOUND_NAME, nameless: their 
     fault_of,
     is_value,
     nameless,
+    on_thunders_behalf,
     raised_kind,
     signature,
     value_fault,
@@ -169,7 +170,7 @@ def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> se
     return {
         raised_kind(error_type, message)
         for oracle, error_type, frame, message in found
-        if oracle == RAISES and error_type and not (frame or "").startswith(TORCH_FRAME)
+        if oracle == RAISES and error_type and (not (frame or "").startswith(TORCH_FRAME) or on_thunders_behalf(frame))
     }
 
 
@@ -202,9 +203,10 @@ def fault_label(violation: Violation) -> str:
     """What a bug holds at most one of (``connected``'s ``kept_apart``): the op a raised exception
     or a split names, else its words; the op where a wrong value first differs; "" for the oracles
     that only observe a fault, and for an exception torch raised in its own code on what Thunder
-    handed it (a consequence of the fault beside it, not a fault of its own)."""
+    handed it (a consequence of the fault beside it, not a fault of its own), unless its autograd
+    engine or dispatcher raised it on Thunder's behalf (``faults.on_thunders_behalf``)."""
     if violation.oracle in EXCEPTION_ORACLES or violation.fault.startswith("exception |"):
-        if (violation.frame or "").startswith(TORCH_FRAME):
+        if (violation.frame or "").startswith(TORCH_FRAME) and not on_thunders_behalf(violation.frame):
             return ""
         named = named_site(violation)
         # Words say what went wrong, not where: the op it was met at goes with them.

@@ -140,6 +140,10 @@ class TensorInput:
     # follows its base), drawn per input as PyTorch's OpInfo samples do: programs mix inputs that
     # require grad with inputs that do not, and outputs that require grad with outputs that do not.
     requires_grad: bool = True
+    # The exact values a user's input held (its elements in order, as Python numbers), which
+    # ``make_inputs`` builds it from instead of drawing it (``fuzzdce minify`` keeps a user's values:
+    # a failure may need a clamp at its bound, a tie, a NaN); None: drawn from ``domain``.
+    values: tuple[int | float | bool, ...] | None = None
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -387,6 +391,13 @@ def _layout(spec: TensorInput) -> tuple[tuple[int, ...], str]:
     return shape, view
 
 
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def input_strides(spec: TensorInput) -> tuple[int, ...] | None:
     """The strides of the input ``make_inputs`` makes, when it is not contiguous."""
     shape, view = _layout(spec)
@@ -416,7 +427,10 @@ def _input_expression(spec: Input) -> str:
     shape, view = _layout(spec)
     dtype = f"torch.{spec.dtype}"
     floating, low, high = Domain(spec.domain).draw
-    if spec.dtype == "bool":
+    if spec.values is not None and _numel(spec.shape) == len(spec.values):  # the user's own values, as given
+        shape, view = spec.shape, ""
+        expr = f"torch.tensor({_source(list(spec.values))}, dtype={dtype}).reshape({shape!r})"
+    elif spec.dtype == "bool":
         expr = f"torch.randint(0, 2, {shape!r}, generator=g).bool()"
     elif spec.dtype.startswith("int"):
         expr = f"torch.randint({low}, {high}, {shape!r}, generator=g, dtype={dtype})"

@@ -250,13 +250,15 @@ def value_domain(value: torch.Tensor) -> Domain:
     return Domain.REAL
 
 
-def input_spec(value: Any, where: str = "an input") -> Input:
-    """The spec of one input value: a contiguous tensor of its shape and dtype in ``value_domain``, a
-    Python number, a string. A ``UsageError`` for anything else."""
+def input_spec(value: Any, where: str = "an input", *, exact: bool = False) -> Input:
+    """The spec of one input value: a contiguous tensor of its shape and dtype in ``value_domain``
+    (with ``exact``, holding its very values, ``TensorInput.values``), a Python number, a string. A
+    ``UsageError`` for anything else."""
     if isinstance(value, torch.Tensor):
         if value.dtype not in DTYPE_NAMES:
             raise UsageError(f"{where} is a {value.dtype} tensor; fuzzdce programs take {', '.join(DTYPES)}")
-        return TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], domain=value_domain(value))
+        values = tuple(value.detach().cpu().flatten().tolist()) if exact else None
+        return TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], domain=value_domain(value), values=values)
     if isinstance(value, (bool, int, float)) and not (isinstance(value, float) and not math.isfinite(value)):
         return NumberInput(value)
     if isinstance(value, str):
@@ -264,9 +266,10 @@ def input_spec(value: Any, where: str = "an input") -> Input:
     raise UsageError(f"{where} is a {type(value).__name__}; fuzzdce programs take tensors, numbers and strings")
 
 
-def inputs_of_make_inputs(source: str) -> tuple[tuple[Input, ...], int]:
+def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Input, ...], int]:
     """fuzzdce's own ``make_inputs(requires_grad=False)`` read back: each input's spec (exactly the
-    one that renders its line where one does, else ``input_spec`` of the value it makes) and the seed."""
+    one that renders its line where one does, else ``input_spec`` of the value it makes, its values
+    kept unless not ``exact``) and the seed."""
     function = parse_function(source, "make_inputs")
     seed = 0
     for node in ast.walk(function):
@@ -283,13 +286,14 @@ def inputs_of_make_inputs(source: str) -> tuple[tuple[Input, ...], int]:
     made = namespace["make_inputs"](False)
     if len(elements) != len(made):
         elements = [None] * len(made)
-    return tuple(_exact_spec(element, value, i) for i, (element, value) in enumerate(zip(elements, made))), seed
+    return tuple(_exact_spec(element, value, i, exact) for i, (element, value) in enumerate(zip(elements, made))), seed
 
 
-def _exact_spec(element: ast.expr | None, value: Any, index: int) -> Input:
-    """The spec whose ``input_expression`` is ``element``'s text, else ``input_spec(value)``."""
+def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = True) -> Input:
+    """The spec whose ``input_expression`` is ``element``'s text, else ``input_spec(value)`` (its
+    values kept with ``exact``)."""
     if element is None or not isinstance(value, torch.Tensor) or value.dtype not in DTYPE_NAMES:
-        return input_spec(value, f"input {index}")
+        return input_spec(value, f"input {index}", exact=exact)
     text = ast.dump(element)
     if isinstance(element, ast.Subscript) and isinstance(element.value, ast.Subscript):  # ``inputs[k][...]``
         base = element.value.slice
@@ -301,4 +305,4 @@ def _exact_spec(element: ast.expr | None, value: Any, index: int) -> Input:
                 spec = TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], transposed, domain, strided)
                 if ast.dump(ast.parse(input_expression(spec), mode="eval").body) == text:
                     return spec
-    return input_spec(value, f"input {index}")
+    return input_spec(value, f"input {index}", exact=exact)

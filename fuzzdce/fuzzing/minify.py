@@ -12,14 +12,17 @@ is the first to differ from eager's, found once on the original returning every 
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
 with eager, a split.
 
-The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
+First, each statement that nests calls of values is taken apart into one statement per call
+(``reductions.take_apart``), so that the first wrong op is found inside a statement and the
+statements around it can go. The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
 statement and unused input at once; each returned value alone; the shortest failing prefix
 (``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
 over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
 fresh input of its shape and dtype, the granularity halving from two windows to single statements;
-then ``reductions.reduce``'s single-step passes to their fixed point, which leaves the result
-1-minimal (no single statement, returned value or unread input can go with the same failure); last,
-smaller shapes (``smaller_shapes``). Every candidate runs once (``Minifier.fails`` caches verdicts
+then ``reductions.reduce``'s passes to their fixed point, which leaves the result
+1-minimal (no single statement, returned value or unread input can go with the same failure), and
+reduces inside statements (a call giving way to an argument, a keyword to its default, an operand
+to a constant) and shapes where the same failure allows. Every candidate runs once (``Minifier.fails`` caches verdicts
 by source); Ctrl-C keeps the smallest failing program found so far.
 """
 
@@ -28,14 +31,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import OUTPUTS, RAISES, size
+from fuzzdce.core.findings import OUTPUTS, RAISES
 from fuzzdce.core.model import Placement, Violation
-from fuzzdce.core.program import Program, TensorInput
+from fuzzdce.core.program import Program
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.shrinking import same_failure
 from fuzzdce.oracles import crash as crash_oracle
@@ -161,6 +165,12 @@ class Result:
     violation: Violation | None
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
+    taken: Counter = field(default_factory=Counter)  # reductions kept by ``reductions.reduce``, by pass
+
+    @property
+    def inside_statements(self) -> int:
+        """How many of the kept reductions were inside a statement (``reductions.SUB_STATEMENT``)."""
+        return sum(n for name, n in self.taken.items() if name in reductions.SUB_STATEMENT)
 
     def line(self) -> str:
         """``N statements -> M in Q queries, S s``."""
@@ -194,6 +204,7 @@ class Minifier:
         self.failure: Failure | None = None
         self.verdicts: dict[str, bool] = {}
         self.queries = 0
+        self.taken: Counter = Counter()
         self.best: Program | None = None
         self.started = time.monotonic()
         self.last_progress = 0.0
@@ -218,7 +229,7 @@ class Minifier:
             self.queries += 1
             shown = self.violations(program)
             self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
-            if self.verdicts[key] and (self.best is None or smaller(program, self.best)):
+            if self.verdicts[key] and (self.best is None or reductions.smaller(program, self.best)):
                 self.best = program
             self.progress()
         return self.verdicts[key]
@@ -287,7 +298,15 @@ class Minifier:
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
         self.started = time.monotonic()
-        failure = self.establish(program, failure)
+        original, program = program, reductions.take_apart(program)  # one call of a value per statement
+        try:
+            failure = self.establish(program, failure)
+        except UsageError:
+            if program == original:
+                raise
+            program = original  # taken apart it does not fail the same way: minified as written
+            failure = self.establish(program, failure)
+        self.taken["take_apart"] = program.n_ops - original.n_ops
         self.log(
             f"fuzzdce minify: {program.n_ops} statements on {self.path} under {self.placement.name}; keeping {failure.describe()}"
         )
@@ -297,8 +316,8 @@ class Minifier:
             for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
                 current = reduction(current, self.fails)
                 self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
-            current, _ = reductions.reduce(current, self.fails)
-            current = smaller_shapes(current, self.fails)
+            passes = reductions.PASSES + reductions.INPUT_PASSES
+            current, _ = reductions.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
             interrupted = True
         best = self.best
@@ -306,7 +325,7 @@ class Minifier:
         shown = self.violations(best) if not interrupted else None
         violation = failure.shown(best, shown[0]) if shown is not None else None
         return Result(
-            program,
+            original,
             best,
             failure,
             self.path,
@@ -315,23 +334,8 @@ class Minifier:
             time.monotonic() - self.started,
             violation or failure.target,
             interrupted,
+            taken=self.taken,
         )
-
-
-def smaller(a: Program, b: Program) -> bool:
-    """Is ``a`` smaller than ``b``: fewer statements (``findings.size``), then fewer input elements."""
-    return (size(a), input_elements(a)) < (size(b), input_elements(b))
-
-
-def input_elements(program: Program) -> int:
-    return sum(_numel(s.shape) for s in program.inputs if isinstance(s, TensorInput))
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 Fails = Callable[[Program], bool]
@@ -385,7 +389,7 @@ def truncate(program: Program, fails: Fails) -> Program:
             best, high = candidate, middle - 1
         else:
             low = middle + 1
-    return best if best is not None and smaller(best, program) else program
+    return best if best is not None and reductions.smaller(best, program) else program
 
 
 def ddmin(program: Program, fails: Fails) -> Program:
@@ -406,7 +410,7 @@ def ddmin(program: Program, fails: Fails) -> Program:
             if candidate is None:
                 continue
             candidate = dead_and_unused(candidate, lambda p: True)
-            if smaller(candidate, program) and fails(candidate):
+            if reductions.smaller(candidate, program) and fails(candidate):
                 program, removed = candidate, True
                 break
         if removed:
@@ -416,41 +420,6 @@ def ddmin(program: Program, fails: Fails) -> Program:
         else:
             n = min(2 * n, program.n_ops)
     return program
-
-
-def halved_shapes(program: Program, which: list[int]) -> Program | None:
-    """``program`` with every dim of the tensor inputs ``which`` halved (rounded up; None when none changes)."""
-    inputs = list(program.inputs)
-    changed = False
-    for i in which:
-        spec = inputs[i]
-        if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
-            inputs[i] = dataclasses.replace(spec, shape=tuple((d + 1) // 2 for d in spec.shape))
-            changed = True
-    for i, spec in enumerate(inputs):  # a view keeps its base's shape
-        if isinstance(spec, TensorInput) and spec.view_of is not None:
-            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
-    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
-
-
-def shape_candidates(program: Program) -> Iterator[Program]:
-    """Every tensor input's dims halved together (shapes that broadcast keep doing so), then each input's alone."""
-    tensors = [i for i, s in enumerate(program.inputs) if isinstance(s, TensorInput)]
-    for which in [tensors, *([i] for i in tensors)]:
-        candidate = halved_shapes(program, which)
-        if candidate is not None:
-            yield candidate
-
-
-def smaller_shapes(program: Program, fails: Fails) -> Program:
-    """Smaller inputs where the failure allows: halving shapes while a halving still fails."""
-    while True:
-        for candidate in shape_candidates(program):
-            if fails(candidate):
-                program = candidate
-                break
-        else:
-            return program
 
 
 # --- finding a path -------------------------------------------------------------------------------------

@@ -10,8 +10,12 @@ A SOURCE is one of:
   same file or module, or ``module:FACTORY``) returning the inputs;
 - a findings folder's bug (its folder, holding bug.json): its smallest program, path, placement and failure.
 
-Functions must be straight-line (``core.program_source``). Inputs become specs (``input_spec``): a
-program fuzzdce draws from a seed, so their values are redrawn where the source gave values; the
+Functions must be straight-line (``core.program_source``). Inputs become specs (``input_spec``)
+holding the very values the user's file, factory or report script made (``TensorInput.values``):
+the minify runs exactly those, and a failure that needs a value (a clamp at its bound, a tie, a
+NaN) keeps failing. Reducing them (fewer elements, values drawn instead) is a reduction like any
+other (``reductions``), kept only where the failure keeps its identity. With ``redraw`` they are
+redrawn from a seed by shape, dtype and range, as fuzzdce draws its own programs'. Either way the
 original is checked to fail with them before anything is reduced.
 """
 
@@ -49,9 +53,10 @@ class Subject:
     notes: list[str] = field(default_factory=list)
 
 
-def read_subject(source: str, *, inputs: str | None = None) -> Subject:
+def read_subject(source: str, *, inputs: str | None = None, redraw: bool = False) -> Subject:
     """The ``Subject`` ``source`` names (see the module's docstring); a ``UsageError`` saying what
-    was expected when it names none."""
+    was expected when it names none. ``redraw``: tensor inputs redrawn by shape, dtype and range
+    instead of kept as given."""
     path = Path(source)
     if path.is_dir() or path.name == BUG_FILE:
         return findings_bug(path if path.is_dir() else path.parent)
@@ -59,18 +64,18 @@ def read_subject(source: str, *, inputs: str | None = None) -> Subject:
     if path.is_file() or (file.endswith(".py") and Path(file).is_file()):
         text = Path(file or source).read_text()
         if function:
-            return function_with_inputs(load_file(Path(file)), function, inputs, origin=source)
+            return function_with_inputs(load_file(Path(file)), function, inputs, origin=source, redraw=redraw)
         if "class DynamoModule" in text:
-            return report_script(text, origin=source)
+            return report_script(text, origin=source, redraw=redraw)
         names = {n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)}
         if {"program", "make_inputs"} <= names:
-            return fuzzdce_program(text, origin=source)
+            return fuzzdce_program(text, origin=source, redraw=redraw)
         raise UsageError(
             f"{source} is neither a Thunder report script (class DynamoModule) nor a fuzzdce program "
             "(def program and def make_inputs): name the function as FILE.py:FUNCTION with --inputs FACTORY"
         )
     if function:
-        return function_with_inputs(import_module(file), function, inputs, origin=source)
+        return function_with_inputs(import_module(file), function, inputs, origin=source, redraw=redraw)
     raise UsageError(f"{source} is no file, bug folder or module:function")
 
 
@@ -89,7 +94,7 @@ def import_module(name: str) -> Any:
         raise UsageError(f"cannot import {name}: {e}") from e
 
 
-def function_with_inputs(module: Any, function: str, inputs: str | None, *, origin: str) -> Subject:
+def function_with_inputs(module: Any, function: str, inputs: str | None, *, origin: str, redraw: bool = False) -> Subject:
     """``module.function`` over the inputs ``inputs`` names: a factory of ``module`` or ``module:factory``."""
     if inputs is None:
         raise UsageError(f"{origin}: name the inputs factory with --inputs FACTORY (or module:FACTORY)")
@@ -101,22 +106,24 @@ def function_with_inputs(module: Any, function: str, inputs: str | None, *, orig
         raise UsageError(f"{origin}: {e}") from e
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     values = list(make())
-    specs = tuple(input_spec(v, f"input {i}") for i, v in enumerate(values))
+    specs = tuple(input_spec(v, f"input {i}", exact=not redraw) for i, v in enumerate(values))
     program = program_of_function(tree.body[0], specs)
-    return Subject(program, origin, notes=redrawn_note(values))
+    return Subject(program, origin, notes=redrawn_note(values, redraw))
 
 
-def redrawn_note(values: list[Any]) -> list[str]:
-    if any(isinstance(v, torch.Tensor) for v in values):
-        return ["tensor inputs are redrawn by shape, dtype and range (fuzzdce programs draw their inputs from a seed)"]
+def redrawn_note(values: list[Any], redraw: bool) -> list[str]:
+    if redraw and any(isinstance(v, torch.Tensor) for v in values):
+        return ["tensor inputs are redrawn by shape, dtype and range (--redraw: fuzzdce programs draw their inputs from a seed)"]
     return []
 
 
-def fuzzdce_program(text: str, *, origin: str) -> Subject:
-    """A file with fuzzdce's ``program`` and ``make_inputs``, read back with its exact inputs."""
-    specs, seed = inputs_of_make_inputs(text)
+def fuzzdce_program(text: str, *, origin: str, redraw: bool = False) -> Subject:
+    """A file with fuzzdce's ``program`` and ``make_inputs``, read back with its exact inputs (a
+    line fuzzdce would not draw: its values, unless ``redraw``)."""
+    specs, seed = inputs_of_make_inputs(text, exact=not redraw)
     program = program_of_function(parse_function(text, "program"), specs, seed=seed)
-    return Subject(program, origin)
+    given = redraw and any(getattr(s, "values", None) is not None for s in inputs_of_make_inputs(text)[0])
+    return Subject(program, origin, notes=redrawn_note([torch.empty(0)], given))
 
 
 def findings_bug(folder: Path) -> Subject:
@@ -134,7 +141,7 @@ def findings_bug(folder: Path) -> Subject:
 # --- Thunder's report scripts ------------------------------------------------------------------------
 
 
-def report_script(text: str, *, origin: str) -> Subject:
+def report_script(text: str, *, origin: str, redraw: bool = False) -> Subject:
     """A script ``thunder.dynamo.report`` wrote: the graph (``DynamoModule.forward``), its inputs
     (the test function's ``inputs = [...]``) and the path its compile call names."""
     tree = ast.parse(text)
@@ -150,10 +157,10 @@ def report_script(text: str, *, origin: str) -> Subject:
     if listed is None:
         raise UsageError(f"{origin}: no `inputs = [...]` in its test function")
     values = evaluate_inputs(listed, origin)
-    specs = tuple(input_spec(v, f"input {i}") for i, v in enumerate(values))
+    specs = tuple(input_spec(v, f"input {i}", exact=not redraw) for i, v in enumerate(values))
     program = program_of_function(forward, specs, skip_self=True)
     grad = any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
-    return Subject(program, origin, report_path(ast.unparse(test), grad), notes=redrawn_note(values))
+    return Subject(program, origin, report_path(ast.unparse(test), grad), notes=redrawn_note(values, redraw))
 
 
 def evaluate_inputs(listed: ast.expr, origin: str) -> list[Any]:

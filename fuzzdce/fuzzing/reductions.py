@@ -6,10 +6,19 @@
 3. move the return earlier: the program cut after a statement, returning what it defines
    (``truncations``);
 4. delta-debug ranges of statements: each removed statement's results that later ones read become
-   fresh inputs of the same shape and dtype (``without_range``).
+   fresh inputs of the same shape and dtype (``without_range``);
+5. reduce inside a statement (``SUB_STATEMENT``): a call or operator gives way to one of its
+   arguments (``call_to_argument``: ``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``),
+   a keyword goes back to its default (``keyword_to_default``), an operand becomes a constant
+   (``operand_to_constant``), whatever then goes unread going with it;
+6. for ``fuzzdce minify`` (``INPUT_PASSES``; a campaign's inputs are Hypothesis's to shrink): smaller
+   shapes, the tensor inputs' dims halved, all together, then one input's (``halve_shapes``), a
+   user's values cut to their leading block; and a user's values drawn instead (``redraw_values``).
 
-Each pass proposes candidates; ``reduce`` keeps one only when ``fails(candidate)`` (the caller's
-replay: the same failure, on the same configuration). Nothing is guessed: a dead statement can
+Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
+inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
+same failure, on the same configuration, so a sub-statement reduction is kept only where the
+identity holds). Every pass is one named entry of ``PASSES``; ``reduce`` counts what each took. Nothing is guessed: a dead statement can
 matter (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so
 every candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) supplies
 the replay, ``tests/test_reductions.py`` a stand-in.
@@ -17,14 +26,18 @@ the replay, ``tests/test_reductions.py`` a stand-in.
 
 from __future__ import annotations
 
+import ast
+import copy
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from fuzzdce.core.findings import size
-from fuzzdce.core.program import DTYPES, Program, Ref, TensorInput
+from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput
+from fuzzdce.core.program_source import op_name
 
 Fails = Callable[[Program], bool]
 
@@ -185,35 +198,337 @@ def delta_debugging(program: Program) -> Iterator[Program]:
         chunk //= 2
 
 
+# --- inside a statement ---------------------------------------------------------------------------------
+
+# What a step's template reads, as names an expression can hold: ``{0}`` as ``_arg0_``, ``{alpha}`` as ``_kw_alpha_``.
+_ARG, _KW = "_arg{}_", "_kw_{}_"
+
+
+def expression_of(step: Step) -> ast.expr | None:
+    """The step's expression with its arguments as names (``_ARG``, ``_KW``); None for a template
+    that is a statement itself (``{out}``) or no expression."""
+    if "{out}" in step.template:
+        return None
+    try:
+        text = step.template.format(
+            *(_ARG.format(i) for i in range(len(step.args))), **{k: _KW.format(k) for k, _ in step.kwargs}
+        )
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, IndexError, KeyError, ValueError):
+        return None
+
+
+def step_of_expression(step: Step, expression: ast.expr) -> Step:
+    """``step`` computing ``expression`` (its arguments as ``expression_of`` names them): the
+    arguments it no longer reads dropped, the rest renumbered, its op named anew (``op_name``) when
+    the outermost call is another (a catalog entry's name, ``cross_entropy_smooth``, stays with its call)."""
+    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
+    args = []
+    for i, arg in enumerate(step.args):
+        if _ARG.format(i) in text:
+            text = text.replace(_ARG.format(i), "{" + str(len(args)) + "}")
+            args.append(arg)
+    kwargs = tuple((k, v) for k, v in step.kwargs if _KW.format(k) in text)
+    for k, _ in kwargs:
+        text = text.replace(_KW.format(k), "{" + k + "}")
+    original = expression_of(step)
+    same_call = original is not None and op_name(original) == op_name(expression)
+    return dataclasses.replace(
+        step, op=step.op if same_call else op_name(expression), template=text, args=tuple(args), kwargs=kwargs
+    )
+
+
+def with_step(program: Program, index: int, step: Step) -> Program | None:
+    """``program`` with step ``index`` replaced by ``step``, and whatever it alone read gone with
+    it: statements it left dead, inputs it left unread (None when it cannot be rebuilt)."""
+    changed = dataclasses.replace(program, steps=program.steps[:index] + (step,) + program.steps[index + 1 :])
+    was_live, live = program.live_steps(), changed.live_steps()
+    kept_steps = [i for i in range(program.n_ops) if i in live or i not in was_live]
+    read = read_inputs(dataclasses.replace(changed, steps=tuple(changed.steps[i] for i in kept_steps)))
+    kept_inputs = [i for i in range(len(program.inputs)) if i in read or i not in read_inputs(program)]
+    return rebuilt(changed, kept_inputs, kept_steps, program.outputs)
+
+
+def step_from(expression: ast.expr, values: dict[str, Any], like: Step) -> Step:
+    """A step computing ``expression`` (``like``'s outputs and unpacking), each name of ``values``
+    it holds (a placeholder: ``_arg0_``, ``_kw_alpha_``, a hoisted value) an argument of it."""
+    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
+    args = []
+    for name, value in values.items():
+        if name in text:
+            text = text.replace(name, "{" + str(len(args)) + "}")
+            args.append(value)
+    return Step(op_name(expression), text, tuple(args), n_out=like.n_out, unpack=like.unpack)
+
+
+class Hoist(ast.NodeTransformer):
+    """Takes each call or operator nested in ``root`` that reads a value out into a step of its own
+    (appended to ``steps``; ``values`` gains its placeholder), innermost first."""
+
+    def __init__(self, root: ast.expr, values: dict[str, Any], steps: list[Step], n_inputs: int) -> None:
+        self.root, self.values, self.steps, self.n_inputs = root, values, steps, n_inputs
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        nested = isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)) and node is not self.root
+        if nested and reads_a_value(node):
+            self.steps.append(step_from(node, self.values, Step("", "")))
+            name = f"_arg_h{len(self.steps)}_"  # read as a value (``reads_a_value``)
+            self.values[name] = Ref(self.n_inputs + sum(s.n_out for s in self.steps) - 1)
+            return ast.Name(name, ast.Load())
+        return node
+
+
+def take_apart(program: Program) -> Program:
+    """``program`` with each statement that nests calls of values taken apart, one statement per
+    call or operator that reads a value, innermost first (``torch.clamp(v0, 0, 1) * 2 + v0.sum()``
+    becomes ``v1 = torch.clamp(v0, 0, 1)``, ``v2 = v1 * 2``, ``v3 = v0.sum()``, ``v4 = v2 + v3``):
+    the same computation, so the first wrong op is found within a statement (``running.localise``)
+    and the statement-level passes reduce inside it. What ``fuzzdce minify`` does to a user's
+    program first; a fuzzdce program's statements are one op each."""
+    mapping: dict[int, int] = {i: i for i in range(len(program.inputs))}
+    steps: list[Step] = []
+
+    def renumbered(value: Any) -> Any:
+        return Ref(mapping[value.index]) if isinstance(value, Ref) else value
+
+    for index, step in enumerate(program.steps):
+        expression = expression_of(step)
+        values = {_ARG.format(i): renumbered(a) for i, a in enumerate(step.args)}
+        values |= {_KW.format(k): renumbered(v) for k, v in step.kwargs}
+        if expression is None or step.kwargs:  # a statement template, or a catalog entry's keywords: as it is
+            steps.append(
+                dataclasses.replace(
+                    step, args=tuple(map(renumbered, step.args)), kwargs=tuple((k, renumbered(v)) for k, v in step.kwargs)
+                )
+            )
+        else:
+            before = len(steps)
+            root = Hoist(expression, values, steps, len(program.inputs)).visit(expression)
+            if len(steps) == before:
+                steps.append(dataclasses.replace(step, args=tuple(map(renumbered, step.args))))
+            else:
+                steps.append(
+                    dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
+                )
+        first = first_value(program, index)
+        for offset in range(step.n_out):
+            mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
+    if len(steps) == program.n_ops:
+        return program
+    return dataclasses.replace(program, steps=tuple(steps), outputs=tuple(mapping[o] for o in program.outputs))
+
+
+def rewrites(expression: ast.expr) -> Iterator[tuple[ast.AST, ast.expr]]:
+    """(node, what replaces it) for each call, operator or subscript and each of its arguments
+    (operands, the receiver of a method, the subscripted value) that is an expression of values."""
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            parts = [*node.args, *(k.value for k in node.keywords)]
+            if isinstance(node.func, ast.Attribute):
+                parts.append(node.func.value)
+        elif isinstance(node, ast.BinOp):
+            parts = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            parts = [node.operand]
+        elif isinstance(node, ast.Subscript):
+            parts = [node.value]
+        else:
+            continue
+        for part in parts:
+            if not isinstance(part, ast.Starred) and reads_a_value(part):
+                yield node, part
+
+
+def reads_a_value(node: ast.AST) -> bool:
+    """Does ``node`` read one of the step's arguments (``expression_of``'s names)?"""
+    return any(isinstance(n, ast.Name) and n.id.startswith(("_arg", "_kw_")) for n in ast.walk(node))
+
+
+def replaced(expression: ast.expr, node: ast.AST, by: ast.AST) -> ast.expr:
+    """A copy of ``expression`` with ``node`` (one of its nodes) replaced by ``by``."""
+
+    class Replace(ast.NodeTransformer):
+        def visit(self, current: ast.AST) -> ast.AST:
+            return by if current is node else self.generic_visit(current)
+
+    if expression is node:
+        return by
+    # A deep copy that keeps ``node`` and ``by`` themselves, so ``node`` is still found by identity.
+    return Replace().visit(copy.deepcopy(expression, {id(node): node, id(by): by}))
+
+
+def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterator[ast.expr]]) -> Iterator[Program]:
+    """Candidates: each statement, last first, rewritten by each of ``edit``'s rewrites of its expression."""
+    for index in reversed(range(program.n_ops)):
+        step = program.steps[index]
+        expression = expression_of(step)
+        if expression is None:
+            continue
+        for edited in edit(expression):
+            if isinstance(edited, ast.Name):  # a bare value is no statement: ``v1 = v0`` computes nothing
+                continue
+            candidate = with_step(program, index, step_of_expression(step, edited))
+            if candidate is not None:
+                yield candidate
+
+
+def call_to_argument(program: Program) -> Iterator[Program]:
+    """Candidates: a call, operator or subscript inside a statement giving way to one of its
+    arguments (``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``; ``v0 + v1.sum(0)``
+    to ``v0 + v1``), what it alone read going with it; never to a bare value (``v1 = v0``)."""
+    yield from sub_statement_candidates(program, lambda e: (replaced(e, node, part) for node, part in rewrites(e)))
+
+
+def without_keywords(expression: ast.expr) -> Iterator[ast.expr]:
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    call = ast.Call(node.func, node.args, [k for k in node.keywords if k is not keyword])
+                    yield replaced(expression, node, call)
+
+
+def keyword_to_default(program: Program) -> Iterator[Program]:
+    """Candidates: a keyword argument of a call inside a statement dropped, back to its default
+    (``torch.addcdiv(v0, v1, v2, value=2.0)`` to ``torch.addcdiv(v0, v1, v2)``)."""
+    yield from sub_statement_candidates(program, without_keywords)
+
+
+def constants(expression: ast.expr) -> Iterator[ast.expr]:
+    """``expression`` with one value it reads as an operand of an operator replaced by ``1``."""
+    for node in ast.walk(expression):
+        if isinstance(node, ast.BinOp):
+            for part in (node.left, node.right):
+                if isinstance(part, ast.Name) and reads_a_value(part):
+                    yield replaced(expression, part, ast.Constant(1))
+
+
+def operand_to_constant(program: Program) -> Iterator[Program]:
+    """Candidates: a value read as an operator's operand inside a statement replaced by the
+    constant 1 (``v0 * v1`` to ``v0 * 1``), the input or statement it alone read going with it."""
+    yield from sub_statement_candidates(program, constants)
+
+
+# --- smaller shapes -----------------------------------------------------------------------------------
+
+
+def halved_shapes(program: Program, which: list[int]) -> Program | None:
+    """``program`` with every dim of the tensor inputs ``which`` halved (rounded up; None when none changes)."""
+    inputs = list(program.inputs)
+    changed = False
+    for i in which:
+        spec = inputs[i]
+        if isinstance(spec, TensorInput) and spec.view_of is None and any(d > 1 for d in spec.shape):
+            shape = tuple((d + 1) // 2 for d in spec.shape)
+            inputs[i] = dataclasses.replace(spec, shape=shape, values=leading(spec, shape))
+            changed = True
+    for i, spec in enumerate(inputs):  # a view keeps its base's shape
+        if isinstance(spec, TensorInput) and spec.view_of is not None:
+            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
+    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
+
+
+def leading(spec: TensorInput, shape: tuple[int, ...]) -> tuple | None:
+    """A user's input's values (``TensorInput.values``) cut to their leading ``shape`` block (None: drawn)."""
+    if spec.values is None:
+        return None
+    block = torch.tensor(spec.values).reshape(spec.shape)[tuple(slice(0, d) for d in shape)]
+    return tuple(block.flatten().tolist())
+
+
+def redraw_values(program: Program) -> Iterator[Program]:
+    """Candidates: a user's input (``TensorInput.values``) drawn from its domain instead, simpler
+    than the values given (kept only where the failure does not need them)."""
+    for i, spec in enumerate(program.inputs):
+        if isinstance(spec, TensorInput) and spec.values is not None:
+            inputs = program.inputs[:i] + (dataclasses.replace(spec, values=None),) + program.inputs[i + 1 :]
+            yield dataclasses.replace(program, inputs=inputs)
+
+
+def halve_shapes(program: Program) -> Iterator[Program]:
+    """Candidates: every tensor input's dims halved together (shapes that broadcast keep doing so),
+    then each input's alone."""
+    tensors = [i for i, s in enumerate(program.inputs) if isinstance(s, TensorInput)]
+    for which in [tensors, *([i] for i in tensors)]:
+        candidate = halved_shapes(program, which)
+        if candidate is not None:
+            yield candidate
+
+
+# --- the passes ------------------------------------------------------------------------------------------
+
 PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (
     drop_dead,
     drop_unused_inputs,
     drop_outputs,
     truncations,
     delta_debugging,
+    call_to_argument,
+    keyword_to_default,
+    operand_to_constant,
 )
+# The passes on a program's inputs themselves, ``fuzzdce minify``'s: a campaign's shapes and values
+# are Hypothesis's choices, which its own shrinker makes smaller.
+INPUT_PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (halve_shapes, redraw_values)
+# The passes that reduce inside a statement, and ``take_apart`` (the calls it hoists out of
+# statements, which minify does first), counted apart: ``benchmarks/minify.py``.
+SUB_STATEMENT = frozenset({"take_apart", "call_to_argument", "keyword_to_default", "operand_to_constant"})
+
+
+def input_elements(program: Program) -> int:
+    """How many elements the program's tensor inputs hold."""
+    total = 0
+    for spec in program.inputs:
+        if isinstance(spec, TensorInput):
+            n = 1
+            for d in spec.shape:
+                n *= d
+            total += n
+    return total
+
+
+def given_values(program: Program) -> int:
+    """How many of the program's inputs hold a user's values (``TensorInput.values``)."""
+    return sum(isinstance(s, TensorInput) and s.values is not None for s in program.inputs)
+
+
+def smaller(a: Program, b: Program) -> bool:
+    """Is ``a`` smaller than ``b``: ``findings.size`` (statements, inputs, source), then fewer input
+    elements, then fewer inputs holding a user's values."""
+    return (size(a), input_elements(a), given_values(a)) < (size(b), input_elements(b), given_values(b))
 
 
 def first_failing(candidates: Iterator[Program], fails: Fails, current: Program) -> Program | None:
     """The first candidate smaller than ``current`` that still fails."""
     for candidate in candidates:
-        if size(candidate) < size(current) and fails(candidate):
+        if smaller(candidate, current) and fails(candidate):
             return candidate
     return None
 
 
-def reduce(program: Program, fails: Fails, *, out_of_time: Callable[[], bool] = lambda: False) -> tuple[Program, bool]:
-    """``program`` reduced by the passes, in order, each to its end, until none applies; returns the
+def reduce(
+    program: Program,
+    fails: Fails,
+    *,
+    out_of_time: Callable[[], bool] = lambda: False,
+    taken: Counter | None = None,
+    passes: tuple[Callable[[Program], Iterator[Program]], ...] = PASSES,
+) -> tuple[Program, bool]:
+    """``program`` reduced by ``passes``, in order, each to its end, until none applies; returns the
     smallest failing program and whether the passes finished (False: ``out_of_time`` stopped them).
-    ``fails`` is asked only of candidates smaller than the current program."""
+    ``fails`` is asked only of candidates smaller than the current program; ``taken`` counts the
+    reductions kept, by pass name."""
     current = program
     while True:
-        for reduction in PASSES:
+        for reduction in passes:
             if out_of_time():
                 return current, False
-            smaller = first_failing(reduction(current), fails, current)
-            if smaller is not None:
-                current = smaller
+            smaller_one = first_failing(reduction(current), fails, current)
+            if smaller_one is not None:
+                current = smaller_one
+                if taken is not None:
+                    taken[reduction.__name__] += 1
                 break  # start again from the cheapest pass on the smaller program
         else:
             return current, True

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzdce.core.model import STOCK
+from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord
-from fuzzdce.results.standalone import failing_paths, patch_needed, script
+from fuzzdce.results.standalone import first_clause, patch_needed, script_of_folder
 from fuzzdce.results.store import REPRO_FILE, TRACE_DIFF_FILE, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -21,7 +22,7 @@ MAX_DIFF_LINES = 60
 
 def title(record: BugRecord) -> str:
     """One line: who fails, how, where."""
-    first_line = record.message.splitlines()[0][:100] if record.message else ""
+    first_line = first_clause(record.message, 120)
     where = ", ".join(record.paths)
     if record.verdict == Verdict.REGRESSION:
         return f"regression under {record.placement} against {record.reference}: {', '.join(record.oracles)} on {where}: {first_line}"
@@ -51,10 +52,12 @@ def actual_lines(record: BugRecord) -> list[str]:
     return lines
 
 
-def repro_text(folder: Path) -> str:
-    """The bug's repro.py ("" when the folder has none): where the guard calls' inputs are."""
-    repro = folder / REPRO_FILE
-    return repro.read_text() if repro.is_file() else ""
+def failing_paths(record: BugRecord) -> dict[str, tuple[str, ...]]:
+    """path -> the oracles its members failed there, each path once, in ``PATHS``' order."""
+    by_path: dict[str, set[str]] = {}
+    for member in record.members:
+        by_path.setdefault(member.path, set()).add(member.oracle)
+    return {name: tuple(sorted(by_path[name])) for name in PATHS if name in by_path}
 
 
 def issue_markdown(folder: Path) -> str:
@@ -93,12 +96,12 @@ def issue_markdown(folder: Path) -> str:
         "## Reproduce",
         "",
         "With torch and Thunder alone: save this as `repro_" + record.id + ".py` and run `python repro_" + record.id + ".py` "
-        "(or `pytest` it). It fails with an AssertionError saying what differs from eager while the bug is present, "
-        "and passes once it is fixed.",
+        "(or `pytest` it). It exits 1 with Thunder's exception or an AssertionError saying what differs from eager "
+        "while the bug is present, and 0 once it is fixed.",
         *(["", patch] if patch else []),
         "",
         "```python",
-        script(record, repro_text(folder)).rstrip(),
+        script_of_folder(folder).rstrip(),
         "```",
         "",
         "With fuzzdce, every check of every oracle, under the placement that showed it:",
@@ -129,3 +132,46 @@ def issue_markdown(folder: Path) -> str:
         lines += ["", f"Shown under: {', '.join(record.placements)} (the reference `{record.reference}` included)."]
     lines += ["", f"_Found by fuzzdce (bug {record.id}, {record.count} occurrences)._"]
     return "\n".join(lines) + "\n"
+
+
+def minified_issue(
+    program, path: str, *, oracle: str, message: str, script: str, origin: str, line: str, placement: str = STOCK
+) -> str:
+    """A Markdown issue body for a minified failure: title, versions, the script, what eager and
+    Thunder do, how to run it, and how it was minified (``line``)."""
+    compile_path = PATHS[path]
+    found = ", ".join(f"{k} {v}" for k, v in versions().items())
+    description = ORACLES[oracle].description if oracle in ORACLES else oracle
+    first = message.splitlines()[0][:120] if message else oracle
+    where = "" if placement == STOCK else f" (under fuzzdce's placement `{placement}`)"
+    return "\n".join(
+        [
+            f"# {oracle} on {path}: {first}",
+            "",
+            f"**Versions:** {found}. No GPU needed (CPU).",
+            "",
+            f"## Minimal program ({program.n_ops} statement{'s' if program.n_ops != 1 else ''})",
+            "",
+            "```python",
+            script.rstrip(),
+            "```",
+            "",
+            "## Expected",
+            "",
+            f"Eager PyTorch runs this program. Under Thunder ({path}: `{compile_path.compile.__name__}`, "
+            f"{', '.join(compile_path.calls)} call){where}: {description}.",
+            "",
+            "## Actual",
+            "",
+            f"- `{path}`, {oracle}: {message[:400]}",
+            "",
+            "## Reproduce",
+            "",
+            "```",
+            "python repro.py   # or: pytest repro.py",
+            "```",
+            "",
+            f"_Minified by `fuzzdce minify` from {origin}: {line}._",
+            "",
+        ]
+    )

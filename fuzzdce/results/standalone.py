@@ -1,25 +1,24 @@
-"""A bug as a script that needs torch and Thunder only: what ``fuzzdce issue`` hands a Thunder maintainer.
+"""The one writer of standalone reproducers: a failure as a short script of torch and Thunder alone.
 
-``repro.py`` replays a bug through fuzzdce (under placements and builds, with every oracle); this
-script is its plain form, in the shape of the repros ``thunder.dynamo.report`` writes: the program
-and its seeded inputs, the compile call of each failing path (the source of
-``running.paths``' ``compile`` function, and of its context where it has one), the same calls as
-the campaign made (plain, grad with seeded cotangents, guard calls), and a comparison with eager
-by ``torch.testing.assert_close`` whose ``assert`` says what differs. ``python script.py`` exits 1
-with that message while the bug is present and 0 once it is fixed; ``pytest script.py`` runs one
-test per path.
+What ``fuzzdce issue`` prints for a campaign's bug and what ``fuzzdce minify`` writes, in the shape
+of the repro scripts ``thunder.dynamo.report`` writes: the program, its inputs, the failing path's
+compile call and one check that fails with a message saying what differs, as a ``test_repro``
+function that ``python`` runs (exit 1 while the bug is there, 0 once it is fixed, 4 when it cannot be
+checked here: the path's device is missing, or the oracle compares two Thunders) and ``pytest`` collects.
 
-What it checks per oracle: ``raises`` (Thunder raising on a call eager makes; counted for every
-oracle, as in ``repro.py``), ``outputs``, ``grads`` (each output's ``requires_grad`` and the
-gradients, at finite inputs), ``mutations`` (inputs after the call), ``guards`` (calls that vary a
-property the prologue checks), ``splits`` (thunderfx splits because Thunder raised) and ``names``
-(Thunder's own ``check_trace`` on every trace). The checks that compare two Thunders (``dce-sound``,
-``split-set``, ``idempotent``) and fuzzdce's own trace rules beyond ``check_trace`` have no
-plain-Thunder form: for those the script says so and ``repro.py`` replays them. A regression
-under a patch placement shows only on a Thunder carrying that patch: the script's docstring names it.
-
-The functions below the ``printed`` line are printed into the script (``inspect.getsource``), so
-they import nothing of fuzzdce; ``tests/test_standalone.py`` runs scripts where fuzzdce cannot be imported.
+Only what the failure needs is written (``Check``: what the finding is): an exception is the
+compiled call raising (forward, and backward on a grad path); a wrong gradient is each input's
+gradient compared with eager's, naming the input; a lost or invented ``requires_grad`` is the
+outputs' flags compared; a wrong output, the outputs; a wrong in-place write, the inputs after the
+call; a thunderfx split, the split reasons; a malformed trace, Thunder's own ``check_trace``; a
+guard, the first call then the guard call that fails. One path, the failing one of the first of its
+paths (``PATHS``' order). Its compile call is the ``return`` of the path's own ``compile`` function
+(``running.paths``), printed as an expression with that function's imports hoisted. Cotangents are
+``ones_like`` where those show the failure, else the campaign's seeded ones (``verified`` runs the
+script here to say which, and which guard call).
+A path on a device moves the inputs there (``to_device``: strides, ``requires_grad`` and aliasing
+kept), and eager runs on the same device. Every oracle, every path, every placement: that stays with
+``repro.py`` (``results.repro``), which runs fuzzdce's own code.
 """
 
 from __future__ import annotations
@@ -28,43 +27,256 @@ import ast
 import contextlib
 import inspect
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 
 import torch
 
+from fuzzdce.core.faults import without_annotations
+from fuzzdce.core.findings import OUTPUTS, RAISES
 from fuzzdce.core.model import STOCK, CallLabel
-from fuzzdce.results.records import BugRecord
+from fuzzdce.core.versions import versions
+from fuzzdce.results.records import BugRecord, MemberRecord
 from fuzzdce.results.store import REPRO_FILE, read_bug
-from fuzzdce.running import execution
-from fuzzdce.running.execution import _detach, _flat_tensors, backward
 from fuzzdce.running.paths import PATHS
-from fuzzdce.running.placements import PLACEMENTS
+from fuzzdce.running.placements import PLACEMENTS, resolve
 
-# The call labels the printed functions compare with (the script holds them as literals).
-PLAIN, GRAD = str(CallLabel.PLAIN), str(CallLabel.GRAD)
-
-# The oracles the script checks itself; the others it can only run the path for.
-CHECKED = ("raises", "outputs", "grads", "mutations", "guards", "splits", "names")
+# The exit code of a script whose check cannot be made here (as ``repro.Reproduced.NOT_VERIFIED``).
+NOT_VERIFIED = 4
 
 
-def failing_paths(record: BugRecord) -> dict[str, tuple[str, ...]]:
-    """path -> the oracles its members failed there, each path once, in ``PATHS``' order."""
-    by_path: dict[str, set[str]] = {}
-    for member in record.members:
-        by_path.setdefault(member.path, set()).add(member.oracle)
-    return {name: tuple(sorted(by_path[name])) for name in PATHS if name in by_path}
+class Check(StrEnum):
+    """What a script checks: the kind of failure, in the order a bug's members are picked by."""
+
+    RAISES = "raises"  # Thunder raises where eager does not
+    FLAGS = "requires_grad"  # an output's requires_grad differs from eager's
+    GRADS = "grads"  # an input's gradient differs from eager's
+    OUTPUTS = "outputs"  # an output differs from eager's
+    MUTATIONS = "mutations"  # an input after the call differs from eager's
+    SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
+    NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
+    GUARDS = "guards"  # a second call, on inputs the prologue must tell apart, differs from eager's
+    RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
+
+
+def check_of(oracle: str, error_type: str | None) -> Check:
+    """What a failure of ``oracle`` (with the violation's ``error_type``) is checked by."""
+    if oracle in ("outputs", "grads", "mutations"):
+        if error_type == "RequiresGradMismatch":
+            return Check.FLAGS
+        return Check(oracle) if error_type == "Mismatch" else Check.RAISES  # a value oracle's exception
+    if oracle in (RAISES, "splits", "names", "guards"):
+        return Check(oracle)
+    return Check.RUNS
+
+
+@dataclass(frozen=True)
+class Case:
+    """One failure to write: the program (a ``def program(...)``) and its inputs (a ``def
+    make_inputs(requires_grad=False)``) as source, the path and what to check; ``headline``: the
+    docstring's first line; ``notes``: lines after it (which Thunder, a placement's patch)."""
+
+    program: str
+    inputs: str
+    path: str
+    check: Check
+    headline: str
+    notes: tuple[str, ...] = ()
+    oracle: str = ""  # the oracle that failed (for ``Check.RUNS``: which one the script cannot check)
+    seeded_cotangents: bool = False  # the campaign's seeded cotangents instead of ``ones_like``
+    guard_inputs: str = ""  # for ``Check.GUARDS``: the guard calls' ``make_inputs_guard_*`` (repro.py's), as source
+
+
+def compile_call(path: str, fn: str = "program") -> tuple[list[str], str]:
+    """(the imports, the expression) that compile ``fn`` as ``path`` does: the ``return`` of the
+    path's ``compile`` function, its parameter replaced by ``fn``."""
+    compile_fn = PATHS[path].compile
+    tree = ast.parse(textwrap.dedent(inspect.getsource(compile_fn)))
+    function = tree.body[0]
+    parameter = function.args.args[0].arg
+    imports = [ast.unparse(node) for node in function.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    (returned,) = [node.value for node in function.body if isinstance(node, ast.Return)]
+
+    class Renamed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.Name(fn, node.ctx) if node.id == parameter else node
+
+    return imports, ast.unparse(Renamed().visit(returned))
+
+
+# Printed into a script whose path has a device (``CompilePath.device``).
+TO_DEVICE = '''
+def to_device(inputs):
+    """The inputs on DEVICE, strides and requires_grad kept; a view of an earlier input is made again as a view of its copy."""
+    moved = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            shares = [m for y, m in zip(inputs, moved) if isinstance(y, torch.Tensor) and y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()]
+            if shares:
+                x = shares[0].as_strided(x.shape, x.stride(), x.storage_offset())
+            else:
+                whole = x.detach().as_strided((x.untyped_storage().nbytes() // x.element_size(),), (1,), 0).to(DEVICE, copy=True)
+                x = whole.as_strided(x.shape, x.stride(), x.storage_offset()).detach().requires_grad_(x.requires_grad)
+        moved.append(x)
+    return moved
+'''.strip()
+
+
+def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
+    """The lines of ``test_repro`` checking ``case`` (``compiled``: the compile expression; ``inputs``:
+    the expression making fresh inputs)."""
+    leaves = "torch.utils._pytree.tree_leaves(fn(*inputs))"  # an output may be a tuple (torch.max's)
+    differentiable = f"[o for o in {leaves} if isinstance(o, torch.Tensor) and o.requires_grad]"
+    if case.seeded_cotangents:  # one seeded cotangent per tensor output, in order, as the campaign draws them
+        backward = [
+            "g = torch.Generator().manual_seed(0)",
+            f"pairs = [(o, torch.randn(o.shape, generator=g, dtype=torch.float64).to(o.dtype)) for o in {leaves} if isinstance(o, torch.Tensor)]",
+            "torch.autograd.backward(*zip(*[(o, c) for o, c in pairs if o.requires_grad] or [((), ())]))",
+        ]
+    else:
+        backward = [f"outputs = {differentiable}", "torch.autograd.backward(outputs, [torch.ones_like(o) for o in outputs])"]
+    check = case.check
+    if check in (Check.RAISES, Check.RUNS):
+        if not grad:
+            return [f"program(*{inputs})  # eager runs it", f"{compiled}(*{inputs})"]
+        return [f"for fn in (program, {compiled}):  # eager runs it, then Thunder", f"    inputs = {inputs}"] + [
+            "    " + line for line in backward
+        ]
+    if check == Check.GRADS:
+        return [
+            f"expected, actual = {inputs}, {inputs}",
+            f"for fn, inputs in ((program, expected), ({compiled}, actual)):",
+            *("    " + line for line in backward),
+            "for i, (e, a) in enumerate(zip(expected, actual)):",
+            "    if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf:",
+            '        torch.testing.assert_close(a.grad, e.grad, msg=lambda m: f"the gradient of v{i} differs from eager\'s: {m}")',
+        ]
+    if check == Check.FLAGS:
+        flags = "[getattr(o, 'requires_grad', False) for o in torch.utils._pytree.tree_leaves({}(*{}))]"
+        return [
+            f"expected = {flags.format('program', inputs)}",
+            f"actual = {flags.format(compiled, inputs)}",
+            'assert actual == expected, f"requires_grad of the outputs is {actual}, eager\'s {expected}"',
+        ]
+    if check == Check.OUTPUTS:
+        return [
+            f"expected = program(*{inputs})",
+            f"actual = {compiled}(*{inputs})",
+            'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the outputs differ from eager\'s: {m}")',
+        ]
+    if check == Check.MUTATIONS:
+        return [
+            f"expected, actual = {inputs}, {inputs}",
+            "program(*expected)",
+            f"{compiled}(*actual)",
+            'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the inputs after the call differ from eager\'s: {m}")',
+        ]
+    if check == Check.GUARDS:
+        guards = ", ".join(guard_functions(case.guard_inputs))
+        return [
+            f"compiled = {compiled}",
+            f"compiled(*{inputs})  # the first call: compiled, and cached behind its prologue's checks",
+            f"for guard in ({guards},):  # inputs differing in a property the prologue checks",
+            "    expected, actual = program(*guard()), compiled(*guard())",
+            '    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{guard.__name__}: {m}")',
+        ]
+    if check == Check.NAMES:
+        functions = "[compiled]"
+        if PATHS[case.path].splits_graphs:  # the functions thunderfx compiled with Thunder
+            functions = "[f for info in compiled._backend.subgraph_infos for f in info.thunder_compiled_fns or []]"
+        getters = ("last_prologue_traces", "last_traces", "last_backward_traces")
+        return [
+            f"compiled = {compiled}",
+            f"compiled(*{inputs})",
+            f"for fn in {functions}:",
+            f"    for trace in {' + '.join(f'(thunder.{g}(fn) or [])' for g in getters)}:",
+            "        try:",
+            "            check_trace(trace)  # Thunder's own: each name defined before it is used, once",
+            "        except NotImplementedError:  # re-running a fusion's symbol, which has no meta function",
+            "            pass",
+        ]
+    # Check.SPLITS: thunderfx gives every node to Thunder unless Thunder raised on it
+    return [
+        f"compiled = {compiled}",
+        f"compiled(*{inputs})",
+        "reasons = [r for info in compiled._backend.subgraph_infos for r in info.split_reasons if 'EXCEPTION' in r.reason_type.name]",
+        'assert not reasons, f"thunderfx split the graph because Thunder raised: {reasons[0].exception}"',
+    ]
+
+
+def script(case: Case) -> str:
+    """The standalone script of ``case`` (see the module's docstring): its parts one blank line
+    apart, a page read in one go."""
+    if case.check == Check.GUARDS and not case.guard_inputs:  # no guard call's inputs to make
+        case = replace(case, check=Check.RUNS)
+    path = PATHS[case.path]
+    grad = CallLabel.GRAD in path.calls
+    imports, compiled = compile_call(case.path)
+    inputs = f"make_inputs({'True' if grad else ''})"
+    headline = case.headline.replace("\\", "\\\\").replace('"""', "'''")
+    runs = "`python`: exit 1 while the bug is there, 0 once fixed."
+    if case.check == Check.RUNS:
+        runs = f"It runs the path; {case.oracle} needs fuzzdce's repro.py to check (exit {NOT_VERIFIED} here)."
+    notes = [*case.notes, runs]
+    if len(notes) > 1 and len(notes[-2]) + len(runs) < 126:  # the versions and how to run it, one line
+        notes[-2:] = [f"{notes[-2]} {runs}"]
+    lines = [f'"""{headline}', "", *notes[:-1], notes[-1] + '"""']
+    if case.check == Check.NAMES:
+        imports.append("from thunder.dev_utils.check_trace import check_trace")
+    lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
+    lines += ["", case.program.strip(), "", one_line_list(case.inputs.strip())]
+    if case.check == Check.GUARDS:
+        lines += ["", case.guard_inputs.strip()]
+    main = ["test_repro()"]
+    if path.device:
+        inputs = f"to_device({inputs})"
+        lines += ["", f"DEVICE = {path.device!r}", "", TO_DEVICE]
+        main = [
+            "if not getattr(torch, torch.device(DEVICE).type).is_available():",
+            f'    raise SystemExit(print(f"not checked: no {{DEVICE}} device here") or {NOT_VERIFIED})',
+            *main,
+        ]
+    if case.check == Check.RUNS:
+        main += [f"raise SystemExit({NOT_VERIFIED})"]
+    lines += ["", "def test_repro():", *("    " + line for line in body(case, compiled, grad, inputs))]
+    lines += ["", 'if __name__ == "__main__":', *("    " + line for line in main)]
+    return "\n".join(lines) + "\n"
+
+
+def one_line_list(inputs: str, width: int = 130) -> str:
+    """``make_inputs``' source with a returned list of one element on one line, where it fits."""
+    lines = inputs.splitlines()
+    if len(lines) >= 3 and lines[-3].strip() == "return [" and lines[-1].strip() == "]" and lines[-2].strip().endswith(","):
+        joined = f"{lines[-3].split('return')[0]}return [{lines[-2].strip()[:-1]}]"
+        if len(joined) <= width:
+            return "\n".join([*lines[:-3], joined])
+    return inputs
 
 
 def guard_source(repro_text: str) -> str:
-    """The guard calls' inputs (``make_inputs_guard_*`` and ``GUARD_INPUTS``) of a ``repro.py``, as
-    source ("" when it has none): the script makes the same calls."""
-    tree = ast.parse(repro_text)
-    parts = []
-    for node in tree.body:
-        named = getattr(node, "name", None) or next((t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)), "")
-        if named.startswith("make_inputs_") or named == "GUARD_INPUTS":
-            parts.append(ast.get_source_segment(repro_text, node))
-    return "\n\n\n".join(parts)
+    """The guard calls' inputs of a bug's ``repro.py`` (its ``make_inputs_guard_*`` functions), as
+    source ("" when it has none)."""
+    tree = ast.parse(repro_text) if repro_text else ast.Module([], [])
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("make_inputs_guard_")]
+    return "\n\n".join(ast.get_source_segment(repro_text, n) for n in functions)
+
+
+def guard_functions(source: str) -> list[str]:
+    """The names of the guard inputs' functions in ``source``."""
+    return [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)] if source else []
+
+
+# --- the cases of a campaign's bug and of a minified program ------------------------------------------
+
+
+def member_order(member: MemberRecord) -> tuple[int, int]:
+    """A bug's members, the one its script checks first: by path (``PATHS``' order), then by check."""
+    return (
+        list(PATHS).index(member.path) if member.path in PATHS else len(PATHS),
+        list(Check).index(check_of(member.oracle, member.error_type)),
+    )
 
 
 def patch_needed(record: BugRecord) -> str:
@@ -90,288 +302,121 @@ def which_thunder(record: BugRecord) -> str:
     return record.thunders.get(placement, record.thunders.get(STOCK, ""))
 
 
-def script(record: BugRecord, repro_text: str = "") -> str:
-    """The standalone script of the bug ``record`` (``repro_text``: its ``repro.py``, for the guard calls' inputs)."""
-    paths = failing_paths(record)
-    found = ", ".join(f"{k} {v}" for k, v in record.versions.items())
-    thunder = which_thunder(record)
-    unchecked = sorted({o for oracles in paths.values() for o in oracles} - set(CHECKED))
-    notes = [
-        f"Shown on: {thunder}." if thunder else "",
-        patch_needed(record),
-        (
-            f"{', '.join(unchecked)}: compares two Thunders or reads traces by fuzzdce's own rules; this script "
-            "runs the path and checks what plain Thunder can (repro.py replays the rest)."
-            if unchecked
-            else ""
-        ),
-    ]
-    first_line = (record.message.splitlines() or [""])[0][:200].replace("\\", "\\\\").replace('"""', "'''")
-    docstring = "\n".join(
-        [
-            f'"""Thunder bug found by fuzzdce (bug {record.id}, {record.verdict}): {", ".join(record.oracles)} on {", ".join(paths)}.',
-            "",
-            first_line,
-            "",
-            "Needs torch and lightning-thunder only. `python THIS_FILE` exits 1 with an AssertionError saying what",
-            "differs from eager while the bug is present, 0 once it is fixed; `pytest THIS_FILE` runs one test per path.",
-            f"Found with {found}." if found else "",
-            *[textwrap_line(n) for n in notes if n],
-            '"""',
-        ]
+def first_clause(message: str, width: int = 100) -> str:
+    """A message's first clause (up to its first line's first "; "), without trace annotations, at
+    most ``width`` characters."""
+    return without_annotations((message.splitlines() or [""])[0].split("; ", 1)[0])[:width]
+
+
+def found_with(found: dict[str, str]) -> str:
+    """torch's and Thunder's versions (what a maintainer needs of ``versions()``)."""
+    return ", ".join(f"{k} {v}" for k, v in found.items() if k in ("torch", "thunder"))
+
+
+def placement_note(placement: str) -> list[str]:
+    """The docstring's line for a failure under a patch of Thunder (none for stock or a build)."""
+    if placement in ("", STOCK) or "=" in placement:
+        return []
+    return [f"Fails only on a Thunder carrying fuzzdce's patch placement {placement} (its repro.py applies it)."]
+
+
+def bug_case(record: BugRecord, repro_text: str = "") -> Case:
+    """The case of a campaign's bug: its smallest program, the first of its members (``repro_text``:
+    its repro.py, where a guard call's inputs are)."""
+    member = min(record.members, key=member_order)
+    check, guards = check_of(member.oracle, member.error_type), guard_source(repro_text)
+    if check == Check.GUARDS and not guards:
+        check = Check.RUNS
+    notes = [f"fuzzdce bug {record.id} ({record.verdict}), {found_with(record.versions)}.", *placement_note(record.placement)]
+    return Case(
+        record.program,
+        record.inputs,
+        member.path,
+        check,
+        f"{member.oracle} on {member.path}: {first_clause(member.message, 120)}",
+        tuple(notes),
+        member.oracle,
+        guard_inputs=guards if check == Check.GUARDS else "",
     )
-    guards = guard_source(repro_text) if any("guards" in o for o in paths.values()) else ""
-    compile_parts, tests = [], []
-    printed_contexts: set[str] = set()
-    for name, oracles in paths.items():
-        path = PATHS[name]
-        compile_parts.append(inspect.getsource(path.compile).rstrip())
-        context = "contextlib.nullcontext"
-        if path.context is not contextlib.nullcontext:
-            context = path.context.__name__
-            if context not in printed_contexts:
-                printed_contexts.add(context)
-                compile_parts.append(inspect.getsource(path.context).rstrip())
-        # The resized call needs other shapes of the program, which a script does not have (nor has
-        # repro.py); guard calls only where a guard failed (their inputs are repro.py's).
-        calls = tuple(
-            str(label)
-            for label in path.calls
-            if label != CallLabel.RESIZED and (not label.is_guard or ("guards" in oracles and guards))
-        )
-        tests.append(
-            f"def test_{name.replace('-', '_')}():\n"
-            f'    """{name}: {path.compile.__name__}, the {", ".join(calls)} call(s); checked: {", ".join(oracles)}."""\n'
-            f"    check({name!r}, {path.compile.__name__}, {context}, {calls!r}, {oracles!r}, device={path.device!r})\n"
-        )
-    test_names = [f"test_{name.replace('-', '_')}" for name in paths]
-    main = (
-        f'if __name__ == "__main__":\n    failed = run_all([{", ".join(test_names)}])\n    raise SystemExit(1 if failed else 0)\n'
+
+
+def minified_case(program, path: str, violation, placement: str = STOCK) -> Case:
+    """The case of a minified program (a ``Program``) failing as ``violation`` on ``path``."""
+    oracle, message = (violation.oracle, violation.message) if violation is not None else (OUTPUTS, "")
+    notes = [f"Minified by fuzzdce, {found_with(versions())}.", *placement_note(placement)]
+    check = check_of(oracle, violation.error_type if violation is not None else "Mismatch")
+    return Case(
+        program.source(),
+        program.inputs_source(),
+        path,
+        check,
+        f"{oracle} on {path}: {first_clause(message, 120)}",
+        tuple(notes),
+        oracle,
     )
-    sections = [
-        docstring,
-        "from __future__ import annotations\n\nimport contextlib\nfrom collections.abc import Iterator\n\nimport torch",
-        "# --- the program and its inputs, as fuzzdce ran them (values seeded) ---",
-        record.program.rstrip(),
-        record.inputs.rstrip(),
-        *([guards] if guards else []),
-        "# --- how each failing path compiles (fuzzdce.running.paths) ---",
-        *compile_parts,
-        "# --- the calls, as the campaign made them, and the comparison with eager ---",
-        f"PLAIN, GRAD = {PLAIN!r}, {GRAD!r}  # the calls' labels",
-        *(inspect.getsource(f).rstrip() for f in PRINTED),
-        *(t.rstrip() for t in tests),
-        main.rstrip(),
-    ]
-    return "\n\n\n".join(s for s in sections if s) + "\n"
 
 
-def textwrap_line(text: str, width: int = 100) -> str:
-    """``text`` wrapped for the docstring."""
-    return "\n".join(textwrap.wrap(text, width))
+# --- which script: the shortest that fails -----------------------------------------------------------
 
 
-def script_of_folder(folder: Path) -> str:
-    """The standalone script of the bug saved in ``folder`` (its bug.json and repro.py)."""
+def fails(text: str, placement: str = STOCK) -> bool | None:
+    """Does the script ``text`` fail here (its ``test_repro`` raising), under ``placement`` (a patch
+    of this process's Thunder)? None: it cannot be checked here (another build's placement, a device
+    this machine lacks, eager rejecting the program)."""
+    try:
+        chosen = resolve(placement)
+    except Exception:
+        return None
+    if chosen.build is not None:
+        return None
+    namespace: dict = {"__name__": "fuzzdce_standalone_check"}
+    with contextlib.suppress(SystemExit):
+        exec(compile(text, "<standalone>", "exec"), namespace)  # noqa: S102 - our own script
+    device = namespace.get("DEVICE")
+    if device is not None:
+        if not getattr(torch, torch.device(device).type).is_available():
+            return None
+    try:
+        namespace["program"](*namespace["make_inputs"](True))
+    except Exception:
+        return None  # eager rejects the program: nothing to check
+    torch._dynamo.reset()
+    try:
+        with chosen.factory():
+            namespace["test_repro"]()
+    except Exception:
+        return True
+    finally:
+        torch._dynamo.reset()
+    return False
+
+
+def verified(case: Case, placement: str = STOCK, check: Callable[[str, str], bool | None] = fails) -> str:
+    """The script of ``case``, the shortest that fails here: ``ones_like`` cotangents where it fails
+    with them, else the campaign's seeded ones; of several guard calls, the first that fails alone.
+    As written when none can be checked here."""
+    text = script(case)
+    if case.check == Check.GUARDS and len(guard_functions(case.guard_inputs)) > 1:
+        for alone in single_guards(case.guard_inputs):
+            shorter = script(replace(case, guard_inputs=alone))
+            if check(shorter, placement):
+                return shorter
+        return text
+    if case.check != Check.GRADS or check(text, placement) is not False:
+        return text
+    seeded = script(replace(case, seeded_cotangents=True))
+    return seeded if check(seeded, placement) else text
+
+
+def single_guards(source: str) -> list[str]:
+    """Each guard inputs' function of ``source`` alone, as source."""
+    tree = ast.parse(source)
+    return [ast.get_source_segment(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+
+def script_of_folder(folder: Path, verify: bool = True) -> str:
+    """The standalone script of the bug saved in ``folder`` (its bug.json), checked here when ``verify``."""
+    record = read_bug(folder)
     repro = folder / REPRO_FILE
-    return script(read_bug(folder), repro.read_text() if repro.is_file() else "")
-
-
-# --- printed into the script: self-contained (torch and Thunder only) -----------------------------
-
-
-def inputs_of(label: str):
-    """The inputs of the call ``label``: plain, grad (the inputs drawn to require grad do), or a guard call's."""
-    if label == PLAIN:
-        return make_inputs()  # noqa: F821 - defined in the script
-    if label == GRAD:
-        return make_inputs(requires_grad=True)  # noqa: F821
-    return globals()["GUARD_INPUTS"][label]()
-
-
-def make_call(fn, label: str, device=None) -> dict:
-    """``fn`` on the inputs of call ``label``: its outputs, their requires_grad, the gradients of the
-    inputs that require grad (grad call, seeded cotangents), the inputs after it; or where it raised."""
-    call = {"stage": "inputs"}
-    try:
-        inputs = inputs_of(label)
-        if device is not None:
-            inputs = [x.detach().to(device).requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x for x in inputs]
-        call["stage"] = "forward"
-        result = fn(*inputs)
-        outputs = _flat_tensors(result)
-        call["outputs"] = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
-        call["requires_grad"] = [o.requires_grad for o in outputs]
-        if label == GRAD:
-            call["stage"] = "backward"
-            call["grad_inputs"] = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
-            call["grads"] = backward(outputs, inputs)
-        call["inputs_after"] = _detach(inputs)
-        call["stage"] = ""
-    except Exception as e:  # Thunder raising is what the check reports
-        call["error"] = e
-    return call
-
-
-def differs(actual, expected, what: str) -> list[str]:
-    """Why ``actual`` is not ``expected`` (``torch.testing.assert_close`` with the value's own
-    dtype's default tolerances, NaN equal; integers exactly): [] when they agree."""
-    if isinstance(expected, (list, tuple)):
-        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
-            return [f"{what}: {actual!r}, eager's {expected!r}"]
-        return [reason for i, (a, e) in enumerate(zip(actual, expected)) for reason in differs(a, e, f"{what}[{i}]")]
-    if isinstance(expected, str) or expected is None:
-        return [] if actual == expected else [f"{what}: {actual!r}, eager's {expected!r}"]
-    try:
-        torch.testing.assert_close(actual, expected, equal_nan=True)
-    except AssertionError as e:
-        return [f"{what}: " + "; ".join(line.strip() for line in str(e).strip().splitlines()[:4] if line.strip())]
-    except Exception as e:  # values assert_close cannot compare
-        return [f"{what}: {type(e).__name__}: {e}"]
-    return []
-
-
-def at_finite_inputs(grads, inputs, grad_inputs):
-    """The gradients, zero where their input was not finite (a derivative there is a convention)."""
-    masked = []
-    for grad, i in zip(grads, grad_inputs):
-        x = inputs[i]
-        if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not bool(torch.isfinite(x).all()):
-            grad = torch.where(torch.isfinite(x), grad, torch.zeros((), dtype=grad.dtype))
-        masked.append(grad)
-    return masked
-
-
-def compared(label: str, actual: dict, expected: dict, oracles) -> list[str]:
-    """What differs between Thunder's call ``label`` and eager's, for the checks in ``oracles``."""
-    if "error" in expected:
-        return []  # eager rejects this call too: nothing to compare
-    guard = label.startswith("guard-")
-    if "error" in actual:
-        if guard:
-            return []  # a clear error on a call that must miss the cache is what a guard may do
-        import traceback
-
-        e = actual["error"]
-        frame = traceback.extract_tb(e.__traceback__)[-1]  # where: a bare ``assert`` says nothing else
-        where = f" (raised at {frame.filename}:{frame.lineno}, in {frame.name})"
-        return [f"{label} call ({actual['stage']}): Thunder raised where eager did not: {type(e).__name__}: {e}{where}"]
-    inputs = expected["inputs_after"]
-    problems = []
-    if ("guards" if guard else "outputs") in oracles:
-        problems += differs(actual["outputs"], expected["outputs"], f"{label} call output")
-    if ("guards" in oracles if guard else "grads" in oracles) and actual["requires_grad"] != expected["requires_grad"]:
-        problems.append(f"{label} call: requires_grad of outputs {actual['requires_grad']}, eager's {expected['requires_grad']}")
-    if "grads" in oracles and not guard and expected.get("grads") is not None:
-        finite = [at_finite_inputs(c["grads"] or [], inputs, c["grad_inputs"]) for c in (actual, expected)]
-        problems += differs(finite[0], finite[1], f"{label} call grads (of inputs {expected['grad_inputs']})")
-    if "mutations" in oracles and not guard:
-        problems += differs(actual["inputs_after"], inputs, f"{label} call input after the call")
-    return problems
-
-
-def thunder_traces(compiled) -> list:
-    """Every trace Thunder made for ``compiled`` (a thunder.jit function, or thunderfx's subgraphs'):
-    forward, backward and prologue."""
-    import thunder
-
-    backend = getattr(compiled, "_backend", None)
-    functions = [compiled] if backend is None else [f for info in backend.subgraph_infos for f in info.thunder_compiled_fns or []]
-    traces = []
-    for fn in functions:
-        for getter in (thunder.last_traces, thunder.last_backward_traces, thunder.last_prologue_traces):
-            with contextlib.suppress(Exception):  # none when compiling failed early
-                traces += [t for t in getter(fn) or [] if t is not None]
-    return traces
-
-
-def malformed_traces(compiled) -> list[str]:
-    """Thunder's own ``check_trace`` on each trace, in the cache-info context Thunder compiles in."""
-    import thunder
-    from thunder.dev_utils.check_trace import check_trace
-
-    problems = []
-    for trace in thunder_traces(compiled):
-
-        @thunder._with_cache_info_ctx
-        def checked(trace):
-            thunder._get_cache_info().update(default_dtype=torch.get_default_dtype(), default_device=torch.get_default_device())
-            check_trace(trace)
-
-        try:
-            checked(trace)
-        except NotImplementedError:
-            pass  # re-executing an executor's fusion symbol, which has no meta function
-        except Exception as e:
-            problems.append(f"check_trace: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
-    return problems
-
-
-def exception_splits(compiled) -> list[str]:
-    """thunderfx's splits because Thunder raised on a node (not for an op it does not support)."""
-    backend = getattr(compiled, "_backend", None)
-    reasons = [r for info in getattr(backend, "subgraph_infos", []) for r in info.split_reasons]
-    return [
-        f"thunderfx split the graph because Thunder raised: {r.reason_type.name}: {r.info} -- exception: {r.exception}"
-        for r in reasons
-        if r.reason_type.name in ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
-    ]
-
-
-def check(name: str, compile_path, context, calls, oracles, device=None) -> None:
-    """Compile ``program`` as path ``name`` does, make its calls in order (guard calls after the
-    others, once the traces are read), and assert each agrees with eager's."""
-    guard_inputs = globals().get("GUARD_INPUTS", {})
-    calls = [c for c in calls if not c.startswith("guard-") or c in guard_inputs]
-    expected = {label: make_call(program, label) for label in calls}  # noqa: F821 - defined in the script
-    actual, problems = {}, []
-    with context():
-        try:
-            compiled = compile_path(program)  # noqa: F821
-        except Exception as e:
-            raise AssertionError(f"{name}: compiling raised where eager runs: {type(e).__name__}: {e}") from e
-        for label in [c for c in calls if not c.startswith("guard-")]:
-            actual[label] = make_call(compiled, label, device)
-        if "splits" in oracles:
-            problems += exception_splits(compiled)
-        if "names" in oracles:
-            problems += malformed_traces(compiled)
-        if all("error" not in c for c in actual.values()):
-            for label in [c for c in calls if c.startswith("guard-")]:
-                actual[label] = make_call(compiled, label, device)
-    for label, call in actual.items():
-        problems += compared(label, call, expected[label], oracles)
-    assert not problems, f"{name} differs from eager:\n" + "\n".join(f"- {p}" for p in problems)
-
-
-def run_all(tests) -> int:
-    """Each test, its failure printed: how many failed (``python THIS_FILE``)."""
-    failed = 0
-    for test in tests:
-        try:
-            test()
-        except AssertionError as e:
-            failed += 1
-            print(f"FAIL {test.__name__}: {e}")
-        else:
-            print(f"ok: {test.__name__}")
-    return failed
-
-
-# The functions printed into every script, in order (the execution helpers are fuzzdce's own, unchanged).
-PRINTED = (
-    execution._flat_tensors,
-    execution._detach,
-    execution.cotangents,
-    execution.backward,
-    inputs_of,
-    make_call,
-    differs,
-    at_finite_inputs,
-    compared,
-    thunder_traces,
-    malformed_traces,
-    exception_splits,
-    check,
-    run_all,
-)
+    case = bug_case(record, repro.read_text() if repro.is_file() else "")
+    return verified(case, record.placement or STOCK) if verify else script(case)

@@ -1,12 +1,15 @@
-"""Where a wrong value first goes wrong: the op of the first statement whose value Thunder gets wrong.
+"""Where a wrong value first goes wrong: the op of the first statement Thunder gets wrong in any way.
 
 A wrong value's message says which output differs, not why; two faults on two ops read alike. So a
 wrong value is localised (as PyTorch's minifier analysis compares intermediate values): each
 prefix of the program, up to a statement the outputs depend on and returning what that statement
-defines, is run on the same path under the same Thunder, and the first prefix that fails the same
-oracle on the same call names the op (``faults.value_fault``). Returning an intermediate value
-changes what Thunder compiles, so a prefix counts only when it fails the same way itself; when
-none does, the value stays "not localised" (its identity is then the oracle and the call).
+defines, is run on the same path under the same Thunder, and the first prefix that is wrong on the
+same call names the op (``faults.value_fault``). Wrong in any way: a value, a ``requires_grad`` flag
+lost or invented, a dtype or a shape, whichever oracle comparing with eager saw it (hstack of 1-D
+inputs loses ``requires_grad`` with right values, and addcdiv's gradient through it is then wrong:
+the op to blame is hstack). The message then says what is wrong there and what it causes. Returning
+an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
+itself; when none is, the value stays "not localised" (its identity is then the oracle and the call).
 
 The prefixes are jobs like any other: the evaluator's cache runs each once per campaign.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from fuzzdce.core.faults import is_value, value_fault
+from fuzzdce.core.faults import VALUE_ORACLES, is_value, value_fault
 from fuzzdce.core.model import JobFailure, Violation
 from fuzzdce.core.program import Program
 
@@ -29,38 +32,56 @@ def needs_localising(violation: Violation) -> bool:
     return is_value(violation) and value_fault(violation.oracle, violation.call, None) in violation.fault
 
 
-def fails_alike(violation: Violation, other: Violation) -> bool:
-    """Does ``other`` (a prefix's) fail as ``violation`` does: same oracle, call and kind of mismatch?"""
-    return (other.oracle, other.call, other.error_type) == (violation.oracle, violation.call, violation.error_type)
+# The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``
+# compares with the reference's bits, a wrongness of its own.)
+AGAINST_EAGER = VALUE_ORACLES - {"exact"}
 
 
-def first_wrong_step(program: Program, violation: Violation, run: RunPrefix) -> int | None:
-    """The first step, in program order, among those the outputs depend on, whose prefix fails like
-    ``violation`` (None: none does)."""
+def wrong_alike(violation: Violation, other: Violation) -> bool:
+    """Is ``other`` (a prefix's) wrong where ``violation`` is: on the same call, a wrong value, flag,
+    dtype or shape by any oracle comparing with eager (the same oracle for one that does not)?"""
+    if other.call != violation.call or not is_value(other):
+        return False
+    if violation.oracle in AGAINST_EAGER:
+        return other.oracle in AGAINST_EAGER
+    return other.oracle == violation.oracle
+
+
+def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple[int, Violation] | None:
+    """The first step, in program order, among those the outputs depend on, whose prefix is wrong
+    where ``violation`` is, and the prefix's violation (None: none is)."""
     live = program.live_steps()
     for step in range(program.n_ops):
         if step not in live:
             continue
         shown = run(program.prefix(step))
-        if shown is not None and any(fails_alike(violation, v) for v in shown):
-            return step
+        wrong = [v for v in shown or [] if wrong_alike(violation, v)]
+        if wrong:
+            same = [v for v in wrong if (v.oracle, v.error_type) == (violation.oracle, violation.error_type)]
+            return step, (same or wrong)[0]
     return None
 
 
 def localised(program: Program, violation: Violation, run: RunPrefix) -> Violation:
-    """``violation`` with its identity and site set to where its values first differ (unchanged
-    when no prefix fails alike)."""
-    step = first_wrong_step(program, violation, run)
-    if step is None:
+    """``violation`` with its identity and site set to where it is first wrong (unchanged when no
+    prefix is); where that prefix is wrong otherwise (a flag where the whole program's value
+    differs), the message says so first, then what it causes."""
+    found = first_wrong(program, violation, run)
+    if found is None:
         return violation
-    op = program.steps[step].op
+    step, there = found
+    op, statement = program.steps[step].op, program.statement(step)
+    if (there.oracle, there.error_type) == (violation.oracle, violation.error_type):
+        message = f"{violation.message} (values first differ at `{statement}`)"
+    else:
+        message = f"{op} is wrong first, at `{statement}`: {there.message}; which makes: {violation.message}"
     return dataclasses.replace(
         violation,
         fault=violation.fault.replace(
             value_fault(violation.oracle, violation.call, None), value_fault(violation.oracle, violation.call, op)
         ),
         site=op,
-        message=f"{violation.message} (values first differ at `{program.statement(step)}`)",
+        message=message,
     )
 
 
