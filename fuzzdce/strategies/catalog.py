@@ -9,11 +9,12 @@ from thunder.torch import _torch_to_thunder_function_map
 from thunder.torch.default_torch_ops import torch_auto_registered_ops
 
 from fuzzdce.strategies.ops_elementwise import OPS as ELEMENTWISE
+from fuzzdce.strategies.ops_indexing import OPS as INDEXING
 from fuzzdce.strategies.ops_nn import OPS as NN
 from fuzzdce.strategies.ops_structure import OPS as STRUCTURE
 from fuzzdce.strategies.spec import OpSpec
 
-CATALOG: tuple[OpSpec, ...] = ELEMENTWISE + STRUCTURE + NN
+CATALOG: tuple[OpSpec, ...] = ELEMENTWISE + STRUCTURE + NN + INDEXING
 BY_NAME: dict[str, OpSpec] = {spec.name: spec for spec in CATALOG}
 assert len(BY_NAME) == len(CATALOG), "catalog names must be unique"
 
