@@ -15,8 +15,14 @@ from fuzzdce.strategies.spec import source
 
 # Ops some entries need before them: a computed (writable) tensor, a 0-d one.
 ENABLERS = (BY_NAME["clone"], BY_NAME["sum_all"])
+# Hypothesis's default profile as the parent: a profile another test loads must not change the draws.
 SEARCH = settings(
-    max_examples=2000, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck)
+    settings.get_profile("default"),
+    max_examples=2000,
+    deadline=None,
+    database=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
 )
 
 
@@ -47,7 +53,7 @@ def test_mask_setitem_and_a_grad_value_written_into_a_non_grad_tensor_are_drawn_
 
 
 @seed(47)
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(SEARCH, max_examples=150)
 @given(programs(catalog=(*INDEXING, *TRAINING, *ENABLERS), max_ops=5))
 def test_indexing_and_training_programs_are_valid_by_construction(program):
     """Whatever is drawn runs in eager: the plain call, and the grad call unless an input is written."""
