@@ -2,7 +2,7 @@
 exactly in each dtype, with a fair share of the programs that apply the op to an input.
 
 The shares below are measured on 200 programs (alone: clamp's bound met exactly 0.26 with edges, 0.10
-without; a tie in max(dim) 0.48 with, 0.21 without); the floors leave room for the engine's variance (the
+without; a tie in max(dim) 0.48 with, 0.21 without; in the whole suite 0.29 with); the floors leave room for the engine's variance (the
 same seed draws other programs once other tests have run), and a floor of 0.04 still fails without
 edges, where no element is ever one ulp from a bound or at exp's overflow (the last test)."""
 
@@ -128,17 +128,20 @@ def test_exp_is_drawn_where_it_overflows_its_dtype(dtype):
     assert torch.isinf(torch.exp(point)).any() and torch.isfinite(torch.exp(point)).any()  # both sides of it
 
 
-def test_max_dim_is_drawn_with_ties_along_its_dim():
-    """A slice along max's dim holds its maximum twice: which index the gradient goes to is at stake."""
-    assert share(drawn_programs("max_dim", "float32"), tie) >= 0.35
+def test_max_dim_is_drawn_with_ties_along_its_dim(monkeypatch):
+    """A slice along max's dim holds its maximum twice (which index the gradient goes to is at
+    stake), in far more programs than the value domains alone give (the ``ties`` domain among them)."""
+    with_edges_share = share(drawn_programs("max_dim", "float32"), tie)
+    monkeypatch.setattr(sys.modules["fuzzdce.strategies.programs"], "edge_modes", lambda n: st.just(("domain",) * n))
+    without = share(drawn_programs("max_dim", "float32"), tie)
+    assert with_edges_share >= 0.2 and with_edges_share > without, (with_edges_share, without)
 
 
 def test_without_edges_none_of_that_is_drawn(no_edges):
     """The shares above come from the edges: with every input left to its domain, no element sits one
-    ulp from clamp's bound or at exp's overflow, and ties in max(dim) are rare."""
+    ulp from clamp's bound or at exp's overflow."""
     assert share(drawn_programs("clamp", "float32"), beside_bound) == 0
     assert share(drawn_programs("exp", "float32"), overflowing("float32")) == 0
-    assert share(drawn_programs("max_dim", "float32"), tie) < 0.35
 
 
 def test_every_point_is_exact_in_its_dtype_and_inside_the_domain():
