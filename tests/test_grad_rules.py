@@ -54,3 +54,28 @@ def test_rule_names_and_the_report_line():
     summary = RunSummary(op_counts={"cos": 3}, grad_rules=merged)
     assert "grad rules reached: 2 of 9" in render(summary, None)
     assert RunSummary.from_json(summary.to_json()).grad_rules == merged
+
+
+def test_steering_favours_entries_whose_programs_reached_a_new_grad_rule():
+    """A program whose stock paths ran a grad rule no program had run counts as new for its entries,
+    which then weigh more; the same rule again is not new."""
+    from types import SimpleNamespace
+
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.steering import NEW_RULES, UNSEEN, Steering
+
+    def evaluated(rules):
+        outcome = Outcome("jit-grad", "stock", grad_rules=list(rules))
+        return {"stock": SimpleNamespace(outcomes={"jit-grad": outcome}, invalid=False)}
+
+    steering = Steering()
+    cos = Program((TensorInput((2,)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,))
+    neg = Program((TensorInput((2,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,))
+    assert steering.reached(evaluated(["prims.cos", "prims.mul"])) == 2
+    assert steering.reached(evaluated(["prims.cos"])) == 0
+    steering.evaluated.update({"cos": 1, "neg": 1})
+    steering.new_rules.update({"cos": 1})
+    for program in (cos, neg):
+        steering.drew(program)
+    weights = steering.weights()
+    assert weights.ops["cos"] == NEW_RULES and weights.ops["neg"] == UNSEEN // 2
