@@ -128,6 +128,25 @@ def cos_grad_flipped():
         yield
 
 
+@contextlib.contextmanager
+def cos_grad_nan_at_zero():
+    """The grad rule of ``prims.cos`` is right but for a factor ``a / a``: NaN where its input is 0
+    (as a rewritten formula that divides by its input is), where eager's gradient is finite (0)."""
+    from unittest import mock
+
+    from thunder.core import prims, transforms
+    from thunder.core.langctxs import Languages, langctx
+
+    def nan_at_zero(a):
+        forward = prims.cos(a)
+        grad = prims.mul(prims.mul(transforms.get_grad(forward), prims.sin(a)), prims.div(a, a))
+        transforms.put_grad(a, prims.neg(grad))
+        return forward
+
+    with mock.patch.dict(transforms._grad_fn_map, {prims.PrimIDs.COS: langctx(Languages.TORCH)(nan_at_zero)}):
+        yield
+
+
 def inplace_made_functional():
     """After every DCE, each top-level in-place op (``mul_``) is rebound to its out-of-place twin (``mul``).
 

@@ -131,3 +131,38 @@ def test_the_float64_run_computes_in_float64_through_a_conversion_down(stock):
     eager = run_path(EAGER, down, stock)
     assert eager.calls[CallLabel.PLAIN].outputs[0].dtype == torch.float16
     assert eager.float64_calls[CallLabel.PLAIN].outputs[0].dtype == torch.float64
+
+
+# cos at an edge: half its elements among 0 and 1 (``TensorInput.edges``), where a planted grad rule
+# is NaN at 0 and eager's gradient is finite.
+def cos_at_zero(dtype: str) -> Program:
+    return Program((TensorInput((3, 4), dtype, edges=(0.0, 1.0)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,), seed=5)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a_gradient_not_finite_where_eagers_is_is_a_finding_whatever_the_dtype(dtype):
+    """Planted: a NaN gradient where eager's is finite is found in bfloat16 (where the float64 run and
+    the dtype's loose tolerance apply) as in float32, and says so; stock is silent on the program."""
+    assert bool((cos_at_zero(dtype).make_inputs()[0] == 0).any()), "the program must meet the edge"
+    evaluations = evaluate_under(cos_at_zero(dtype), "planted:cos_grad_nan_at_zero", paths=["jit-grad"])
+    (violation,) = [v for v in evaluations["planted:cos_grad_nan_at_zero"].violations if v.oracle == "grads"]
+    assert "not finite where eager's is finite" in violation.message
+    assert outputs.mismatch_key(violation.message).endswith("not finite where eager's is finite")
+    assert evaluations["stock"].violations == []
+
+
+def test_not_finite_is_judged_before_any_tolerance_and_only_where_eager_is_finite():
+    """NaN or inf against eager's finite value is a mismatch even where the float64 run would excuse
+    a finite error (eager far from it); NaN against NaN and inf against inf are not; a finite value
+    where eager's is inf falls to the float64 rule, as before."""
+    eager = torch.tensor([0.5, 1.0, float("nan"), float("inf")], dtype=torch.bfloat16)
+    far = torch.tensor([100.0, 1.0, float("nan"), float("inf")], dtype=torch.float64)  # eager far from float64
+    nan = torch.tensor([float("nan"), 1.0, float("nan"), float("inf")], dtype=torch.bfloat16)
+    reason = compare(nan, eager, "grad", float64=far)
+    assert reason is not None and reason.startswith("grad: not finite where eager's is finite; 1 NaN and 0 inf of 4")
+    inf = torch.tensor([0.5, float("-inf"), float("nan"), float("inf")], dtype=torch.bfloat16)
+    assert "0 NaN and 1 inf" in compare(inf, eager, "grad", float64=far)
+    assert compare(eager.clone(), eager, "grad", float64=far) is None
+    finite_for_inf = torch.tensor([0.5, 1.0, float("nan"), 3.0e38], dtype=torch.bfloat16)
+    reason = compare(finite_for_inf, eager, "grad", float64=far)
+    assert reason is not None and "not finite" not in reason

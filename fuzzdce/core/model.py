@@ -248,6 +248,9 @@ class Outcome:
     # Symbols this Thunder and the reference, two Thunders, decompose otherwise: their subsymbols
     # were not compared (``subsymbols.TraceComparison.decomposition_differs``).
     dce_decomposition_differs: list[str] = field(default_factory=list)
+    # The grad rules Thunder's grad transform found for the symbols it differentiated on this path
+    # (``running.grad_rules``), by name: what the campaign's "grad rules reached" counts.
+    grad_rules: list[str] = field(default_factory=list)
     # Labels of the last traces (what ran) that differ from the reference's beyond names, or why
     # they were not compared (``oracles.exact.execution_differences``): there, results are not
     # compared bit for bit with the reference's. Activity, never a finding. Empty for the reference.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -67,6 +68,15 @@ class Domain(StrEnum):
         member.satisfies = frozenset({ANY, value, *inside})
         member._on_integers = on_integers or value
         return member
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` may be drawn in this domain: what its requirements (``satisfies``) say
+        of a value (an op's edge point outside it is never drawn there)."""
+        if self is Domain.NONFINITE:
+            return True
+        positive = Domain.POSITIVE not in self.satisfies or value > 0
+        unit = Domain.UNIT not in self.satisfies or -1 < value < 1
+        return math.isfinite(value) and positive and unit
 
     @property
     def on_integers(self) -> Domain:
@@ -144,6 +154,11 @@ class TensorInput:
     # ``make_inputs`` builds it from instead of drawing it (``fuzzdce minify`` keeps a user's values:
     # a failure may need a clamp at its bound, a tie, a NaN); None: drawn from ``domain``.
     values: tuple[int | float | bool, ...] | None = None
+    # Values where the ops reading this input are special (``spec.Edges``), exact in its dtype:
+    # half its elements are drawn among them (all of them with ``edges_only``, so that values tie),
+    # the others in its domain. Empty: the domain alone.
+    edges: tuple[float, ...] = ()
+    edges_only: bool = False
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -436,6 +451,8 @@ def _input_expression(spec: Input) -> str:
         expr = f"torch.randint({low}, {high}, {shape!r}, generator=g, dtype={dtype})"
     else:
         expr = floating.format(shape=repr(shape), dtype=dtype)
+    if spec.edges and spec.values is None and spec.dtype != "bool":  # a user's own values stay exactly theirs
+        expr = _edges_expression(spec, expr, shape, dtype)
     if view:
         expr = f"({expr}){view}" if " " in expr else expr + view
     if spec.can_require_grad:  # only floating tensors can require grad; the others drawn not to
@@ -443,3 +460,12 @@ def _input_expression(spec: Input) -> str:
         expr = f"({expr}).detach()" if (view or " " in expr) else expr
         expr += ".requires_grad_(requires_grad)"
     return expr
+
+
+def _edges_expression(spec: TensorInput, expr: str, shape: tuple[int, ...], dtype: str) -> str:
+    """``expr`` with half its elements (all, with ``edges_only``) replaced by ones among ``spec.edges``."""
+    values = [int(v) for v in spec.edges] if spec.dtype.startswith("int") else [float(v) for v in spec.edges]
+    picked = f"torch.tensor({_source(values)}, dtype={dtype})[torch.randint(0, {len(values)}, {shape!r}, generator=g)]"
+    if spec.edges_only:
+        return picked
+    return f"torch.where(torch.rand({shape!r}, generator=g) < 0.5, {picked}, {expr})"

@@ -36,6 +36,7 @@ from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.grad_rules import grad_rule_ids
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
@@ -299,6 +300,8 @@ class Campaign:
                 for o in ORACLES
             ),
             op_counts=dict(s.ops.most_common()),
+            # Thunder's grad rules the programs ran under stock, of every one this Thunder registers.
+            grad_rules={"total": len(grad_rule_ids()), "reached": dict(s.grad_rules.most_common())},
             dropped_steps=dict(s.dropped.most_common()),
             # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
             dce_activity=s.dce.summary(self.names),

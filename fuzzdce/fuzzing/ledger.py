@@ -61,6 +61,8 @@ class Stats:
     # (who, path, what) -> times a check could not be made (an exception swallowed: ``Outcome.not_checked``),
     # under every placement.
     not_checked: Counter = field(default_factory=Counter)
+    # Thunder's grad rule -> programs in which some path under stock ran it (``running.grad_rules``).
+    grad_rules: Counter = field(default_factory=Counter)
 
     @property
     def seconds_per_program(self) -> float:
@@ -83,6 +85,7 @@ class Stats:
         self.phases.update(other.phases)
         self.generation_ended += other.generation_ended
         self.not_checked.update(other.not_checked)
+        self.grad_rules.update(other.grad_rules)
 
 
 class Ledger:
@@ -172,6 +175,7 @@ class Ledger:
             if outcome.skipped:
                 self.stats.notes[(outcome.path, f"skipped: {outcome.skipped}")] += 1
         self.stats.dce.add(evaluations)
+        self.stats.grad_rules.update(set().union(*(o.grad_rules for o in stock.outcomes.values())))
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
             for outcome in evaluation.outcomes.values():

@@ -3,12 +3,15 @@
 - **Strategy weights** (``Weights``), fixed for one Hypothesis run so replay and shrinking stay
   exact: catalog entries, input dtypes and value domains the campaign drew rarely weigh more, never
   drawn ones most; so do entries in whose programs the placements changed subsymbols, in
-  proportion; programs grow longer (more ops per compile). A steered campaign runs in rounds
+  proportion, and entries whose programs ran one of Thunder's grad rules no program had run before
+  (``running.grad_rules``), in proportion; programs grow longer (more ops per compile). A steered campaign runs in rounds
   of ``ROUND`` programs, each with weights from everything drawn before it.
 - **``target()``** inside the test, which Hypothesis hill-climbs: how many subsymbols the placements
-  changed against stock in this program (DCE activity), and how much of the program is new to the
-  campaign (entries, dtypes, domains drawn rarely so far).
-- **``event()``**: whether each placement changed subsymbols, shown in Hypothesis's statistics.
+  changed against stock in this program (DCE activity), how much of the program is new to the
+  campaign (entries, dtypes, domains drawn rarely so far), and how many of Thunder's grad rules it
+  ran under stock that no program had run before.
+- **``event()``**: whether each placement changed subsymbols, and whether the program reached a new
+  grad rule, shown in Hypothesis's statistics.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ STOP_IN = 10  # a steered program stops growing at one "continue?" draw in STOP_
 # Weight of an entry in whose programs every placement-evaluated program changed subsymbols (in
 # proportion for fewer): activity found weighs more than novelty, which it would otherwise drown.
 ACTIVE = 4 * UNSEEN
+# Weight of an entry every one of whose evaluated programs reached a grad rule not reached before (in
+# proportion for fewer): Thunder's code not yet run is what generation should favour next.
+NEW_RULES = 2 * UNSEEN
 
 
 def inverse_weights(names: Iterable[str], counts: Mapping[str, int]) -> dict[str, int]:
@@ -46,11 +52,17 @@ class Steering:
         self.domains: Counter = Counter()
         self.evaluated: Counter = Counter()  # op -> evaluated programs holding it
         self.active: Counter = Counter()  # op -> those in which a placement changed subsymbols
+        self.rules: Counter = Counter()  # Thunder's grad rule -> programs that ran it under stock
+        self.new_rules: Counter = Counter()  # op -> evaluated programs holding it that reached a new rule
 
     def weights(self) -> Weights:
         return Weights(
             ops={
-                name: max(weight, round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)))
+                name: max(
+                    weight,
+                    round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)),
+                    round(NEW_RULES * self.new_rules[name] / max(self.evaluated[name], 1)),
+                )
                 for name, weight in inverse_weights((spec.name for spec in CATALOG), self.ops).items()
             },
             dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),
@@ -72,6 +84,15 @@ class Steering:
         self.dtypes.update(i.dtype for i in program.inputs)
         self.domains.update(i.domain for i in program.inputs)
 
+    def reached(self, evaluations: Mapping[str, Any]) -> int:
+        """Count the grad rules the program ran under stock (``Outcome.grad_rules``, every path);
+        how many of them no program had run before."""
+        stock = evaluations.get(STOCK)
+        rules = set().union(*(getattr(o, "grad_rules", ()) for o in stock.outcomes.values())) if stock is not None else set()
+        new = sum(1 for rule in rules if rule not in self.rules)
+        self.rules.update(rules)
+        return new
+
     def observe(self, program: Program, evaluations: Mapping[str, Any] | None = None) -> None:
         """Inside the Hypothesis test, once per program: targets and events, then count what it drew."""
         target(self.novelty(program), label="novelty")
@@ -84,7 +105,11 @@ class Steering:
                 event(f"{name} changed subsymbols", "yes" if n else "no")
                 changed += n
             target(float(changed), label="subsymbols changed by placements")
+            new = self.reached(evaluations)
+            target(float(new), label="grad rules not reached before")
+            event("reached a grad rule no program had", "yes" if new else "no")
             for op in set(program.ops):
                 self.evaluated[op] += 1
                 self.active[op] += changed > 0
+                self.new_rules[op] += new > 0
         self.drew(program)

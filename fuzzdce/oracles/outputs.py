@@ -4,6 +4,8 @@ tolerance or no farther from a float64 run than eager's where it is floating, Na
 The rule (``compare``), shared by ``grads``, ``mutations`` and ``guards``:
 
 - integer and bool tensors, Python numbers and strings: equal, exactly (and of the same type and dtype);
+- a floating tensor NaN or inf where eager's is finite: a mismatch whatever the dtype
+  (``not_finite_where_eager_is``), before any tolerance;
 - a floating tensor: ``torch.testing.assert_close`` with the default tolerances of its own dtype
   (float16 rtol 1e-3, bfloat16 1.6e-2, float32 1.3e-6, float64 1e-7; atol 1e-5, 1e-7 for float64),
   NaN where eager has NaN; where that fails and eager also ran the program on its inputs upcast to
@@ -50,6 +52,9 @@ def compare(actual, expected, what: str = "output", float64: Any = None) -> str 
         return None
     if isinstance(expected, str):  # a string input after the call: assert_close compares no strings
         return None if actual == expected else f"{what}: {actual!r}, expected {expected!r}"
+    lost = not_finite_where_eager_is(actual, expected)
+    if lost:
+        return f"{what}: {lost}"
     # A Python number is exact (assert_close would give a float float64's tolerance); a tensor gets
     # its own dtype's defaults, which are exact for integers and bools.
     exact = dict(rtol=0.0, atol=0.0) if isinstance(expected, (bool, int, float)) else {}
@@ -64,6 +69,27 @@ def compare(actual, expected, what: str = "output", float64: Any = None) -> str 
     except Exception as e:  # mismatched types assert_close cannot even compare
         return f"{what}: {type(e).__name__}: {e}"
     return None
+
+
+def not_finite_where_eager_is(actual, expected) -> str | None:
+    """Why ``actual`` (a floating tensor) is wrong whatever its dtype: NaN or inf at elements where
+    eager's ``expected`` is finite, or None. No tolerance and no float64 run excuses that: a
+    saturating gradient (var_mean's NaN, an overflow in a rewritten formula) is a wrong value in
+    bfloat16 as in float64. The first clause is the identity (``mismatch_key``); counts follow."""
+    if not (isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)):
+        return None
+    if not (actual.is_floating_point() and expected.is_floating_point()) or actual.shape != expected.shape:
+        return None
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    lost = torch.isfinite(e) & ~torch.isfinite(a)
+    if not bool(lost.any()):
+        return None
+    first = tuple(int(i) for i in lost.nonzero()[0])
+    nan, inf = int((lost & torch.isnan(a)).sum()), int((lost & torch.isinf(a)).sum())
+    return (
+        f"not finite where eager's is finite; {nan} NaN and {inf} inf of {a.numel()} elements, "
+        f"the first at index {first}: {a[first].item()} where eager's is {e[first].item()}"
+    )
 
 
 def closer_than_eager(actual, expected, float64) -> bool:

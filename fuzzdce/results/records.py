@@ -376,8 +376,8 @@ def by_standing(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]
 # What one run's summary.json says about that run alone: kept per run, summed or joined on merging.
 RUN_FIELDS = (
     "seed", "campaign_seed", "shard", "placements", "paths", "reference", "thunders", "programs", "invalid_programs",
-    "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "dropped_steps", "dce_activity",
-    "notes", "not_checked", "versions", "timeline", "memory",
+    "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "grad_rules", "dropped_steps",
+    "dce_activity", "notes", "not_checked", "versions", "timeline", "memory",
 )  # fmt: skip
 
 
@@ -407,6 +407,8 @@ class RunSummary:
     bugs: tuple[BugRecord, ...] = ()
     counts: tuple[dict[str, Any], ...] = ()
     op_counts: dict[str, int] | None = None
+    # Thunder's grad rules reached under stock: {"total": rules registered, "reached": {rule: programs}}.
+    grad_rules: dict[str, Any] | None = None
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None
     notes: tuple[dict[str, Any], ...] = ()
@@ -485,6 +487,7 @@ class RunSummary:
             "new_regressions": self.new_regressions,
             "counts": [dict(c) for c in self.counts],
             "op_counts": self.op_counts,
+            "grad_rules": self.grad_rules,
             "dropped_steps": dict(self.dropped_steps),
             "dce_activity": self.dce_activity,
             "notes": [dict(n) for n in self.notes],
@@ -495,7 +498,7 @@ class RunSummary:
             "versions": dict(self.versions),
             "runs": self.runs,
         }
-        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "dce_activity")
+        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "grad_rules", "dce_activity")
         optional += ("timeline", "memory", "runs")
         return {k: v for k, v in data.items() if not (k in optional and v is None)}
 
@@ -544,6 +547,7 @@ class RunSummary:
             bugs=tuple(bugs),
             counts=tuple(merged_counts(each, bugs)),
             op_counts=summed(each, "op_counts"),
+            grad_rules=merged_grad_rules(each),
             dropped_steps=summed(each, "dropped_steps"),
             dce_activity=merged_activity(each),
             notes=tuple(merged_notes(each)),
@@ -557,6 +561,17 @@ class RunSummary:
 
 
 # --- combining runs' measurements -------------------------------------------------------------------
+
+
+def merged_grad_rules(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The runs' grad rules reached, programs summed per rule, of the most rules any run's Thunder has."""
+    known = [r["grad_rules"] for r in runs if r.get("grad_rules")]
+    if not known:
+        return None
+    reached: Counter = Counter()
+    for entry in known:
+        reached.update(entry.get("reached", {}))
+    return {"total": max(e.get("total", 0) for e in known), "reached": dict(reached.most_common())}
 
 
 def the_one(values: Iterable[Any]) -> Any:

@@ -20,6 +20,7 @@ from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.execution import GUARD_NOTE
+from fuzzdce.running.grad_rules import coverage_line
 
 
 def table(counts: Iterable[Mapping[str, Any]]) -> str:
@@ -141,6 +142,9 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
     if summary.op_counts is not None:
         ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
         out += [f"op coverage ({len(summary.op_counts)} ops): {ops}"]
+    grad_line = coverage_line(summary.grad_rules)
+    if grad_line:
+        out += [grad_line]
     if summary.dropped_steps:
         out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(summary.dropped_steps.values())}")
     varied = [n for n in summary.notes if n["note"].startswith(GUARD_NOTE)]

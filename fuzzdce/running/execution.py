@@ -52,6 +52,7 @@ from fuzzdce.core.model import (
 from fuzzdce.core.program import NumberInput, StringInput, TensorInput
 from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.dce_calls import observed_dce
+from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
 
 
@@ -675,7 +676,10 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
                 if path == EAGER:
                     run_eager(program, outcome)
                 else:
-                    with observed_dce(outcome):  # inside the placement: it wraps the placement's dce
+                    with (
+                        observed_dce(outcome),
+                        observed_grad_rules(outcome),
+                    ):  # inside the placement: it wraps the placement's dce
                         run_compiled(PATHS[path], program, outcome)
         except (Exception, CompileTimeout) as e:
             record_failure(outcome, e, timeout)

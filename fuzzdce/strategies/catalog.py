@@ -10,11 +10,13 @@ from thunder.torch.default_torch_ops import torch_auto_registered_ops
 
 from fuzzdce.strategies.ops_device import OPS as DEVICE
 from fuzzdce.strategies.ops_elementwise import OPS as ELEMENTWISE
+from fuzzdce.strategies.ops_indexing import OPS as INDEXING
 from fuzzdce.strategies.ops_nn import OPS as NN
 from fuzzdce.strategies.ops_structure import OPS as STRUCTURE
+from fuzzdce.strategies.ops_training import OPS as TRAINING
 from fuzzdce.strategies.spec import OpSpec
 
-CATALOG: tuple[OpSpec, ...] = ELEMENTWISE + STRUCTURE + NN + DEVICE
+CATALOG: tuple[OpSpec, ...] = ELEMENTWISE + STRUCTURE + NN + INDEXING + TRAINING + DEVICE
 BY_NAME: dict[str, OpSpec] = {spec.name: spec for spec in CATALOG}
 assert len(BY_NAME) == len(CATALOG), "catalog names must be unique"
 

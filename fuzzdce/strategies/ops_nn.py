@@ -13,6 +13,8 @@ from fuzzdce.strategies.spec import (
     FLOATS,
     INTS,
     STRING,
+    TIES,
+    Edges,
     Meta,
     Operand,
     OpSpec,
@@ -34,6 +36,8 @@ F = "torch.nn.functional"
 
 
 ONE_OPERAND = (Operand(),)
+# Logits far apart: softmax saturates to one-hot, log_softmax to -inf differences.
+LOGITS = Edges(kinks=(0.0,), saturates=(100.0, -100.0, 1e4))
 
 
 def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=ONE_OPERAND, p=None, **kw) -> OpSpec:
@@ -84,10 +88,17 @@ def pool_args(x: Meta) -> st.SearchStrategy[dict]:
 
 
 OPS: tuple[OpSpec, ...] = (
-    nn("softmax_f", f"{F}.softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.softmax", yields=Domain.PROB),
-    nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax"),
+    nn(
+        "softmax_f",
+        f"{F}.softmax({{0}}, dim={{dim}})",
+        p=params(dim=dim),
+        torch_op=f"{F}.softmax",
+        yields=Domain.PROB,
+        edges=LOGITS,
+    ),
+    nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax", edges=LOGITS),
     nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields=Domain.PROB),
-    nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape),
+    nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape, edges=TIES),
     nn(
         "layer_norm_affine",
         f"{F}.layer_norm({{0}}, {{1}}.shape, {{1}}, {{2}})",
@@ -99,7 +110,7 @@ OPS: tuple[OpSpec, ...] = (
         ),
         torch_op=f"{F}.layer_norm",
     ),
-    nn("rms_norm", f"{F}.rms_norm({{0}}, {{shape}})", FLOATS, p=normalized_shape),
+    nn("rms_norm", f"{F}.rms_norm({{0}}, {{shape}})", FLOATS, p=normalized_shape, edges=TIES),
     nn("group_norm", f"{F}.group_norm({{0}}, {{groups}})", FLOATS, p=channels_groups),
     nn(
         "batch_norm_eval",
@@ -109,7 +120,7 @@ OPS: tuple[OpSpec, ...] = (
     ),
     nn("instance_norm", f"{F}.instance_norm({{0}})", FLOATS),
     nn("local_response_norm", f"{F}.local_response_norm({{0}}, 2)", FLOATS),
-    nn("normalize", f"{F}.normalize({{0}}, dim={{dim}})", p=params(dim=dim)),
+    nn("normalize", f"{F}.normalize({{0}}, dim={{dim}})", p=params(dim=dim), edges=TIES),
     nn("linear", f"{F}.linear({{0}}, {{1}})", ALL_FLOATS, (Operand(), Operand(same_dtype=True, relation=linear_weight))),
     nn(
         "linear_bias",
@@ -136,8 +147,8 @@ OPS: tuple[OpSpec, ...] = (
     nn("one_hot", f"{F}.one_hot({{0}}.long().clamp(0, 2), 3)", INTS),
     nn("avg_pool1d", f"{F}.avg_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
     nn("avg_pool2d", f"{F}.avg_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
-    nn("max_pool1d", f"{F}.max_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
-    nn("max_pool2d", f"{F}.max_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
+    nn("max_pool1d", f"{F}.max_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=TIES),
+    nn("max_pool2d", f"{F}.max_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=TIES),
     nn("adaptive_avg_pool2d", f"{F}.adaptive_avg_pool2d({{0}}, {{size}})", FLOATS, p=params(size=const(st.sampled_from([1, 2])))),
     nn("interpolate", f"{F}.interpolate({{0}}, scale_factor=2.0, mode='nearest')", FLOATS),
     nn("dropout_p0", f"{F}.dropout({{0}}, p=0.0)", torch_op=f"{F}.dropout"),
@@ -152,8 +163,8 @@ OPS: tuple[OpSpec, ...] = (
         (Operand(), Operand(relation=same_shape), Operand(dtypes=STRING, values=REDUCTIONS)),
         family="loss",
     ),
-    loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
-    loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})"),
+    loss("l1_loss", f"{F}.l1_loss({{0}}, {{1}}, reduction={{reduction}})", edges=TIES),
+    loss("smooth_l1_loss", f"{F}.smooth_l1_loss({{0}}, {{1}}, reduction={{reduction}})", edges=TIES),
     loss(
         "bce_with_logits",
         f"{F}.binary_cross_entropy_with_logits({{0}}, {{1}}, reduction={{reduction}})",

@@ -35,6 +35,7 @@ from fuzzdce.core.program import (
     input_strides,
 )
 from fuzzdce.strategies.catalog import CATALOG
+from fuzzdce.strategies.edges import edge_modes, with_edges
 from fuzzdce.strategies.spec import SAME, Meta, OpSpec
 
 T = TypeVar("T")
@@ -290,6 +291,17 @@ def steps_for(draw, spec: OpSpec, metas: list[Meta | None]):
     return Step(spec.name, spec.template, tuple(Ref(i) for i in chosen), tuple(sorted(params.items())))
 
 
+_NAMES: dict[int, tuple[tuple[OpSpec, ...], dict[str, OpSpec]]] = {}
+
+
+def names_of(catalog: tuple[OpSpec, ...]) -> dict[str, OpSpec]:
+    """``catalog``'s entries by name (made once per catalog)."""
+    known = _NAMES.get(id(catalog))
+    if known is None or known[0] is not catalog:
+        known = _NAMES[id(catalog)] = (catalog, {spec.name: spec for spec in catalog})
+    return known[1]
+
+
 def by_family(catalog: tuple[OpSpec, ...]) -> dict[str, tuple[OpSpec, ...]]:
     families: dict[str, list[OpSpec]] = {}
     for spec in catalog:
@@ -373,5 +385,8 @@ def programs(
         candidate = tensors[-1 - draw(index_choice()) % len(tensors)]
         if candidate not in outputs:
             outputs.append(candidate)
+    # Values at the edges of the ops that read each input (``strategies.edges``), drawn last: the
+    # ops decide where the edges are.
+    inputs = with_edges(inputs, steps, names_of(catalog), draw(edge_modes(len(inputs))))
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(inputs), tuple(steps), tuple(outputs), seed, dropped=tuple(dropped))

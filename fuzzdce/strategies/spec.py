@@ -6,7 +6,9 @@ Each ``OpSpec`` states, next to its source template, the rule that makes it vali
   (``program.Domain.POSITIVE`` for ``log``, ``program.ANY`` for ops defined on any value), relation
   to the first operand (``broadcastable``, ``last_dims_match``...), and whether it is written in place;
 - ``params``: a function from the operand metas to a Hypothesis strategy of keyword values
-  substituted into the template (dims in range, scalars, flags, literal index lists).
+  substituted into the template (dims in range, scalars, flags, literal index lists);
+- ``edges``: where the op is special (``Edges``: kinks and bounds, saturation, ties), as data: an
+  input the op reads draws part of its values exactly there (``strategies.edges``).
 Output shapes, dtypes and tuple arity are not written by hand: the program strategy runs each drawn
 step on small CPU tensors, so eager itself is the shape rule (meta kernels accept more and
 sometimes infer other shapes), and a step eager rejects is simply not added.
@@ -141,6 +143,52 @@ def normalized_shape_of(first: Meta, candidate: Meta) -> bool:
     return first.ndim >= 1 and candidate.shape == first.shape[-1:]
 
 
+# --- where an op is special ------------------------------------------------------------------------
+
+# A point where an op is special: a value, the name of one of the step's numeric parameters (clamp's
+# ``lo``), or a function of the operand dtype's ``torch.finfo`` (where exp overflows: ``log(max)``).
+Point = float | str | Callable[[object], float]
+
+
+@dataclass(frozen=True)
+class Edges:
+    """Where an op is special, as data: the operand values at which its result or its gradient
+    changes rule, and so where a compiler's rewrite of it is most often wrong.
+
+    - ``kinks``: kinks, bounds and jumps (relu and abs at 0, clamp at ``lo`` and ``hi``, round at .5);
+    - ``saturates``: where the result saturates, overflows or its derivative vanishes or blows up
+      (exp at ``log(finfo.max)``, sigmoid at +-20, log near 0), both signs written out;
+    - ``ties``: the op is special where values repeat (max, sort, median): an input it reads is
+      sometimes drawn from its points alone, so that values tie.
+
+    Each point is drawn exactly and one unit in the last place either side, in the input's dtype
+    (``strategies.edges.edge_values``): what ``hypothesis.strategies.floats`` does at its bounds, for
+    an op. Points outside an input's domain are left out (log's points are positive)."""
+
+    kinks: tuple[Point, ...] = ()
+    saturates: tuple[Point, ...] = ()
+    ties: bool = False
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        return self.kinks + self.saturates
+
+
+def overflow(inverse: Callable[[float], float]) -> Callable[[object], float]:
+    """The point where a function overflows a dtype: ``inverse`` of its largest finite value
+    (exp: ``overflow(math.log)``)."""
+    return lambda finfo: inverse(finfo.max)
+
+
+def tiny(finfo) -> float:
+    """The dtype's smallest normal positive value: where log, reciprocal, rsqrt blow up."""
+    return finfo.tiny
+
+
+# The points where values tie: few, so that a slice of values drawn from them repeats one.
+TIES = Edges(kinks=(0.0, 1.0), ties=True)
+
+
 Relation = Callable[[Meta, Meta], bool]
 ParamsRule = Callable[..., st.SearchStrategy[dict]]
 
@@ -186,6 +234,7 @@ class OpSpec:
     # Domain of the result: a Domain, or ``SAME`` (the first operand's).
     yields: str = Domain.REAL
     view: bool = False  # the result may alias the first operand
+    edges: Edges | None = None  # where the op is special (its operands' values), or None
 
     @property
     def torch_name(self) -> str | None:

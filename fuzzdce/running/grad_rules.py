@@ -1,0 +1,76 @@
+"""Which of Thunder's grad rules a path ran: Thunder's own code as the map of what a campaign tested.
+
+"289 catalog entries drawn" says what was generated, not what was tested. Thunder's grad transform
+asks one function for each bound symbol it differentiates, ``thunder.core.transforms.
+_get_gradfn_and_executor`` (an executor's grad transform, or the rule registered for the symbol's id
+in ``_grad_fn_map``), and falls back on the symbol's VJP rule (``augmented_forward_impls``) where it
+has none; a symbol with neither is differentiated through its decomposition. While a path runs,
+that function is observed: each symbol id for which a rule exists is recorded on the outcome
+(``Outcome.grad_rules``), the rule returned as it was. Python 3.11 has no ``sys.monitoring``, and a
+``settrace`` over Thunder's tracing costs more than the path; this costs one set insertion per
+symbol differentiated, so it stays on. The rules there are (``grad_rule_ids``) are the registries'
+keys: "grad rules reached: N of M" in the report (``summary.json``'s ``grad_rules``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from fuzzdce.core.model import Outcome
+from fuzzdce.running.placements import patch_everywhere
+
+
+def rule_name(sym_id: Any) -> str:
+    """A symbol id as a rule's name: ``PrimIDs.COS`` -> ``prims.cos``; a string id (``torch.gelu``) as it is."""
+    name = getattr(sym_id, "name", None)
+    if name is not None and type(sym_id).__name__ == "PrimIDs":
+        return f"prims.{name.lower()}"
+    return str(sym_id)
+
+
+def grad_rule_ids() -> frozenset[str]:
+    """Every grad rule this Thunder registers: the ids of ``_grad_fn_map`` and of the VJP rules."""
+    from thunder.core import transforms
+
+    return frozenset(rule_name(i) for i in (*transforms._grad_fn_map, *transforms.augmented_forward_impls))
+
+
+@contextlib.contextmanager
+def observed_grad_rules(outcome: Outcome) -> Iterator[None]:
+    """While active, each symbol id Thunder's grad transform finds a rule for (its own, an
+    executor's, or a VJP rule) is added to ``outcome.grad_rules``. fuzzdce's own failure to record
+    is never Thunder's: the rule is returned as it was."""
+    # Imported before patching: a module first imported inside the block (autodiff is, by the first
+    # grad call) would bind the wrapper by name and keep it once the block has restored the original.
+    import thunder.transforms.autodiff  # noqa: F401
+    from thunder.core import transforms
+
+    current = transforms._get_gradfn_and_executor
+    reached: set[str] = set(outcome.grad_rules)
+
+    def get_gradfn_and_executor(bsym, *args, **kwargs):
+        result = current(bsym, *args, **kwargs)
+        try:
+            sym_id = bsym.sym.id
+            if result[0] is not None or sym_id in transforms.augmented_forward_impls:
+                reached.add(rule_name(sym_id))
+        except Exception:  # noqa: S110 - a bound symbol we cannot read: not recorded, Thunder untouched
+            pass
+        return result
+
+    try:
+        with patch_everywhere(transforms, "_get_gradfn_and_executor", get_gradfn_and_executor):
+            yield
+    finally:
+        outcome.grad_rules = sorted(reached)
+
+
+def coverage_line(data: Mapping[str, Any] | None, limit: int = 12) -> str | None:
+    """The report's line: ``grad rules reached: N of M (the most reached: rule programs, ...)``, or None."""
+    if not data:
+        return None
+    reached: Mapping[str, int] = data.get("reached", {})
+    most = ", ".join(f"{rule} {n}" for rule, n in sorted(reached.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+    return f"grad rules reached: {len(reached)} of {data.get('total', '?')}" + (f" ({most}, ...)" if most else "")

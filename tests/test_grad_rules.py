@@ -1,0 +1,81 @@
+"""Thunder's grad rules a campaign reached: recorded while each path runs, counted per program under
+stock, and reported next to op coverage ("grad rules reached: N of M")."""
+
+from conftest import evaluate_under
+from sample_programs import DEAD_CODE_PROGRAM
+
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.results.records import RunSummary, merged_grad_rules
+from fuzzdce.results.report import render
+from fuzzdce.running.grad_rules import coverage_line, grad_rule_ids, rule_name
+
+
+def test_a_grad_path_records_the_rules_it_ran_and_a_forward_path_none():
+    """The program's add, exp (dead) and cos: jit-grad differentiates what the outputs need, thunderfx
+    what its graph holds; plain jit differentiates nothing. Recording leaves stock silent."""
+    evaluation = evaluate_under(DEAD_CODE_PROGRAM, "stock", paths=["jit", "jit-grad", "thunderfx"])["stock"]
+    assert evaluation.violations == []
+    assert evaluation.outcomes["jit"].grad_rules == []
+    assert {"prims.add", "prims.cos"} <= set(evaluation.outcomes["jit-grad"].grad_rules)
+    assert "prims.exp" not in evaluation.outcomes["jit-grad"].grad_rules  # dead: never differentiated
+    assert set(evaluation.outcomes["jit-grad"].grad_rules) <= grad_rule_ids()
+    from thunder.core import transforms
+    from thunder.transforms import autodiff
+
+    # Thunder's lookup is its own again everywhere (autodiff, imported by the first grad call, too).
+    assert autodiff._get_gradfn_and_executor is transforms._get_gradfn_and_executor
+    assert transforms._get_gradfn_and_executor.__module__ == "thunder.core.transforms"
+
+
+def test_a_torch_level_rule_is_named_by_its_id():
+    """A rule registered for a torch symbol (not a prim) is recorded under its id."""
+    gelu = Program((TensorInput((2, 3)),), (Step("gelu", "torch.nn.functional.gelu({0})", (Ref(0),)),), (1,), seed=1)
+    rules = evaluate_under(gelu, "stock", paths=["jit-grad"])["stock"].outcomes["jit-grad"].grad_rules
+    assert rules and all(rule in grad_rule_ids() for rule in rules)
+    assert len(grad_rule_ids()) > 300 and "prims.cos" in grad_rule_ids()
+
+
+def test_rule_names_and_the_report_line():
+    from thunder.core.prims import PrimIDs
+
+    assert rule_name(PrimIDs.COS) == "prims.cos" and rule_name("torch.gelu") == "torch.gelu"
+    assert coverage_line({"total": 9, "reached": {"prims.cos": 2, "prims.add": 5}}) == (
+        "grad rules reached: 2 of 9 (prims.add 5, prims.cos 2, ...)"
+    )
+    assert coverage_line(None) is None
+    merged = merged_grad_rules(
+        [
+            {"grad_rules": {"total": 9, "reached": {"prims.cos": 2}}},
+            {"grad_rules": {"total": 9, "reached": {"prims.cos": 1, "prims.add": 1}}},
+            {},
+        ]
+    )
+    assert merged == {"total": 9, "reached": {"prims.cos": 3, "prims.add": 1}}
+    summary = RunSummary(op_counts={"cos": 3}, grad_rules=merged)
+    assert "grad rules reached: 2 of 9" in render(summary, None)
+    assert RunSummary.from_json(summary.to_json()).grad_rules == merged
+
+
+def test_steering_favours_entries_whose_programs_reached_a_new_grad_rule():
+    """A program whose stock paths ran a grad rule no program had run counts as new for its entries,
+    which then weigh more; the same rule again is not new."""
+    from types import SimpleNamespace
+
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.steering import NEW_RULES, UNSEEN, Steering
+
+    def evaluated(rules):
+        outcome = Outcome("jit-grad", "stock", grad_rules=list(rules))
+        return {"stock": SimpleNamespace(outcomes={"jit-grad": outcome}, invalid=False)}
+
+    steering = Steering()
+    cos = Program((TensorInput((2,)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,))
+    neg = Program((TensorInput((2,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,))
+    assert steering.reached(evaluated(["prims.cos", "prims.mul"])) == 2
+    assert steering.reached(evaluated(["prims.cos"])) == 0
+    steering.evaluated.update({"cos": 1, "neg": 1})
+    steering.new_rules.update({"cos": 1})
+    for program in (cos, neg):
+        steering.drew(program)
+    weights = steering.weights()
+    assert weights.ops["cos"] == NEW_RULES and weights.ops["neg"] == UNSEEN // 2
