@@ -188,23 +188,20 @@ def test_an_import_outside_thunder_failing_is_the_environments():
     assert environment_fault(ValueError("no import here")) == ""
 
 
-IMPORTING = Program((TensorInput((2,)),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,), seed=1)
-
-
-@pytest.mark.parametrize("missing", ["distutils", "nvfuser"])
-def test_a_path_whose_import_fails_outside_thunder_is_no_finding(missing):
-    """A placement that makes Thunder import a module that is not there (as Thunder's own lazy imports do)."""
+def jit_first_doing(name, action, *args):
+    """A placement under which ``thunder.jit`` first calls ``action(*args)`` (what Thunder's own code
+    may do: import a module, print, raise), then compiles as usual."""
     import contextlib
 
     @contextlib.contextmanager
-    def importing_a_missing_module():
+    def placement():
         import thunder
 
         original = thunder.jit
 
-        def jit(fn, *args, **kwargs):
-            __import__(f"{missing}_not_installed_here")
-            return original(fn, *args, **kwargs)
+        def jit(fn, *jit_args, **kwargs):
+            action(*args)
+            return original(fn, *jit_args, **kwargs)
 
         thunder.jit = jit
         try:
@@ -212,7 +209,20 @@ def test_a_path_whose_import_fails_outside_thunder_is_no_finding(missing):
         finally:
             thunder.jit = original
 
-    outcome = run_path("jit-grad", IMPORTING, Placement("planted-import", importing_a_missing_module))
+    return Placement(name, placement)
+
+
+def raise_(error):
+    raise error
+
+
+IMPORTING = Program((TensorInput((2,)),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,), seed=1)
+
+
+@pytest.mark.parametrize("missing", ["distutils", "nvfuser"])
+def test_a_path_whose_import_fails_outside_thunder_is_no_finding(missing):
+    """Thunder importing a module that is not there (as Thunder's own lazy imports do)."""
+    outcome = run_path("jit-grad", IMPORTING, jit_first_doing("planted-import", __import__, f"{missing}_not_installed_here"))
     assert outcome.error is None, "not Thunder's exception"
     assert outcome.failure.kind == FailureKind.HARNESS
     assert outcome.failure.message.startswith("environment error on jit-grad")
@@ -223,26 +233,11 @@ def test_a_path_whose_import_fails_outside_thunder_is_no_finding(missing):
 
 
 def test_what_a_path_prints_is_the_outcomes_not_the_reports(capsys):
-    import contextlib
+    def chatter():
+        print("Encountered an exception while trying to compile the following program:")
+        print("warning-like words", file=sys.stderr)
 
-    @contextlib.contextmanager
-    def chatty():
-        import thunder
-
-        original = thunder.jit
-
-        def jit(fn, *args, **kwargs):
-            print("Encountered an exception while trying to compile the following program:")
-            print("warning-like words", file=sys.stderr)
-            return original(fn, *args, **kwargs)
-
-        thunder.jit = jit
-        try:
-            yield
-        finally:
-            thunder.jit = original
-
-    outcome = run_path("jit-grad", IMPORTING, Placement("chatty", chatty))
+    outcome = run_path("jit-grad", IMPORTING, jit_first_doing("chatty", chatter))
     shown = capsys.readouterr()
     assert "Encountered" not in shown.out and "warning-like" not in shown.err
     assert "Encountered an exception" in outcome.printed and "warning-like words" in outcome.printed
@@ -318,30 +313,12 @@ def test_the_device_mixes_are_plain_arithmetic_on_the_cpu():
     assert evaluation.violations == [], [v.message for v in evaluation.violations]
 
 
-def raising_in_jit(error):
-    """A placement under which thunder.jit raises ``error`` (what a device does at its limits)."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def placement():
-        import thunder
-
-        original = thunder.jit
-
-        def jit(fn, *args, **kwargs):
-            raise error
-
-        thunder.jit = jit
-        try:
-            yield
-        finally:
-            thunder.jit = original
-
-    return Placement("planted-device-error", placement)
-
-
 def test_a_device_out_of_memory_error_is_a_crash_not_an_exception_thunder_raised():
-    outcome = run_path("jit-grad", IMPORTING, raising_in_jit(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate")))
+    outcome = run_path(
+        "jit-grad",
+        IMPORTING,
+        jit_first_doing("planted-device-error", raise_, torch.OutOfMemoryError("CUDA out of memory. Tried to allocate")),
+    )
     assert outcome.error is None and outcome.failure.kind == FailureKind.CRASH
     assert "ran out of memory" in outcome.failure.message
 
