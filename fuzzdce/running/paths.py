@@ -115,7 +115,7 @@ def fresh_dynamo_without_inductor() -> Iterator[None]:
 # --- what a path needs of this machine -----------------------------------------------------------
 #
 # Each returns why this machine cannot run a path ("" when it can). They run before a campaign
-# starts (``default_paths``, ``config.Scope.unrunnable``): a path the environment cannot run is left
+# starts (``default_paths``, ``config.Scope.check_runnable``): a path the environment cannot run is left
 # out with its reason, never run to fail program after program, and its failures never read as
 # Thunder's (a GPU machine's torch and nvFuser are often out of step: nvFuser built for torch 2.10
 # fails to load beside torch 2.11 with an undefined symbol).

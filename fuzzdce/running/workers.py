@@ -319,17 +319,18 @@ class ChildWorker:
         """Wait up to ``seconds`` (None: for ever) for the child's reply: None once it is ready, else
         why the job failed (past its time, or past the resident limit, read every
         ``RESIDENT_POLL_SECONDS`` while watched)."""
-        if self.resident_limit_mb is None:
-            if self.child.ready(seconds):
-                return None
-            return JobFailure(FailureKind.TIMEOUT, f"no result within {seconds:g} s")
         deadline = None if seconds is None else time.monotonic() + seconds
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return JobFailure(FailureKind.TIMEOUT, f"no result within {seconds:g} s")
-            if self.child.ready(RESIDENT_POLL_SECONDS if left is None else min(left, RESIDENT_POLL_SECONDS)):
+            wait = left  # unwatched: the whole time left at once
+            if self.resident_limit_mb is not None:
+                wait = RESIDENT_POLL_SECONDS if left is None else min(left, RESIDENT_POLL_SECONDS)
+            if self.child.ready(wait):
                 return None
+            if self.resident_limit_mb is None:
+                continue
             read = resident_mb(self.child.pid)
             if read is not None and read[0] > self.resident_limit_mb:
                 self.memory.observe(*read)
@@ -385,7 +386,9 @@ class ChildWorker:
 
 def may_use_cuda() -> bool:
     """Whether a child on this machine may use CUDA (torch sees a device): it then gets no
-    address-space limit, which CUDA cannot start under."""
+    address-space limit, which CUDA cannot start under. torch is imported here, in the parent, not
+    at this module's import: a worker child imports this module, and must stay small until its job
+    imports what it needs (``paths.cuda_unavailable`` says why a path cannot run, for doctor)."""
     import torch
 
     return torch.cuda.is_available()
