@@ -307,3 +307,73 @@ def title(campaign: "Campaign") -> str:
         "fuzzdce.results.planted.render: reads campaign.ledger, which only a higher wing's classes define",
         "fuzzdce.results.planted.title: parameter campaign is a Campaign, a class of a higher wing",
     ]
+
+
+# --- one concept, one home: faults are values, joining is one module ---------------------------------
+
+# The functions that decide whether two failures are one fault, and what keeps bugs apart.
+JOIN_DECISIONS = frozenset(
+    {
+        "connected",
+        "clash",
+        "compatible",
+        "kept_apart",
+        "fault_label",
+        "join_keys",
+        "cause_key",
+        "same_failure",
+        "mark",
+        "placed_marks",
+        "words_site",
+    }
+)
+
+
+def functions_defined(path: pathlib.Path) -> set[str]:
+    """The module's own functions (a method may hand a decision on: ``Finding.cause_key``)."""
+    return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def test_only_the_joining_module_decides_a_join():
+    deciding = {name: sorted(functions_defined(path) & JOIN_DECISIONS) for name, path in MODULES.items()}
+    assert {name for name, found in deciding.items() if found} == {"fuzzdce.core.joining"}, deciding
+
+
+# How code read a fault back from its text, when faults were strings.
+FAULT_TEXT_READS = ('split(" | ")', 'startswith("exception |")', "NOT_LOCALISED in", '" | " in', "without_localisation")
+
+
+@pytest.mark.parametrize("pattern", FAULT_TEXT_READS)
+def test_nothing_parses_a_faults_text(pattern):
+    assert [name for name, path in MODULES.items() if pattern in path.read_text()] == []
+
+
+def test_oracles_build_faults_only_through_the_constructors_of_faults():
+    """No oracle makes a fault's class itself, nor gives a ``Violation`` a fault written as text."""
+    from fuzzdce.core.faults import FAULT_KINDS, Fault
+
+    classes = {cls.__name__ for cls in (*FAULT_KINDS.values(), Fault)}
+    wrong = []
+    for name, path in MODULES.items():
+        if not name.startswith("fuzzdce.oracles"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in classes:
+                wrong.append((name, node.lineno, node.func.id))
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "fault"
+                and isinstance(node.value, ast.Constant | ast.JoinedStr | ast.BinOp)
+            ):
+                wrong.append((name, node.value.lineno, "fault as text"))
+    assert wrong == []
+
+
+def test_every_oracle_declares_what_it_is():
+    """Value, exception or observer, whether a script checks it, its minify priority: beside its code."""
+    from fuzzdce.core.model import Judges
+
+    assert {o.judges for o in ORACLES.values()} == set(Judges)
+    priorities = [o.minify_priority for o in ORACLES.values() if o.minify_priority is not None]
+    assert len(priorities) == len(set(priorities)), "two oracles with one minify priority: which wins would be by accident"
+    assert all(o.judges == Judges.EXCEPTION for o in ORACLES.values() if o.minify_priority == min(priorities))

@@ -38,7 +38,7 @@ def mismatch(path, op="add"):
         path,
         "output[0]: Tensor-likes are not close!",
         "Mismatch",
-        fault=value_fault("outputs", "plain", op),
+        fault=value_fault("outputs", "plain", path, op),
         site=op,
         call="plain",
     )
@@ -153,7 +153,7 @@ def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_rais
 
     def raising(path, error_type, frame):
         message = f"{error_type} (grad call, backward): bad"
-        return Violation("raises", path, message, error_type, frame, key=message, cause=f"{message} @ {frame}")
+        return Violation("raises", path, message, error_type, frame, key=message)
 
     def bugs_of(second_frame):
         store = FindingStore()
@@ -285,7 +285,7 @@ def test_python_spells_an_unbound_name_three_ways_and_they_are_one_kind_of_raise
     """``NameError``, ``UnboundLocalError`` and a ``KeyError`` of a proxy's name are one kind
     (``raised_kind``): one fault leaving a name unbound raises each on some path, and a link joins
     them. A ``KeyError`` of a word, or a ``TypeError``, is a kind of its own and stays apart."""
-    from fuzzdce.core.findings import UNBOUND_NAME, raised_kind
+    from fuzzdce.core.faults import UNBOUND_NAME, raised_kind
 
     FRAME = "thunder/core/trace.py:f"
 
@@ -396,10 +396,10 @@ def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     sub = [b for b in induced if b.placements == ("planted:add_computes_sub",)]
     # add computing sub shows wrong values first at each op whose result or backward adds (one
     # identity each), a raise, a malformed trace: each bug holds one fault label, never two.
-    from fuzzdce.core.findings import kept_apart
+    from fuzzdce.core.joining import violations_kept_apart
 
     for bug in sub:
-        labels = [label for kind, label in kept_apart(m.violation for m in bug.members) if kind == "fault"]
+        labels = [label for label in violations_kept_apart(m.violation for m in bug.members) if label.kind == "fault"]
         assert len(labels) <= 1, (bug.id, labels)
     findings = [f for f in two_faults.store if f.verdict == Verdict.REGRESSION]
     assert len(findings) > len(induced)

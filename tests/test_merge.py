@@ -146,7 +146,7 @@ def test_bugs_raising_different_exception_types_stay_apart_though_they_share_a_m
 
 def test_bugs_raised_at_two_frames_stay_apart_though_they_share_a_member(tmp_path):
     """Two exceptions of one type raised at two places in Thunder are two faults: merge keeps them
-    apart by frame, as the campaign does (``findings.kept_apart``)."""
+    apart by frame, as the campaign does (``joining.kept_apart``)."""
     wrong = member("S-values", 1)
     here = member("S-here", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/transforms.py:grad")
     there = member("S-there", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/prims.py:take_meta")

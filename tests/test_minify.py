@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing import minify
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
+from fuzzdce.oracles.raises import RAISES
 from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.placements import resolve
@@ -155,7 +155,7 @@ class StandIn:
         evaluation = Evaluation(program, placements[0].name, Outcome(EAGER, STOCK))
         if self.op in program.ops:
             evaluation.violations.append(
-                Violation(RAISES, paths[0], f"RuntimeError: {self.op} broken", "RuntimeError", "thunder/x.py:f", cause="x")
+                Violation(RAISES, paths[0], f"RuntimeError: {self.op} broken", "RuntimeError", "thunder/x.py:f")
             )
         return {placements[0].name: evaluation}
 

@@ -38,19 +38,19 @@ FAULTY, OTHER = "planted:does_nothing", "planted:colliding_names"  # names only:
 def wrong_values(path, op="exp"):
     """Wrong values first differing at ``op``, as the evaluator localises them (``running.localise``)."""
     message = f"output[0]: Tensor-likes are not close! ({path})"
-    return Violation("outputs", path, message, "Mismatch", fault=value_fault("outputs", "plain", op), site=op, call="plain")
+    return Violation("outputs", path, message, "Mismatch", fault=value_fault("outputs", "plain", path, op), site=op, call="plain")
 
 
 def wrong_grads(path, op="exp"):
     if path != "jit-grad":
         return None
     message = "grad[0]: Tensor-likes are not close!"
-    return Violation("grads", path, message, "Mismatch", fault=value_fault("grads", "plain", op), site=op, call="plain")
+    return Violation("grads", path, message, "Mismatch", fault=value_fault("grads", "plain", path, op), site=op, call="plain")
 
 
 def raised(path):
     message, frame = "KeyError: 'planted'", "thunder/core/symbol.py:__call__"
-    return Violation("raises", path, message, "KeyError", frame, key=message, cause=f"{message} @ {frame}")
+    return Violation("raises", path, message, "KeyError", frame, key=message)
 
 
 class Faults(Evaluator):

@@ -22,7 +22,6 @@ SPLIT = Violation(
     "<built-in method sub of type object>, see exception field -- exception: 't1'",
     "EXCEPTION_META_THUNDER_OP",
     key="EXCEPTION_META_THUNDER_OP: 't1'",
-    cause="EXCEPTION_META_THUNDER_OP: 't1'",
 )
 SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 

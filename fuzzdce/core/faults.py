@@ -29,6 +29,9 @@ Below ``findings`` (which joins by them) and above ``model`` and ``signatures`` 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
 
 from fuzzdce.core.model import TORCH_FRAME, CallLabel, ErrorInfo, Violation
 from fuzzdce.core.signatures import normalise
@@ -48,9 +51,6 @@ _SYMBOL_PATTERNS = (
 # An FX node's target in a split reason's info: the op the split hit.
 _TARGET = re.compile(r"target:\s*(.*?)(?:,\s*see exception|$)")
 
-# The oracles that judge values (against eager, its float64 run, or the reference bit for bit):
-# a call's wrong value is localised where it first differs.
-VALUE_ORACLES = frozenset({"outputs", "grads", "mutations", "exact"})
 NOT_LOCALISED = "not localised"
 
 
@@ -116,8 +116,233 @@ def on_thunders_behalf(frame: str) -> bool:
     return bool(_ENGINE_AND_DISPATCHER.match(frame or ""))
 
 
-def exception_fault(error: ErrorInfo) -> tuple[str, str]:
-    """(identity, site) of a raised exception. An exception torch raised in its own code on a
+# --- the faults: one type per kind, one constructor each ---------------------------------------------
+
+
+class Fault:
+    """A failure's fault: where Thunder fails, as a value (Hypothesis's ``InterestingOrigin`` is the
+    model). Each kind is a frozen dataclass below, made by its constructor in this module; its
+    ``parts`` are what it is known by, and two faults are one when their parts are: its text
+    (``str``: the parts joined by " | ") names it in signatures, keys and bug ids. Fields outside
+    the parts (``compare=False``) say more of the same fault (its words, a value's path once
+    localised); nothing ever reads a fault back from its text."""
+
+    KIND: ClassVar[str] = ""
+
+    def parts(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return " | ".join(self.parts())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Fault) and (self.KIND, self.parts()) == (other.KIND, other.parts())
+
+    def __hash__(self) -> int:
+        return hash((self.KIND, self.parts()))
+
+    def to_json(self) -> dict[str, Any]:
+        """The fault as data (a bug record keeps it; ``from_json`` makes it again)."""
+        return {"kind": self.KIND, **{f.name: getattr(self, f.name) for f in fields(self)}}  # type: ignore[arg-type]
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Fault:
+        """A fault ``to_json`` wrote."""
+        cls = FAULT_KINDS[data["kind"]]
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+    # What joining asks of every fault (``joining``); each kind answers for itself.
+    is_value: ClassVar[bool] = False  # a wrong value of a call, known by where it first differs
+    is_exception: ClassVar[bool] = False  # Thunder raised (to its caller, or to thunderfx's splitter)
+
+    def names(self, site: str) -> bool:
+        """Does the fault name ``site`` (the op it is about) among its parts?"""
+        return bool(site) and site in self.parts()
+
+
+@dataclass(frozen=True, eq=False)
+class Raised(Fault):
+    """Thunder raised an exception: its kind (``raised_kind``), where (the innermost Thunder frame,
+    or for one torch's autograd engine or dispatcher raised on Thunder's behalf its words) and the
+    symbol its message names."""
+
+    KIND: ClassVar[str] = "exception"
+    is_exception: ClassVar[bool] = True
+
+    exception: str
+    frame: str
+    symbol: str
+    # The message's words (``words``): what a raise with no symbol is labelled by (``joining``).
+    message_words: str = field(default="", compare=False)
+
+    @property
+    def by_torch_for_thunder(self) -> bool:
+        """Raised by torch's autograd engine or dispatcher running what Thunder gave it."""
+        return on_thunders_behalf(self.frame)
+
+    @property
+    def in_torch(self) -> bool:
+        """Raised in torch's own code on what Thunder handed it (not on Thunder's behalf): a
+        consequence of the fault beside it, not one of its own."""
+        return self.frame.startswith(TORCH_FRAME) and not self.by_torch_for_thunder
+
+    def parts(self) -> tuple[str, ...]:
+        where = f"raised by torch for Thunder: {self.message_words}" if self.by_torch_for_thunder else self.frame
+        return (self.KIND, self.exception, where, self.symbol)
+
+
+@dataclass(frozen=True, eq=False)
+class Split(Fault):
+    """thunderfx split a graph because Thunder raised on a node: the reason type and the symbol the
+    exception names, or its words when it names none."""
+
+    KIND: ClassVar[str] = "split"
+    is_exception: ClassVar[bool] = True
+
+    reason: str
+    symbol: str
+    message_words: str = field(default="", compare=False)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.KIND, self.reason, self.symbol or self.message_words)
+
+
+@dataclass(frozen=True, eq=False)
+class WrongValue(Fault):
+    """A call's value is wrong (``outputs``, ``mutations``, ``exact``): the oracle, the call and the
+    op where values first differ (``localise``). Until localised (``op`` None) it says only which
+    output differs: one per path, as two faults on two paths would read alike."""
+
+    KIND: ClassVar[str] = "wrong value"
+    is_value: ClassVar[bool] = True
+
+    oracle: str
+    call: str
+    path: str
+    op: str | None = None
+
+    @property
+    def localisable(self) -> bool:
+        """Not yet localised: ``localised_at`` may say where it first differs."""
+        return self.op is None
+
+    def localised_at(self, op: str) -> WrongValue:
+        return replace(self, op=op)
+
+    def where(self) -> str:
+        return f"first differs at {self.op or NOT_LOCALISED}"
+
+    def unlocalised(self) -> str:
+        """What it reads wherever it first differs, on any path: what a replay of a script (no
+        statements to localise) compares, and the label of a value no op is known for."""
+        return " | ".join((self.oracle, self.call or CallLabel.PLAIN, f"first differs at {NOT_LOCALISED}"))
+
+    def parts(self) -> tuple[str, ...]:
+        on = (f"on {self.path}",) if self.op is None else ()
+        return (self.oracle, self.call or CallLabel.PLAIN, self.where(), *on)
+
+    def unlocalised_text(self) -> str:
+        """Its text wherever it first differs, on any path (``signature``'s ``localised=False``)."""
+        return self.unlocalised()
+
+
+@dataclass(frozen=True, eq=False)
+class Flag(WrongValue):
+    """An output's ``requires_grad`` differs from eager's (``grads``): its direction, and where it
+    was decided: the autograd Function of Thunder's that marked it (``marked_by``: one fault at the
+    Function, however many ops show it), else the op where it first differs (``localise``)."""
+
+    KIND: ClassVar[str] = "requires_grad flag"
+
+    direction: str = ""
+    marked_by: str | None = None
+
+    @property
+    def localisable(self) -> bool:
+        return self.op is None and self.marked_by is None
+
+    def where(self) -> str:
+        return f"marked by {self.marked_by}" if self.marked_by else super().where()
+
+    def parts(self) -> tuple[str, ...]:
+        on = (f"on {self.path}",) if self.localisable else ()
+        return (self.oracle, self.call or CallLabel.PLAIN, self.where(), self.direction, *on)
+
+    def unlocalised_text(self) -> str:
+        return str(self) if self.marked_by else f"{self.unlocalised()} | {self.direction}"
+
+
+@dataclass(frozen=True, eq=False)
+class Malformed(Fault):
+    """A trace Thunder made is malformed: the problem's words and the kind of trace it is in (one
+    wording in a backward and in a forward trace comes from two transforms)."""
+
+    KIND: ClassVar[str] = "malformed trace"
+
+    oracle: str
+    problem: str
+    trace: str
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, "MalformedTrace", self.problem, f"in a {self.trace or 'labelled'} trace")
+
+
+@dataclass(frozen=True, eq=False)
+class GuardProperty(Fault):
+    """A second call on inputs the prologue must tell apart differs from eager's: the property varied."""
+
+    KIND: ClassVar[str] = "guard"
+
+    oracle: str
+    property: str
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, self.property)
+
+
+@dataclass(frozen=True, eq=False)
+class UnsoundDce(Fault):
+    """A DCE removed what was live: what it did wrong (dropped a subsymbol that produces its
+    symbol's output, dropped one a kept subsymbol reads, dropped one tagged to be kept, pruned a
+    kept one's live outputs, kept one changed), never the symbol it happened in. For the engineer
+    changing the DCE, a drop under permute, flatten and amin is one defect in one function."""
+
+    KIND: ClassVar[str] = "unsound dce"
+
+    oracle: str
+    wrong: str
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, "UnsoundDce", self.wrong)
+
+
+@dataclass(frozen=True, eq=False)
+class Stated(Fault):
+    """Any other violation: its oracle, error type, the key it states without names and numbers,
+    and frame (what an oracle with no better knowledge can say: a crash, a timeout, a split that
+    appears, DCE that is no fixed point)."""
+
+    KIND: ClassVar[str] = "stated"
+
+    oracle: str
+    error_type: str
+    key_words: str
+    frame: str
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, self.error_type, self.key_words, self.frame)
+
+
+FAULT_KINDS: dict[str, type[Fault]] = {
+    kind.KIND: kind for kind in (Raised, Split, WrongValue, Flag, Malformed, GuardProperty, UnsoundDce, Stated)
+}
+
+
+# --- the constructors: how an oracle makes each kind ------------------------------------------------
+
+
+def exception_fault(error: ErrorInfo) -> tuple[Raised, str]:
+    """(fault, site) of a raised exception. An exception torch raised in its own code on a
     generated trace's statement alone (``ErrorInfo.frame`` stays torch's, the same for every op:
     Dynamo's "name 't13' is not defined") is told apart by that statement's symbol; one its autograd
     engine or dispatcher raised (``on_thunders_behalf``) by its words and the symbol it names or
@@ -126,51 +351,63 @@ def exception_fault(error: ErrorInfo) -> tuple[str, str]:
     if not named and error.frame.startswith(TORCH_FRAME):
         named = error.symbol
     kind = raised_kind(error.type, f"{error.type}: {error.message}")
-    where = f"raised by torch for Thunder: {words(error.message)}" if on_thunders_behalf(error.frame) else error.frame
-    return f"exception | {kind} | {where} | {named}", named or error.symbol
+    return Raised(kind, error.frame, named, message_words=words(error.message)), named or error.symbol
 
 
-def split_fault(reason_type: str, info: str, exception: str) -> tuple[str, str]:
-    """(identity, site) of a thunderfx split: the reason type and the symbol its exception names,
+def split_fault(reason_type: str, info: str, exception: str) -> tuple[Split, str]:
+    """(fault, site) of a thunderfx split: the reason type and the symbol its exception names,
     or its words when it names none; the site falls back on the FX node's target."""
     named = symbol_named(without_annotations(exception))
-    identity = f"split | {reason_type} | {named or words(exception)}"
     target = _TARGET.search(info)
-    return identity, named or (symbol_named(target.group(1)) if target else "")
+    return Split(reason_type, named, message_words=words(exception)), named or (symbol_named(target.group(1)) if target else "")
 
 
-def value_fault(oracle: str, call: str, op: str | None) -> str:
-    """The identity of a wrong value: the oracle, the call, and the op where values first go wrong
-    (None: not localised)."""
-    return f"{oracle} | {call or CallLabel.PLAIN} | first differs at {op or NOT_LOCALISED}"
+def value_fault(oracle: str, call: str, path: str, op: str | None = None) -> WrongValue:
+    """A wrong value of ``call`` on ``path``, first differing at ``op`` (None: not yet localised,
+    ``WrongValue.localised_at``)."""
+    return WrongValue(oracle, call or CallLabel.PLAIN, path, op)
 
 
-def is_value(violation: Violation) -> bool:
-    """A wrong value of a call (its identity is where it first differs)? A value oracle's
-    exception (a guard call raising) is an exception."""
-    return violation.oracle in VALUE_ORACLES and not violation.fault.startswith("exception |")
+def flag_fault(oracle: str, call: str, path: str, direction: str, marked_by: str | None) -> Flag:
+    """A ``requires_grad`` flag of ``call`` on ``path`` that differs from eager's in ``direction``,
+    marked by Thunder's Function ``marked_by`` (None: localised by the op, later)."""
+    return Flag(oracle, call or CallLabel.PLAIN, path, direction=direction, marked_by=marked_by)
 
 
-def fault_of(violation: Violation) -> str:
-    """``violation``'s identity: the one it states, or its oracle, type, key without names and
-    numbers, and frame (what an oracle with no better knowledge can say)."""
-    if is_value(violation) and (not violation.fault or NOT_LOCALISED in violation.fault):
-        # Not localised, a wrong value says only which output differs: one per path, as two
-        # faults on two paths would read alike.
-        return f"{violation.fault or value_fault(violation.oracle, violation.call, None)} | on {violation.path}"
-    if violation.fault:
-        return violation.fault
-    return " | ".join((violation.oracle, violation.error_type, words(violation.key or violation.message), violation.frame))
+def malformation_fault(oracle: str, problem: str, trace: str) -> Malformed:
+    """A malformed trace: the problem's words (no names) and the kind of trace it is in."""
+    return Malformed(oracle, words(problem), trace)
 
 
-def without_localisation(signature_text: str) -> str:
-    """A signature with where a wrong value first differs left out: what a replay of a program it
-    cannot localise (a reproducer's script, not a fuzzdce program) compares."""
-    text = re.sub(r" \| on [^|]*$", "", signature_text)
-    return re.sub(r"first differs at [^|]*?(?= \| |$)", "first differs at <op>", text)
+def guard_fault(oracle: str, property_varied: str) -> GuardProperty:
+    """A guard's property that, varied, makes Thunder differ from eager."""
+    return GuardProperty(oracle, property_varied)
 
 
-def signature(violation: Violation) -> str:
-    """A violation's signature: its path, oracle and identity (``fault_of``). What ``triage``
-    compares between Thunders; a finding is one signature under one verdict and placements."""
-    return " | ".join((violation.path, violation.oracle, fault_of(violation)))
+def dce_fault(oracle: str, wrong: str) -> UnsoundDce:
+    """A DCE that removed what was live, known by what it did wrong (``UnsoundDce``)."""
+    return UnsoundDce(oracle, wrong)
+
+
+def stated_fault(violation: Violation) -> Stated:
+    """The fault of a violation whose oracle states none: its oracle, type, key and frame."""
+    return Stated(violation.oracle, violation.error_type, words(violation.key or violation.message), violation.frame)
+
+
+def fault_of(violation: Violation) -> Fault:
+    """``violation``'s fault: the one its oracle made, else the one it states (``stated_fault``)."""
+    return violation.fault if violation.fault is not None else stated_fault(violation)
+
+
+def signature(violation: Violation, localised: bool = True) -> str:
+    """A violation's signature: its path, oracle and fault. What ``triage`` compares between
+    Thunders; a finding is one signature under one verdict and placements. Not ``localised``, a
+    wrong value reads alike wherever it first differs (what a replay of a reproducer's script,
+    which has no statements to localise, compares)."""
+    return signature_of(violation.path, violation.oracle, fault_of(violation), localised)
+
+
+def signature_of(path: str, oracle: str, fault: Fault, localised: bool = True) -> str:
+    """``signature`` of a fault on ``path`` by ``oracle`` (a bug record's member keeps the three)."""
+    text = fault.unlocalised_text() if not localised and isinstance(fault, WrongValue) else str(fault)
+    return " | ".join((path, oracle, text))

@@ -9,48 +9,26 @@ nothing). Without the reference among them it is a ``regression``; the reference
 under test make it ``shared``; the reference alone makes it ``fixed``.
 
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
-joined by evidence a user can check:
-- the same exception (``Violation.cause``: type, normalised message, Thunder frame) is one bug
-  whatever the path and whichever call showed it (``cause_key``: findings of one key are one
-  *cause*, shrunk together);
-- two causes whose minimal programs, each a finished shrink's result, each show the other's cause
-  are one bug (``FindingStore.link``). Findings that merely co-occur on a program never join, and a
-  program Hypothesis did not finish shrinking joins nothing;
-- findings whose settled minimal programs are identical, or whose violations are the same but for
-  the path (not a value comparison), with a placement in common (``join_keys``);
-- but a bug holds at most one kind of exception that Thunder raised to its caller (``raised_types``;
-  one raised in torch's own code is not Thunder's), and its findings have a Thunder in common (the
-  one holding the fault: a finding two faulty placements both show joins one's bug, not both): a
-  link that would break either is not followed, so no bug glues them through a third cause.
+joined into one fault. Whether two findings are one fault, and what keeps two bugs apart, is
+``joining``'s to decide (it says why); this module gathers the evidence: findings by cause
+(``joining.cause_key``), the links the shrinker found between causes whose settled programs each
+show the other (``FindingStore.link``), and each finding's ``joining.join_keys``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
-from fuzzdce.core.faults import (  # noqa: F401  (UNBOUND_NAME, nameless: their readers')
-    UNBOUND_NAME,
-    fault_of,
-    is_value,
-    nameless,
-    on_thunders_behalf,
-    raised_kind,
-    signature,
-    value_fault,
-    words,
-)
-from fuzzdce.core.model import STOCK, TORCH_FRAME, Verdict, Violation
+from fuzzdce.core.faults import fault_of, signature
+from fuzzdce.core.joining import cause_key, connected, join_keys, violations_kept_apart
+from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, short_id
 from fuzzdce.core.vocabulary import AddResult
 
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
-
-
-Item = TypeVar("Item")
 
 
 def size_of(n_ops: int, n_inputs: int, source: str) -> tuple[int, int, int]:
@@ -86,211 +64,6 @@ def bug_order(bug) -> tuple:
     and id): regressions and new first, wrong values that need a NaN or infinite input after
     the other bugs of their verdict, then by id."""
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
-
-
-def by_kind(labels: set) -> dict:
-    """Labels by kind: a label is a (kind, value) pair, or a plain value of a kind of its own."""
-    kinds: dict = {}
-    for label in labels:
-        kinds.setdefault(label[0] if isinstance(label, tuple) else "", set()).add(label)
-    return kinds
-
-
-def clash(labels: set, other: set = frozenset()) -> bool:
-    """Would joining ``labels`` and ``other`` put two faults in one bug: a kind both hold, with no
-    label of it in common (``compatible``)? (Alone: do ``labels`` hold two of one kind?) A bug holds one raised kind
-    and one fault label; a cause whose one identity was met at several ops (a name collision in
-    the splitter, whatever node it hit) holds several, and joins what shares one of them."""
-    if not other:
-        return any(len(same) > 1 for same in by_kind(labels).values())
-    mine, theirs = by_kind(labels), by_kind(other)
-    return any(kind in theirs and not any(compatible(a, b) for a in mine[kind] for b in theirs[kind]) for kind in mine)
-
-
-def connected(
-    items: Sequence[Item],
-    names: Callable[[Item], Iterable[Hashable]],
-    kept_apart: Callable[[Item], Iterable[Hashable]] = lambda item: (),
-    shown_under: Callable[[Item], Iterable[Hashable]] | None = None,
-) -> list[list[Item]]:
-    """``items`` joined when they share a name, directly or through other items (union-find): the
-    components, each in the items' order. The one join of findings into bugs: the campaign's
-    (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
-
-    Two components join only when, for each kind of label ``kept_apart`` gives their items that
-    both hold, they have a label of it in common (``clash``: one raised kind, one fault label, one
-    frame; an item met at several ops holds several), and, given
-    ``shown_under`` (the Thunders showing an item), its items have a Thunder in common: a shared
-    name that would break either is not followed (nor, so, any path through a third). A fault lives
-    in one Thunder, so a finding that two faulty placements both show joins the bug of one of
-    them, never both into one."""
-    parent = list(range(len(items)))
-    labels = [set(kept_apart(item)) for item in items]  # by root
-    common = [None if shown_under is None else frozenset(shown_under(item)) for item in items]  # by root
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict[Hashable, int] = {}
-    for i, item in enumerate(items):
-        for name in names(item):
-            a, b = root(i), root(owner.setdefault(name, i))
-            if a == b or clash(labels[a], labels[b]):
-                continue
-            if shown_under is not None and not common[a] & common[b]:
-                continue
-            low, high = min(a, b), max(a, b)
-            parent[high] = low
-            labels[low] |= labels[high]
-            if shown_under is not None:
-                common[low] = common[a] & common[b]
-    components: dict[int, list[Item]] = {}
-    for i, item in enumerate(items):
-        components.setdefault(root(i), []).append(item)
-    return list(components.values())
-
-
-RAISES = "raises"  # the oracle whose findings are Thunder raising to its caller
-OUTPUTS = "outputs"  # the oracle whose findings are wrong forward values
-
-
-def raised_types(found: Iterable[tuple[str, str | None, str | None, str]]) -> set[str]:
-    """The kinds of exception (``raised_kind``) Thunder raised to its caller among ``found`` (each
-    finding's oracle, error type, frame and message): a bug holds at most one. One small program
-    can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under
-    grad), and two bugs are better than one that hides another. (A split's reason or a malformed
-    trace is not such a type: those follow from one fault together with what it raises, and join
-    it. Nor is an exception raised inside torch's own code (``TORCH_FRAME``), such as torch.compile
-    refusing the trace Thunder handed it: ``var_mean``'s backward on a 0-d input raised a
-    ``TypeError`` in Thunder's torch executor and, on the same program, torch.compile's
-    ``Unsupported`` on a malformed trace.)"""
-    return {
-        raised_kind(error_type, message)
-        for oracle, error_type, frame, message in found
-        if oracle == RAISES and error_type and (not (frame or "").startswith(TORCH_FRAME) or on_thunders_behalf(frame))
-    }
-
-
-def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
-    """What joins findings into one cause with no further evidence: the same identity (``faults``:
-    where Thunder fails) under the same verdict and placements, whatever the path or call."""
-    return finding_signature(verdict, placements, "fault | " + fault_of(violation))
-
-
-# The oracles whose failures are faults of their own: Thunder raising, thunderfx splitting because it
-# raised, wrong values. Every other oracle observes what a fault did to a trace (a malformed trace,
-# DCE that is no fixed point, a subsymbol removed while live): it joins the fault its program shows.
-SPLITS = "splits"
-EXCEPTION_ORACLES = frozenset({RAISES, SPLITS})
-
-
-def named_site(violation: Violation) -> str:
-    """The violation's site when its identity names it (not only its context), else ""."""
-    return violation.site if violation.site and violation.site in fault_of(violation).split(" | ") else ""
-
-
-def exception_words(violation: Violation) -> str:
-    """An exception's or a split's words without its type, names and numbers: one exception a path
-    raises and thunderfx reports as a split's reason reads alike."""
-    text = violation.key or violation.message
-    return words(text.split(": ", 1)[1] if ": " in text else text)
-
-
-def fault_label(violation: Violation) -> str:
-    """What a bug holds at most one of (``connected``'s ``kept_apart``): the op a raised exception
-    or a split names, else its words; the op where a wrong value first differs; "" for the oracles
-    that only observe a fault, and for an exception torch raised in its own code on what Thunder
-    handed it (a consequence of the fault beside it, not a fault of its own), unless its autograd
-    engine or dispatcher raised it on Thunder's behalf (``faults.on_thunders_behalf``)."""
-    if violation.oracle in EXCEPTION_ORACLES or violation.fault.startswith("exception |"):
-        if (violation.frame or "").startswith(TORCH_FRAME) and not on_thunders_behalf(violation.frame):
-            return ""
-        named = named_site(violation)
-        # Words say what went wrong, not where: the op it was met at goes with them.
-        return f"op {named}" if named else f"words {exception_words(violation)}{words_site(violation)}"
-    if is_value(violation):  # not localised, a wrong value is labelled by its oracle and call alone
-        return f"op {violation.site}" if violation.site else value_fault(violation.oracle, violation.call, None)
-    return ""
-
-
-# Where Thunder defines ops (``ErrorInfo.frame``): an exception raised there is about the op being
-# defined; one raised elsewhere (a transform, the interpreter) may be met through any op.
-_OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:")
-_AT = " | at "
-
-
-def words_site(violation: Violation) -> str:
-    """Where an exception known by its words alone was met, when that is part of the fault: a
-    split's FX target, a raise's outermost Thunder symbol when it was raised in an op's own code
-    (``_OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
-    ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a split of
-    logsumexp in those words joined index_select's raise. A raise in code every op goes through
-    (a transform's own words) has no site: it is one fault whichever op met it."""
-    if not violation.site:
-        return ""
-    if violation.oracle != SPLITS and not _OP_CODE.match(violation.frame or ""):
-        return ""
-    return f"{_AT}{violation.site}"
-
-
-def compatible(label, other) -> bool:
-    """May one bug hold both labels (of one kind)? The same label; or the same words, one of them
-    met at an op and the other at none that is part of the fault (``words_site``)."""
-    if label == other:
-        return True
-    if not (isinstance(label, tuple) and isinstance(other, tuple)):
-        return False
-    mine, theirs = label[1], other[1]
-    if not (isinstance(mine, str) and isinstance(theirs, str) and mine.startswith("words ") and theirs.startswith("words ")):
-        return False
-    return mine.split(_AT)[0] == theirs.split(_AT)[0] and (_AT not in mine or _AT not in theirs)
-
-
-def kept_apart(violations: Iterable[Violation]) -> set[tuple[str, str]]:
-    """What a bug holds at most one of each (``connected``, ``clash``), for the campaign's findings."""
-    violations = list(violations)
-    return labels_kept_apart(((v.oracle, v.error_type, v.frame, v.message) for v in violations), map(fault_label, violations))
-
-
-def labels_kept_apart(raised: Iterable[tuple[str, str, str, str]], fault_labels: Iterable[str]) -> set[tuple[str, str]]:
-    """What a bug holds at most one of each: the kind of exception Thunder raised (``raised_types``
-    of each (oracle, error type, frame, message)), the fault label (``fault_label``: the op it is
-    about) and the frame Thunder raised at. The campaign's findings (``kept_apart``) and ``fuzzdce
-    merge``'s bug records (their members' fields) are kept apart by this one rule."""
-    raised = list(raised)
-    kinds = raised_types(raised)
-    # Where Thunder raised (a split keeps no frame): two frames are two faults, whatever the words.
-    frames = {frame for oracle, _, frame, _ in raised if oracle == RAISES and frame and not frame.startswith(TORCH_FRAME)}
-    labels = {label for label in fault_labels if label}
-    return {("raised", kind) for kind in kinds} | {("fault", label) for label in labels} | {("frame", f) for f in frames}
-
-
-def join_keys(finding: Finding) -> list[str]:
-    """What joins findings into one bug beyond their cause (``cause_key``), one name per placement
-    showing it (findings sharing a name and so a placement join; one faulty placement's finding
-    never joins another's):
-    - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
-      minimal programs are identical are one fault, whichever path and oracle showed each;
-    - its identity, under this placement (a finding that this and another placement show joins
-      this placement's bug of the same identity);
-    - its site, for an exception or a split: one fault in different words on different paths
-      (jit-grad's "no gradient transform for prims.index_add", thunderfx's "VJP for
-      PrimIDs.INDEX_ADD"), or in the same words at the same op (``words_site``), and for a wrong
-      value, where values first differ."""
-    keys = []
-    v = finding.violation
-    label = fault_label(v)
-    for placement in finding.placements:
-        head = f"{finding.verdict} | {placement}"
-        if finding.shrunk:
-            keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
-        keys.append(f"{head} | fault | {fault_of(v)}")  # the same identity under other placements besides
-        if label and (v.site or not is_value(v)):  # one fault in other words on another path: its op, or its words
-            keys.append(f"{head} | {'value' if is_value(v) else 'exception'} | {label}")
-    return keys
 
 
 class Triaged(NamedTuple):
@@ -365,7 +138,7 @@ class Finding:
 
     @property
     def cause_key(self) -> str:
-        """The finding's cause (``cause_key``): what joins findings with no further evidence."""
+        """The finding's cause (``joining.cause_key``): what joins findings with no further evidence."""
         return cause_key(self.verdict, self.placements, self.violation)
 
     @property
@@ -439,7 +212,7 @@ class Bug:
         smallest = self.smallest
         return (
             bool(smallest.shrunk)
-            and smallest.violation.oracle == OUTPUTS
+            and fault_of(smallest.violation).is_value
             and any(i.domain == Domain.NONFINITE for i in smallest.program.inputs)
         )
 
@@ -531,7 +304,7 @@ class FindingStore:
         joined = connected(
             list(causes),
             lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
-            kept_apart=lambda key: kept_apart(f.violation for f in causes[key]),
+            kept_apart=lambda key: violations_kept_apart(f.violation for f in causes[key]),
             shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
         )
         bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
@@ -545,7 +318,7 @@ class FindingStore:
             if f is members[0]:
                 why[f.signature] = "the finding of the bug's smallest program"
             elif f.cause_key == key:
-                why[f.signature] = f"same identity: {fault_of(f.violation)[:200]}"
+                why[f.signature] = f"same fault: {str(fault_of(f.violation))[:200]}"
             elif set(join_keys(f)) & set(join_keys(members[0])):
                 why[f.signature] = "the same minimal program, or the same op in other words on another path"
             else:

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, TraceKind, Verdict  # noqa: F401  (the records' types, here for their readers)
@@ -307,24 +308,18 @@ class Violation:
     message: str
     error_type: str = ""  # the exception type behind it, when there is one
     frame: str = ""  # where in Thunder it was raised, when known
-    # The part of the message that identifies the bug, for deduplication (default: the message).
-    # A split's key leaves out which FX node it hit; the exception is what matters.
+    # The part of the message that says what went wrong, without which FX node or value it hit
+    # (default: the message): an oracle that makes no ``fault`` is known by it.
     key: str = ""
-    # The exception behind it, when there is one, as "Type: message @ frame" (or a split's reason
-    # and exception): the same cause on any path, from any call, is one bug.
-    cause: str = ""
-    # Its identity, where Thunder fails (``faults``): the same on every path, from any call; empty
-    # for an oracle that states none (``faults.fault_of`` says what stands in).
-    fault: str = ""
+    # Its fault, where Thunder fails: a ``faults.Fault`` (a module built on this one), made by the
+    # oracle with one of that module's constructors; None for an oracle that makes none
+    # (``faults.fault_of`` says what stands in).
+    fault: Any = None
     # The op it is about, named by it or by its context (``faults``): one fault's failures on two
     # paths, in two wordings, share it. Empty when unknown.
     site: str = ""
     # The call whose value is wrong (a ``CallLabel``), for a wrong value.
     call: str = ""
-
-    @property
-    def identity(self) -> str:
-        return self.key or self.message
 
     def __str__(self) -> str:
         return f"[{self.path}/{self.oracle}] {self.message}"
@@ -333,6 +328,14 @@ class Violation:
 # --- the extension points ---------------------------------------------------------------------------
 
 Check = Callable[[Outcome, Outcome, "Outcome | None"], list[Violation]]
+
+
+class Judges(StrEnum):
+    """What an oracle's failures are."""
+
+    VALUE = "value"  # a value, flag, dtype or shape differs: localised where it first differs
+    EXCEPTION = "exception"  # Thunder raised (to its caller, or to thunderfx's splitter)
+    OBSERVER = "observer"  # what a fault did to a trace: it joins the fault its program shows
 
 
 @dataclass(frozen=True)
@@ -345,6 +348,11 @@ class Oracle:
     ``reads_traces``: it reads trace objects, which exist only in the process (and Thunder) that
     made them, so for another Thunder build it runs in that build's own process.
     ``description`` is how reports and reproducers say what it checks.
+
+    What it is, beside its code: ``judges`` (a wrong value, Thunder raising, or a trace observed);
+    ``script_checks``: a bug's standalone script (torch and Thunder only) can check its failure;
+    ``minify_priority``: which of a program's failures ``fuzzdce minify`` keeps by default, lowest
+    first (None: kept only when nothing with a priority shows).
     """
 
     name: str
@@ -352,6 +360,9 @@ class Oracle:
     description: str
     needs_stock: bool = False
     reads_traces: bool = False
+    judges: Judges = Judges.OBSERVER
+    script_checks: bool = False
+    minify_priority: int | None = None
 
     def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
         return self.check(outcome, reference, stock)

@@ -3,10 +3,10 @@
 The minifier Thunder does not have, built of fuzzdce's parts: the ``Program`` IR (a user's function
 read by ``core.program_source``), the statement-level reductions (``reductions``), the compile paths
 and oracles, a sandboxed worker with a time limit per candidate (``running.sandbox``), and a
-failure's identity (``shrinking.same_failure``).
+failure's fault (``joining.same_failure``).
 
 What "fails" means (``Failure``): by default the failure the original shows on its path under its
-Thunder, with the same identity: ``same_failure`` (the same exception at the same place in Thunder),
+Thunder, with the same fault: ``joining.same_failure`` (the same exception at the same place in Thunder),
 and for wrong values also the same *first differing op* (``first_differing_op``: the op whose value
 is the first to differ from eager's, found once on the original returning every value it defines).
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
@@ -37,13 +37,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import OUTPUTS, RAISES
+from fuzzdce.core.faults import Raised, Split, WrongValue
+from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.fuzzing import reductions
-from fuzzdce.fuzzing.shrinking import same_failure
-from fuzzdce.oracles import crash as crash_oracle
-from fuzzdce.oracles import timeout as timeout_oracle
+from fuzzdce.oracles import ORACLES
+from fuzzdce.oracles.outputs import OUTPUTS
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
@@ -55,12 +55,6 @@ MIN_TIMEOUT = 20.0
 # How long after a candidate's limit its worker is killed: a hang in C never reaches the limit's
 # safe points, and a minify has thousands of candidates to get through (a campaign waits 15 s).
 GRACE_SECONDS = 5.0
-# The oracles whose violations are wrong values, and the one whose are graph splits.
-MISMATCH_ORACLES = (OUTPUTS, "grads")
-SPLIT_ORACLE = "splits"
-# Which of the original's violations the default criterion keeps, first found first: an exception
-# before wrong values before anything else (the cheapest to keep and the clearest to report).
-ORACLE_PRIORITY = (RAISES, crash_oracle.ORACLE_NAME, timeout_oracle.ORACLE_NAME, OUTPUTS, "grads", "mutations", SPLIT_ORACLE)
 _OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
 
 
@@ -112,7 +106,7 @@ class Failure:
 
     def keeps(self, program: Program, v: Violation, locate: Locate | None = None) -> bool:
         """Does ``v``, a violation of ``program``, keep this failure? The one rule of "the same failure"
-        (``shrinking.same_failure``: whatever identity it defines, minify follows). For wrong values,
+        (``joining.same_failure``: whatever fault it defines, minify follows). For wrong values,
         the first differing op must be the original's too: the op defining the first differing
         output, or where that is another (a later op reading the wrong value), the op ``locate``
         finds on the program returning every value (None: no second look)."""
@@ -123,11 +117,11 @@ class Failure:
                 return True
             return locate is not None and locate(program, v) == self.first_op
         if self.criterion == Criterion.EXCEPTION:
-            return v.oracle == RAISES
-        if self.criterion == Criterion.MISMATCH:
-            return v.oracle in MISMATCH_ORACLES
+            return isinstance(v.fault, Raised)
+        if self.criterion == Criterion.MISMATCH:  # against eager (``exact`` compares with the reference)
+            return isinstance(v.fault, WrongValue) and not ORACLES[v.oracle].needs_stock
         if self.criterion == Criterion.SPLIT:
-            return v.oracle == SPLIT_ORACLE
+            return isinstance(v.fault, Split)
         return self.pattern is not None and self.pattern.search(v.message) is not None
 
     def describe(self) -> str:
@@ -143,12 +137,18 @@ class Failure:
         }[self.criterion]
 
 
+def priority(violation: Violation) -> float:
+    """Its oracle's ``minify_priority`` (lower first; none: after every oracle that has one)."""
+    oracle = ORACLES.get(violation.oracle)
+    given = oracle.minify_priority if oracle is not None else None
+    return float("inf") if given is None else given
+
+
 def pick_target(violations: list[Violation]) -> Violation | None:
-    """The violation the default criterion keeps: by ``ORACLE_PRIORITY``, then first shown."""
-    ranked = sorted(
-        violations, key=lambda v: ORACLE_PRIORITY.index(v.oracle) if v.oracle in ORACLE_PRIORITY else len(ORACLE_PRIORITY)
-    )
-    return ranked[0] if ranked else None
+    """The violation the default criterion keeps, first found first among equals: by its oracle's
+    ``minify_priority``, an exception before wrong values before anything else (the cheapest to
+    keep and the clearest to report)."""
+    return min(violations, key=priority, default=None)
 
 
 @dataclass

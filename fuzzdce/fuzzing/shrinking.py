@@ -11,7 +11,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
   fixed cause, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the cause's
-  failure when it shows a violation of the same path, oracle and identity (``same_failure``). The statement-level passes (``reductions``) run first, to their
+  failure when it shows a violation of the same path, oracle and fault (``joining.same_failure``). The statement-level passes (``reductions``) run first, to their
   end; then Hypothesis's shrinker, from the cause's choices (it reduces shapes, values and dtypes
   as well as ops), within its share of the time the waiting causes' passes leave
   (``hypothesis_seconds``), its result, when smaller, reduced by the passes again. The final program is
@@ -21,7 +21,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   two lanes find many causes alike and share no cache.
 - **Joining** (``Shrinker.join``): every cause's smallest program is settled (the unshrunk ones
   too), and a cause joins another when a settled program of one shows the other's failure with the
-  same verdict and a placement in common (``placed_marks``); the raised-kind rule of ``findings`` keeps two
+  same verdict and a placement in common (``joining.placed_marks``); ``joining``'s kept-apart labels keep two
   causes apart when one program merely shows both.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
@@ -43,8 +43,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
-from fuzzdce.core.faults import fault_of
 from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
+from fuzzdce.core.joining import placed_marks, same_failure
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import short_id
@@ -174,27 +174,6 @@ def lane_share(cause: str, lanes: int) -> int:
     causes (each starts from Hypothesis's simplest programs) and know nothing of each other's, so
     each takes a share of its own first, by a hash every process computes alike."""
     return int(short_id(cause), 16) % max(1, lanes)
-
-
-def same_failure(v: Violation, target: Violation) -> bool:
-    """Does ``v`` keep ``target``'s failure: the same path, oracle and identity (``faults``: where
-    Thunder fails; for a wrong value, the op where it first differs)? A different failure is
-    another bug, so a shrink never slips from one fault to another."""
-    return (v.path, v.oracle, fault_of(v)) == (target.path, target.oracle, fault_of(target))
-
-
-def mark(verdict: Verdict, violation: Violation) -> str:
-    """What a settled program must show of a cause for the cause to join it: its identity under
-    its verdict; under a placement the cause's finding has too (``placed_marks``: one faulty
-    placement's bug never joins another's)."""
-    return f"{verdict} | {fault_of(violation)}"
-
-
-def placed_marks(item: Finding | Triaged) -> set[tuple[str, str]]:
-    """(``mark``, placement) for each placement ``item`` shows under: a finding, or a violation a
-    settled program shows. A settled program shows a cause when the two share a pair."""
-    shown = mark(item.verdict, item.violation)
-    return {(shown, p) for p in item.placements}
 
 
 def finite_if_it_fails(program: Program, fails) -> Program:
@@ -463,7 +442,7 @@ class Shrinker:
         """Join each cause whose smallest program is settled to every cause that program shows
         (``placed_marks``) with a placement in common: one minimal program showing two failures of one
         Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
-        of ``findings.connected`` keeps two exception types apart all the same."""
+        of ``joining.connected`` keeps two exception types apart all the same."""
         causes = self.store.causes()
         # (mark, placement) -> the causes with a finding of that mark under that placement
         showing: dict[tuple[str, str], set[str]] = {}

@@ -21,4 +21,4 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     return [Violation(ORACLE_NAME, outcome.path, f"crash: {last}", "Crash", key=FailureKind.CRASH)]
 
 
-ORACLE = Oracle(ORACLE_NAME, check, "the process running the compile path survives it")
+ORACLE = Oracle(ORACLE_NAME, check, "the process running the compile path survives it", minify_priority=1)

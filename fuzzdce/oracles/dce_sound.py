@@ -21,10 +21,30 @@ each call's kept decompositions against the trace it was given (``Outcome.dce_ca
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import dce_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.core.subsymbols import changes, two_thunders, why_live
 
 GIVEN = "the trace dce was given"  # what a dce call's kept decompositions are compared with
+
+
+ORACLE_NAME = "dce-sound"
+KEPT_CHANGED = "kept a subsymbol changed"
+# What a DCE did wrong, by why the subsymbol it removed was live (``subsymbols.why_live``'s kinds).
+_DROPPED = {
+    "parent output": "dropped a subsymbol that produces its symbol's output",
+    "read by kept": "dropped a subsymbol a kept subsymbol reads",
+}
+
+
+def what_went_wrong(change_kind: str, reason: str) -> str:
+    """A DCE fault: what it removed (a subsymbol, or a kept one's outputs) and why that was live,
+    the first of ``why_live``'s reasons; never which symbol it happened in (one defect of one DCE
+    function shows under every symbol it meets)."""
+    dropped = _DROPPED.get(reason, f"dropped a subsymbol tagged {reason}")
+    return (
+        dropped if change_kind == "removed" else f"pruned live outputs of a kept subsymbol ({dropped.removeprefix('dropped ')})"
+    )
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -35,7 +55,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         try:
             found = [(label, change, stock.placement) for label, change in changes(outcome, stock)]
         except Exception as e:  # a trace that cannot be walked is malformed: the names oracle says why
-            outcome.could_not_check("dce-sound", "could not compare traces with the reference's", e)
+            outcome.could_not_check(ORACLE_NAME, "could not compare traces with the reference's", e)
     # Each dce call against the trace it was given, stock's too (so triage sees what stock does),
     # including calls no trace records; each call is complete even on a path that raised later
     # (the edited subsymbol may be why it raised).
@@ -59,18 +79,22 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             why = "; ".join(text for _, text in reasons)
             shown = "" if change.kind == "pruned" else f" {change.child.head}"
             message = f"{label}: {change.symbol} at depth {change.depth} lost {lost}{shown}: {why}"
+            fault = dce_fault(ORACLE_NAME, what_went_wrong(change.kind, reasons[0][0]))
         else:
             key = f"{change.symbol} kept a changed {child}"
             message = f"{label}: {change.symbol} at depth {change.depth} has subsymbol {change.child.head}, which {compared_with} does not have"
-        if key in seen:  # the same fault echoed by later traces and other symbols of the program
+            fault = dce_fault(ORACLE_NAME, KEPT_CHANGED)
+        if fault in seen:  # the same fault echoed by later traces and other symbols of the program
             continue
-        seen.add(key)
-        violations.append(Violation("dce-sound", outcome.path, f"{message} (in {change.parent.head})", "UnsoundDce", key=key))
+        seen.add(fault)
+        violations.append(
+            Violation(ORACLE_NAME, outcome.path, f"{message} (in {change.parent.head})", "UnsoundDce", key=key, fault=fault)
+        )
     return violations
 
 
 ORACLE = Oracle(
-    "dce-sound",
+    ORACLE_NAME,
     check,
     "every subsymbol the placement removed (against stock) was dead there, and nothing it kept changed",
     needs_stock=True,

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
 from fuzzdce.core.subsymbols import Renaming, align, top_level_nodes
 
 NAME = "exact"
@@ -134,7 +134,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             if why:
                 message = f"{label} call {what}{why if why.startswith('[') else ': ' + why} ({stock.placement} ran the same execution trace)"
                 key = f"{what} not bit for bit the reference's on the same execution trace"
-                fault = value_fault(NAME, label, None)  # localised: where values first differ
+                fault = value_fault(NAME, label, outcome.path)  # localised: where values first differ
                 violations.append(Violation(NAME, outcome.path, message, "BitMismatch", key=key, fault=fault, call=label))
                 break  # one finding per call: what differs first
     return violations
@@ -146,4 +146,5 @@ ORACLE = Oracle(
     "where the placement ran stock's execution trace (names aside), outputs, gradients and inputs "
     "after each call equal stock's bit for bit (CPU)",
     needs_stock=True,
+    judges=Judges.VALUE,
 )

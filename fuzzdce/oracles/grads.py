@@ -13,9 +13,11 @@ import dataclasses
 
 import torch
 
-from fuzzdce.core.faults import value_fault
-from fuzzdce.core.model import Call, Oracle, Outcome, Violation
+from fuzzdce.core.faults import Flag, flag_fault
+from fuzzdce.core.model import Call, Judges, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
+
+ORACLE_NAME = "grads"
 
 
 def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Violation]:
@@ -33,12 +35,12 @@ def requires_grad_mismatches(outcome: Outcome, reference: Outcome) -> list[Viola
                 message += f" (the output is made by {function}, which marks it differentiable)"
             violations.append(
                 Violation(
-                    "grads",
+                    ORACLE_NAME,
                     outcome.path,
                     message,
                     "RequiresGradMismatch",
                     key=mismatch_key(label, call, expected),
-                    fault=flag_fault(label, call, expected, function),
+                    fault=requires_grad_fault(outcome.path, label, call, expected, function),
                     call=label,
                     site=function or "",
                 )
@@ -64,15 +66,14 @@ def mismatch_key(label: str, call: Call, expected: Call) -> str:
     return f"{label} call: an output's requires_grad is {call.output_requires_grad[first]}, eager's {expected.output_requires_grad[first]}"
 
 
-def flag_fault(label: str, call: Call, expected: Call, function: str | None) -> str:
+def requires_grad_fault(path: str, label: str, call: Call, expected: Call, function: str | None) -> Flag:
     """A requires_grad mismatch's identity: its direction, and where the flag was decided. An
     output that requires grad where eager's does not, made by an autograd Function of Thunder's own
     (``function``: ``marking_function``), has its flag from that Function (it marks which outputs
     are differentiable, whatever op computed them): one fault at the Function, however many ops show
     it (``thunder.jit`` marking every output differentiable was four bugs, at new_full, ones_like,
     softplus and not localised). Otherwise the op where it first differs (``localise``)."""
-    where = value_fault("grads", label, None) if function is None else f"grads | {label} | marked by {function}"
-    return f"{where} | {requires_grad_direction(call, expected)}"
+    return flag_fault(ORACLE_NAME, label, path, requires_grad_direction(call, expected), function)
 
 
 def marking_function(call: Call, expected: Call) -> str | None:
@@ -145,7 +146,14 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     finite_outcome = dataclasses.replace(
         finite_outcome, calls={label: call for label, call in finite_outcome.calls.items() if label not in flagged}
     )
-    return flags + compare_calls(finite_outcome, finite_reference, "grads", "grads", "grad")
+    return flags + compare_calls(finite_outcome, finite_reference, ORACLE_NAME, "grads", "grad")
 
 
-ORACLE = Oracle("grads", check, "gradients and each output's requires_grad agree with eager")
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "gradients and each output's requires_grad agree with eager",
+    judges=Judges.VALUE,
+    script_checks=True,
+    minify_priority=4,
+)

@@ -23,12 +23,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from fuzzdce.core.faults import guard_fault
 from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare, float64_value
 from fuzzdce.oracles.raises import raised as raised_to_caller
 
 # One finding per path, whichever property a program varied: which guard let the call through
 # is in the message (a guard fault shows on every property it checks, each drawn by chance).
+ORACLE_NAME = "guards"
 KEY = "a call that must miss the cache gave another result than eager"
 
 # How Thunder says what it does not support (``NotImplementedError("... is not supported")``,
@@ -46,7 +48,7 @@ def raised(outcome: Outcome, label: CallLabel, e: ErrorInfo) -> Violation:
     identifies one (``raises.raised``), the property varied in the message."""
     stage = outcome.guard_calls[label].stage
     as_raised = raised_to_caller(outcome.path, e, f" ({label} call, {stage})")
-    return dataclasses.replace(as_raised, oracle="guards", message=f"{label.property_varied} varied: {as_raised.message}")
+    return dataclasses.replace(as_raised, oracle=ORACLE_NAME, message=f"{label.property_varied} varied: {as_raised.message}")
 
 
 def mismatch(call, expected, float64=None) -> str | None:
@@ -95,13 +97,21 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             message = f"{label.property_varied} varied{cache}: {reason}"
             # Its identity: the property varied (a guard fault shows on every op reading it).
             violations.append(
-                Violation("guards", outcome.path, message, "GuardMismatch", key=KEY, fault=f"guards | {label.property_varied}")
+                Violation(
+                    ORACLE_NAME,
+                    outcome.path,
+                    message,
+                    "GuardMismatch",
+                    key=KEY,
+                    fault=guard_fault(ORACLE_NAME, label.property_varied),
+                )
             )
     return violations
 
 
 ORACLE = Oracle(
-    "guards",
+    ORACLE_NAME,
     check,
     "calls that vary a property the prologue checks (shape, rank, dtype, requires_grad, layout, a number, a string) agree with eager",
+    script_checks=True,
 )

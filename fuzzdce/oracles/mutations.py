@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 
@@ -10,4 +10,11 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     return compare_calls(outcome, reference, "mutations", "inputs_after", "input after the call")
 
 
-ORACLE = Oracle("mutations", check, "inputs end in the same state as in eager (in-place ops)")
+ORACLE = Oracle(
+    "mutations",
+    check,
+    "inputs end in the same state as in eager (in-place ops)",
+    judges=Judges.VALUE,
+    script_checks=True,
+    minify_priority=5,
+)

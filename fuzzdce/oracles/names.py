@@ -18,7 +18,7 @@ import thunder
 import torch
 from thunder.core.proxies import NumberProxy
 
-from fuzzdce.core.faults import words
+from fuzzdce.core.faults import malformation_fault
 from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
 from fuzzdce.core.vocabulary import CallStage
@@ -175,14 +175,6 @@ def trace_kind(label: str) -> str:
     return next((str(kind) for kind in TRACE_KINDS if f" {kind} " in f" {label} "), "")
 
 
-def malformation_fault(kind: str, trace: str) -> str:
-    """A malformation's identity: its kind (no names) and the kind of ``trace`` it is in. One wording
-    in a backward trace and in a forward trace comes from other transforms: var_mean's backward using
-    a proxy it never defined and a symbolic-values forward trace using an unknown number proxy both
-    read "unknown proxy <name> is used", and were one bug by those words alone."""
-    return " | ".join((ORACLE_NAME, "MalformedTrace", words(kind), f"in a {trace or 'labelled'} trace"))
-
-
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations = []
     for label, trace in outcome.traces:
@@ -195,10 +187,19 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
                     f"{label}: {problem.detail}",
                     "MalformedTrace",
                     key=problem.kind,
-                    fault=malformation_fault(problem.kind, kind),
+                    # The kind of trace as well as the problem: one wording in a backward and in a forward
+                    # trace comes from two transforms (var_mean's backward using a proxy it never defined and
+                    # a symbolic-values forward trace using an unknown number proxy read alike).
+                    fault=malformation_fault(ORACLE_NAME, problem.kind, kind),
                 )
             )
     return violations
 
 
-ORACLE = Oracle(ORACLE_NAME, check, "every trace is well-formed and defines each name once, at every level", reads_traces=True)
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "every trace is well-formed and defines each name once, at every level",
+    reads_traces=True,
+    script_checks=True,
+)

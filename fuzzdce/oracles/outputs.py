@@ -26,8 +26,9 @@ import torch
 from torch.testing._comparison import default_tolerances
 
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.findings import OUTPUTS
-from fuzzdce.core.model import CallLabel, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, Judges, Oracle, Outcome, Violation
+
+OUTPUTS = "outputs"
 
 # How many times eager's distance from the float64 result a compiled result may be from it: the
 # multiplier ``torch._dynamo.utils.same`` uses for small tensors (under 1,000 elements: all of ours).
@@ -149,7 +150,7 @@ def compare_calls(outcome: Outcome, reference: Outcome, oracle: str, attribute: 
                     reason,
                     "Mismatch",
                     key=mismatch_key(reason),
-                    fault=value_fault(oracle, label, None),
+                    fault=value_fault(oracle, label, outcome.path),
                     call=label,
                 )
             )
@@ -165,4 +166,7 @@ ORACLE = Oracle(
     check,
     "outputs agree with eager (exact for integers, bools and numbers; floating: the dtype's default "
     "tolerance, or no farther than eager from a float64 run)",
+    judges=Judges.VALUE,
+    script_checks=True,
+    minify_priority=3,
 )

@@ -9,8 +9,9 @@ grad otherwise than eager's is judged by ``grads`` alone once it reaches the bac
 from __future__ import annotations
 
 from fuzzdce.core.faults import exception_fault
-from fuzzdce.core.findings import RAISES
-from fuzzdce.core.model import CallLabel, CallStage, ErrorInfo, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, CallStage, ErrorInfo, Judges, Oracle, Outcome, Violation
+
+RAISES = "raises"
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -51,10 +52,16 @@ def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
         e.type,
         e.frame,
         key=f"{e.type}: {e.message}",
-        cause=f"{e.type}: {e.message} @ {e.frame}",
         fault=fault,
         site=site,
     )
 
 
-ORACLE = Oracle(RAISES, check, "Thunder raises no exception where eager did not")
+ORACLE = Oracle(
+    RAISES,
+    check,
+    "Thunder raises no exception where eager did not",
+    judges=Judges.EXCEPTION,
+    script_checks=True,
+    minify_priority=0,
+)

@@ -8,7 +8,7 @@ here (the campaign counts those separately); a split because Thunder *raised* is
 from __future__ import annotations
 
 from fuzzdce.core.faults import split_fault
-from fuzzdce.core.model import Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
 
 EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
 
@@ -27,9 +27,16 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             key = f"{reason.reason_type.name}: {reason.exception}"
             fault, site = split_fault(reason.reason_type.name, str(reason.info), str(reason.exception))
             violations.append(
-                Violation("splits", outcome.path, message, reason.reason_type.name, key=key, cause=key, fault=fault, site=site)
+                Violation("splits", outcome.path, message, reason.reason_type.name, key=key, fault=fault, site=site)
             )
     return violations
 
 
-ORACLE = Oracle("splits", check, "thunderfx splits no graph because Thunder raised")
+ORACLE = Oracle(
+    "splits",
+    check,
+    "thunderfx splits no graph because Thunder raised",
+    judges=Judges.EXCEPTION,
+    script_checks=True,
+    minify_priority=6,
+)

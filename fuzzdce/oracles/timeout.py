@@ -20,4 +20,4 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     return [Violation(ORACLE_NAME, outcome.path, f"timeout: {failure.message}", "Timeout", key=FailureKind.TIMEOUT)]
 
 
-ORACLE = Oracle(ORACLE_NAME, check, "the compile path finishes within its time limit")
+ORACLE = Oracle(ORACLE_NAME, check, "the compile path finishes within its time limit", minify_priority=2)

@@ -9,7 +9,7 @@ total from that union (``records.RunSummary.combine``), so merging is idempotent
 merge(A, B) == merge(B, A) == merge(merge(A, B), B).
 
 Bugs (``records.BugRecord``) are joined when they share a key or any member finding signature
-(``findings.connected``, the union-find that joins the campaign's findings into bugs); the joined
+(``joining.connected``, the union-find that joins the campaign's findings into bugs); the joined
 bug keeps the smallest program (fewest ops, then inputs, then source length, then source and key:
 ``Bug.smallest``'s order, made total), that bug's key and id, and its folder's reproducer and traces.
 """
@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import combined_confirmed, connected, earliest, labels_kept_apart
+from fuzzdce.core.findings import combined_confirmed, earliest
+from fuzzdce.core.joining import Label, connected, kept_apart
 from fuzzdce.core.signatures import short_id
 from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical, upstream_of
 from fuzzdce.results.report import plural
@@ -93,18 +94,18 @@ def program_order(candidate: Candidate) -> tuple:
 
 
 def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
-    """Candidates joined by a shared key or member signature (``findings.connected``, the campaign's
+    """Candidates joined by a shared key or member signature (``joining.connected``, the campaign's
     join), each group smallest program first."""
     groups = connected(candidates, lambda c: c.record.join_names(), raised_in, shown_under=shown_under)
     return [sorted(group, key=program_order) for group in groups]
 
 
-def raised_in(candidate: Candidate) -> set[tuple[str, str]]:
+def raised_in(candidate: Candidate) -> set[Label]:
     """What a candidate's members are kept apart by, exactly as the campaign keeps findings apart
-    (``findings.labels_kept_apart``): the kinds of exception Thunder raised, the frames it raised at
-    and the fault labels (the ops they are about)."""
-    members = candidate.record.members
-    return labels_kept_apart(((m.oracle, m.error_type, m.frame, m.message) for m in members), (m.label for m in members))
+    (``joining.kept_apart``, of each member's fault and site): the kinds of exception Thunder raised,
+    the frames it raised at and the fault labels (the ops they are about). A member an older
+    fuzzdce wrote, without its fault as data, keeps nothing apart."""
+    return kept_apart(found for m in candidate.record.members if (found := m.fault_and_site()) is not None)
 
 
 def shown_under(candidate: Candidate) -> tuple[str, ...]:

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import fault_of
-from fuzzdce.core.findings import bug_order, fault_label, is_reportable, size_of
+from fuzzdce.core.faults import Fault, fault_of, signature_of
+from fuzzdce.core.findings import bug_order, is_reportable, size_of
+from fuzzdce.core.joining import fault_label
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.timeline import combine
 from fuzzdce.core.versions import versions
@@ -131,9 +132,12 @@ class MemberRecord:
     known: str | None = None
     why: str = ""
     first_seen_seconds: float | None = None
-    # Its identity (``faults``: where Thunder fails) and what a bug holds at most one of
-    # (``findings.fault_label``: the op it is about, "" for an oracle that only observes a fault).
+    # Its fault (``faults``: where Thunder fails) as text and as data (``Fault.to_json``), the op it
+    # is about (``Violation.site``), and, to read, what a bug holds at most one of
+    # (``joining.fault_label``: the op it is about, "" for an oracle that only observes a fault).
     fault: str = ""
+    fault_data: dict[str, Any] | None = None
+    site: str = ""
     label: str = ""
 
     # The fields summary.json lists of each member.
@@ -159,8 +163,10 @@ class MemberRecord:
             known=finding.known_reason,
             why=why,
             first_seen_seconds=finding.first_seen_seconds,
-            fault=fault_of(v),
-            label=fault_label(v),
+            fault=str(fault_of(v)),
+            fault_data=fault_of(v).to_json(),
+            site=v.site,
+            label=str(fault_label(fault_of(v), v.site) or ""),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -182,8 +188,21 @@ class MemberRecord:
             "why": self.why,
             "first_seen_seconds": self.first_seen_seconds,
             "fault": self.fault,
+            "fault_data": self.fault_data,
+            "site": self.site,
             "label": self.label,
         }
+
+    def fault_and_site(self) -> tuple[Fault, str] | None:
+        """Its fault as a value and its site (None for a record an older fuzzdce wrote)."""
+        return (Fault.from_json(self.fault_data), self.site) if self.fault_data else None
+
+    def unlocalised_signature(self) -> str:
+        """Its violation's signature wherever a wrong value first differs (``faults.signature``'s
+        ``localised=False``): what a replay of the bug's script compares. A record an older fuzzdce
+        wrote has its signature as it was."""
+        found = self.fault_and_site()
+        return self.violation_signature if found is None else signature_of(self.path, self.oracle, found[0], localised=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:
@@ -355,7 +374,7 @@ class BugRecord:
         return size_of(self.n_ops, self.n_inputs, self.program)
 
     def join_names(self) -> list[tuple[str, str]]:
-        """What joins it with another bug's record (``findings.connected``): its key, each member's signature."""
+        """What joins it with another bug's record (``joining.connected``): its key, each member's signature."""
         return [("key", self.key), *(("member", m.signature) for m in self.members)]
 
 

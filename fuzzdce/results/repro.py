@@ -22,11 +22,10 @@ from collections.abc import Callable, Mapping
 from enum import IntEnum
 
 from fuzzdce.core.errors import UsageError, unexpected_exception
-from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, CallLabel, ErrorInfo, Outcome, Placement, Violation
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
-from fuzzdce.oracles.raises import unexpected_errors
+from fuzzdce.oracles.raises import RAISES, unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
 from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path

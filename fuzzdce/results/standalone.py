@@ -35,9 +35,9 @@ from pathlib import Path
 import torch
 
 from fuzzdce.core.faults import without_annotations
-from fuzzdce.core.findings import OUTPUTS, RAISES
-from fuzzdce.core.model import STOCK, CallLabel
+from fuzzdce.core.model import STOCK, CallLabel, Judges
 from fuzzdce.core.versions import versions
+from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, MemberRecord
 from fuzzdce.results.store import REPRO_FILE, read_bug
 from fuzzdce.running.paths import PATHS
@@ -62,14 +62,16 @@ class Check(StrEnum):
 
 
 def check_of(oracle: str, error_type: str | None) -> Check:
-    """What a failure of ``oracle`` (with the violation's ``error_type``) is checked by."""
-    if oracle in ("outputs", "grads", "mutations"):
+    """What a failure of ``oracle`` (with the violation's ``error_type``) is checked by: what the
+    oracle declares (``Oracle.script_checks``), a value oracle's flag or exception by their own."""
+    declared = ORACLES.get(oracle)
+    if declared is None or not declared.script_checks:
+        return Check.RUNS
+    if declared.judges == Judges.VALUE:
         if error_type == "RequiresGradMismatch":
             return Check.FLAGS
         return Check(oracle) if error_type == "Mismatch" else Check.RAISES  # a value oracle's exception
-    if oracle in (RAISES, "splits", "names", "guards"):
-        return Check(oracle)
-    return Check.RUNS
+    return Check(oracle)
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,7 @@ def bug_case(record: BugRecord, repro_text: str = "") -> Case:
 
 def minified_case(program, path: str, violation, placement: str = STOCK) -> Case:
     """The case of a minified program (a ``Program``) failing as ``violation`` on ``path``."""
-    oracle, message = (violation.oracle, violation.message) if violation is not None else (OUTPUTS, "")
+    oracle, message = (violation.oracle, violation.message) if violation is not None else (Check.OUTPUTS.value, "")
     notes = [f"Minified by fuzzdce, {found_with(versions())}.", *placement_note(placement)]
     check = check_of(oracle, violation.error_type if violation is not None else "Mismatch")
     return Case(

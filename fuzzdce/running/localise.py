@@ -4,12 +4,12 @@ A wrong value's message says which output differs, not why; two faults on two op
 wrong value is localised (as PyTorch's minifier analysis compares intermediate values): each
 prefix of the program, up to a statement the outputs depend on and returning what that statement
 defines, is run on the same path under the same Thunder, and the first prefix that is wrong on the
-same call names the op (``faults.value_fault``). Wrong in any way: a value, a ``requires_grad`` flag
+same call names the op (``faults.WrongValue.localised_at``). Wrong in any way: a value, a ``requires_grad`` flag
 lost or invented, a dtype or a shape, whichever oracle comparing with eager saw it (hstack of 1-D
 inputs loses ``requires_grad`` with right values, and addcdiv's gradient through it is then wrong:
 the op to blame is hstack). The message then says what is wrong there and what it causes. Returning
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
-itself; when none is, the value stays "not localised" (its identity is then the oracle and the call).
+itself; when none is, the value stays "not localised" (its fault is then the oracle, the call and the path).
 
 The prefixes are jobs like any other: the evaluator's cache runs each once per campaign.
 """
@@ -19,28 +19,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from fuzzdce.core.faults import VALUE_ORACLES, is_value, value_fault
-from fuzzdce.core.model import JobFailure, Violation
+from fuzzdce.core.faults import WrongValue
+from fuzzdce.core.model import JobFailure, Judges, Violation
 from fuzzdce.core.program import Program
+from fuzzdce.oracles import ORACLES
 
 # Runs ``program`` on the violation's path under its Thunder: the violations, or None (no result).
 RunPrefix = Callable[[Program], "list[Violation] | None"]
 
 
 def needs_localising(violation: Violation) -> bool:
-    """A wrong value whose identity does not yet say where it first differs."""
-    return is_value(violation) and value_fault(violation.oracle, violation.call, None) in violation.fault
+    """A wrong value whose fault does not yet say where it first differs."""
+    return isinstance(violation.fault, WrongValue) and violation.fault.localisable
 
 
 # The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``
 # compares with the reference's bits, a wrongness of its own.)
-AGAINST_EAGER = VALUE_ORACLES - {"exact"}
+AGAINST_EAGER = frozenset(o.name for o in ORACLES.values() if o.judges == Judges.VALUE and not o.needs_stock)
 
 
 def wrong_alike(violation: Violation, other: Violation) -> bool:
     """Is ``other`` (a prefix's) wrong where ``violation`` is: on the same call, a wrong value, flag,
     dtype or shape by any oracle comparing with eager (the same oracle for one that does not)?"""
-    if other.call != violation.call or not is_value(other):
+    if other.call != violation.call or not isinstance(other.fault, WrongValue):
         return False
     if violation.oracle in AGAINST_EAGER:
         return other.oracle in AGAINST_EAGER
@@ -63,7 +64,7 @@ def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple
 
 
 def localised(program: Program, violation: Violation, run: RunPrefix) -> Violation:
-    """``violation`` with its identity and site set to where it is first wrong (unchanged when no
+    """``violation`` with its fault and site set to where it is first wrong (unchanged when no
     prefix is); where that prefix is wrong otherwise (a flag where the whole program's value
     differs), the message says so first, then what it causes."""
     found = first_wrong(program, violation, run)
@@ -77,9 +78,7 @@ def localised(program: Program, violation: Violation, run: RunPrefix) -> Violati
         message = f"{op} is wrong first, at `{statement}`: {there.message}; which makes: {violation.message}"
     return dataclasses.replace(
         violation,
-        fault=violation.fault.replace(
-            value_fault(violation.oracle, violation.call, None), value_fault(violation.oracle, violation.call, op)
-        ),
+        fault=violation.fault.localised_at(op),
         site=op,
         message=message,
     )

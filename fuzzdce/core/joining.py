@@ -1,0 +1,241 @@
+"""Joining: whether two failures are one fault, what keeps bugs apart, and which failure a shrink
+may move to. The campaign's ``FindingStore``, the shrinker and ``fuzzdce merge`` all decide here.
+
+A failure is known by its fault (``faults.Fault``: where Thunder fails) and its *site* (the op it is
+about, named by the failure or by its context). Failures join into one bug by evidence a user can
+check (``findings`` says how a campaign gathers it):
+
+- **one fault**: the same fault under the same verdict and placements is one *cause*, whatever the
+  path or call (``cause_key``);
+- **one settled program**: findings whose minimal programs, each a finished shrink's result, are
+  identical are one fault, whichever path and oracle showed each (``join_keys``); and two causes
+  whose settled programs each show the other's fault (``mark``, ``placed_marks``) are one bug;
+- **one op in other words**: an exception or split at the same op (jit-grad's "no gradient
+  transform for prims.index_add", thunderfx's "VJP for PrimIDs.INDEX_ADD"), or in the same words
+  where the words are the fault (``words_site``); a wrong value where values first differ.
+
+But a bug holds at most one of each label ``kept_apart`` gives (``Label``): the kind of exception
+Thunder raised, the fault label (the op it is about, or its words) and the frame Thunder raised at;
+and its findings have a Thunder in common (``connected``). A link that would break either is not
+followed, so no bug glues two faults through a third.
+
+A shrink keeps a failure when a candidate shows the same path, oracle and fault (``same_failure``):
+a different failure is another bug, so a shrink never slips from one fault to another.
+
+Below ``findings`` (which uses it on findings) and above ``faults`` and ``model``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+from fuzzdce.core.faults import Fault, Raised, Split, WrongValue, fault_of
+from fuzzdce.core.model import TORCH_FRAME, Verdict, Violation
+from fuzzdce.core.signatures import finding_signature
+
+Item = TypeVar("Item")
+
+
+class Label(NamedTuple):
+    """What a bug holds at most one of, per ``kind``: "raised" (an exception kind Thunder raised),
+    "fault" (the op a failure is about, or its words) or "frame" (where Thunder raised). A fault
+    known by its words (``by_words``) may say ``at`` which op it was met, when that is part of it."""
+
+    kind: str
+    text: str
+    at: str = ""
+    by_words: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.text} | at {self.at}" if self.at else self.text
+
+
+def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
+    """What joins findings into one cause with no further evidence: the same fault under the same
+    verdict and placements, whatever the path or call."""
+    return finding_signature(verdict, placements, f"fault | {fault_of(violation)}")
+
+
+def same_failure(v: Violation, target: Violation) -> bool:
+    """Does ``v`` keep ``target``'s failure: the same path, oracle and fault (for a wrong value, the
+    op where it first differs)? A different failure is another bug, so a shrink (and a minify)
+    never slips from one fault to another."""
+    return (v.path, v.oracle, fault_of(v)) == (target.path, target.oracle, fault_of(target))
+
+
+def mark(verdict: Verdict, violation: Violation) -> str:
+    """What a settled program must show of a cause for the cause to join it: its fault under its
+    verdict; under a placement the cause's finding has too (``placed_marks``: one faulty
+    placement's bug never joins another's)."""
+    return f"{verdict} | {fault_of(violation)}"
+
+
+def placed_marks(item: Any) -> set[tuple[str, str]]:
+    """(``mark``, placement) for each placement ``item`` shows under: a ``findings.Finding``, or a
+    violation a settled program shows (a ``findings.Triaged``). A settled program shows a cause when the two share a pair."""
+    shown = mark(item.verdict, item.violation)
+    return {(shown, p) for p in item.placements}
+
+
+# --- what keeps bugs apart ---------------------------------------------------------------------------
+
+# Where Thunder defines ops (``ErrorInfo.frame``): an exception raised there is about the op being
+# defined; one raised elsewhere (a transform, the interpreter) may be met through any op.
+_OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:")
+
+
+def words_site(fault: Fault, site: str) -> str:
+    """Where an exception known by its words alone was met, when that is part of the fault: a
+    split's FX target, a raise's outermost Thunder symbol when it was raised in an op's own code
+    (``_OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
+    ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a split of
+    logsumexp in those words joined index_select's raise. A raise in code every op goes through
+    (a transform's own words) has no site: it is one fault whichever op met it."""
+    if not site:
+        return ""
+    if isinstance(fault, Split) or (isinstance(fault, Raised) and _OP_CODE.match(fault.frame or "")):
+        return site
+    return ""
+
+
+def fault_label(fault: Fault, site: str) -> Label | None:
+    """What a bug holds at most one of: the op a raised exception or a split names, else its words;
+    the op where a wrong value first differs; None for the oracles that only observe a fault, and
+    for an exception torch raised in its own code on what Thunder handed it (a consequence of the
+    fault beside it, not a fault of its own), unless its autograd engine or dispatcher raised it on
+    Thunder's behalf (``Raised.by_torch_for_thunder``)."""
+    if isinstance(fault, Raised | Split):
+        if isinstance(fault, Raised) and fault.in_torch:
+            return None
+        if fault.names(site):
+            return Label("fault", f"op {site}")
+        # Words say what went wrong, not where: the op it was met at goes with them.
+        return Label("fault", f"words {fault.message_words}", words_site(fault, site), by_words=True)
+    if isinstance(fault, WrongValue):  # not localised, a wrong value is labelled by its oracle and call alone
+        return Label("fault", f"op {site}" if site else fault.unlocalised())
+    return None
+
+
+def kept_apart(failures: Iterable[tuple[Fault, str]]) -> set[Label]:
+    """What a bug holds at most one of each, for failures given as (fault, site): the kinds of
+    exception Thunder raised (a raise torch made in its own code on what Thunder handed it is not
+    one), the frames it raised at (two frames are two faults, whatever the words) and the fault
+    labels. One small program can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a
+    ``ValueError`` under grad), and two bugs are better than one that hides another. The campaign's
+    findings and ``fuzzdce merge``'s bug records are kept apart by this one rule."""
+    labels: set[Label] = set()
+    for fault, site in failures:
+        if isinstance(fault, Raised) and not fault.in_torch:
+            labels.add(Label("raised", fault.exception))
+        if isinstance(fault, Raised) and fault.frame and not fault.frame.startswith(TORCH_FRAME):
+            labels.add(Label("frame", fault.frame))
+        label = fault_label(fault, site)
+        if label is not None:
+            labels.add(label)
+    return labels
+
+
+def violations_kept_apart(violations: Iterable[Violation]) -> set[Label]:
+    """``kept_apart`` of violations."""
+    return kept_apart((fault_of(v), v.site) for v in violations)
+
+
+def compatible(label: Label, other: Label) -> bool:
+    """May one bug hold both labels (of one kind)? The same label; or the same words, one of them
+    met at an op and the other at none that is part of the fault (``words_site``)."""
+    if label == other:
+        return True
+    return label.by_words and other.by_words and label.text == other.text and not (label.at and other.at)
+
+
+def by_kind(labels: Iterable[Label]) -> dict[str, set[Label]]:
+    """Labels by kind."""
+    kinds: dict[str, set[Label]] = {}
+    for label in labels:
+        kinds.setdefault(label.kind, set()).add(label)
+    return kinds
+
+
+def clash(labels: set[Label], other: set[Label] = frozenset()) -> bool:
+    """Would joining ``labels`` and ``other`` put two faults in one bug: a kind both hold, with no
+    label of it in common (``compatible``)? (Alone: do ``labels`` hold two of one kind?) A bug holds
+    one raised kind and one fault label; a cause whose one fault was met at several ops (a name
+    collision in the splitter, whatever node it hit) holds several, and joins what shares one."""
+    if not other:
+        return any(len(same) > 1 for same in by_kind(labels).values())
+    mine, theirs = by_kind(labels), by_kind(other)
+    return any(kind in theirs and not any(compatible(a, b) for a in mine[kind] for b in theirs[kind]) for kind in mine)
+
+
+def connected(
+    items: Sequence[Item],
+    names: Callable[[Item], Iterable[Hashable]],
+    kept_apart: Callable[[Item], Iterable[Label]] = lambda item: (),
+    shown_under: Callable[[Item], Iterable[Hashable]] | None = None,
+) -> list[list[Item]]:
+    """``items`` joined when they share a name, directly or through other items (union-find): the
+    components, each in the items' order. The one join of findings into bugs: the campaign's
+    (``FindingStore.bugs``) and ``fuzzdce merge``'s (of bug records) both call it.
+
+    Two components join only when, for each kind of label ``kept_apart`` gives their items that
+    both hold, they have a label of it in common (``clash``: one raised kind, one fault label, one
+    frame; an item met at several ops holds several), and, given
+    ``shown_under`` (the Thunders showing an item), its items have a Thunder in common: a shared
+    name that would break either is not followed (nor, so, any path through a third). A fault lives
+    in one Thunder, so a finding that two faulty placements both show joins the bug of one of
+    them, never both into one."""
+    parent = list(range(len(items)))
+    labels = [set(kept_apart(item)) for item in items]  # by root
+    common = [None if shown_under is None else frozenset(shown_under(item)) for item in items]  # by root
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        for name in names(item):
+            a, b = root(i), root(owner.setdefault(name, i))
+            if a == b or clash(labels[a], labels[b]):
+                continue
+            if shown_under is not None and not common[a] & common[b]:
+                continue
+            low, high = min(a, b), max(a, b)
+            parent[high] = low
+            labels[low] |= labels[high]
+            if shown_under is not None:
+                common[low] = common[a] & common[b]
+    components: dict[int, list[Item]] = {}
+    for i, item in enumerate(items):
+        components.setdefault(root(i), []).append(item)
+    return list(components.values())
+
+
+def join_keys(finding: Any) -> list[str]:
+    """What joins a ``findings.Finding`` into a bug beyond its cause (``cause_key``), one name per placement
+    showing it (findings sharing a name and so a placement join; one faulty placement's finding
+    never joins another's):
+    - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
+      minimal programs are identical are one fault, whichever path and oracle showed each;
+    - its fault, under this placement (a finding that this and another placement show joins
+      this placement's bug of the same fault);
+    - its site, for an exception or a split: one fault in different words on different paths
+      (jit-grad's "no gradient transform for prims.index_add", thunderfx's "VJP for
+      PrimIDs.INDEX_ADD"), or in the same words at the same op (``words_site``), and for a wrong
+      value, where values first differ."""
+    keys = []
+    v = finding.violation
+    fault = fault_of(v)
+    label = fault_label(fault, v.site)
+    for placement in finding.placements:
+        head = f"{finding.verdict} | {placement}"
+        if finding.shrunk:
+            keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
+        keys.append(f"{head} | fault | {fault}")  # the same fault under other placements besides
+        if label and (v.site or not fault.is_value):  # one fault in other words on another path: its op, or its words
+            keys.append(f"{head} | {'value' if fault.is_value else 'exception'} | {label}")
+    return keys
