@@ -8,6 +8,8 @@ import pytest
 
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
+from fuzzdce.core.faults import exception_fault
+from fuzzdce.core.model import ErrorInfo
 from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.issue import issue_markdown
@@ -23,6 +25,14 @@ TWO_INPUTS = "def program(v0, v1):\n    v2 = torch.add(v0, v1)\n    return (v2,)
 def member(signature, count, path="jit", oracle="outputs", **extra):
     return {"id": short_id(signature), "signature": signature, "path": path, "oracle": oracle, "message": f"{oracle} on {path}",
             "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", **extra}  # fmt: skip
+
+
+def raised_member(signature, error_type, path="jit", frame="thunder/core/symbol.py:__call__"):
+    """A member for Thunder raising ``error_type`` at ``frame``, with its fault as data, as a campaign records it."""
+    fault, site = exception_fault(ErrorInfo(error_type, "went wrong", frame, ""))
+    return member(
+        signature, 1, path=path, oracle="raises", error_type=error_type, frame=frame, fault_data=fault.to_json(), site=site
+    )
 
 
 def bug(key, members, program=ONE_OP, verdict="regression", **extra):
@@ -136,8 +146,8 @@ def test_bugs_raising_different_exception_types_stay_apart_though_they_share_a_m
     """Two runs each joined the same wrong-values finding to a different raised exception (one
     program shows all three): merge keeps the two raised types apart, as the campaign does."""
     wrong = member("S-values", 1)
-    type_error = member("S-type", 1, oracle="raises", error_type="TypeError")
-    value_error = member("S-value", 1, path="jit-grad", oracle="raises", error_type="ValueError")
+    type_error = raised_member("S-type", "TypeError")
+    value_error = raised_member("S-value", "ValueError", path="jit-grad")
     a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KT", [type_error, wrong])])
     b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("KV", [value_error, wrong])])
     bugs = merge(tmp_path / "m", [a, b]).bugs
@@ -148,8 +158,8 @@ def test_bugs_raised_at_two_frames_stay_apart_though_they_share_a_member(tmp_pat
     """Two exceptions of one type raised at two places in Thunder are two faults: merge keeps them
     apart by frame, as the campaign does (``joining.kept_apart``)."""
     wrong = member("S-values", 1)
-    here = member("S-here", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/transforms.py:grad")
-    there = member("S-there", 1, oracle="raises", error_type="RuntimeError", frame="thunder/core/prims.py:take_meta")
+    here = raised_member("S-here", "RuntimeError", frame="thunder/core/transforms.py:grad")
+    there = raised_member("S-there", "RuntimeError", frame="thunder/core/prims.py:take_meta")
     a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KH", [here, wrong])])
     b = write_folder(tmp_path / "b", run_summary("2:0/1", 5, 10.0), [bug("KT", [there, wrong])])
     bugs = merge(tmp_path / "m", [a, b]).bugs

@@ -1,29 +1,38 @@
-"""A failure's identity (its *fault*): where Thunder fails, never how the message words it.
+"""A failure's *fault*: where Thunder fails, never how the message words it.
 
 Two failures are one fault when Thunder fails in the same place: the text of a message is too fine
 (a trace annotation, ``# t5: "cpu f32[2, 1]"``, makes every rank another failure) and, for values,
-too coarse (every wrong value of a path reads "values differ"). So an identity is built from:
+too coarse (every wrong value of a path reads "values differ"). A fault is a value (``Fault``), one
+frozen dataclass per kind, each made by one constructor below, which the oracles call:
 
-- a raised exception: its kind (``findings.raised_kind``), the innermost Thunder frame that is not a
-  generic helper (``model.ErrorInfo.frame``) and the symbol the message names, if any (a bound
-  symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target, ``aten::aminmax``);
-  one raised by torch's autograd engine or dispatcher on Thunder's behalf (``on_thunders_behalf``:
-  a gradient Thunder's backward returned, an aten op thunderfx left to autograd) is known by its
-  words and that symbol instead, never by the engine's frame, which every such error shares;
-- a thunderfx split: its reason type and the symbol its exception names, or, when it names none, the
-  exception's words without names, numbers or annotations (the split keeps only the text);
-- a wrong value (``outputs``, ``grads``, ``mutations``): the oracle, the call and the op of the
-  first statement whose value is wrong, found by evaluating prefixes of the program
-  (``running.localise``); until then, "not localised";
-- any other violation: its oracle and the key it states (a crash, a timeout, a guard's property).
+- ``Raised`` (``exception_fault``): its kind (``raised_kind``), the innermost Thunder frame that is
+  not a generic helper (``model.ErrorInfo.frame``) and the symbol the message names, if any (a
+  bound symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target,
+  ``aten::aminmax``); one raised by torch's autograd engine or dispatcher on Thunder's behalf
+  (``on_thunders_behalf``: a gradient Thunder's backward returned, an aten op thunderfx left to
+  autograd) is known by its words and that symbol instead, never by the engine's frame, which
+  every such error shares;
+- ``Split`` (``split_fault``): a thunderfx split's reason type and the symbol its exception names,
+  or, when it names none, the exception's words without names, numbers or annotations;
+- ``WrongValue`` (``value_fault``: ``outputs``, ``mutations``, ``exact``) and ``Flag``
+  (``flag_fault``: a ``requires_grad`` of ``grads``): the oracle, the call and the op of the first
+  statement whose value is wrong, found by evaluating prefixes of the program (``running.localise``);
+  until then, "not localised" on its path;
+- ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
+  the DCE did wrong, never the symbol it did it in);
+- ``Stated`` (``fault_of``, for any other violation): its oracle and the key it states (a crash, a
+  timeout, DCE that is no fixed point).
 
-Besides its identity a failure may have a *site*: the op it is about, named by the failure or by its
+A fault prints as " | "-joined parts (its signature, its bug's id) and is written as data in bug
+records (``Fault.to_json``); nothing reads it back from its text.
+
+Besides its fault a failure may have a *site*: the op it is about, named by the failure or by its
 context (the FX node a split hit, the outermost Thunder symbol on an exception's stack). One fault
 in different words on different paths (jit-grad's "no gradient transform for prims.index_add", the
-split's "VJP for PrimIDs.INDEX_ADD") has one site; ``findings`` joins such causes, and never two
-identities of two sites.
+split's "VJP for PrimIDs.INDEX_ADD") has one site; ``joining`` joins such causes, and never two
+faults of two sites.
 
-Below ``findings`` (which joins by them) and above ``model`` and ``signatures`` only.
+Below ``joining`` (which joins by them) and above ``model`` and ``signatures`` only.
 """
 
 from __future__ import annotations

@@ -324,7 +324,7 @@ class FindingStore:
             else:
                 reason = self.links.get(tuple(sorted((key, f.cause_key))))
                 why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"
-        # Known by its identity (its key, or its id), never because a member is: a member's
+        # Known by its own key (or id), never because a member is: a member's
         # finding once filed must not make every bug it later joins known.
         known = self.known.get(key) or self.known.get(short_id(key))
         return Bug(key, members, why, known)

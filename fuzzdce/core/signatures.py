@@ -31,7 +31,7 @@ def normalise(message: str) -> str:
 
 
 def finding_signature(verdict: Verdict, placements: Iterable[str], violation_signature: str) -> str:
-    """A finding's identity: its verdict and the placements showing it, then the violation's."""
+    """A finding's signature: its verdict and the placements showing it, then the violation's."""
     return " | ".join((verdict, ",".join(placements), violation_signature))
 
 

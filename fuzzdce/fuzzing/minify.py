@@ -61,7 +61,7 @@ _OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
 class Criterion(StrEnum):
     """What a candidate must show to count as failing."""
 
-    SAME = "same"  # the original's failure, with its identity (default)
+    SAME = "same"  # the original's failure, with its fault (default)
     EXCEPTION = "exception"  # Thunder raises, any exception
     MATCH = "match"  # a violation whose message matches a pattern
     MISMATCH = "mismatch"  # values differ from eager's (outputs or grads)

@@ -14,7 +14,7 @@ Functions must be straight-line (``core.program_source``). Inputs become specs (
 holding the very values the user's file, factory or report script made (``TensorInput.values``):
 the minify runs exactly those, and a failure that needs a value (a clamp at its bound, a tie, a
 NaN) keeps failing. Reducing them (fewer elements, values drawn instead) is a reduction like any
-other (``reductions``), kept only where the failure keeps its identity. With ``redraw`` they are
+other (``reductions``), kept only where the failure keeps its fault. With ``redraw`` they are
 redrawn from a seed by shape, dtype and range, as fuzzdce draws its own programs'. Either way the
 original is checked to fail with them before anything is reduced.
 """
@@ -133,7 +133,8 @@ def findings_bug(folder: Path) -> Subject:
     specs, seed = inputs_of_make_inputs(source)
     program = program_of_function(parse_function(source, "program"), specs, seed=seed)
     member = record.members[0]
-    target = Violation(member.oracle, member.path, member.message, member.error_type or "", member.frame or "")
+    fault, site = member.fault_and_site() or (None, "")  # the member's fault, as the campaign knew it
+    target = Violation(member.oracle, member.path, member.message, member.error_type or "", member.frame or "", fault=fault, site=site)
     placement = record.builds.get(record.placement, record.placement) or None
     return Subject(program, f"bug {record.id} ({folder})", member.path, placement, target)
 

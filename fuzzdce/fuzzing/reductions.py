@@ -18,7 +18,7 @@
 Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
 inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
 same failure, on the same configuration, so a sub-statement reduction is kept only where the
-identity holds). Every pass is one named entry of ``PASSES``; ``reduce`` counts what each took. Nothing is guessed: a dead statement can
+fault holds). Every pass is one named entry of ``PASSES``; ``reduce`` counts what each took. Nothing is guessed: a dead statement can
 matter (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so
 every candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) supplies
 the replay, ``tests/test_reductions.py`` a stand-in.

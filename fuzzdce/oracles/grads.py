@@ -67,7 +67,7 @@ def mismatch_key(label: str, call: Call, expected: Call) -> str:
 
 
 def requires_grad_fault(path: str, label: str, call: Call, expected: Call, function: str | None) -> Flag:
-    """A requires_grad mismatch's identity: its direction, and where the flag was decided. An
+    """A requires_grad mismatch's fault: its direction, and where the flag was decided. An
     output that requires grad where eager's does not, made by an autograd Function of Thunder's own
     (``function``: ``marking_function``), has its flag from that Function (it marks which outputs
     are differentiable, whatever op computed them): one fault at the Function, however many ops show

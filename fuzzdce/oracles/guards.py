@@ -95,7 +95,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
             message = f"{label.property_varied} varied{cache}: {reason}"
-            # Its identity: the property varied (a guard fault shows on every op reading it).
+            # Its fault: the property varied (a guard fault shows on every op reading it).
             violations.append(
                 Violation(
                     ORACLE_NAME,

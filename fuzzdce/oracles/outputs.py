@@ -76,7 +76,7 @@ def not_finite_where_eager_is(actual, expected) -> str | None:
     """Why ``actual`` (a floating tensor) is wrong whatever its dtype: NaN or inf at elements where
     eager's ``expected`` is finite, or None. No tolerance and no float64 run excuses that: a
     saturating gradient (var_mean's NaN, an overflow in a rewritten formula) is a wrong value in
-    bfloat16 as in float64. The first clause is the identity (``mismatch_key``); counts follow."""
+    bfloat16 as in float64. The first clause is its key (``mismatch_key``); counts follow."""
     if not (isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)):
         return None
     if not (actual.is_floating_point() and expected.is_floating_point()) or actual.shape != expected.shape:

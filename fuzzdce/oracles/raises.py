@@ -42,7 +42,7 @@ def unexpected_errors(outcome: Outcome, reference: Outcome) -> list[tuple[str, E
 
 
 def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
-    """One exception as a violation; which call raised it is in the message, not in its identity
+    """One exception as a violation; which call raised it is in the message, not in its fault
     (``faults.exception_fault``: its kind, Thunder frame and the symbol it names)."""
     fault, site = exception_fault(e)
     return Violation(

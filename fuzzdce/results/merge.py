@@ -145,7 +145,7 @@ def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
 
 
 def known_reason(record: BugRecord, known: Mapping[str, str]) -> str | None:
-    """The known file's reason for a bug: by its identity (its key or id), never by a member's."""
+    """The known file's reason for a bug: by its own key or id, never by a member's."""
     return next((known[n] for n in (record.key, record.id) if n in known), None)
 
 
