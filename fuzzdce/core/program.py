@@ -161,10 +161,6 @@ class TensorInput:
     edges_only: bool = False
 
     @property
-    def torch_dtype(self) -> torch.dtype:
-        return DTYPES[self.dtype]
-
-    @property
     def can_require_grad(self) -> bool:
         """A grad call makes it require grad: a floating tensor drawn to."""
         return self.requires_grad and self.dtype.startswith(("float", "bfloat"))
@@ -227,11 +223,6 @@ class StringInput:
 
 
 Input = TensorInput | NumberInput | StringInput
-
-
-def tensor_specs(inputs: tuple[Input, ...]) -> list[tuple[int, TensorInput]]:
-    """(index, spec) of the tensor inputs among ``inputs``."""
-    return [(i, s) for i, s in enumerate(inputs) if isinstance(s, TensorInput)]
 
 
 @dataclass(frozen=True)
