@@ -15,7 +15,6 @@ from fuzzdce.core.findings import RAISES
 from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
-from fuzzdce.fuzzing import minify
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
 from fuzzdce.results.standalone import minified_case, script
@@ -184,7 +183,7 @@ def test_the_result_is_1_minimal_and_ctrl_c_keeps_the_smallest(stock):
 
 def test_first_differing_op_names_the_op_defining_the_first_differing_output():
     program = chain_program(5, "add", 2, binary_fault=True)
-    every = minify.every_value(program)  # returns v2 .. v6: output[2] is v4, the add's
+    every = program.every_value()  # returns v2 .. v6: output[2] is v4, the add's
     assert first_differing_op(every, Violation("outputs", "jit", "output[2]: Tensor-likes are not close!", "Mismatch")) == "add"
     assert first_differing_op(every, Violation("outputs", "jit", "grad call output: x", "Mismatch")) is None
     assert first_differing_op(every, Violation("raises", "jit", "output[2]: x", "RuntimeError")) is None

@@ -82,14 +82,8 @@ def first_differing_op(program: Program, violation: Violation) -> str | None:
     match = _OUTPUT_INDEX.search(violation.message)
     if match is None or int(match.group(1)) >= len(program.outputs):
         return None
-    owner = reductions.producers(program).get(program.outputs[int(match.group(1))])
+    owner = program.producers().get(program.outputs[int(match.group(1))])
     return None if owner is None else program.steps[owner].op
-
-
-def every_value(program: Program) -> Program:
-    """``program`` returning every value its statements define, in order: where it differs from
-    eager first is where the wrong value is made."""
-    return dataclasses.replace(program, outputs=tuple(range(len(program.inputs), reductions.first_value(program, program.n_ops))))
 
 
 # Where a program's wrong values start: its first differing op, from one more evaluation.
@@ -287,7 +281,7 @@ class Minifier:
     def locate(self, program: Program, violation: Violation) -> str | None:
         """Where ``program``'s wrong values start: the first differing op of the program returning
         every value it defines (one more evaluation, counted as a query)."""
-        everything = every_value(program)
+        everything = program.every_value()
         self.queries += 1
         shown = self.violations(everything)
         if shown is None:
@@ -373,9 +367,7 @@ def single_outputs(program: Program, fails: Fails) -> Program:
 
 def prefix(program: Program, k: int) -> Program:
     """The program cut after statement ``k``, returning what it defines, its dead code dropped."""
-    first = reductions.first_value(program, k)
-    cut = dataclasses.replace(program, steps=program.steps[: k + 1], outputs=tuple(range(first, first + program.steps[k].n_out)))
-    return dead_and_unused(cut, lambda p: True)
+    return dead_and_unused(program.prefix(k), lambda p: True)
 
 
 def truncate(program: Program, fails: Fails) -> Program:

@@ -42,21 +42,6 @@ from fuzzdce.core.program_source import op_name
 Fails = Callable[[Program], bool]
 
 
-def producers(program: Program) -> dict[int, int]:
-    """Value index -> the index of the step defining it (inputs are defined by no step)."""
-    owner, index = {}, len(program.inputs)
-    for i, step in enumerate(program.steps):
-        for _ in range(step.n_out):
-            owner[index] = i
-            index += 1
-    return owner
-
-
-def first_value(program: Program, step_index: int) -> int:
-    """The first value step ``step_index`` defines."""
-    return len(program.inputs) + sum(s.n_out for s in program.steps[:step_index])
-
-
 def _renumbered(value: Any, mapping: dict[int, int]) -> Any:
     return Ref(mapping[value.index]) if isinstance(value, Ref) else value
 
@@ -96,7 +81,7 @@ def rebuilt(
             )
         )
         for offset in range(step.n_out):
-            mapping[first_value(program, i) + offset] = index
+            mapping[program.first_value(i) + offset] = index
             index += 1
     if not outputs or any(o not in mapping for o in outputs):
         return None
@@ -149,15 +134,13 @@ def truncations(program: Program) -> Iterator[Program]:
     """Candidates: the program cut after statement k, returning what it defines, shortest first
     (the values before it keep their numbers)."""
     for k in range(program.n_ops - 1):
-        first = first_value(program, k)
-        outputs = tuple(range(first, first + program.steps[k].n_out))
-        yield dataclasses.replace(program, steps=program.steps[: k + 1], outputs=outputs)
+        yield program.prefix(k)
 
 
 def value_specs(program: Program) -> dict[int, TensorInput]:
     """Each value the program defines that is a tensor, as an input of its shape and dtype (from
     one eager run here; {} when it does not run). What a delta-debugging step's fresh inputs are."""
-    every = dataclasses.replace(program, outputs=tuple(range(len(program.inputs), first_value(program, program.n_ops))))
+    every = program.every_value()
     try:
         with torch.no_grad():
             values = every.function()(*program.make_inputs())
@@ -174,7 +157,7 @@ def value_specs(program: Program) -> dict[int, TensorInput]:
 def without_range(program: Program, dropped: range, specs: dict[int, TensorInput]) -> Program | None:
     """The program without the steps in ``dropped``: each of their results that a kept step or the
     return reads becomes a fresh input of its shape and dtype (``specs``). None when one cannot."""
-    owner = producers(program)
+    owner = program.producers()
     kept_steps = [i for i in range(program.n_ops) if i not in dropped]
     read = {r for i in kept_steps for r in program.steps[i].refs()} | set(program.outputs)
     needed = sorted(v for v in read if owner.get(v) in dropped)
@@ -311,7 +294,7 @@ def take_apart(program: Program) -> Program:
                 steps.append(
                     dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
                 )
-        first = first_value(program, index)
+        first = program.first_value(index)
         for offset in range(step.n_out):
             mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
     if len(steps) == program.n_ops:
