@@ -14,12 +14,14 @@ with eager, a split.
 
 First, each statement that nests calls of values is taken apart into one statement per call
 (``reductions.take_apart``), so that the first wrong op is found inside a statement and the
-statements around it can go. The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
-statement and unused input at once; each returned value alone; the shortest failing prefix
-(``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
-over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
-fresh input of its shape and dtype, the granularity halving from two windows to single statements;
-then ``reductions.reduce``'s passes to their fixed point, which leaves the result
+statements around it can go. The reductions are ``reductions``' named passes, composed by name, in
+the order that pays (as PyTorch's ``fx_minifier`` orders them), ``WHOLE_PROGRAM_PASSES`` once each:
+every dead statement and unused input at once (``dead_and_unused``); each returned value alone
+(``single_outputs``); the shortest failing prefix (``truncate``: a binary search, a failure present
+in a prefix stays in longer ones); delta debugging over windows of statements (``ddmin``), each
+removed value that a kept statement reads fed in as a fresh input of its shape and dtype, the
+granularity halving from two windows to single statements; then ``reductions.reduce``'s passes
+(``PASSES`` and ``INPUT_PASSES``) to their fixed point, which leaves the result
 1-minimal (no single statement, returned value or unread input can go with the same failure), and
 reduces inside statements (a call giving way to an argument, a keyword to its default, an operand
 to a constant) and shapes where the same failure allows. Every candidate runs once (``Minifier.fails`` caches verdicts
@@ -61,6 +63,9 @@ SPLIT_ORACLE = "splits"
 # Which of the original's violations the default criterion keeps, first found first: an exception
 # before wrong values before anything else (the cheapest to keep and the clearest to report).
 ORACLE_PRIORITY = (RAISES, crash_oracle.ORACLE_NAME, timeout_oracle.ORACLE_NAME, OUTPUTS, "grads", "mutations", SPLIT_ORACLE)
+# The whole-program reductions minify runs first, once each, by name (``reductions.NAMED_PASSES``),
+# in the order that pays (PyTorch's ``fx_minifier``'s); then ``reductions.reduce``'s passes.
+WHOLE_PROGRAM_PASSES = ("dead_and_unused", "single_outputs", "truncate", "ddmin")
 _OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
 
 
@@ -307,9 +312,9 @@ class Minifier:
         interrupted = False
         try:
             current = program
-            for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
-                current = reduction(current, self.fails)
-                self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
+            for name in WHOLE_PROGRAM_PASSES:
+                current = reductions.apply(name, current, self.fails, self.taken)
+                self.log(f"fuzzdce minify: after {name}: {current.n_ops} statements, {self.queries} queries")
             passes = reductions.PASSES + reductions.INPUT_PASSES
             current, _ = reductions.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
@@ -330,88 +335,6 @@ class Minifier:
             interrupted,
             taken=self.taken,
         )
-
-
-Fails = Callable[[Program], bool]
-
-
-# --- the reductions, in order -------------------------------------------------------------------------
-
-
-def dead_and_unused(program: Program, fails: Fails) -> Program:
-    """Every dead statement, then every unread input, dropped at once (one query each), when the
-    result still fails (a dead statement can matter: then the single-step passes take them one by one)."""
-    live = sorted(program.live_steps())
-    candidate = reductions.rebuilt(program, list(range(len(program.inputs))), live, program.outputs)
-    if candidate is not None and candidate.n_ops < program.n_ops and fails(candidate):
-        program = candidate
-    read = sorted(reductions.read_inputs(program))
-    if len(read) < len(program.inputs):
-        candidate = reductions.rebuilt(program, read, list(range(program.n_ops)), program.outputs)
-        if candidate is not None and fails(candidate):
-            program = candidate
-    return program
-
-
-def single_outputs(program: Program, fails: Fails) -> Program:
-    """The program returning one of its values alone, the first that fails (its dead code dropped
-    with it), when it returns several."""
-    if len(program.outputs) < 2:
-        return program
-    for output in program.outputs:
-        candidate = dead_and_unused(dataclasses.replace(program, outputs=(output,)), lambda p: True)
-        if fails(candidate):
-            return dead_and_unused(candidate, fails)
-    return program
-
-
-def prefix(program: Program, k: int) -> Program:
-    """The program cut after statement ``k``, returning what it defines, its dead code dropped."""
-    return dead_and_unused(program.prefix(k), lambda p: True)
-
-
-def truncate(program: Program, fails: Fails) -> Program:
-    """The shortest failing prefix, by binary search over the cut (a failure a prefix shows, a
-    longer one shows too, as a rule; where not, ddmin still removes what it can)."""
-    low, high, best = 0, program.n_ops - 2, None
-    while low <= high:
-        middle = (low + high) // 2
-        candidate = prefix(program, middle)
-        if fails(candidate):
-            best, high = candidate, middle - 1
-        else:
-            low = middle + 1
-    return best if best is not None and reductions.smaller(best, program) else program
-
-
-def ddmin(program: Program, fails: Fails) -> Program:
-    """Delta debugging over windows of statements: the program split into ``n`` windows, each
-    window's removal tried (its values that kept statements read fed in as fresh inputs of their
-    shape and dtype); a removal that fails is kept and ``n`` drops by one, else ``n`` doubles, until
-    windows are single statements and none can go."""
-    n = 2
-    while program.n_ops >= 2:
-        specs = reductions.value_specs(program)
-        chunk = max(1, -(-program.n_ops // n))
-        removed = False
-        for start in range(0, program.n_ops, chunk):
-            window = range(start, min(start + chunk, program.n_ops))
-            if len(window) >= program.n_ops:
-                continue
-            candidate = reductions.without_range(program, window, specs)
-            if candidate is None:
-                continue
-            candidate = dead_and_unused(candidate, lambda p: True)
-            if reductions.smaller(candidate, program) and fails(candidate):
-                program, removed = candidate, True
-                break
-        if removed:
-            n = max(n - 1, 2)
-        elif chunk == 1:
-            return program
-        else:
-            n = min(2 * n, program.n_ops)
-    return program
 
 
 # --- finding a path -------------------------------------------------------------------------------------
