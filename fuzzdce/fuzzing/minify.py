@@ -6,9 +6,9 @@ and oracles, a sandboxed worker with a time limit per candidate (``running.sandb
 failure's identity (``shrinking.same_failure``).
 
 What "fails" means (``Failure``): by default the failure the original shows on its path under its
-Thunder, with the same identity: ``same_failure`` (the same exception at the same place in Thunder),
-and for wrong values also the same *first differing op* (``first_differing_op``: the op whose value
-is the first to differ from eager's, found once on the original returning every value it defines).
+Thunder, with the same identity: ``same_failure`` (the same exception at the same place in Thunder;
+for a wrong value, the same *first differing op*: the evaluator localises every candidate's wrong
+values as a campaign's, ``running.localise``, and the identity says where they first differ).
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
 with eager, a split.
 
@@ -47,6 +47,7 @@ from fuzzdce.fuzzing.shrinking import same_failure
 from fuzzdce.oracles import crash as crash_oracle
 from fuzzdce.oracles import timeout as timeout_oracle
 from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.localise import first_differs_at
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 
@@ -66,7 +67,6 @@ ORACLE_PRIORITY = (RAISES, crash_oracle.ORACLE_NAME, timeout_oracle.ORACLE_NAME,
 # The whole-program reductions minify runs first, once each, by name (``reductions.NAMED_PASSES``),
 # in the order that pays (PyTorch's ``fx_minifier``'s); then ``reductions.reduce``'s passes.
 WHOLE_PROGRAM_PASSES = ("dead_and_unused", "single_outputs", "truncate", "ddmin")
-_OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
 
 
 class Criterion(StrEnum):
@@ -79,48 +79,31 @@ class Criterion(StrEnum):
     SPLIT = "split"  # thunderfx splits a graph because Thunder raised
 
 
-def first_differing_op(program: Program, violation: Violation) -> str | None:
-    """The op defining the first output ``violation`` (an outputs mismatch) names, None when it
-    names none or the output is an input."""
-    if violation.oracle != OUTPUTS:
-        return None
-    match = _OUTPUT_INDEX.search(violation.message)
-    if match is None or int(match.group(1)) >= len(program.outputs):
-        return None
-    owner = program.producers().get(program.outputs[int(match.group(1))])
-    return None if owner is None else program.steps[owner].op
-
-
-# Where a program's wrong values start: its first differing op, from one more evaluation.
-Locate = Callable[[Program, Violation], "str | None"]
-
-
 @dataclass
 class Failure:
     """What "fails" means for one minify: ``criterion``, and for ``SAME`` the original's violation
-    (``target``) and, for wrong values, its first differing op."""
+    (``target``)."""
 
     criterion: Criterion
     target: Violation | None = None
-    first_op: str | None = None
     pattern: re.Pattern | None = None
 
-    def shown(self, program: Program, violations: list[Violation], locate: Locate | None = None) -> Violation | None:
-        """The violation of ``program`` that keeps this failure, or None (``locate``: see ``keeps``)."""
-        return next((v for v in violations if self.keeps(program, v, locate)), None)
+    @property
+    def first_op(self) -> str | None:
+        """For ``SAME`` and a wrong value, the op where the original's values first differ, as the
+        evaluator localised it (``localise.first_differs_at``; None: not localised)."""
+        return first_differs_at(self.target) if self.criterion == Criterion.SAME and self.target is not None else None
 
-    def keeps(self, program: Program, v: Violation, locate: Locate | None = None) -> bool:
-        """Does ``v``, a violation of ``program``, keep this failure? The one rule of "the same failure"
-        (``shrinking.same_failure``: whatever identity it defines, minify follows). For wrong values,
-        the first differing op must be the original's too: the op defining the first differing
-        output, or where that is another (a later op reading the wrong value), the op ``locate``
-        finds on the program returning every value (None: no second look)."""
+    def shown(self, violations: list[Violation]) -> Violation | None:
+        """The first of ``violations`` (a program's) that keeps this failure, or None."""
+        return next((v for v in violations if self.keeps(v)), None)
+
+    def keeps(self, v: Violation) -> bool:
+        """Does ``v``, a program's violation, keep this failure? The one rule of "the same failure"
+        (``shrinking.same_failure``: whatever identity it defines, minify follows; a wrong value's
+        says where it first differs, ``running.localise``)."""
         if self.criterion == Criterion.SAME:
-            if not same_failure(v, self.target):
-                return False
-            if self.first_op is None or first_differing_op(program, v) == self.first_op:
-                return True
-            return locate is not None and locate(program, v) == self.first_op
+            return same_failure(v, self.target)
         if self.criterion == Criterion.EXCEPTION:
             return v.oracle == RAISES
         if self.criterion == Criterion.MISMATCH:
@@ -227,7 +210,7 @@ class Minifier:
         if key not in self.verdicts:
             self.queries += 1
             shown = self.violations(program)
-            self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
+            self.verdicts[key] = shown is not None and self.failure.shown(shown[0]) is not None
             if self.verdicts[key] and (self.best is None or reductions.smaller(program, self.best)):
                 self.best = program
             self.progress()
@@ -243,9 +226,9 @@ class Minifier:
     # --- the whole minify ---------------------------------------------------------------------------
 
     def establish(self, program: Program, failure: Failure) -> Failure:
-        """``failure`` completed from the original: for ``SAME``, its violation (``pick_target``)
-        and, for wrong values, its first differing op. A ``UsageError`` when the original shows
-        nothing to keep."""
+        """``failure`` completed from the original: for ``SAME``, its violation (``pick_target``;
+        a wrong value's, localised by the evaluator, says where it first differs). A ``UsageError``
+        when the original shows nothing to keep."""
         shown = self.violations(program)
         self.queries += 1
         if shown is None:
@@ -262,15 +245,12 @@ class Minifier:
             else:
                 chosen = pick_target(violations)
             failure = dataclasses.replace(failure, target=chosen)
-            if chosen is not None and chosen.oracle == OUTPUTS:
-                failure.first_op = self.first_op(program, chosen)
         self.failure = failure
-        # The original keeps its own failure by definition; its first differing op was found on
-        # the program returning every value, where a candidate's is read from its own outputs.
+        # The original keeps its own failure by definition (its target is one of its violations).
         if failure.criterion == Criterion.SAME:
             fails = failure.target is not None
         else:
-            fails = failure.shown(program, violations) is not None
+            fails = failure.shown(violations) is not None
         if not fails:
             found = "; ".join(str(v)[:200] for v in violations) or "no violation"
             wanted = failure.describe() if failure.criterion != Criterion.SAME else "any failure"
@@ -278,21 +258,6 @@ class Minifier:
         self.verdicts[program.source() + program.inputs_source()] = True
         self.best = program
         return failure
-
-    def first_op(self, program: Program, violation: Violation) -> str | None:
-        """The original's first differing op (``locate``), else the op defining its first differing output."""
-        return self.locate(program, violation) or first_differing_op(program, violation)
-
-    def locate(self, program: Program, violation: Violation) -> str | None:
-        """Where ``program``'s wrong values start: the first differing op of the program returning
-        every value it defines (one more evaluation, counted as a query)."""
-        everything = program.every_value()
-        self.queries += 1
-        shown = self.violations(everything)
-        if shown is None:
-            return None
-        mismatch = next((v for v in shown[0] if v.oracle == OUTPUTS and same_failure(v, violation)), None)
-        return first_differing_op(everything, mismatch) if mismatch is not None else None
 
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
@@ -322,7 +287,7 @@ class Minifier:
         best = self.best
         self.progress(force=True)
         shown = self.violations(best) if not interrupted else None
-        violation = failure.shown(best, shown[0]) if shown is not None else None
+        violation = failure.shown(shown[0]) if shown is not None else None
         return Result(
             original,
             best,
@@ -352,7 +317,7 @@ def first_failing_path(
         if failure.criterion == Criterion.SAME:
             if evaluation.violations:
                 return path
-        elif failure.shown(program, evaluation.violations) is not None:
+        elif failure.shown(evaluation.violations) is not None:
             return path
     raise UsageError(f"the program fails on none of the paths {', '.join(paths)} under {placement.name}")
 

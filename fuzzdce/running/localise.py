@@ -11,7 +11,13 @@ the op to blame is hstack). The message then says what is wrong there and what i
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
 itself; when none is, the value stays "not localised" (its identity is then the oracle and the call).
 
-The prefixes are jobs like any other: the evaluator's cache runs each once per campaign.
+The one localisation: the evaluator localises every wrong value it reports (``localised``), a
+campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
+differs from the violation (``first_differs_at``). The prefixes are jobs like any other: the
+evaluator's cache runs each once per campaign.
+
+A fault is text today: reading whether a violation is localised (``needs_localising``,
+``first_differs_at``) and writing where it is (``localised_fault``) are one small function each.
 """
 
 from __future__ import annotations
@@ -30,6 +36,23 @@ RunPrefix = Callable[[Program], "list[Violation] | None"]
 def needs_localising(violation: Violation) -> bool:
     """A wrong value whose identity does not yet say where it first differs."""
     return is_value(violation) and value_fault(violation.oracle, violation.call, None) in violation.fault
+
+
+def localised_fault(violation: Violation, op: str) -> str:
+    """``violation``'s identity saying that it first differs at ``op``."""
+    return violation.fault.replace(
+        value_fault(violation.oracle, violation.call, None), value_fault(violation.oracle, violation.call, op)
+    )
+
+
+def first_differs_at(violation: Violation) -> str | None:
+    """The op where a wrong value first differs, as ``localised`` found it (its site); None for
+    another violation, or a wrong value no prefix showed (not localised) or with no op to blame
+    (a flag an autograd Function of Thunder's marked)."""
+    op = violation.site
+    if not op or not is_value(violation) or value_fault(violation.oracle, violation.call, op) not in violation.fault:
+        return None
+    return op
 
 
 # The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``
@@ -77,9 +100,7 @@ def localised(program: Program, violation: Violation, run: RunPrefix) -> Violati
         message = f"{op} is wrong first, at `{statement}`: {there.message}; which makes: {violation.message}"
     return dataclasses.replace(
         violation,
-        fault=violation.fault.replace(
-            value_fault(violation.oracle, violation.call, None), value_fault(violation.oracle, violation.call, op)
-        ),
+        fault=localised_fault(violation, op),
         site=op,
         message=message,
     )
