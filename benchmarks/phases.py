@@ -29,7 +29,7 @@ from pathlib import Path
 
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import minimality
-from fuzzdce.fuzzing.shrinking import Phase
+from fuzzdce.fuzzing.time_plan import Phase
 
 DEFAULT = ["--jobs", "2", "--time-budget", "900", "--max-examples", "5000", "--seed", "1"]
 PHASES = tuple(Phase)

@@ -25,7 +25,7 @@ from fuzzdce.fuzzing.minify_sources import read_subject
 from fuzzdce.fuzzing.profiles import PROFILE_EXAMPLES
 from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
-from fuzzdce.fuzzing.shrinking import process_started_at
+from fuzzdce.fuzzing.time_plan import process_started_at
 from fuzzdce.results.html_report import REPORT_FILE, write_report
 from fuzzdce.results.issue import issue_markdown, minified_issue
 from fuzzdce.results.merge import markdown as merge_markdown

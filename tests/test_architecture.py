@@ -9,7 +9,7 @@ import pytest
 from fuzzdce.core.model import CompilePath, Oracle, Placement
 from fuzzdce.core.program import Domain
 from fuzzdce.core.vocabulary import AddResult, CallLabel, FailureKind, Verdict
-from fuzzdce.fuzzing.shrinking import Phase
+from fuzzdce.fuzzing.time_plan import Phase
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
@@ -100,7 +100,7 @@ VOCABULARY = {Verdict: "fuzzdce.core.vocabulary", FailureKind: "fuzzdce.core.voc
 # (Not CallStage, Standing and driver.GenerationEnd: "inputs", "known", "programs" and "recycled"
 # are also the names of record fields.)
 VOCABULARY |= {AddResult: "fuzzdce.core.vocabulary", Domain: "fuzzdce.core.program"}
-VOCABULARY |= {Phase: "fuzzdce.fuzzing.shrinking", ReplyStatus: "fuzzdce.running.workers"}
+VOCABULARY |= {Phase: "fuzzdce.fuzzing.time_plan", ReplyStatus: "fuzzdce.running.workers"}
 # A string equal to a member that does not stand for it: (module, string) -> what it is instead.
 NOT_VOCABULARY = {
     ("fuzzdce.oracles.grads", "grad"): "the noun in the grads oracle's messages",

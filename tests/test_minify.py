@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 import torch
 
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
-from fuzzdce.fuzzing import minify
-from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, first_differing_op, run_minify
+from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
 from fuzzdce.oracles.raises import RAISES
 from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.evaluate import Evaluation
+from fuzzdce.running.localise import first_differs_at, localised
 from fuzzdce.running.placements import resolve
 
 HERE = Path(__file__).parent
@@ -182,12 +183,27 @@ def test_the_result_is_1_minimal_and_ctrl_c_keeps_the_smallest(stock):
     assert result.interrupted and "exp" in result.program.ops and result.program.n_ops < 60
 
 
-def test_first_differing_op_names_the_op_defining_the_first_differing_output():
+def test_minify_reads_the_first_differing_op_from_the_one_localisation():
+    """The evaluator localises a wrong value (``localise.localised``: the first prefix wrong
+    itself); minify's first differing op is read from that violation (``localise.first_differs_at``),
+    never found a second way."""
     program = chain_program(5, "add", 2, binary_fault=True)
-    every = minify.every_value(program)  # returns v2 .. v6: output[2] is v4, the add's
-    assert first_differing_op(every, Violation("outputs", "jit", "output[2]: Tensor-likes are not close!", "Mismatch")) == "add"
-    assert first_differing_op(every, Violation("outputs", "jit", "grad call output: x", "Mismatch")) is None
-    assert first_differing_op(every, Violation("raises", "jit", "output[2]: x", "RuntimeError")) is None
+    wrong = Violation(
+        "outputs", "jit", "output[2]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "", None)
+    )
+    asked = []
+
+    def run(prefix):  # a stand-in for Thunder: every prefix from the add on is wrong
+        asked.append(prefix.ops[-1])
+        return [wrong] if "add" in prefix.ops else []
+
+    found = localised(program, wrong, run)
+    assert first_differs_at(found) == "add" and "values first differ at `v4 = torch.add(" in found.message
+    assert Failure(Criterion.SAME, found).first_op == "add" and asked[-1] == "add"
+    assert first_differs_at(wrong) is None and Failure(Criterion.SAME, wrong).first_op is None  # not localised
+    assert first_differs_at(Violation("raises", "jit", "x", "RuntimeError", site="add")) is None  # no wrong value
+    marked = Violation("grads", "jit", "x", "RequiresGradMismatch", fault="grads | grad | marked by F | invented", site="F")
+    assert first_differs_at(marked) is None  # a flag a Function marked: no op to blame
 
 
 def test_the_standalone_script_runs_eager_and_compiled_and_compares():

@@ -15,7 +15,7 @@ from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd
-from fuzzdce.fuzzing.shrinking import Phase, hypothesis_seconds
+from fuzzdce.fuzzing.time_plan import Phase, hypothesis_seconds
 from fuzzdce.results.report import render
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 

@@ -29,6 +29,26 @@ def test_source_renders_dead_code_and_outputs():
     torch.testing.assert_close(out[0], a + 2 * b)
 
 
+def test_a_program_owns_its_arithmetic_values_producers_prefixes_and_every_value():
+    """One definition of each: a step's first value, which step defines a value, the program cut
+    after a step returning what it defines, and the program returning every value."""
+    p = Program(
+        (TensorInput((4,)),),
+        (
+            Step("split", "torch.split({0}, 2)", (Ref(0),), n_out=2),
+            Step("neg", "torch.neg({0})", (Ref(1),)),  # dead
+            Step("add", "{0} + {1}", (Ref(1), Ref(2))),
+        ),
+        (4,),
+    )
+    assert [p.first_value(i) for i in range(p.n_ops + 1)] == [1, 3, 4, 5]
+    assert p.producers() == {1: 0, 2: 0, 3: 1, 4: 2} and p.live_steps() == {0, 2}
+    assert (p.prefix(0).ops, p.prefix(0).outputs) == (["split"], (1, 2))
+    assert (p.prefix(1).ops, p.prefix(1).outputs) == (["split", "neg"], (3,))
+    assert p.every_value().outputs == (1, 2, 3, 4) and p.every_value().live_steps() == {0, 1, 2}
+    assert len(p.every_value().function()(*p.make_inputs())) == 4
+
+
 def test_inputs_are_seeded_and_can_require_grad():
     p = Program((TensorInput((2,)), TensorInput((2,), "int64")), (), (0,), seed=3)
     first, second = p.make_inputs(), p.make_inputs()

@@ -6,10 +6,12 @@ from collections import Counter
 import pytest
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.minify import WHOLE_PROGRAM_PASSES
 from fuzzdce.fuzzing.minimality import droppable, single_drops
-from fuzzdce.fuzzing.reductions import operand_to_constant, reduce, value_specs
+from fuzzdce.fuzzing.reductions import NAMED_PASSES, operand_to_constant, reduce, value_specs
 
 
 def step(op, *refs):
@@ -170,3 +172,32 @@ def test_a_statement_never_gives_way_to_a_bare_value():
     program = Program((TensorInput((2,)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,))
     reduced, _ = reduce(program, lambda p: True)
     assert reduced.ops == ["sub"] and "torch.sub(v0, v0)" in reduced.source()
+
+
+def test_every_pass_is_registered_once_by_name_with_what_it_does():
+    """One family of reducers: the campaign's, minify's whole-program passes and the input passes
+    are all ``NAMED_PASSES``, each with a docstring; a second pass of one name is refused."""
+    composed = (*reductions.PASSES, *reductions.INPUT_PASSES, *WHOLE_PROGRAM_PASSES)
+    assert sorted(composed) == sorted(NAMED_PASSES)
+    assert all(NAMED_PASSES[name].__doc__ for name in NAMED_PASSES)
+    with pytest.raises(ValueError):
+        reductions.reduction_pass(NAMED_PASSES["ddmin"])
+
+
+def test_the_whole_program_passes_take_what_they_can_at_once():
+    """Minify's passes, once each (``reductions.apply``): every dead statement and unread input at
+    once, one returned value, the shortest failing prefix, windows of statements."""
+    program = Program(
+        (TensorInput((2,)), TensorInput((3,))),
+        (step("neg", 1), step("sin", 0), step("exp", 3), step("cos", 4), step("abs", 0)),
+        (5, 6),
+        seed=1,
+    )
+    fails, _ = uses("exp")
+    taken = Counter()
+    current = program
+    for name in WHOLE_PROGRAM_PASSES:
+        current = reductions.apply(name, current, fails, taken)
+    assert current.ops == ["exp"] and len(current.inputs) == 1
+    assert taken["single_outputs"] == 1 and taken["truncate"] == 1 and taken["ddmin"] == 1
+    assert reductions.apply("single_outputs", current, fails) is current  # nothing to take: itself

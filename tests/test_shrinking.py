@@ -10,15 +10,8 @@ from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import EAGER, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
-from fuzzdce.fuzzing.shrinking import (
-    EVALUATIONS_PER_CAUSE,
-    LEFT_AFTER_GENERATION,
-    SHRINK_END,
-    Phase,
-    PhaseClock,
-    Shrinker,
-    TimePlan,
-)
+from fuzzdce.fuzzing.shrinking import Shrinker
+from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, LEFT_AFTER_GENERATION, SHRINK_END, Phase, PhaseClock, TimePlan
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
 

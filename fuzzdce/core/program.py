@@ -161,10 +161,6 @@ class TensorInput:
     edges_only: bool = False
 
     @property
-    def torch_dtype(self) -> torch.dtype:
-        return DTYPES[self.dtype]
-
-    @property
     def can_require_grad(self) -> bool:
         """A grad call makes it require grad: a floating tensor drawn to."""
         return self.requires_grad and self.dtype.startswith(("float", "bfloat"))
@@ -227,11 +223,6 @@ class StringInput:
 
 
 Input = TensorInput | NumberInput | StringInput
-
-
-def tensor_specs(inputs: tuple[Input, ...]) -> list[tuple[int, TensorInput]]:
-    """(index, spec) of the tensor inputs among ``inputs``."""
-    return [(i, s) for i, s in enumerate(inputs) if isinstance(s, TensorInput)]
 
 
 @dataclass(frozen=True)
@@ -298,14 +289,18 @@ class Program:
     def ops(self) -> list[str]:
         return [s.op for s in self.steps]
 
-    def live_steps(self) -> set[int]:
-        """Indices of steps whose results reach an output (the rest is dead code)."""
-        producer = {}
-        index = len(self.inputs)
+    def producers(self) -> dict[int, int]:
+        """Value index -> the index of the step defining it (inputs are defined by no step)."""
+        producer, index = {}, len(self.inputs)
         for i, step in enumerate(self.steps):
             for _ in range(step.n_out):
                 producer[index] = i
                 index += 1
+        return producer
+
+    def live_steps(self) -> set[int]:
+        """Indices of steps whose results reach an output (the rest is dead code)."""
+        producer = self.producers()
         live, todo = set(), list(self.outputs)
         while todo:
             value = todo.pop()
@@ -334,14 +329,21 @@ class Program:
         return "\n".join(lines) + "\n"
 
     def first_value(self, step: int) -> int:
-        """The index of the first value step ``step`` defines (``v{index}``)."""
+        """The index of the first value step ``step`` defines (``v{index}``); with ``n_ops``, one past
+        the program's last value."""
         return len(self.inputs) + sum(s.n_out for s in self.steps[:step])
 
     def prefix(self, last: int) -> Program:
-        """The program up to step ``last``, returning what that step defines: where a wrong value of
-        the whole program is localised (``running.localise``)."""
+        """The program up to step ``last``, returning what that step defines (the values before it
+        keep their numbers): where a wrong value of the whole program is localised
+        (``running.localise``), and a reduction's cut (``reductions.truncations``)."""
         first = self.first_value(last)
         return replace(self, steps=self.steps[: last + 1], outputs=tuple(range(first, first + self.steps[last].n_out)))
+
+    def every_value(self) -> Program:
+        """The program returning every value its steps define, in order (its dead code live): what
+        an eager run reads each intermediate's shape and dtype from (``reductions.value_specs``)."""
+        return replace(self, outputs=tuple(range(len(self.inputs), self.first_value(self.n_ops))))
 
     def statement(self, step: int) -> str:
         """Step ``step`` as the program's source writes it (``v3 = torch.sigmoid(v2)``)."""

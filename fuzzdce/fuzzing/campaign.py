@@ -2,7 +2,7 @@
 ``Ledger`` (findings, triage, what to shrink, confirmation) and a ``HypothesisDriver`` (rounds,
 seeds, time budget), made from one ``CampaignConfig``.
 
-Its phases (``shrinking.Phase``), within one wall-time plan (``shrinking.TimePlan``).
+Its phases (``time_plan.Phase``), within one wall-time plan (``time_plan.TimePlan``).
 **Generation**: each program Hypothesis draws runs once in eager, once per path under stock
 Thunder, and once per path under each other chosen placement, whatever its size; every oracle reads
 those results, and each violation is triaged on the spot (which placements show it, stock among
@@ -30,7 +30,8 @@ from fuzzdce.core.versions import versions
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
 from fuzzdce.fuzzing.ledger import Ledger, Log
-from fuzzdce.fuzzing.shrinking import Phase, PhaseClock, Shrinker, TimePlan
+from fuzzdce.fuzzing.shrinking import Shrinker
+from fuzzdce.fuzzing.time_plan import Phase, PhaseClock, TimePlan
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.store import FindingsFolder
@@ -106,7 +107,7 @@ class Campaign:
             clock=self.clock,
             reference=self.reference.name,
         )
-        # --time-budget is the campaign's wall time, split among its phases (shrinking.TimePlan).
+        # --time-budget is the campaign's wall time, split among its phases (time_plan.TimePlan).
         self.plan = TimePlan(time_budget, self.epoch)
         self.phases = PhaseClock(self.ledger.stats.phases)
         self.ledger.shrink_baseline = config.scope.shrink_baseline

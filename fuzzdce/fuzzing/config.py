@@ -77,7 +77,7 @@ class Budget:
     """
 
     max_examples: int | None = None
-    time_budget: float | None = None  # the campaign's wall time, split among its phases (shrinking.TimePlan)
+    time_budget: float | None = None  # the campaign's wall time, split among its phases (time_plan.TimePlan)
     seed: int | None = None  # None: a random one, printed at start
     profile: str | None = None
     # Shard ``shard`` of ``shards`` (0-based) of the campaign seeded ``campaign_seed``: ``for_shard``

@@ -49,7 +49,7 @@ class GenerationEnd(StrEnum):
 
     STOPPED = "stopped"  # ``stop()``: Ctrl-C, SIGTERM, or whoever drives the campaign
     RECYCLED = "recycled"  # the lane grew too large: a fresh process goes on
-    TIME = "time"  # generation's time is spent: what is left is the work waiting (``shrinking.TimePlan``)
+    TIME = "time"  # generation's time is spent: what is left is the work waiting (``time_plan.TimePlan``)
     PROGRAMS = "programs"  # ``--max-examples`` programs were evaluated
     NOTHING_NEW = "nothing new"  # a round drew no program not evaluated before
 

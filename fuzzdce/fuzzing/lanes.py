@@ -29,7 +29,8 @@ from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Log, Stats
-from fuzzdce.fuzzing.shrinking import Phase, Shrinker, TimePlan
+from fuzzdce.fuzzing.shrinking import Shrinker
+from fuzzdce.fuzzing.time_plan import Phase, TimePlan
 from fuzzdce.running.memory import CampaignMemory
 
 

@@ -53,7 +53,7 @@ class Stats:
     dce: DceActivity = field(default_factory=DceActivity)  # each placement's subsymbol changes against stock
     timeline: list[Sample] = field(default_factory=list)  # this campaign's samples (timeline.sample)
     lane_timelines: list[list[Sample]] = field(default_factory=list)  # each merged lane's timeline
-    # Seconds per phase (``shrinking.Phase``: generation, shrinking, joining, confirming, writing),
+    # Seconds per phase (``time_plan.Phase``: generation, shrinking, joining, confirming, writing),
     # every lane's added up.
     phases: Counter = field(default_factory=Counter)
     # Why each generation (each lane's process) ended.

@@ -6,20 +6,22 @@ and oracles, a sandboxed worker with a time limit per candidate (``running.sandb
 failure's fault (``joining.same_failure``).
 
 What "fails" means (``Failure``): by default the failure the original shows on its path under its
-Thunder, with the same fault: ``joining.same_failure`` (the same exception at the same place in Thunder),
-and for wrong values also the same *first differing op* (``first_differing_op``: the op whose value
-is the first to differ from eager's, found once on the original returning every value it defines).
+Thunder, with the same fault: ``joining.same_failure`` (the same exception at the same place in Thunder;
+for a wrong value, the same *first differing op*: the evaluator localises every candidate's wrong
+values as a campaign's, ``running.localise``, and the fault says where they first differ).
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
 with eager, a split.
 
 First, each statement that nests calls of values is taken apart into one statement per call
 (``reductions.take_apart``), so that the first wrong op is found inside a statement and the
-statements around it can go. The reductions, in the order that pays (as PyTorch's ``fx_minifier`` orders them): every dead
-statement and unused input at once; each returned value alone; the shortest failing prefix
-(``truncate``: a binary search, a failure present in a prefix stays in longer ones); delta debugging
-over windows of statements (``ddmin``), each removed value that a kept statement reads fed in as a
-fresh input of its shape and dtype, the granularity halving from two windows to single statements;
-then ``reductions.reduce``'s passes to their fixed point, which leaves the result
+statements around it can go. The reductions are ``reductions``' named passes, composed by name, in
+the order that pays (as PyTorch's ``fx_minifier`` orders them), ``WHOLE_PROGRAM_PASSES`` once each:
+every dead statement and unused input at once (``dead_and_unused``); each returned value alone
+(``single_outputs``); the shortest failing prefix (``truncate``: a binary search, a failure present
+in a prefix stays in longer ones); delta debugging over windows of statements (``ddmin``), each
+removed value that a kept statement reads fed in as a fresh input of its shape and dtype, the
+granularity halving from two windows to single statements; then ``reductions.reduce``'s passes
+(``PASSES`` and ``INPUT_PASSES``) to their fixed point, which leaves the result
 1-minimal (no single statement, returned value or unread input can go with the same failure), and
 reduces inside statements (a call giving way to an argument, a keyword to its default, an operand
 to a constant) and shapes where the same failure allows. Every candidate runs once (``Minifier.fails`` caches verdicts
@@ -43,8 +45,8 @@ from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.fuzzing import reductions
 from fuzzdce.oracles import ORACLES
-from fuzzdce.oracles.outputs import OUTPUTS
 from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.localise import first_differs_at
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 
@@ -55,7 +57,9 @@ MIN_TIMEOUT = 20.0
 # How long after a candidate's limit its worker is killed: a hang in C never reaches the limit's
 # safe points, and a minify has thousands of candidates to get through (a campaign waits 15 s).
 GRACE_SECONDS = 5.0
-_OUTPUT_INDEX = re.compile(r"\boutput\[(\d+)\]")
+# The whole-program reductions minify runs first, once each, by name (``reductions.NAMED_PASSES``),
+# in the order that pays (PyTorch's ``fx_minifier``'s); then ``reductions.reduce``'s passes.
+WHOLE_PROGRAM_PASSES = ("dead_and_unused", "single_outputs", "truncate", "ddmin")
 
 
 class Criterion(StrEnum):
@@ -68,54 +72,31 @@ class Criterion(StrEnum):
     SPLIT = "split"  # thunderfx splits a graph because Thunder raised
 
 
-def first_differing_op(program: Program, violation: Violation) -> str | None:
-    """The op defining the first output ``violation`` (an outputs mismatch) names, None when it
-    names none or the output is an input."""
-    if violation.oracle != OUTPUTS:
-        return None
-    match = _OUTPUT_INDEX.search(violation.message)
-    if match is None or int(match.group(1)) >= len(program.outputs):
-        return None
-    owner = reductions.producers(program).get(program.outputs[int(match.group(1))])
-    return None if owner is None else program.steps[owner].op
-
-
-def every_value(program: Program) -> Program:
-    """``program`` returning every value its statements define, in order: where it differs from
-    eager first is where the wrong value is made."""
-    return dataclasses.replace(program, outputs=tuple(range(len(program.inputs), reductions.first_value(program, program.n_ops))))
-
-
-# Where a program's wrong values start: its first differing op, from one more evaluation.
-Locate = Callable[[Program, Violation], "str | None"]
-
-
 @dataclass
 class Failure:
     """What "fails" means for one minify: ``criterion``, and for ``SAME`` the original's violation
-    (``target``) and, for wrong values, its first differing op."""
+    (``target``)."""
 
     criterion: Criterion
     target: Violation | None = None
-    first_op: str | None = None
     pattern: re.Pattern | None = None
 
-    def shown(self, program: Program, violations: list[Violation], locate: Locate | None = None) -> Violation | None:
-        """The violation of ``program`` that keeps this failure, or None (``locate``: see ``keeps``)."""
-        return next((v for v in violations if self.keeps(program, v, locate)), None)
+    @property
+    def first_op(self) -> str | None:
+        """For ``SAME`` and a wrong value, the op where the original's values first differ, as the
+        evaluator localised it (``localise.first_differs_at``; None: not localised)."""
+        return first_differs_at(self.target) if self.criterion == Criterion.SAME and self.target is not None else None
 
-    def keeps(self, program: Program, v: Violation, locate: Locate | None = None) -> bool:
-        """Does ``v``, a violation of ``program``, keep this failure? The one rule of "the same failure"
-        (``joining.same_failure``: whatever fault it defines, minify follows). For wrong values,
-        the first differing op must be the original's too: the op defining the first differing
-        output, or where that is another (a later op reading the wrong value), the op ``locate``
-        finds on the program returning every value (None: no second look)."""
+    def shown(self, violations: list[Violation]) -> Violation | None:
+        """The first of ``violations`` (a program's) that keeps this failure, or None."""
+        return next((v for v in violations if self.keeps(v)), None)
+
+    def keeps(self, v: Violation) -> bool:
+        """Does ``v``, a program's violation, keep this failure? The one rule of "the same failure"
+        (``joining.same_failure``: whatever fault it defines, minify follows; a wrong value's
+        says where it first differs, ``running.localise``)."""
         if self.criterion == Criterion.SAME:
-            if not same_failure(v, self.target):
-                return False
-            if self.first_op is None or first_differing_op(program, v) == self.first_op:
-                return True
-            return locate is not None and locate(program, v) == self.first_op
+            return same_failure(v, self.target)
         if self.criterion == Criterion.EXCEPTION:
             return isinstance(v.fault, Raised)
         if self.criterion == Criterion.MISMATCH:  # against eager (``exact`` compares with the reference)
@@ -228,7 +209,7 @@ class Minifier:
         if key not in self.verdicts:
             self.queries += 1
             shown = self.violations(program)
-            self.verdicts[key] = shown is not None and self.failure.shown(program, shown[0], self.locate) is not None
+            self.verdicts[key] = shown is not None and self.failure.shown(shown[0]) is not None
             if self.verdicts[key] and (self.best is None or reductions.smaller(program, self.best)):
                 self.best = program
             self.progress()
@@ -244,9 +225,9 @@ class Minifier:
     # --- the whole minify ---------------------------------------------------------------------------
 
     def establish(self, program: Program, failure: Failure) -> Failure:
-        """``failure`` completed from the original: for ``SAME``, its violation (``pick_target``)
-        and, for wrong values, its first differing op. A ``UsageError`` when the original shows
-        nothing to keep."""
+        """``failure`` completed from the original: for ``SAME``, its violation (``pick_target``;
+        a wrong value's, localised by the evaluator, says where it first differs). A ``UsageError``
+        when the original shows nothing to keep."""
         shown = self.violations(program)
         self.queries += 1
         if shown is None:
@@ -263,15 +244,12 @@ class Minifier:
             else:
                 chosen = pick_target(violations)
             failure = dataclasses.replace(failure, target=chosen)
-            if chosen is not None and chosen.oracle == OUTPUTS:
-                failure.first_op = self.first_op(program, chosen)
         self.failure = failure
-        # The original keeps its own failure by definition; its first differing op was found on
-        # the program returning every value, where a candidate's is read from its own outputs.
+        # The original keeps its own failure by definition (its target is one of its violations).
         if failure.criterion == Criterion.SAME:
             fails = failure.target is not None
         else:
-            fails = failure.shown(program, violations) is not None
+            fails = failure.shown(violations) is not None
         if not fails:
             found = "; ".join(str(v)[:200] for v in violations) or "no violation"
             wanted = failure.describe() if failure.criterion != Criterion.SAME else "any failure"
@@ -279,21 +257,6 @@ class Minifier:
         self.verdicts[program.source() + program.inputs_source()] = True
         self.best = program
         return failure
-
-    def first_op(self, program: Program, violation: Violation) -> str | None:
-        """The original's first differing op (``locate``), else the op defining its first differing output."""
-        return self.locate(program, violation) or first_differing_op(program, violation)
-
-    def locate(self, program: Program, violation: Violation) -> str | None:
-        """Where ``program``'s wrong values start: the first differing op of the program returning
-        every value it defines (one more evaluation, counted as a query)."""
-        everything = every_value(program)
-        self.queries += 1
-        shown = self.violations(everything)
-        if shown is None:
-            return None
-        mismatch = next((v for v in shown[0] if v.oracle == OUTPUTS and same_failure(v, violation)), None)
-        return first_differing_op(everything, mismatch) if mismatch is not None else None
 
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
@@ -313,9 +276,9 @@ class Minifier:
         interrupted = False
         try:
             current = program
-            for reduction in (dead_and_unused, single_outputs, truncate, ddmin):
-                current = reduction(current, self.fails)
-                self.log(f"fuzzdce minify: after {reduction.__name__}: {current.n_ops} statements, {self.queries} queries")
+            for name in WHOLE_PROGRAM_PASSES:
+                current = reductions.apply(name, current, self.fails, self.taken)
+                self.log(f"fuzzdce minify: after {name}: {current.n_ops} statements, {self.queries} queries")
             passes = reductions.PASSES + reductions.INPUT_PASSES
             current, _ = reductions.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
@@ -323,7 +286,7 @@ class Minifier:
         best = self.best
         self.progress(force=True)
         shown = self.violations(best) if not interrupted else None
-        violation = failure.shown(best, shown[0]) if shown is not None else None
+        violation = failure.shown(shown[0]) if shown is not None else None
         return Result(
             original,
             best,
@@ -336,90 +299,6 @@ class Minifier:
             interrupted,
             taken=self.taken,
         )
-
-
-Fails = Callable[[Program], bool]
-
-
-# --- the reductions, in order -------------------------------------------------------------------------
-
-
-def dead_and_unused(program: Program, fails: Fails) -> Program:
-    """Every dead statement, then every unread input, dropped at once (one query each), when the
-    result still fails (a dead statement can matter: then the single-step passes take them one by one)."""
-    live = sorted(program.live_steps())
-    candidate = reductions.rebuilt(program, list(range(len(program.inputs))), live, program.outputs)
-    if candidate is not None and candidate.n_ops < program.n_ops and fails(candidate):
-        program = candidate
-    read = sorted(reductions.read_inputs(program))
-    if len(read) < len(program.inputs):
-        candidate = reductions.rebuilt(program, read, list(range(program.n_ops)), program.outputs)
-        if candidate is not None and fails(candidate):
-            program = candidate
-    return program
-
-
-def single_outputs(program: Program, fails: Fails) -> Program:
-    """The program returning one of its values alone, the first that fails (its dead code dropped
-    with it), when it returns several."""
-    if len(program.outputs) < 2:
-        return program
-    for output in program.outputs:
-        candidate = dead_and_unused(dataclasses.replace(program, outputs=(output,)), lambda p: True)
-        if fails(candidate):
-            return dead_and_unused(candidate, fails)
-    return program
-
-
-def prefix(program: Program, k: int) -> Program:
-    """The program cut after statement ``k``, returning what it defines, its dead code dropped."""
-    first = reductions.first_value(program, k)
-    cut = dataclasses.replace(program, steps=program.steps[: k + 1], outputs=tuple(range(first, first + program.steps[k].n_out)))
-    return dead_and_unused(cut, lambda p: True)
-
-
-def truncate(program: Program, fails: Fails) -> Program:
-    """The shortest failing prefix, by binary search over the cut (a failure a prefix shows, a
-    longer one shows too, as a rule; where not, ddmin still removes what it can)."""
-    low, high, best = 0, program.n_ops - 2, None
-    while low <= high:
-        middle = (low + high) // 2
-        candidate = prefix(program, middle)
-        if fails(candidate):
-            best, high = candidate, middle - 1
-        else:
-            low = middle + 1
-    return best if best is not None and reductions.smaller(best, program) else program
-
-
-def ddmin(program: Program, fails: Fails) -> Program:
-    """Delta debugging over windows of statements: the program split into ``n`` windows, each
-    window's removal tried (its values that kept statements read fed in as fresh inputs of their
-    shape and dtype); a removal that fails is kept and ``n`` drops by one, else ``n`` doubles, until
-    windows are single statements and none can go."""
-    n = 2
-    while program.n_ops >= 2:
-        specs = reductions.value_specs(program)
-        chunk = max(1, -(-program.n_ops // n))
-        removed = False
-        for start in range(0, program.n_ops, chunk):
-            window = range(start, min(start + chunk, program.n_ops))
-            if len(window) >= program.n_ops:
-                continue
-            candidate = reductions.without_range(program, window, specs)
-            if candidate is None:
-                continue
-            candidate = dead_and_unused(candidate, lambda p: True)
-            if reductions.smaller(candidate, program) and fails(candidate):
-                program, removed = candidate, True
-                break
-        if removed:
-            n = max(n - 1, 2)
-        elif chunk == 1:
-            return program
-        else:
-            n = min(2 * n, program.n_ops)
-    return program
 
 
 # --- finding a path -------------------------------------------------------------------------------------
@@ -437,7 +316,7 @@ def first_failing_path(
         if failure.criterion == Criterion.SAME:
             if evaluation.violations:
                 return path
-        elif failure.shown(program, evaluation.violations) is not None:
+        elif failure.shown(evaluation.violations) is not None:
             return path
     raise UsageError(f"the program fails on none of the paths {', '.join(paths)} under {placement.name}")
 

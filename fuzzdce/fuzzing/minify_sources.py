@@ -134,7 +134,9 @@ def findings_bug(folder: Path) -> Subject:
     program = program_of_function(parse_function(source, "program"), specs, seed=seed)
     member = record.members[0]
     fault, site = member.fault_and_site() or (None, "")  # the member's fault, as the campaign knew it
-    target = Violation(member.oracle, member.path, member.message, member.error_type or "", member.frame or "", fault=fault, site=site)
+    target = Violation(
+        member.oracle, member.path, member.message, member.error_type or "", member.frame or "", fault=fault, site=site
+    )
     placement = record.builds.get(record.placement, record.placement) or None
     return Subject(program, f"bug {record.id} ({folder})", member.path, placement, target)
 

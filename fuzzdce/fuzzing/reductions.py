@@ -1,10 +1,14 @@
-"""Statement-level reductions of a program, the passes PyTorch's ``fx_minifier`` runs, in its order:
+"""Reductions of a program: every reduction pass fuzzdce has, each registered by name
+(``NAMED_PASSES``, by ``reduction_pass`` or ``candidate_pass``; its docstring says what it does).
+
+``reduce`` runs ``PASSES`` (the campaign's shrinking, ``fuzzdce minify``'s last step), the passes
+PyTorch's ``fx_minifier`` runs, in its order:
 
 1. drop a statement whose results nothing reads (``drop_dead``);
 2. drop an input nothing reads, and a returned value beyond the first (``drop_unused_inputs``,
    ``drop_outputs``);
 3. move the return earlier: the program cut after a statement, returning what it defines
-   (``truncations``);
+   (``truncations``: ``Program.prefix``);
 4. delta-debug ranges of statements: each removed statement's results that later ones read become
    fresh inputs of the same shape and dtype (``without_range``);
 5. reduce inside a statement (``SUB_STATEMENT``): a call or operator gives way to one of its
@@ -15,13 +19,18 @@
    shapes, the tensor inputs' dims halved, all together, then one input's (``halve_shapes``), a
    user's values cut to their leading block; and a user's values drawn instead (``redraw_values``).
 
-Each pass proposes candidates; ``reduce`` keeps one only when it is ``smaller`` (fewer statements,
-inputs, less source, then fewer input elements) and ``fails(candidate)`` (the caller's replay: the
-same failure, on the same configuration, so a sub-statement reduction is kept only where the
-fault holds). Every pass is one named entry of ``PASSES``; ``reduce`` counts what each took. Nothing is guessed: a dead statement can
-matter (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so
-every candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) supplies
-the replay, ``tests/test_reductions.py`` a stand-in.
+Before them, ``fuzzdce minify`` runs the whole-program passes once each (``apply``), in the same
+order at a coarser grain: every dead statement and unread input at once (``dead_and_unused``), each
+returned value alone (``single_outputs``), the shortest failing prefix by binary search
+(``truncate``), delta debugging over windows of statements (``ddmin``).
+
+A candidate is kept only when it is ``smaller`` (fewer statements, inputs, less source, then fewer
+input elements) and ``fails(candidate)`` (the caller's replay: the same failure, on the same
+configuration, so a sub-statement reduction is kept only where the fault holds); ``reduce``
+counts what each pass took, by name. Nothing is guessed: a dead statement can matter
+(``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so every
+candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) and the minifier
+(``minify``) supply the replay, ``tests/test_reductions.py`` a stand-in.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,21 +50,34 @@ from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import op_name
 
 Fails = Callable[[Program], bool]
+# A reduction pass: from a failing program, a smaller one that still ``fails``, or None when it finds none.
+Pass = Callable[[Program, Fails], "Program | None"]
+Candidates = Callable[[Program], Iterator[Program]]
+
+# Every reduction pass, by name: what ``reduce`` and ``fuzzdce minify`` compose, and what
+# ``reduce``'s ``taken`` counts (as Hypothesis's shrinker defines its passes, ``defines_shrink_pass``).
+NAMED_PASSES: dict[str, Pass] = {}
 
 
-def producers(program: Program) -> dict[int, int]:
-    """Value index -> the index of the step defining it (inputs are defined by no step)."""
-    owner, index = {}, len(program.inputs)
-    for i, step in enumerate(program.steps):
-        for _ in range(step.n_out):
-            owner[index] = i
-            index += 1
-    return owner
+def reduction_pass(run: Pass) -> Pass:
+    """Register ``run`` as the reduction pass named by its function's name; its docstring says what
+    the pass does."""
+    if run.__name__ in NAMED_PASSES or not run.__doc__:
+        raise ValueError(f"a reduction pass needs a name of its own and a docstring: {run.__name__}")
+    NAMED_PASSES[run.__name__] = run
+    return run
 
 
-def first_value(program: Program, step_index: int) -> int:
-    """The first value step ``step_index`` defines."""
-    return len(program.inputs) + sum(s.n_out for s in program.steps[:step_index])
+def candidate_pass(candidates: Candidates) -> Candidates:
+    """Register the pass of ``candidates`` (a function proposing smaller programs, each replayed),
+    under its name and docstring: the first candidate smaller than the program that still fails.
+    ``candidates`` itself is returned as it is (its candidates can be listed)."""
+
+    def run(program: Program, fails: Fails) -> Program | None:
+        return first_failing(candidates(program), fails, program)
+
+    reduction_pass(functools.wraps(candidates)(run))
+    return candidates
 
 
 def _renumbered(value: Any, mapping: dict[int, int]) -> Any:
@@ -96,7 +119,7 @@ def rebuilt(
             )
         )
         for offset in range(step.n_out):
-            mapping[first_value(program, i) + offset] = index
+            mapping[program.first_value(i) + offset] = index
             index += 1
     if not outputs or any(o not in mapping for o in outputs):
         return None
@@ -109,6 +132,7 @@ def without_steps(program: Program, dropped: set[int]) -> Program | None:
     return rebuilt(program, list(range(len(program.inputs))), kept, program.outputs)
 
 
+@candidate_pass
 def drop_dead(program: Program) -> Iterator[Program]:
     """Candidates: the program without one statement whose results nothing reads, last first."""
     live = program.live_steps()
@@ -124,6 +148,7 @@ def read_inputs(program: Program) -> set[int]:
     return {i for i in range(len(program.inputs)) if i in read}
 
 
+@candidate_pass
 def drop_unused_inputs(program: Program) -> Iterator[Program]:
     """Candidates: the program without one input nothing reads (the later inputs' values change:
     they are drawn from one seeded generator in order, so this too is replayed)."""
@@ -137,6 +162,7 @@ def drop_unused_inputs(program: Program) -> Iterator[Program]:
             yield candidate
 
 
+@candidate_pass
 def drop_outputs(program: Program) -> Iterator[Program]:
     """Candidates: the program returning one value fewer (never none)."""
     if len(program.outputs) < 2:
@@ -145,19 +171,18 @@ def drop_outputs(program: Program) -> Iterator[Program]:
         yield dataclasses.replace(program, outputs=program.outputs[:i] + program.outputs[i + 1 :])
 
 
+@candidate_pass
 def truncations(program: Program) -> Iterator[Program]:
     """Candidates: the program cut after statement k, returning what it defines, shortest first
     (the values before it keep their numbers)."""
     for k in range(program.n_ops - 1):
-        first = first_value(program, k)
-        outputs = tuple(range(first, first + program.steps[k].n_out))
-        yield dataclasses.replace(program, steps=program.steps[: k + 1], outputs=outputs)
+        yield program.prefix(k)
 
 
 def value_specs(program: Program) -> dict[int, TensorInput]:
     """Each value the program defines that is a tensor, as an input of its shape and dtype (from
     one eager run here; {} when it does not run). What a delta-debugging step's fresh inputs are."""
-    every = dataclasses.replace(program, outputs=tuple(range(len(program.inputs), first_value(program, program.n_ops))))
+    every = program.every_value()
     try:
         with torch.no_grad():
             values = every.function()(*program.make_inputs())
@@ -174,7 +199,7 @@ def value_specs(program: Program) -> dict[int, TensorInput]:
 def without_range(program: Program, dropped: range, specs: dict[int, TensorInput]) -> Program | None:
     """The program without the steps in ``dropped``: each of their results that a kept step or the
     return reads becomes a fresh input of its shape and dtype (``specs``). None when one cannot."""
-    owner = producers(program)
+    owner = program.producers()
     kept_steps = [i for i in range(program.n_ops) if i not in dropped]
     read = {r for i in kept_steps for r in program.steps[i].refs()} | set(program.outputs)
     needed = sorted(v for v in read if owner.get(v) in dropped)
@@ -184,6 +209,7 @@ def without_range(program: Program, dropped: range, specs: dict[int, TensorInput
     return rebuilt(program, list(range(len(program.inputs))), kept_steps, program.outputs, fresh)
 
 
+@candidate_pass
 def delta_debugging(program: Program) -> Iterator[Program]:
     """Candidates: ranges of statements removed, halves first, then quarters, down to single ones."""
     if program.n_ops < 2:
@@ -196,6 +222,95 @@ def delta_debugging(program: Program) -> Iterator[Program]:
             if len(dropped) < program.n_ops and (candidate := without_range(program, dropped, specs)) is not None:
                 yield candidate
         chunk //= 2
+
+
+# --- whole-program passes: ``fuzzdce minify``'s first, in the order that pays (PyTorch's ``fx_minifier``'s) ---
+
+
+def always(program: Program) -> bool:
+    """A failure every program shows: a pass run with it takes what it can unconditionally."""
+    return True
+
+
+@reduction_pass
+def dead_and_unused(program: Program, fails: Fails) -> Program | None:
+    """Every dead statement, then every unread input, dropped at once (one query each), when the
+    result still fails (a dead statement can matter: then ``drop_dead`` takes them one by one)."""
+    current = program
+    candidate = rebuilt(current, list(range(len(current.inputs))), sorted(current.live_steps()), current.outputs)
+    if candidate is not None and candidate.n_ops < current.n_ops and fails(candidate):
+        current = candidate
+    read = sorted(read_inputs(current))
+    if len(read) < len(current.inputs):
+        candidate = rebuilt(current, read, list(range(current.n_ops)), current.outputs)
+        if candidate is not None and fails(candidate):
+            current = candidate
+    return current if current is not program else None
+
+
+def without_dead_code(program: Program) -> Program:
+    """``program`` without its dead statements and unread inputs (unchecked: no query)."""
+    return dead_and_unused(program, always) or program
+
+
+@reduction_pass
+def single_outputs(program: Program, fails: Fails) -> Program | None:
+    """The program returning one of its values alone, the first that fails (what only the others
+    read dropped with them), when it returns several."""
+    if len(program.outputs) < 2:
+        return None
+    for output in program.outputs:
+        candidate = without_dead_code(dataclasses.replace(program, outputs=(output,)))
+        if fails(candidate):
+            return candidate
+    return None
+
+
+@reduction_pass
+def truncate(program: Program, fails: Fails) -> Program | None:
+    """The shortest failing prefix (``Program.prefix``, its dead code dropped), by binary search
+    over the cut (a failure a prefix shows, a longer one shows too, as a rule; where not,
+    ``ddmin`` still removes what it can)."""
+    low, high, best = 0, program.n_ops - 2, None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = without_dead_code(program.prefix(middle))
+        if fails(candidate):
+            best, high = candidate, middle - 1
+        else:
+            low = middle + 1
+    return best if best is not None and smaller(best, program) else None
+
+
+@reduction_pass
+def ddmin(program: Program, fails: Fails) -> Program | None:
+    """Delta debugging over windows of statements: the program split into ``n`` windows, each
+    window's removal tried (its values that kept statements read fed in as fresh inputs of their
+    shape and dtype, ``without_range``); a removal that fails is kept and ``n`` drops by one, else
+    ``n`` doubles, until windows are single statements and none can go."""
+    current, n = program, 2
+    while current.n_ops >= 2:
+        specs = value_specs(current)
+        chunk = max(1, -(-current.n_ops // n))
+        removed = False
+        for start in range(0, current.n_ops, chunk):
+            window = range(start, min(start + chunk, current.n_ops))
+            if len(window) >= current.n_ops:
+                continue
+            candidate = without_range(current, window, specs)
+            if candidate is None:
+                continue
+            candidate = without_dead_code(candidate)
+            if smaller(candidate, current) and fails(candidate):
+                current, removed = candidate, True
+                break
+        if removed:
+            n = max(n - 1, 2)
+        elif chunk == 1:
+            break
+        else:
+            n = min(2 * n, current.n_ops)
+    return current if current is not program else None
 
 
 # --- inside a statement ---------------------------------------------------------------------------------
@@ -311,7 +426,7 @@ def take_apart(program: Program) -> Program:
                 steps.append(
                     dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
                 )
-        first = first_value(program, index)
+        first = program.first_value(index)
         for offset in range(step.n_out):
             mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
     if len(steps) == program.n_ops:
@@ -373,6 +488,7 @@ def sub_statement_candidates(program: Program, edit: Callable[[ast.expr], Iterat
                 yield candidate
 
 
+@candidate_pass
 def call_to_argument(program: Program) -> Iterator[Program]:
     """Candidates: a call, operator or subscript inside a statement giving way to one of its
     arguments (``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``; ``v0 + v1.sum(0)``
@@ -389,6 +505,7 @@ def without_keywords(expression: ast.expr) -> Iterator[ast.expr]:
                     yield replaced(expression, node, call)
 
 
+@candidate_pass
 def keyword_to_default(program: Program) -> Iterator[Program]:
     """Candidates: a keyword argument of a call inside a statement dropped, back to its default
     (``torch.addcdiv(v0, v1, v2, value=2.0)`` to ``torch.addcdiv(v0, v1, v2)``)."""
@@ -404,6 +521,7 @@ def constants(expression: ast.expr) -> Iterator[ast.expr]:
                     yield replaced(expression, part, ast.Constant(1))
 
 
+@candidate_pass
 def operand_to_constant(program: Program) -> Iterator[Program]:
     """Candidates: a value read as an operator's operand inside a statement replaced by the
     constant 1 (``v0 * v1`` to ``v0 * 1``), the input or statement it alone read going with it."""
@@ -437,6 +555,7 @@ def leading(spec: TensorInput, shape: tuple[int, ...]) -> tuple | None:
     return tuple(block.flatten().tolist())
 
 
+@candidate_pass
 def redraw_values(program: Program) -> Iterator[Program]:
     """Candidates: a user's input (``TensorInput.values``) drawn from its domain instead, simpler
     than the values given (kept only where the failure does not need them)."""
@@ -446,6 +565,7 @@ def redraw_values(program: Program) -> Iterator[Program]:
             yield dataclasses.replace(program, inputs=inputs)
 
 
+@candidate_pass
 def halve_shapes(program: Program) -> Iterator[Program]:
     """Candidates: every tensor input's dims halved together (shapes that broadcast keep doing so),
     then each input's alone."""
@@ -458,19 +578,21 @@ def halve_shapes(program: Program) -> Iterator[Program]:
 
 # --- the passes ------------------------------------------------------------------------------------------
 
-PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (
-    drop_dead,
-    drop_unused_inputs,
-    drop_outputs,
-    truncations,
-    delta_debugging,
-    call_to_argument,
-    keyword_to_default,
-    operand_to_constant,
+# The passes ``reduce`` runs by default (the campaign's shrinking, then ``fuzzdce minify``'s last
+# step), by name (``NAMED_PASSES``), cheapest first.
+PASSES: tuple[str, ...] = (
+    "drop_dead",
+    "drop_unused_inputs",
+    "drop_outputs",
+    "truncations",
+    "delta_debugging",
+    "call_to_argument",
+    "keyword_to_default",
+    "operand_to_constant",
 )
 # The passes on a program's inputs themselves, ``fuzzdce minify``'s: a campaign's shapes and values
 # are Hypothesis's choices, which its own shrinker makes smaller.
-INPUT_PASSES: tuple[Callable[[Program], Iterator[Program]], ...] = (halve_shapes, redraw_values)
+INPUT_PASSES: tuple[str, ...] = ("halve_shapes", "redraw_values")
 # The passes that reduce inside a statement, and ``take_apart`` (the calls it hoists out of
 # statements, which minify does first), counted apart: ``benchmarks/minify.py``.
 SUB_STATEMENT = frozenset({"take_apart", "call_to_argument", "keyword_to_default", "operand_to_constant"})
@@ -513,22 +635,33 @@ def reduce(
     *,
     out_of_time: Callable[[], bool] = lambda: False,
     taken: Counter | None = None,
-    passes: tuple[Callable[[Program], Iterator[Program]], ...] = PASSES,
+    passes: tuple[str, ...] = PASSES,
 ) -> tuple[Program, bool]:
-    """``program`` reduced by ``passes``, in order, each to its end, until none applies; returns the
-    smallest failing program and whether the passes finished (False: ``out_of_time`` stopped them).
-    ``fails`` is asked only of candidates smaller than the current program; ``taken`` counts the
-    reductions kept, by pass name."""
+    """``program`` reduced by the named ``passes`` until none applies: after each reduction kept,
+    from the first (cheapest) pass again. Returns the smallest failing program and whether the
+    passes finished (False: ``out_of_time`` stopped them). ``fails`` is asked only of candidates
+    smaller than the current program; ``taken`` counts the reductions kept, by pass name."""
     current = program
     while True:
-        for reduction in passes:
+        for name in passes:
             if out_of_time():
                 return current, False
-            smaller_one = first_failing(reduction(current), fails, current)
+            smaller_one = NAMED_PASSES[name](current, fails)
             if smaller_one is not None:
                 current = smaller_one
                 if taken is not None:
-                    taken[reduction.__name__] += 1
+                    taken[name] += 1
                 break  # start again from the cheapest pass on the smaller program
         else:
             return current, True
+
+
+def apply(name: str, program: Program, fails: Fails, taken: Counter | None = None) -> Program:
+    """``program`` after one run of the pass ``name``: what it kept, else ``program`` itself
+    (``taken`` counts it when it kept one)."""
+    smaller_one = NAMED_PASSES[name](program, fails)
+    if smaller_one is None:
+        return program
+    if taken is not None:
+        taken[name] += 1
+    return smaller_one

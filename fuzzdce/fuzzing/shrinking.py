@@ -1,12 +1,7 @@
 """After generation: each cause shrunk against its failing configuration, causes joined into bugs, each
 bug confirmed once, within the campaign's time plan. This module holds that state; ``Campaign`` only calls it.
 
-- **The time plan** (``TimePlan``): ``--time-budget S`` is the campaign's wall time. Generation
-  ends when the time left is no more than the work waiting after it (``Shrinker.waiting_seconds``:
-  ``EVALUATIONS_PER_CAUSE`` full evaluations' time per program whose causes wait to be shrunk),
-  within ``LEFT_AFTER_GENERATION`` of the budget; shrinking ends at ``SHRINK_END``, joining at
-  ``JOIN_END``; confirming and writing the findings folder have the rest. ``PhaseClock.timed(phase)`` counts
-  each phase's seconds.
+- **The time plan** (``time_plan``): when each phase must end, and the share of it each cause gets.
 - **Shrinking** (``Shrinker.shrink``): a shrink step evaluates the cause's first path and the fewest
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
@@ -32,148 +27,22 @@ Every evaluation goes through the campaign's ``Evaluator``, whose cache (``evalu
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 import time
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
 from typing import NamedTuple
 
 from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
 from fuzzdce.core.joining import placed_marks, same_failure
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import reductions
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
+from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, PASS_EVALUATIONS, Phase, hypothesis_seconds, lane_share
 from fuzzdce.running.evaluate import violations_of
 from fuzzdce.running.placements import PLACEMENTS
-
-
-class Phase(StrEnum):
-    """A campaign's phases, in order: what ``summary.json``'s ``phases`` counts seconds of."""
-
-    GENERATION = "generation"  # new programs, each evaluated in full
-    SHRINKING = "shrinking"  # each cause shrunk against its failing configuration
-    JOINING = "joining"  # minimal programs evaluated everywhere, causes joined into bugs
-    CONFIRMING = "confirming"  # each bug's smallest program replayed once
-    WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
-
-
-# The least and the most of the time budget that generation leaves to the phases after it. Within
-# these, what it leaves is the work waiting: a fixed share left a 600-s run's causes cut short when
-# many waited, and time to nothing when none did. At most 15% starved a stock campaign of twenty
-# faults (shrinking had 3.4% of its lane-seconds, 12 of 20 bugs cut short): the most is now 40%,
-# which a campaign with few causes waiting never reaches.
-LEFT_AFTER_GENERATION = (0.10, 0.40)
-# The work a program whose causes wait to be shrunk leaves after generation, in full evaluations of
-# a program (the mean of generation's). ``PASS_EVALUATIONS`` is what every cause must have: its
-# statement-level passes (each step one path under one or two Thunders, a small part of a full
-# evaluation), a wrong value's localising prefixes, its result settled everywhere once, its bug
-# confirmed. Measured in a 900-s stock campaign (2 lanes, 0.93 s per full evaluation): about 4 per
-# cause. Hypothesis's shrink of shapes, values and dtypes has the rest of ``EVALUATIONS_PER_CAUSE``.
-PASS_EVALUATIONS = 4.0
-EVALUATIONS_PER_CAUSE = 6.0
-# Of the time budget, from the campaign's start: shrinking ends, then joining (the lanes' settling,
-# then the merged campaign's); confirming and writing have the rest.
-SHRINK_END = 0.95
-JOIN_END = 0.975
-
-
-def process_started_at() -> float:
-    """When this process started (``time.time()``'s clock), so that a command's imports count
-    against its time budget too: from /proc where there is one, else now."""
-    try:
-        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
-        started = boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return time.time()
-    return started if started <= time.time() else time.time()
-
-
-@dataclass(frozen=True)
-class TimePlan:
-    """When each phase must end: ``budget`` seconds of wall time from ``start`` (``time.time()``;
-    lanes share their parent's), None for no budget."""
-
-    budget: float | None
-    start: float
-
-    def end(self, phase: Phase) -> float | None:
-        """The wall-clock time ``phase`` must end by at the latest (None: no budget); generation
-        may end earlier (``generation_over``)."""
-        if not self.budget:
-            return None
-        share = {Phase.GENERATION: 1.0 - min(LEFT_AFTER_GENERATION), Phase.SHRINKING: SHRINK_END, Phase.JOINING: JOIN_END}.get(
-            phase, 1.0
-        )
-        return self.start + share * self.budget
-
-    def generation_over(self, waiting: float) -> bool:
-        """Is generation's time over, with ``waiting`` seconds of work waiting after it: is the time
-        left no more than that work, held within ``LEFT_AFTER_GENERATION`` of the budget?"""
-        if not self.budget:
-            return False
-        least, most = LEFT_AFTER_GENERATION
-        left_after = min(max(waiting, least * self.budget), most * self.budget)
-        return time.time() >= self.start + self.budget - left_after
-
-    def left(self, phase: Phase) -> float | None:
-        """Seconds left until ``phase`` must end (never below 0; None: no budget)."""
-        end = self.end(phase)
-        return None if end is None else max(0.0, end - time.time())
-
-    def over(self, phase: Phase) -> bool:
-        left = self.left(phase)
-        return left is not None and left <= 0
-
-
-class PhaseClock:
-    """Seconds per phase, added to ``seconds`` (``Stats.phases``); a phase timed inside another is
-    not counted for the outer one. ``current`` names the phase running (the progress line's)."""
-
-    def __init__(self, seconds: Counter) -> None:
-        self.seconds = seconds
-        self.current: Phase | None = None
-        self._since = time.perf_counter()
-
-    @contextlib.contextmanager
-    def timed(self, phase: Phase) -> Iterator[None]:
-        outer, now = self.current, time.perf_counter()
-        if outer is not None:
-            self.seconds[outer] += now - self._since
-        self.current, self._since = phase, now
-        try:
-            yield
-        finally:
-            now = time.perf_counter()
-            self.seconds[phase] += now - self._since
-            self.current, self._since = outer, now
-
-
-def hypothesis_seconds(left: float, waiting: int, passes_each: float) -> float:
-    """The seconds Hypothesis's shrink of one cause gets, with ``left`` seconds of shrinking left
-    and ``waiting`` causes to shrink after it, whose statement-level passes take ``passes_each``
-    seconds each: an equal share of the time their passes do not need. The passes come first
-    whatever is left (they make a bug's program minimal): a 900-s stock campaign that gave each
-    Hypothesis shrink an equal share of all the time left spent it on the first half of its 42
-    causes, and the rest were never shrunk. Hypothesis returns what a shrink does not use, to the
-    causes after it."""
-    return max(0.0, left - waiting * passes_each) / (waiting + 1)
-
-
-def lane_share(cause: str, lanes: int) -> int:
-    """Which of ``lanes`` lanes shrinks the cause ``cause`` first: lanes find many of the same
-    causes (each starts from Hypothesis's simplest programs) and know nothing of each other's, so
-    each takes a share of its own first, by a hash every process computes alike."""
-    return int(short_id(cause), 16) % max(1, lanes)
 
 
 def finite_if_it_fails(program: Program, fails) -> Program:

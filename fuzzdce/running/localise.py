@@ -11,7 +11,10 @@ the op to blame is hstack). The message then says what is wrong there and what i
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
 itself; when none is, the value stays "not localised" (its fault is then the oracle, the call and the path).
 
-The prefixes are jobs like any other: the evaluator's cache runs each once per campaign.
+The one localisation: the evaluator localises every wrong value it reports (``localised``), a
+campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
+differs from the violation (``first_differs_at``). The prefixes are jobs like any other: the
+evaluator's cache runs each once per campaign.
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ RunPrefix = Callable[[Program], "list[Violation] | None"]
 def needs_localising(violation: Violation) -> bool:
     """A wrong value whose fault does not yet say where it first differs."""
     return isinstance(violation.fault, WrongValue) and violation.fault.localisable
+
+
+def first_differs_at(violation: Violation) -> str | None:
+    """The op where a wrong value first differs, as ``localised`` found it (its site); None for
+    another violation, or a wrong value no prefix showed (not localised) or with no op to blame
+    (a flag an autograd Function of Thunder's marked)."""
+    fault = violation.fault
+    return fault.op if isinstance(fault, WrongValue) and not fault.localisable else None
 
 
 # The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``

@@ -103,10 +103,6 @@ def same_shape(first: Meta, candidate: Meta) -> bool:
     return first.shape == candidate.shape
 
 
-def same_numel(first: Meta, candidate: Meta) -> bool:
-    return first.numel == candidate.numel
-
-
 def last_dims_match(first: Meta, candidate: Meta) -> bool:
     """``first @ candidate.mT`` is valid: both at least 1-D and the last dims agree."""
     return first.ndim >= 1 and candidate.ndim >= 1 and first.shape[-1] == candidate.shape[-1]
