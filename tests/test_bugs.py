@@ -55,7 +55,7 @@ def test_one_exception_on_every_path_and_call_is_one_bug():
         store.add(Verdict.REGRESSION, ("symcall",), raised(path, where, name=f"t{len(path)}"), ONE_OP)
     (bug,) = store.bugs()
     assert bug.paths() == ["jit", "jit-grad", "thunderfx"] and len(bug.members) == 3
-    assert all("same identity" in why or "smallest" in why for why in bug.why.values())
+    assert all("same fault" in why or "smallest" in why for why in bug.why.values())
 
 
 def test_other_placements_another_frame_or_no_exception_are_other_bugs():
@@ -151,15 +151,14 @@ def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_rais
     Thunder raised, so the identical minimal program makes them one bug. Were both raised in
     Thunder, they would stay two."""
 
-    def raising(path, error_type, frame):
-        message = f"{error_type} (grad call, backward): bad"
-        return Violation("raises", path, message, error_type, frame, key=message)
+    def raising_at(path, error_type, frame):
+        return raising(path, error_type, "bad", frame, where="grad call, backward")
 
     def bugs_of(second_frame):
         store = FindingStore()
         for violation in (
-            raising("jit-grad", "TypeError", "thunder/executors/torchex.py:no_autocast_fn"),
-            raising("jit-torchcompile", "Unsupported", second_frame),
+            raising_at("jit-grad", "TypeError", "thunder/executors/torchex.py:no_autocast_fn"),
+            raising_at("jit-torchcompile", "Unsupported", second_frame),
         ):
             finding, _ = store.add(Verdict.SHARED, ("stock",), violation, ONE_OP)
             finding.shrunk = True

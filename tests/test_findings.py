@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import signature
+from fuzzdce.core.faults import signature, value_fault
 from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
@@ -33,7 +33,9 @@ def key_error(name, path="jit", frame="thunder/core/transform_common.py:dce"):
 
 
 def mismatch(path="jit"):
-    return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
+    return Violation(
+        "outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "plain", path)
+    )
 
 
 def test_proxy_names_numbers_and_addresses_are_normalised():

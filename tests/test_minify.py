@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fuzzdce.core.faults import value_fault
+from fuzzdce.core.faults import flag_fault, value_fault
 from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
@@ -202,7 +202,9 @@ def test_minify_reads_the_first_differing_op_from_the_one_localisation():
     assert Failure(Criterion.SAME, found).first_op == "add" and asked[-1] == "add"
     assert first_differs_at(wrong) is None and Failure(Criterion.SAME, wrong).first_op is None  # not localised
     assert first_differs_at(Violation("raises", "jit", "x", "RuntimeError", site="add")) is None  # no wrong value
-    marked = Violation("grads", "jit", "x", "RequiresGradMismatch", fault="grads | grad | marked by F | invented", site="F")
+    marked = Violation(
+        "grads", "jit", "x", "RequiresGradMismatch", fault=flag_fault("grads", "grad", "jit", "invented", "F"), site="F"
+    )
     assert first_differs_at(marked) is None  # a flag a Function marked: no op to blame
 
 

@@ -5,6 +5,7 @@ import time
 from collections import Counter
 from types import SimpleNamespace
 
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import EAGER, Outcome, Violation
@@ -21,7 +22,10 @@ def program(op="exp", seed=1):
 
 
 def wrong_values(path):
-    return Violation("outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch")
+    """A wrong value no prefix localised, as the outputs oracle makes it."""
+    return Violation(
+        "outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "plain", path)
+    )
 
 
 def malformed(path, op="amax"):
