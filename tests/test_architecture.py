@@ -325,6 +325,7 @@ JOIN_DECISIONS = frozenset(
         "mark",
         "placed_marks",
         "words_site",
+        "settled_links",
     }
 )
 

@@ -28,7 +28,7 @@ Below ``findings`` (which uses it on findings) and above ``faults`` and ``model`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from fuzzdce.core.faults import Fault, Raised, Split, WrongValue, fault_of
@@ -77,6 +77,34 @@ def placed_marks(item: Any) -> set[tuple[str, str]]:
     violation a settled program shows (a ``findings.Triaged``). A settled program shows a cause when the two share a pair."""
     shown = mark(item.verdict, item.violation)
     return {(shown, p) for p in item.placements}
+
+
+def settled_links(causes: Mapping[str, Sequence[Any]], shown: Mapping[Any, Sequence[Any]]) -> list[tuple[str, str]]:
+    """(cause, other cause) for each cause whose smallest program (its findings' first) is settled
+    (``shown``: settled program -> what it shows, each a ``findings.Triaged``) and shows the other
+    (``placed_marks``) under a placement of the cause's: one minimal program showing two failures
+    of one Thunder is one fault (a DCE drop and the raise it causes). ``connected``'s kept-apart
+    labels still keep two exception types apart, and one verdict joins only its own."""
+    showing: dict[tuple[str, str], set[str]] = {}  # (mark, placement) -> the causes with such a finding
+    for key, members in causes.items():
+        for f in members:
+            for pair in placed_marks(f):
+                showing.setdefault(pair, set()).add(key)
+    links = []
+    for key, members in causes.items():
+        settled = shown.get(members[0].program)
+        if settled is None:
+            continue
+        placements = {p for f in members for p in f.placements}
+        others = {
+            other
+            for t in settled
+            if placements & set(t.placements)
+            for pair in placed_marks(t)
+            for other in showing.get(pair, ())
+        }
+        links.extend((key, other) for other in sorted(others - {key}))
+    return links
 
 
 # --- what keeps bugs apart ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
-from fuzzdce.core.joining import placed_marks, same_failure
+from fuzzdce.core.joining import placed_marks, same_failure, settled_links
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.vocabulary import Verdict
@@ -308,31 +308,13 @@ class Shrinker:
                 members[0].shrunk = False
 
     def link(self) -> None:
-        """Join each cause whose smallest program is settled to every cause that program shows
-        (``placed_marks``) with a placement in common: one minimal program showing two failures of one
-        Thunder is one fault. ``FindingStore.link`` joins one verdict only, and the raised-type rule
-        of ``joining.connected`` keeps two exception types apart all the same."""
+        """Record the links ``joining.settled_links`` finds between causes: a cause whose settled
+        smallest program shows another (``FindingStore.link`` joins one verdict only)."""
         causes = self.store.causes()
-        # (mark, placement) -> the causes with a finding of that mark under that placement
-        showing: dict[tuple[str, str], set[str]] = {}
-        for key, members in causes.items():
-            for f in members:
-                for pair in placed_marks(f):
-                    showing.setdefault(pair, set()).add(key)
-        for key, members in causes.items():
-            shown = self.shown.get(members[0].program)
-            if shown is None:
-                continue
-            placements = {p for f in members for p in f.placements}
-            others = {
-                other
-                for t in shown
-                if placements & set(t.placements)
-                for pair in placed_marks(t)
-                for other in showing.get(pair, ())
-            }
-            for other in sorted(others - {key}):
-                self.store.link(members[0], causes[other][0], f"shown by the settled minimal program of finding {members[0].id}")
+        for key, other in settled_links(causes, self.shown):
+            self.store.link(
+                causes[key][0], causes[other][0], f"shown by the settled minimal program of finding {causes[key][0].id}"
+            )
 
     def absorb(self, other: Shrinker) -> None:
         """Fold in a lane's settled programs (what they show, whose shrink gave them)."""
