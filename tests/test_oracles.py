@@ -331,3 +331,24 @@ def test_a_flag_thunders_autograd_function_invents_is_one_fault_whatever_the_op(
     assert needs_localising(flags([True], [False], [None]))
     assert needs_localising(flags([True], [False], ["mylib.Scale"]))
     assert needs_localising(flags([False], [True], [None]))
+
+
+def test_memory_no_op_wrote_reads_alike_in_eager_and_under_thunder():
+    """``torch.empty_like(x)`` alone returns whatever the allocator held: a shrink that reduced
+    ``torch.empty_like(x).fill_(0.5)`` to it compared two runs' leftover memory and filed it, under
+    the placement that patches nothing. Every run fills memory no op wrote (PyTorch's deterministic
+    mode: NaN for floats, the largest value for integers), eager's and Thunder's alike."""
+    import torch
+
+    program = Program(
+        (TensorInput((2, 3)), TensorInput((4,), dtype="int64")),
+        (Step("empty_like", "torch.empty_like({0})", (Ref(0),)), Step("empty_like", "torch.empty_like({0})", (Ref(1),))),
+        (2, 3),
+        seed=1,
+    )
+    before = (torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory)
+    for placement in ("stock", "identity"):
+        evaluation = evaluate_under(program, placement, paths=["jit", "jit-grad", "thunderfx"])[placement]
+        assert evaluation.violations == [], evaluation.violations
+    after = (torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory)
+    assert after == before, "the fill is the run's, not the process's"

@@ -672,7 +672,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
     start = time.perf_counter()
     with captured_output() as printed:
         try:
-            with time_limit(timeout), placement():
+            with time_limit(timeout), uninitialised_memory_filled(), placement():
                 if path == EAGER:
                     run_eager(program, outcome)
                 else:
@@ -712,6 +712,29 @@ def record_failure(outcome: Outcome, e: BaseException, timeout: float | None) ->
         outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
     else:
         outcome.error = ErrorInfo.from_exception(e)
+
+
+@contextlib.contextmanager
+def uninitialised_memory_filled():
+    """Memory no op wrote (``torch.empty``, ``empty_like``, ``new_empty``) filled alike in every
+    run, eager's and Thunder's: NaN for a float, the largest value for an integer, as PyTorch's
+    deterministic mode fills it. Otherwise such a value is whatever the allocator last held, another
+    in each run, and two runs differ with no fault in either (a shrink that took
+    ``torch.empty_like(x).fill_(0.5)`` apart to ``torch.empty_like(x)`` filed two runs' leftover
+    memory as a wrong value under the placement that patches nothing). ``warn_only``: an op with no
+    deterministic kernel runs as it would, with a warning. The process's own settings come back after."""
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.utils.deterministic.fill_uninitialized_memory,
+    )
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.utils.deterministic.fill_uninitialized_memory = before[2]
 
 
 # What an outcome keeps of what its run printed: the end, where the exception's own lines are.
