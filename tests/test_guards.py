@@ -302,3 +302,17 @@ def test_a_guard_bugs_standalone_script_makes_the_first_call_then_the_guard_call
     assert text.count("def make_inputs_guard_") == 1 and "GUARD_INPUTS" not in text and len(text.splitlines()) <= 40, text
     assert fails(text, "planted:prologue_skips_number_checks") is True
     assert fails(text, "stock") is False
+
+
+def test_a_guard_bugs_script_compares_the_outputs_requires_grad_as_well_as_their_values():
+    """A guard call whose outputs have eager's values but not its ``requires_grad`` (hstack of a 0-d
+    tensor drops the flag in Thunder 0.2.6 and main: found-bugs row 17) fails its script: values
+    alone passed it, a flag finding's script that exits 0."""
+    from fuzzdce.results.standalone import Case, Check, fails, script
+
+    program = Program((TensorInput(()),), (Step("hstack", "torch.hstack([{0}, {0}])", (Ref(0),)),), (1,), seed=1)
+    guards = "def make_inputs_guard_requires_grad(requires_grad=False):\n    return make_inputs(requires_grad=True)\n"
+    case = Case(program.source(), program.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
+    text = script(case)
+    assert "requires_grad of the outputs" in text
+    assert fails(text, "stock") is True

@@ -108,6 +108,11 @@ def compile_call(path: str, fn: str = "program") -> tuple[list[str], str]:
     return imports, ast.unparse(Renamed().visit(returned))
 
 
+# The outputs' requires_grad flags, of the outputs written in ``{}``: what a flag finding compares
+# (assert_close compares values alone), on a plain call and on a guard call alike.
+OUTPUT_FLAGS = "[getattr(o, 'requires_grad', False) for o in torch.utils._pytree.tree_leaves({})]"
+
+
 # Printed into a script whose path has a device (``CompilePath.device``).
 TO_DEVICE = '''
 def to_device(inputs):
@@ -156,10 +161,9 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             '        torch.testing.assert_close(a.grad, e.grad, msg=lambda m: f"the gradient of v{i} differs from eager\'s: {m}")',
         ]
     if check == Check.FLAGS:
-        flags = "[getattr(o, 'requires_grad', False) for o in torch.utils._pytree.tree_leaves({}(*{}))]"
         return [
-            f"expected = {flags.format('program', inputs)}",
-            f"actual = {flags.format(compiled, inputs)}",
+            f"expected = {OUTPUT_FLAGS.format(f'program(*{inputs})')}",
+            f"actual = {OUTPUT_FLAGS.format(f'{compiled}(*{inputs})')}",
             'assert actual == expected, f"requires_grad of the outputs is {actual}, eager\'s {expected}"',
         ]
     if check == Check.OUTPUTS:
@@ -183,6 +187,8 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             f"for guard in ({guards},):  # inputs differing in a property the prologue checks",
             "    expected, actual = program(*guard()), compiled(*guard())",
             '    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{guard.__name__}: {m}")',
+            f"    flags, eager_flags = {OUTPUT_FLAGS.format('actual')}, {OUTPUT_FLAGS.format('expected')}",
+            '    assert flags == eager_flags, f"{guard.__name__}: requires_grad of the outputs is {flags}, eager\'s {eager_flags}"',
         ]
     if check == Check.NAMES:
         functions = "[compiled]"
