@@ -162,7 +162,20 @@ def test_run_with_thunder_fuzzes_a_snapshot_as_stock_and_names_its_commit(tmp_pa
     env = {**os.environ, "FUZZDCE_BUILD_CACHE": str(tmp_path / "cache")}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     command = [sys.executable, "-m", "fuzzdce", "run", "--thunder", archive, "--placement", "stock", "--path", "jit-grad"]
-    command += ["--op", "minimum", "--max-examples", "2", "--jobs", "1", "--seed", "1", "--database", "none", "--findings", str(tmp_path / "f")]
+    command += [
+        "--op",
+        "minimum",
+        "--max-examples",
+        "2",
+        "--jobs",
+        "1",
+        "--seed",
+        "1",
+        "--database",
+        "none",
+        "--findings",
+        str(tmp_path / "f"),
+    ]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     main_line = f"thunder 0.2.7.dev0 at {tmp_path / 'cache'}/archive-"
