@@ -46,7 +46,7 @@ from fuzzdce.core.program import Program
 from fuzzdce.fuzzing import reductions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.localise import first_differs_at
+from fuzzdce.running.localise import AGAINST_EAGER, first_differs_at
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 
@@ -68,7 +68,7 @@ class Criterion(StrEnum):
     SAME = "same"  # the original's failure, with its fault (default)
     EXCEPTION = "exception"  # Thunder raises, any exception
     MATCH = "match"  # a violation whose message matches a pattern
-    MISMATCH = "mismatch"  # values differ from eager's (outputs or grads)
+    MISMATCH = "mismatch"  # values differ from eager's (outputs, grads or mutations)
     SPLIT = "split"  # thunderfx splits a graph because Thunder raised
 
 
@@ -100,7 +100,7 @@ class Failure:
         if self.criterion == Criterion.EXCEPTION:
             return isinstance(v.fault, Raised)
         if self.criterion == Criterion.MISMATCH:  # against eager (``exact`` compares with the reference)
-            return isinstance(v.fault, WrongValue) and not ORACLES[v.oracle].needs_stock
+            return isinstance(v.fault, WrongValue) and v.oracle in AGAINST_EAGER
         if self.criterion == Criterion.SPLIT:
             return isinstance(v.fault, Split)
         return self.pattern is not None and self.pattern.search(v.message) is not None

@@ -149,6 +149,7 @@ class MemberRecord:
     def of(cls, finding, why: str = "", run_id: str | None = None) -> MemberRecord:
         """The record of a campaign's ``findings.Finding``; ``run_id`` keys its ``counts_by_run``."""
         v = finding.violation
+        fault = fault_of(v)
         return cls(
             id=finding.id,
             signature=finding.signature,
@@ -165,10 +166,10 @@ class MemberRecord:
             known=finding.known_reason,
             why=why,
             first_seen_seconds=finding.first_seen_seconds,
-            fault=str(fault_of(v)),
-            fault_data=fault_of(v).to_json(),
+            fault=str(fault),
+            fault_data=fault.to_json(),
             site=v.site,
-            label=str(fault_label(fault_of(v), v.site) or ""),
+            label=str(fault_label(fault, v.site) or ""),
         )
 
     def to_json(self) -> dict[str, Any]:
