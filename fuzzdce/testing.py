@@ -60,6 +60,11 @@ def fuzz_test(
             try:
                 campaign.driver.hypothesis_round(0)  # generation: every program evaluated in full
                 campaign.shrink_causes()  # then each cause shrunk in a run of its own
+            except HarnessError:
+                # finish only writes what was found: a job run now (joining, confirming) would run
+                # inside this error's handling and be reported in its place
+                campaign.mark_interrupted()
+                raise
             finally:
                 campaign.finish()
         except HarnessError as e:

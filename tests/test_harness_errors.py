@@ -19,10 +19,12 @@ import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.cli import main
-from fuzzdce.core.errors import HarnessError, harness_fault
+from fuzzdce.core.errors import HarnessError, harness_fault, read_as_its_user
+from fuzzdce.core.model import CallLabel, Outcome
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running import paths
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.execution import cotangents, run_path
+from fuzzdce.running.execution import cotangents, make_call, run_path
 from fuzzdce.running.placements import PLACEMENTS
 
 
@@ -56,6 +58,34 @@ def test_what_is_fuzzdce_fault_and_what_is_not():
     assert harness_fault(torch_raised.value) == ""
     # Thunder's own function of the same name as none of fuzzdce's: not fuzzdce's.
     assert harness_fault(TypeError("jit() got an unexpected keyword argument 'x'")) == ""
+
+
+# One of unbind's views, returned after its base was written in place: torch refuses to read its
+# grad_fn ("Output 0 of UnbindBackward0 is a view and its base ... has been modified inplace").
+VIEW_OF_A_REWRITTEN_BASE = Program(
+    (TensorInput((2, 3)),),
+    (
+        Step("mul", "torch.mul({0}, 2)", (Ref(0),)),
+        Step("unbind", "{0}.unbind(0)[0]", (Ref(1),)),
+        Step("mul_", "{0}.mul_(3); {out} = {0}", (Ref(1),)),
+    ),
+    (2,),
+    seed=1,
+)
+
+
+def test_torch_refusing_to_read_an_output_is_the_calls_error_not_fuzzdces():
+    """Reading a returned view's grad_fn raises from C with fuzzdce's frame the innermost; a compile
+    path returning such an output (thunderfx running a split graph's in-place op in eager did) gets
+    the error its user would, recorded as the call's, where it was once a harness error."""
+    outcome = Outcome("jit", "stock")  # the program itself stands in for what a compile path returned
+    call = make_call(outcome, CallLabel.GRAD, VIEW_OF_A_REWRITTEN_BASE.function(), VIEW_OF_A_REWRITTEN_BASE, grad=True)
+    assert outcome.failure is None
+    assert call.error is not None and call.error.type == "RuntimeError" and "modified inplace" in call.error.message
+    with pytest.raises(TypeError) as fuzzdces_own:  # fuzzdce's own mistake while reading stays fuzzdce's
+        with read_as_its_user():
+            cotangents(3)
+    assert "fuzzdce's own code" in harness_fault(fuzzdces_own.value)
 
 
 def test_a_harness_fault_is_a_harness_failure_not_an_error(collector_that_misuses_thunder):

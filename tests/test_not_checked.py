@@ -113,6 +113,39 @@ def test_a_fuzz_test_stops_the_session_with_exit_3(monkeypatch, pytestconfig):
     assert stopped.value.returncode == HARNESS_EXIT == 3 and "KeyError escaped the job" in str(stopped.value)
 
 
+def test_a_fuzz_test_runs_nothing_after_a_harness_error(monkeypatch, pytestconfig):
+    """What was found before fuzzdce's own error is kept, but nothing more is evaluated to join or
+    confirm it: a job run then ran inside the error's handling and was reported as a second harness
+    error in the first one's place (a CI run stopped "on thunderfx under stock" for symcall's)."""
+    from fuzzdce.core.model import Violation
+    from fuzzdce.running.evaluate import Evaluation
+    from fuzzdce.testing import HARNESS_EXIT, fuzz_test
+
+    calls = []
+
+    class FindsThenRaises(Evaluator):
+        """The first program shows a raise under jit; every later evaluation fails in fuzzdce's code."""
+
+        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, **options):
+            calls.append(program)
+            if len(calls) > 1:
+                raise KeyError("planted")
+            found = [Violation("raises", "jit", "KeyError: 'x'", "KeyError", "thunder/core/transform_common.py:dce")]
+            return {p.name: Evaluation(program, p.name, run_path(EAGER, program, p), violations=found) for p in placements}
+
+    test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=FindsThenRaises())
+
+    class Request:
+        config = pytestconfig
+
+    monkeypatch.setattr(Campaign, "write_summary", lambda self: None)  # nothing written to the working directory
+    monkeypatch.setattr(Ledger, "rewrite", lambda self, **kw: None)
+    with pytest.raises(pytest.exit.Exception) as stopped:
+        test(Request())
+    assert stopped.value.returncode == HARNESS_EXIT and "KeyError escaped the job" in str(stopped.value)
+    assert len(calls) == 2  # the finding, then the error: no joining or confirming run after it
+
+
 # --- idempotent, names: fuzzdce's fault or Thunder's -------------------------------------------------
 
 

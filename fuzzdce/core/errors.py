@@ -93,12 +93,36 @@ def _code_qualnames(code) -> set[str]:
     return found
 
 
+class read_as_its_user:
+    """fuzzdce reading an output as the program's user would (its ``grad_fn``, its values): torch may
+    refuse, and what it raises there is what that user gets from the output, the call's error and
+    never fuzzdce's (``harness_fault``), although torch raises it from C with fuzzdce's frame the
+    innermost. A view one of several views returned by one op (``unbind``, ``split``) whose base was
+    later written in place has no autograd history that torch accepts: reading its ``grad_fn``
+    raises "Output 0 of UnbindBackward0 is a view and its base ... has been modified inplace".
+
+    Only a ``RuntimeError`` (what torch raises from C) is marked: fuzzdce's own mistakes there (a
+    TypeError, an AttributeError) stay fuzzdce's."""
+
+    def __enter__(self) -> read_as_its_user:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if isinstance(error, RuntimeError):
+            setattr(error, _READ_AS_ITS_USER, True)
+        return False
+
+
+_READ_AS_ITS_USER = "fuzzdce_read_as_its_user"
+
+
 def harness_fault(e: BaseException) -> str:
     """Why ``e`` is fuzzdce's fault, or "" when it is not: an exception (or one it was raised from)
     whose innermost frame is in fuzzdce's own code, or a call to a fuzzdce function (a stand-in or a
-    patch Thunder calls) with arguments it does not take."""
+    patch Thunder calls) with arguments it does not take. Neither is torch refusing a read of an
+    output (``read_as_its_user``)."""
     for x in _chain(e):
-        if isinstance(x, CompileTimeout):
+        if isinstance(x, CompileTimeout) or getattr(x, _READ_AS_ITS_USER, False):
             return ""
         innermost = x.__traceback__
         while innermost is not None and innermost.tb_next is not None:

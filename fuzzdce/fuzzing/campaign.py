@@ -338,7 +338,8 @@ class Campaign:
             self.absorbed_memory.merge(memory)
 
     def mark_interrupted(self) -> None:
-        """Ctrl-C or SIGTERM reached whoever drives this campaign: finish without joining or confirming."""
+        """Ctrl-C or SIGTERM reached whoever drives this campaign, or fuzzdce's own error stopped it:
+        finish without joining or confirming (nothing more is run)."""
         self.interrupted = True
 
     def stop(self) -> None:

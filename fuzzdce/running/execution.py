@@ -36,6 +36,7 @@ from fuzzdce.core.errors import (
     environment_message,
     harness_fault,
     harness_message,
+    read_as_its_user,
 )
 from fuzzdce.core.model import (
     EAGER,
@@ -250,9 +251,10 @@ def make_call(
         with InFloat64() if like is not None else contextlib.nullcontext():
             result = fn(*inputs)
         outputs = _flat_tensors(result)
-        call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
-        call.output_requires_grad = [o.requires_grad for o in outputs]
-        call.output_functions = [autograd_function_of(o) for o in outputs]
+        with read_as_its_user():
+            call.outputs = _detach(list(result) if isinstance(result, (tuple, list)) else [result])
+            call.output_requires_grad = [o.requires_grad for o in outputs]
+            call.output_functions = [autograd_function_of(o) for o in outputs]
         if grad:
             call.stage = CallStage.BACKWARD
             call.grad_inputs = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.requires_grad]
