@@ -20,7 +20,7 @@ from fuzzdce.core.faults import (
     split_fault,
     value_fault,
 )
-from fuzzdce.core.joining import cause_key
+from fuzzdce.core.joining import cause_key, clash, kept_apart
 from fuzzdce.core.model import ErrorInfo, Violation
 from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
@@ -159,3 +159,25 @@ def test_what_joining_asks_each_kind():
     )
     assert value_fault("outputs", "plain", "jit").is_value and not dce_fault("dce-sound", "x").is_value
     assert isinstance(dce_fault("dce-sound", "x"), UnsoundDce)
+
+
+def test_a_number_proxy_in_a_message_reads_as_its_number():
+    """jit says "start=-2"; thunderfx's splitter and jit-symbolic, tracing numbers as proxies, print
+    the proxy: one fault in the same words, which kept a raise and the split it causes apart."""
+    jit = ErrorInfo("RuntimeError", "start=-2 is not a valid index for length 1", "thunder/clang/__init__.py:_basic_indexing", "")
+    symbolic = ErrorInfo(
+        "RuntimeError",
+        "start=-2 is not a valid index for length [IntegerProxy name=i2, value=1, static=CONSTRAINT.CONSTRAINABLE]",
+        "thunder/clang/__init__.py:_basic_indexing",
+        "",
+    )
+    node = "Failed while running meta for node with name: getitem and target: <built-in function getitem>"
+    split = "start=[IntegerProxy name=i0, value=-2, static=CONSTRAINT.STATIC] is not a valid index for length 1"
+    (raised, site), (symbolic_raised, _) = exception_fault(jit), exception_fault(symbolic)
+    split_found, split_site = split_fault("EXCEPTION_META_THUNDER_OP", node, split)
+    assert raised.message_words == symbolic_raised.message_words == split_found.message_words
+    assert raised == symbolic_raised
+    assert not clash(kept_apart([(raised, site)]), kept_apart([(split_found, split_site)]))
+    # Only Thunder's repr of a number proxy: other brackets, and the words around it, stay.
+    other = "start=[IntegerProxy name=i0, value=-2, static=CONSTRAINT.STATIC] is past the end"
+    assert split_fault("EXCEPTION_META_THUNDER_OP", node, other)[0].message_words != split_found.message_words

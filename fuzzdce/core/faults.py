@@ -83,10 +83,22 @@ def symbol_named(text: str) -> str:
 _NUMBERS = re.compile(r"[(\[]<num>(?:, <num>)*,?[)\]]")
 
 
+# Thunder prints a number proxy as "[IntegerProxy name=i0, value=-2, static=CONSTRAINT.STATIC]"
+# (``NumberProxy.__repr__``). Where a trace holds proxies for numbers (thunderfx's splitter,
+# jit-symbolic) a message quotes the proxy where jit's quotes the number: "start=-2 is not a valid
+# index" was one bug on jit and another in thunderfx's split reason.
+_NUMBER_PROXY = re.compile(r"\[(?:Integer|Float|Complex)Proxy(?: \(bool type\))? name=\w+, value=([^,\]]+), static=[\w.]+\]")
+
+
+def numbers_for_proxies(message: str) -> str:
+    """``message`` with each number proxy Thunder printed in it (``_NUMBER_PROXY``) the number it stands for."""
+    return _NUMBER_PROXY.sub(r"\1", message)
+
+
 def words(message: str) -> str:
     """A message's words without names, numbers, shapes, addresses or annotations: how it reads,
-    for a failure with no frame to say where it came from."""
-    return _NUMBERS.sub("<numbers>", nameless(without_annotations(message)))
+    for a failure with no frame to say where it came from. A number proxy reads as its number."""
+    return _NUMBERS.sub("<numbers>", nameless(without_annotations(numbers_for_proxies(message))))
 
 
 # Python says "a name was read that nothing bound" three ways, by how the code that read it ran:
