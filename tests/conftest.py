@@ -9,6 +9,34 @@ sys.path.insert(0, os.path.dirname(__file__))
 warnings.filterwarnings("ignore")
 
 
+def _findings_state(folder: str) -> tuple:
+    """What shows that ``folder`` was written: its entries and the modification times of it and
+    its summary (a bug added or removed changes the first, a run's summary the second)."""
+    try:
+        return (
+            os.stat(folder).st_mtime_ns,
+            sorted(os.listdir(folder)),
+            os.stat(os.path.join(folder, "summary.json")).st_mtime_ns,
+        )
+    except FileNotFoundError:
+        return (os.path.isdir(folder),)
+
+
+@pytest.fixture(autouse=True)
+def working_directorys_findings_left_alone(request):
+    """No test writes in the working directory's findings folder: it is the developer's, and a
+    suite run once replaced a campaign's bugs there with a test's stand-in finding. A test gives
+    its campaign a folder under ``tmp_path`` (``--findings``, ``--fuzz-findings``)."""
+    from fuzzdce.results.store import DEFAULT_FINDINGS_DIR
+
+    before = _findings_state(DEFAULT_FINDINGS_DIR)
+    yield
+    assert _findings_state(DEFAULT_FINDINGS_DIR) == before, (
+        f"./{DEFAULT_FINDINGS_DIR} was written while {request.node.nodeid} ran (it, or a test beside it under "
+        "xdist): give the campaign a findings folder under tmp_path"
+    )
+
+
 @pytest.fixture
 def stock():
     from fuzzdce.running.placements import resolve

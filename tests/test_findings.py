@@ -256,7 +256,7 @@ def test_a_quiet_round_that_ran_short_is_followed_by_another():
     assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
 
 
-def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
+def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says(tmp_path):
     """``fuzz_test`` is the campaign's own Hypothesis test: under a profile of N examples it
     evaluates N programs (it once stopped at the campaign's default of 60)."""
     from hypothesis import settings
@@ -270,11 +270,11 @@ def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says():
             CountingEvaluator.programs += 1
             return super().__call__(program, placements, paths=paths, timeout=timeout, **options)
 
-    class Request:  # what pytest hands the test: its config, with no --fuzz-findings
+    class Request:  # what pytest hands the test: its config, with --fuzz-findings in tmp_path
         class config:
             @staticmethod
             def getoption(name, default=None):
-                return default
+                return str(tmp_path) if name == "fuzz_findings" else default
 
     settings.register_profile("fuzzdce-test-70", max_examples=70, database=None, derandomize=True)
     before = settings.get_current_profile_name()

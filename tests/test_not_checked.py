@@ -94,7 +94,19 @@ def test_a_campaign_in_process_exits_3_and_files_nothing(monkeypatch, tmp_path, 
     assert len(calls) == 1 and not list(findings.glob("*/bug.json"))
 
 
-def test_a_fuzz_test_stops_the_session_with_exit_3(monkeypatch, pytestconfig):
+def fuzz_test_request(findings):
+    """What pytest hands a fuzz test: a config whose ``--fuzz-findings`` is ``findings``."""
+
+    class Request:
+        class config:
+            @staticmethod
+            def getoption(name, default=None):
+                return str(findings) if name == "fuzz_findings" else default
+
+    return Request()
+
+
+def test_a_fuzz_test_stops_the_session_with_exit_3(tmp_path):
     """The pytest plugin's fuzz test: a harness error is no failing example, and no test failure either."""
     from fuzzdce.testing import HARNESS_EXIT, fuzz_test
 
@@ -103,17 +115,12 @@ def test_a_fuzz_test_stops_the_session_with_exit_3(monkeypatch, pytestconfig):
             raise KeyError("planted")
 
     test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=Raising())
-
-    class Request:
-        config = pytestconfig
-
-    monkeypatch.setattr(Campaign, "write_summary", lambda self: None)  # nothing written to the working directory
     with pytest.raises(pytest.exit.Exception) as stopped:
-        test(Request())
+        test(fuzz_test_request(tmp_path))
     assert stopped.value.returncode == HARNESS_EXIT == 3 and "KeyError escaped the job" in str(stopped.value)
 
 
-def test_a_fuzz_test_runs_nothing_after_a_harness_error(monkeypatch, pytestconfig):
+def test_a_fuzz_test_runs_nothing_after_a_harness_error(tmp_path):
     """What was found before fuzzdce's own error is kept, but nothing more is evaluated to join or
     confirm it: a job run then ran inside the error's handling and was reported as a second harness
     error in the first one's place (a CI run stopped "on thunderfx under stock" for symcall's)."""
@@ -134,16 +141,11 @@ def test_a_fuzz_test_runs_nothing_after_a_harness_error(monkeypatch, pytestconfi
             return {p.name: Evaluation(program, p.name, run_path(EAGER, program, p), violations=found) for p in placements}
 
     test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=FindsThenRaises())
-
-    class Request:
-        config = pytestconfig
-
-    monkeypatch.setattr(Campaign, "write_summary", lambda self: None)  # nothing written to the working directory
-    monkeypatch.setattr(Ledger, "rewrite", lambda self, **kw: None)
     with pytest.raises(pytest.exit.Exception) as stopped:
-        test(Request())
+        test(fuzz_test_request(tmp_path))
     assert stopped.value.returncode == HARNESS_EXIT and "KeyError escaped the job" in str(stopped.value)
     assert len(calls) == 2  # the finding, then the error: no joining or confirming run after it
+    assert len(list(tmp_path.glob("*/bug.json"))) == 1  # and what was found is on disk
 
 
 # --- idempotent, names: fuzzdce's fault or Thunder's -------------------------------------------------
