@@ -93,6 +93,10 @@ def _code_qualnames(code) -> set[str]:
     return found
 
 
+# The attribute ``read_as_its_user`` sets on an exception torch raised while fuzzdce read an output.
+_READ_AS_ITS_USER = "fuzzdce_read_as_its_user"
+
+
 class read_as_its_user:
     """fuzzdce reading an output as the program's user would (its ``grad_fn``, its values): torch may
     refuse, and what it raises there is what that user gets from the output, the call's error and
@@ -111,9 +115,6 @@ class read_as_its_user:
         if isinstance(error, RuntimeError):
             setattr(error, _READ_AS_ITS_USER, True)
         return False
-
-
-_READ_AS_ITS_USER = "fuzzdce_read_as_its_user"
 
 
 def harness_fault(e: BaseException) -> str:

@@ -174,7 +174,6 @@ class Fault:
 
     # What joining asks of every fault (``joining``); each kind answers for itself.
     is_value: ClassVar[bool] = False  # a wrong value of a call, known by where it first differs
-    is_exception: ClassVar[bool] = False  # Thunder raised (to its caller, or to thunderfx's splitter)
 
     def names(self, site: str) -> bool:
         """Does the fault name ``site`` (the op it is about) among its parts?"""
@@ -188,7 +187,6 @@ class Raised(Fault):
     symbol its message names."""
 
     KIND: ClassVar[str] = "exception"
-    is_exception: ClassVar[bool] = True
 
     exception: str
     frame: str
@@ -218,7 +216,6 @@ class Split(Fault):
     exception names, or its words when it names none."""
 
     KIND: ClassVar[str] = "split"
-    is_exception: ClassVar[bool] = True
 
     reason: str
     symbol: str

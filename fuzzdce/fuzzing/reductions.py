@@ -646,11 +646,9 @@ def reduce(
         for name in passes:
             if out_of_time():
                 return current, False
-            smaller_one = NAMED_PASSES[name](current, fails)
-            if smaller_one is not None:
+            smaller_one = apply(name, current, fails, taken)
+            if smaller_one is not current:
                 current = smaller_one
-                if taken is not None:
-                    taken[name] += 1
                 break  # start again from the cheapest pass on the smaller program
         else:
             return current, True

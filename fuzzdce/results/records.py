@@ -29,9 +29,9 @@ from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.running.coverage import DceActivity
 
-SCHEMA_VERSION = (
-    2  # 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``) and ``label``; signatures are by fault
-)
+# 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``) and ``label``;
+# signatures are by fault
+SCHEMA_VERSION = 2
 SCHEMA_FIELD = "schema_version"
 
 

@@ -40,8 +40,7 @@ def first_differs_at(violation: Violation) -> str | None:
     """The op where a wrong value first differs, as ``localised`` found it (its site); None for
     another violation, or a wrong value no prefix showed (not localised) or with no op to blame
     (a flag an autograd Function of Thunder's marked)."""
-    fault = violation.fault
-    return fault.op if isinstance(fault, WrongValue) and not fault.localisable else None
+    return violation.fault.op if isinstance(violation.fault, WrongValue) else None
 
 
 # The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``
