@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.core.decisions import describe
 from fuzzdce.core.errors import HarnessError, UsageError, harness_message, unexpected_exception
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.quiet import quiet_library_warnings
+from fuzzdce.fuzzing.bisection import bisect_failure, regressions
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
 from fuzzdce.fuzzing.lanes import raise_keyboard_interrupt, run_lanes
@@ -45,8 +47,10 @@ from fuzzdce.results.store import (
 )
 from fuzzdce.running.builds import FUZZDCE_ROOT, BuildWorker, against_name, against_spec, parse_build
 from fuzzdce.running.doctor import diagnosis
+from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
+from fuzzdce.running.sandbox import SandboxedJobs
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import CATALOG, thunder_support
 
@@ -355,6 +359,26 @@ def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
     )
 
 
+def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
+    bisect.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a failing program, as minify takes it: a file with def program and def make_inputs, a Thunder report "
+        "script, FILE.py:FUNCTION or module:FUNCTION with --inputs, or a findings folder's bug folder",
+    )
+    bisect.add_argument("--inputs", metavar="FACTORY", help="the function returning the inputs (as minify's --inputs)")
+    bisect.add_argument(
+        "--placement", metavar="NAME", help="the placement whose decisions to bisect (default: SOURCE's, else symcall)"
+    )
+    bisect.add_argument(
+        "--path",
+        choices=sorted(PATHS),
+        action="append",
+        help="compile path (repeatable; default: the one SOURCE names, else every default path)",
+    )
+    bisect.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take before it counts as hung")
+
+
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("folder", metavar="DIR", help="findings folder (reads DIR/summary.json and DIR/*/bug.json)")
     report.add_argument("--output", metavar="FILE", help=f"where to write the page (default: DIR/{REPORT_FILE})")
@@ -606,6 +630,36 @@ def minify_main(args) -> int:
     return 0
 
 
+def bisect_main(args) -> int:
+    """``fuzzdce bisect``: for each failure the placement shows on SOURCE's program and stock does
+    not, the placement's call that breaks it, in words; 1 when a failure was found, else 0."""
+    subject = read_subject(args.source, inputs=args.inputs)
+    placement = resolve(args.placement or subject.placement or "symcall")
+    paths = args.path or ([subject.path] if subject.path else list(DEFAULT_PATHS))
+    evaluator = Evaluator(SandboxedJobs(name="bisect worker"))
+    try:
+
+        def evaluate(program, placements, paths, **options):
+            return evaluator(program, placements, paths=paths, timeout=args.timeout, **options)
+
+        failures = regressions(evaluate, subject.program, placement, PLACEMENTS[STOCK], paths)
+        if not failures:
+            print(f"fuzzdce bisect: {placement.name} shows no failure on {', '.join(paths)} that stock passes")
+            return 0
+        # One decision is said once, under every failure it causes.
+        by_decision: dict[Any, tuple[list, Any]] = {}
+        for failure in failures:
+            found = bisect_failure(evaluate, subject.program, placement, failure)
+            key = found.identity if found.identity is not None else id(found)
+            by_decision.setdefault(key, ([], found))[0].append(failure)
+        for shown, found in by_decision.values():
+            print("\n".join(f"--- {failure}" for failure in shown))
+            print("\n".join("    " + line for line in describe(found)))
+        return 1
+    finally:
+        evaluator.close()
+
+
 def minify_outputs(result: Result, origin: str) -> tuple[str, str]:
     """The minified program's standalone script and issue text."""
     violation = result.violation
@@ -658,6 +712,12 @@ SUBCOMMANDS = (
         "reduce a failing program (a Thunder report script, a function and its inputs, a bug) to a minimal standalone script",
         add_minify_arguments,
         minify_main,
+    ),
+    Subcommand(
+        "bisect",
+        "name the placement's DCE decision that breaks a failing program: its calls gated one by one and bisected",
+        add_bisect_arguments,
+        bisect_main,
     ),
     Subcommand("ops", "list the op catalog and how often the last campaign exercised each op", add_ops_arguments, ops_main),
     Subcommand(

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.faults import fault_of, signature
-from fuzzdce.core.joining import cause_key, connected, join_keys, violations_kept_apart
+from fuzzdce.core.joining import cause_key, connected, decision_identity, findings_kept_apart, join_keys
 from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import finding_signature, short_id
@@ -123,6 +124,9 @@ class Finding:
     # Is ``program`` a finished shrink's result (True), where a shrink run stopped for time (False),
     # or not shrunk (None)?
     shrunk: bool | None = None
+    # The bisection of its cause's failure to the placement's decision that breaks
+    # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known by.
+    decision: Any = None
 
     @property
     def violation_signature(self) -> str:
@@ -196,6 +200,13 @@ class Bug:
     @property
     def count(self) -> int:
         return sum(f.count for f in self.members)
+
+    @property
+    def decision(self):
+        """The bisection that names the bug's decision (``core.decisions.Bisection``): a member's
+        whose search found one, else any member's (it says why none), else None."""
+        made = [f.decision for f in self.members if f.decision is not None]
+        return next((d for d in made if d.identity is not None), made[0] if made else None)
 
     @property
     def shrink_note(self) -> str | None:
@@ -304,7 +315,7 @@ class FindingStore:
         joined = connected(
             list(causes),
             lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
-            kept_apart=lambda key: violations_kept_apart(f.violation for f in causes[key]),
+            kept_apart=lambda key: findings_kept_apart(causes[key]),
             shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
         )
         bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
@@ -313,10 +324,15 @@ class FindingStore:
     def _bug(self, members: list[Finding]) -> Bug:
         members = sorted(members, key=lambda f: (size(f.program), f.signature))
         key = members[0].cause_key  # the cause of the smallest program's finding names the bug
+        decided = decision_identity(next((f for f in members if decision_identity(f)), members[0]))
+        if decided is not None:  # unless its decision does: it is known by that, whatever it shows
+            key = finding_signature(members[0].verdict, members[0].placements, f"decision | {identity_text(decided)}")
         why = {}
         for f in members:
             if f is members[0]:
                 why[f.signature] = "the finding of the bug's smallest program"
+            elif decided is not None and decision_identity(f) == decided:
+                why[f.signature] = f"same decision: {identity_text(decided)[:200]}"
             elif f.cause_key == key:
                 why[f.signature] = f"same fault: {str(fault_of(f.violation))[:200]}"
             elif set(join_keys(f)) & set(join_keys(members[0])):
@@ -345,6 +361,8 @@ class FindingStore:
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
             elif theirs.program == mine.program and theirs.shrunk and not mine.shrunk:
                 mine.shrunk = True
+            if mine.decision is None:
+                mine.decision = theirs.decision
 
     def by_verdict(self, verdict: Verdict) -> list[Finding]:
         return [f for f in self if f.verdict == verdict]

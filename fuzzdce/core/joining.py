@@ -10,6 +10,10 @@ check (``findings`` says how a campaign gathers it):
 - **one settled program**: findings whose minimal programs, each a finished shrink's result, are
   identical are one fault, whichever path and oracle showed each (``join_keys``); and two causes
   whose settled programs each show the other's fault (``mark``, ``placed_marks``) are one bug;
+- **one decision**: findings whose causes a bisection traced to the same decision of a placement's
+  (``decision_identity``: a removal and why it was live, a raise and what was malformed) are one
+  bug, whatever each shows (splits at any op, raises, dce-sound, wrong values); two decisions are
+  kept apart, whatever their failures share (``findings_kept_apart``, ``clash``);
 - **one op in other words**: an exception or split at the same op (jit-grad's "no gradient
   transform for prims.index_add", thunderfx's "VJP for PrimIDs.INDEX_ADD"), or in the same words
   where the words are the fault (``words_site``); a wrong value where values first differ.
@@ -31,6 +35,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.faults import Fault, Raised, Split, WrongValue, fault_of
 from fuzzdce.core.model import TORCH_FRAME, Verdict, Violation
 from fuzzdce.core.signatures import finding_signature
@@ -170,6 +175,24 @@ def violations_kept_apart(violations: Iterable[Violation]) -> set[Label]:
     return kept_apart((fault_of(v), v.site) for v in violations)
 
 
+def decision_identity(finding: Any) -> tuple | None:
+    """The placement's decision that breaks, as ``finding``'s cause's bisection found it
+    (``core.decisions.Bisection.identity``), or None (not bisected, or no single edit)."""
+    decision = getattr(finding, "decision", None)
+    return decision.identity if decision is not None else None
+
+
+def findings_kept_apart(findings: Iterable[Any]) -> set[Label]:
+    """What a bug holds at most one of, for a cause's findings: its decision, where bisection named
+    one (a split at abs and a KeyError at reshape that one removal causes are one bug; two
+    removals are two), else ``violations_kept_apart``'s labels of its failures."""
+    findings = list(findings)
+    decided = {identity_text(i) for f in findings if (i := decision_identity(f)) is not None}
+    if decided:
+        return {Label("decision", text) for text in decided}
+    return violations_kept_apart(f.violation for f in findings)
+
+
 def compatible(label: Label, other: Label) -> bool:
     """May one bug hold both labels (of one kind)? The same label; or the same words, one of them
     met at an op and the other at none that is part of the fault (``words_site``)."""
@@ -194,6 +217,8 @@ def clash(labels: set[Label], other: set[Label] = frozenset()) -> bool:
     if not other:
         return any(len(same) > 1 for same in by_kind(labels).values())
     mine, theirs = by_kind(labels), by_kind(other)
+    if "decision" in mine and "decision" in theirs:  # the decision is the bug: symptoms say nothing more
+        return not mine["decision"] & theirs["decision"]
     return any(kind in theirs and not any(compatible(a, b) for a in mine[kind] for b in theirs[kind]) for kind in mine)
 
 
@@ -259,8 +284,11 @@ def join_keys(finding: Any) -> list[str]:
     v = finding.violation
     fault = fault_of(v)
     label = fault_label(fault, v.site)
+    decided = decision_identity(finding)
     for placement in finding.placements:
         head = f"{finding.verdict} | {placement}"
+        if decided is not None:  # one decision of the placement's, whatever failure it causes
+            keys.append(f"{head} | decision | {identity_text(decided)}")
         if finding.shrunk:
             keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
         keys.append(f"{head} | fault | {fault}")  # the same fault under other placements besides

@@ -36,7 +36,7 @@ EAGER = "eager"
 # Thunder's generic helpers: raising inside one says nothing of where Thunder failed (its caller
 # does). ``check`` raises every failed condition Thunder states; comprehensions and lambdas are
 # inside the function that wrote them.
-_HELPER_FRAMES = frozenset(
+HELPER_FRAMES = frozenset(
     {
         "check",
         "check_type",
@@ -55,7 +55,7 @@ _HELPER_FRAMES = frozenset(
 # Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code.
 TORCH_FRAME = "torch/"
 _SYMBOL_FILES = re.compile(r"/thunder/(torch/__init__|clang/__init__|core/prims|torch/experimental/\w+)\.py$")
-_NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *_HELPER_FRAMES})
+_NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *HELPER_FRAMES})
 # torch.compile (the torch.compile executor, thunderfx's fallback) raising on a trace Thunder handed
 # it says where in its message: "from user code:", then the frames of that trace (files Thunder
 # generated, named "thunder.<trace>") down to the statement it could not compile. That statement's
@@ -92,7 +92,7 @@ def thunder_frame_in_user_code(text: str) -> str:
     frames that is not a generic helper, "" when none is (the statement of a generated trace alone:
     a malformed trace, the consequence of a fault beside it)."""
     frames = [(f"thunder/{path}.py", name) for _, path, name in _LIBRARY_FRAME.findall(user_code(text))]
-    inside = [f"{path}:{name}" for path, name in frames if name not in _HELPER_FRAMES]
+    inside = [f"{path}:{name}" for path, name in frames if name not in HELPER_FRAMES]
     return inside[-1] if inside else ""
 
 
@@ -124,7 +124,7 @@ class ErrorInfo:
     type: str
     message: str
     # Where it was raised: the innermost "thunder/...py:function" (or torch) that is not a generic
-    # helper (``_HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
+    # helper (``HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
     # installed packages) raised it; for torch.compile refusing Thunder's own code, that code's
     # frame (``thunder_frame_in_user_code``).
     frame: str
@@ -143,7 +143,7 @@ class ErrorInfo:
             frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
         inside = on_behalf_of_op_code([(m, f) for f in frames if (m := re.search(r"/(thunder|torch)/(.*)\.py$", f.filename))])
         if not frame and inside:
-            match, f = next(((m, f) for m, f in reversed(inside) if f.name not in _HELPER_FRAMES), inside[-1])
+            match, f = next(((m, f) for m, f in reversed(inside) if f.name not in HELPER_FRAMES), inside[-1])
             frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
         symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
         text = str(e)
@@ -263,6 +263,10 @@ class Outcome:
     # finding's, shown in its folder beside the traces, never in the report. Kept only where the
     # outcome has violations once it crosses processes (``evaluate.portable``).
     printed: str = ""
+    # A gated run's (``running.decisions``): the edits its calls made against unpatched Thunder
+    # (``core.decisions.Edit``, plain data) and how many calls it gated.
+    edits: list[Any] = field(default_factory=list)
+    gated_calls: int = 0
     # The build whose process ran it (its placement name); empty for the Thunder of this process.
     # Two outcomes of different builds are two Thunders', which may decompose a symbol otherwise.
     build: str = ""

@@ -18,6 +18,10 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   too), and a cause joins another when a settled program of one shows the other's failure with the
   same verdict and a placement in common (``joining.placed_marks``); ``joining``'s kept-apart labels keep two
   causes apart when one program merely shows both.
+- **Deciding** (``Shrinker.decide``): each regression cause under a patch placement, on its smallest
+  program (settled where shrunk) and its path, bisected to the placement's call that breaks
+  (``running.decisions``): the bug is known by that decision. After each shrink, and in joining for
+  the causes no shrink reached, within the phase's time.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
 
@@ -38,6 +42,7 @@ from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing.bisection import bisect_failure
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
 from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, PASS_EVALUATIONS, Phase, hypothesis_seconds, lane_share
@@ -251,6 +256,9 @@ class Shrinker:
         if finished:  # a cut pass says nothing of what a pass takes
             self.pass_seconds.append(passes + time.perf_counter() - started)
         campaign.driver.save(choices)
+        # A bisection is a few runs of one path: worth the joining phase's time where shrinking's is over.
+        if not (campaign.driver.stopped or campaign.plan.over(Phase.JOINING)):
+            self.decide(key)
         return finished
 
     def settle(self, program: Program, choices, weights, *, origin: str | None, finished: bool) -> None:
@@ -285,12 +293,36 @@ class Shrinker:
     # --- joining -----------------------------------------------------------------------------------
 
     def join(self) -> None:
-        """Shrink what no one did (time allowing), settle every cause's smallest program, then join
-        each cause to the causes its settled programs show."""
+        """Shrink what no one did (time allowing), settle every cause's smallest program, bisect the
+        causes no shrink bisected, then join each cause to the causes its settled programs show."""
         with self.campaign.phases.timed(Phase.SHRINKING):
             self.shrink_all()
         self.settle_rest()
+        for key in list(self.store.causes()):
+            if self.campaign.driver.stopped or self.campaign.plan.over(Phase.JOINING):
+                break
+            self.decide(key)
         self.link()
+
+    # --- deciding ----------------------------------------------------------------------------------
+
+    def decide(self, key: str) -> None:
+        """Bisect cause ``key``'s failure, when it is a regression under a placement, to the call of
+        what the placement replaced without which it goes (``running.decisions.bisect``, on the
+        cause's smallest program and path, unlocalised: a gated prefix would gate other calls);
+        every finding of the cause is then known by that decision (``Finding.decision``)."""
+        members = self.store.causes().get(key)
+        if not members or members[0].decision is not None or members[0].verdict != Verdict.REGRESSION:
+            return
+        smallest = members[0]
+        placement = self.thunders().get(smallest.placements[0])
+        if placement is None or placement.name == self.campaign.reference.name:
+            return
+        started = time.perf_counter()
+        found = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
+        self.seconds[key] += time.perf_counter() - started
+        for finding in members:
+            finding.decision = found
 
     def settle_rest(self) -> None:
         """Settle every cause's smallest program not settled yet, even one whose shrink was cut

@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.core.decisions import describe
 from fuzzdce.core.errors import UsageError
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.report import not_checked_lines, plural
@@ -221,7 +222,8 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         f'<div class="bug {bug.standing}" id="bug-{escape(bug.id)}">'
         f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
         f"<pre>{escape(bug.message)}</pre>"
-        f"<p>minimal program:</p><pre>{escape(program)}</pre>"
+        + (f"<p>the decision that breaks:</p><pre>{escape(chr(10).join(describe(bug.decision)))}</pre>" if bug.decision else "")
+        + f"<p>minimal program:</p><pre>{escape(program)}</pre>"
         f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"
     )
 

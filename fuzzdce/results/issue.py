@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fuzzdce.core.decisions import describe
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Verdict
@@ -90,6 +91,15 @@ def issue_markdown(folder: Path) -> str:
     ]
     lines += [f"- {ORACLES[o].description}." for o in record.oracles]
     lines += ["", "## Actual", "", *actual_lines(record)]
+    if record.decision is not None and record.decision.culprit is not None:
+        lines += [
+            "",
+            f"## The decision of `{record.decision.placement}` that breaks",
+            "",
+            "```",
+            *describe(record.decision),
+            "```",
+        ]
     patch = patch_needed(record)
     lines += [
         "",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, fault_of, signature_of
 from fuzzdce.core.findings import bug_order, is_reportable, size_of
@@ -249,6 +250,9 @@ class BugRecord:
     versions: dict[str, str] = field(default_factory=dict)
     needs_nonfinite: bool = False  # wrong values that need a NaN or infinite input (``findings.Bug``)
     upstream: Upstream | None = None  # the tracker's issue or pull request, from the known-findings entry
+    # The placement's decision that breaks, as bisection found it (``core.decisions.Bisection``),
+    # or why it found none; None where no bisection ran (a shared bug, a build, stock).
+    decision: Bisection | None = None
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
@@ -295,6 +299,7 @@ class BugRecord:
             confirmed=bug.confirmed,
             shrink=bug.shrink_note,
             needs_nonfinite=bug.needs_nonfinite,
+            decision=bug.decision,
             members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
             versions=versions(),
         )
@@ -326,6 +331,7 @@ class BugRecord:
             "confirmed": self.confirmed,
             "shrink": self.shrink,
             "needs_nonfinite": self.needs_nonfinite,
+            "decision": None if self.decision is None else self.decision.to_json(),
             "members": [m.to_json() for m in self.members],
             "versions": dict(self.versions),
         }
@@ -340,6 +346,7 @@ class BugRecord:
                 values[name] = tuple(values[name])
         values["members"] = tuple(MemberRecord.from_json(m) for m in data.get("members", ()))
         values["upstream"] = Upstream.from_json(values.get("upstream"))
+        values["decision"] = Bisection.from_json(values["decision"]) if values.get("decision") else None
         return cls(**values)
 
     def summary_entry(self, folder: str | None) -> dict[str, Any]:

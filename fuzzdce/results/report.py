@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fuzzdce.core.decisions import describe
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
@@ -53,6 +54,8 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
+    if record.decision is not None:
+        lines += ["    " + line for line in describe(record.decision)]
     shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
         lines.append(f"    shown on: {shown}")

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import torch
 
+from fuzzdce.core.decisions import summary
 from fuzzdce.core.faults import without_annotations
 from fuzzdce.core.model import STOCK, CallLabel, Judges
 from fuzzdce.core.versions import versions
@@ -336,6 +337,8 @@ def bug_case(record: BugRecord, repro_text: str = "") -> Case:
     if check == Check.GUARDS and not guards:
         check = Check.RUNS
     notes = [f"fuzzdce bug {record.id} ({record.verdict}), {found_with(record.versions)}.", *placement_note(record.placement)]
+    if record.decision is not None:
+        notes += summary(record.decision)
     return Case(
         record.program,
         record.inputs,

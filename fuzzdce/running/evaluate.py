@@ -326,12 +326,14 @@ class Evaluator:
         reference: Placement | None = None,
         alone: bool = False,
         cache: bool = True,
+        localise: bool = True,
     ) -> dict[str, Evaluation]:
         """Placement name -> its evaluation, the reference's first (``reference``, None: stock), then
         stock's; eager runs once, stock compiles once per path. ``alone`` evaluates ``placements``
         only, not the reference and stock beside them (a shrink step asks one Thunder first, the
         others only of a candidate that still fails); ``cache=False`` runs every job again
-        (confirming replays). A program eager rejects is still run by the reference, and by the
+        (confirming replays); ``localise=False`` leaves wrong values where they are (a bisection
+        compares them unlocalised: its gated runs of a prefix would gate other calls). A program eager rejects is still run by the reference, and by the
         others where the reference rejects it too (``judged_where_eager_rejects``): accepting it
         then is the ``rejects`` finding; a program eager hangs or crashes on is run by none."""
         stock = PLACEMENTS[STOCK]
@@ -370,7 +372,7 @@ class Evaluator:
                     return violations_or_none(self.run_cached(Job(prefix, placement, path, timeout, against), cache))
 
                 # A program given as a script (a reproducer's) has no statements to take prefixes of.
-                localisable = isinstance(program, Program)
+                localisable = isinstance(program, Program) and localise
                 evaluation.violations += [
                     localised(program, v, run_prefix) if localisable and needs_localising(v) else v for v in result.violations
                 ]

@@ -53,6 +53,7 @@ from fuzzdce.core.model import (
 from fuzzdce.core.program import NumberInput, StringInput, TensorInput
 from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.dce_calls import observed_dce
+from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
 
@@ -679,6 +680,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
                     run_eager(program, outcome)
                 else:
                     with (
+                        observed_edits(outcome),
                         observed_dce(outcome),
                         observed_grad_rules(outcome),
                     ):  # inside the placement: it wraps the placement's dce

@@ -1,0 +1,272 @@
+"""A placement's DCE decisions as data: the edits a run made, the one that breaks, and the bug's
+identity by that decision.
+
+``running.decisions`` finds them (gating a placement's calls, bisecting); this module is what the
+rest of fuzzdce reads: ``Edit`` (one call of what a placement replaced that did otherwise than
+unpatched Thunder), ``Bisection`` (the search's result, with the culprit and whether the other
+edits matter) and ``Bisection.identity``, by which ``joining`` knows a bug:
+
+- a **removal**: the placement, each removed subsymbol's symbol and why unpatched Thunder keeps it
+  (``subsymbols.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
+  none: it was dead there);
+- a **raise**: the placement, the exception's kind, where in Thunder it was raised and what is
+  wrong with the bound symbol the call was given (``running.decisions.malformations``'s kinds);
+  never the parent symbol (abs, add, reshape): one defect meets every symbol;
+- any other **change** (a kept subsymbol edited, a value returned otherwise, a raise that went):
+  the placement, the replaced function and the symbols removed and added.
+
+Every failure one decision causes (splits at any op, raises, wrong values, dce-sound) is one bug;
+two decisions are two. Where the search found no single edit (``identity`` None), the bug keeps its
+failure's identity. Plain data throughout: it crosses processes and is written in ``bug.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A subsymbol an edit removed: its head as printed, its symbol, its parent's symbol and depth,
+    why unpatched Thunder keeps it (kinds, and the words of each), and whether only some of its
+    outputs were pruned."""
+
+    head: str
+    symbol: str
+    parent: str
+    depth: int
+    reasons: tuple[str, ...] = ()
+    why: tuple[str, ...] = ()
+    pruned: bool = False
+    # Where it stood in what unpatched Thunder's call produced: the produced bound symbol's index,
+    # then a subsymbol index per level (``running.decisions`` removes it alone there, to narrow).
+    where: tuple[int, ...] = ()
+
+    def key(self) -> tuple:
+        return (self.symbol, self.reasons or ("dead",), self.pruned)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One call of what a placement replaced (``label``), the ``index``-th of its run, whose outcome
+    differs from unpatched Thunder's at that point. ``kind``: "removal" (subsymbols removed,
+    nothing else), "raise" (the placement's version raised where the original returned, or raised
+    another type), "no raise" (the reverse), "change" (anything else)."""
+
+    index: int
+    label: str
+    kind: str
+    symbol: str = ""  # the bound symbol's symbol: display only, never identity
+    before: str = ""  # its head as unpatched Thunder made it
+    before_text: str = ""  # with its decomposition, one line a subsymbol
+    after_text: str = ""
+    removed: tuple[Removed, ...] = ()
+    added: tuple[str, ...] = ()
+    error_type: str = ""
+    error_kind: str = ""  # ``faults.raised_kind``: one kind for every way of saying "unbound name"
+    error_message: str = ""
+    error_frame: str = ""
+    malformed: tuple[str, ...] = ()  # what is wrong with the bound symbol it was given, in words
+    malformation_kinds: tuple[str, ...] = ()
+
+    @property
+    def function(self) -> str:
+        """The replaced function's short name (``Symbol.__call__``)."""
+        parts = self.label.split(".")
+        return ".".join(parts[-2:]) if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1]
+
+    def key(self) -> tuple:
+        """What the edit is, without where it was met (``Bisection.identity``)."""
+        if self.kind == "raise":
+            return ("raise", self.error_kind, self.error_frame, self.malformation_kinds)
+        if self.kind == "no raise":
+            return ("no raise", self.function, self.error_kind, self.error_frame)
+        removed = tuple(sorted(dict.fromkeys(r.key() for r in self.removed)))
+        if self.kind == "removal":
+            return ("removal", removed)
+        added = tuple(sorted({a.split(" = ", 1)[-1].split("(", 1)[0] for a in self.added}))
+        return ("change", self.function, removed, added)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Edit:
+        values = {f.name: data[f.name] for f in fields(Edit) if f.name in data}
+        values["removed"] = tuple(
+            Removed(**{**r, "reasons": tuple(r["reasons"]), "why": tuple(r["why"]), "where": tuple(r.get("where", ()))})
+            for r in data.get("removed", ())
+        )
+        for name in ("added", "malformed", "malformation_kinds"):
+            values[name] = tuple(values.get(name, ()))
+        return Edit(**values)
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """What bisecting one failure under ``placement`` found: every edit of the failing run, the
+    ``culprit`` (the first without which the failure goes), whether it ``alone`` fails (None: not
+    checked), whether the run ``without`` it passes, the runs it took, and ``note`` where it found
+    nothing."""
+
+    placement: str
+    edits: tuple[Edit, ...] = ()
+    culprit: Edit | None = None
+    alone: bool | None = None
+    without: bool | None = None
+    runs: int = 0
+    note: str = ""
+    path: str = ""
+    oracle: str = ""
+    # Of a culprit that removed several subsymbols, the one whose removal alone fails (None: not
+    # narrowed, or none alone does).
+    narrowed: Removed | None = None
+
+    @property
+    def identity(self) -> tuple | None:
+        """The decision that breaks, as the bug's identity; None where no single edit explains the
+        failure (it needs others too, or no edit was found)."""
+        if self.culprit is None or self.alone is False:
+            return None
+        if self.narrowed is not None:
+            return (self.placement, "removal", (self.narrowed.key(),))
+        return (self.placement, *self.culprit.key())
+
+    @property
+    def others(self) -> tuple[Edit, ...]:
+        """The edits besides the culprit (which do not matter when ``alone``)."""
+        if self.culprit is None:
+            return self.edits
+        return tuple(e for e in self.edits if e.index != self.culprit.index)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["edits"] = [e.to_json() for e in self.edits]
+        data["culprit"] = self.culprit.to_json() if self.culprit is not None else None
+        data["narrowed"] = asdict(self.narrowed) if self.narrowed is not None else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Bisection:
+        values = {f.name: data[f.name] for f in fields(Bisection) if f.name in data}
+        values["edits"] = tuple(Edit.from_json(e) for e in data.get("edits", ()))
+        values["culprit"] = Edit.from_json(data["culprit"]) if data.get("culprit") else None
+        narrowed = data.get("narrowed")
+        values["narrowed"] = (
+            Edit.from_json({"index": 0, "label": "", "kind": "", "removed": [narrowed]}).removed[0] if narrowed else None
+        )
+        return Bisection(**values)
+
+
+def identity_text(identity: tuple) -> str:
+    """An identity as one line (a join key, a bug key): its parts joined."""
+    return " | ".join(str(part) for part in identity)
+
+
+# --- in the maintainer's words ----------------------------------------------------------------------
+
+# What goes away with the culprit undone, by the oracle that saw the failure.
+_GOES = {
+    "splits": "the graph is not split",
+    "split-set": "thunderfx splits the graph as unpatched Thunder does",
+    "raises": "Thunder does not raise",
+    "outputs": "the outputs agree with eager",
+    "grads": "the gradients agree with eager",
+    "mutations": "the inputs are mutated as in eager",
+    "dce-sound": "no live subsymbol is lost",
+    "names": "every trace defines each name once",
+    "exact": "the results are stock's to the bit",
+}
+
+
+def _block(text: str) -> list[str]:
+    return ["    " + line for line in text.splitlines()]
+
+
+def _removal_words(removed: Removed) -> str:
+    why = "; ".join(removed.why) if removed.why else "it is dead there (a correct DCE may remove it)"
+    what = "prunes outputs of" if removed.pruned else "removes"
+    return f"{what} `{removed.head}` from `{removed.parent}` ({why})"
+
+
+def _edit_words(edit: Edit) -> str:
+    """One edit in a phrase, for the list of edits that do not matter."""
+    if edit.kind == "raise":
+        return f"the raise of {edit.error_type} on `{edit.before}`"
+    if edit.kind == "no raise":
+        return f"{edit.function} returning where unpatched Thunder raises {edit.error_type}"
+    if edit.removed:
+        return "; ".join(_removal_words(r).replace("removes", "the removal of", 1).split(" (")[0] for r in edit.removed)
+    return f"the change of `{edit.before}`"
+
+
+def describe(bisection: Bisection) -> list[str]:
+    """The decision that breaks, in the words of the engineer changing the DCE: what the call did,
+    to which bound symbol (before and after), what goes with it undone, and which edits of the
+    program do not matter. Empty when there is nothing to say."""
+    b = bisection
+    if b.culprit is None:
+        if not b.note:
+            return []
+        return [f"decision: not bisected: {b.note}" + (f" ({b.runs} runs)" if b.runs else "")]
+    c = b.culprit
+    doer = f"{b.placement}'s {c.function}"
+    lines: list[str] = []
+    if c.kind == "raise":
+        where = f" at {c.error_frame}" if c.error_frame else ""
+        head = f"{doer} raises {c.error_type}: {c.error_message}{where}, on `{c.before}`"
+        if c.malformed:
+            lines.append(
+                f"{head}, whose {'; '.join(c.malformed)}: the bound symbol was malformed before the DCE, which only surfaces it"
+            )
+        else:
+            lines.append(f"{head}, a well-formed bound symbol: the DCE itself fails there")
+    elif c.kind == "no raise":
+        lines.append(f"{doer} returns where unpatched Thunder raises {c.error_type}: {c.error_message}")
+    elif b.narrowed is not None:
+        lines.append(f"{doer} {_removal_words(b.narrowed)}")
+        rest = len({r.head for r in c.removed} - {b.narrowed.head})
+        if rest:
+            lines.append(f"  (that removal alone fails; the same call removes {rest} more, which it does not need)")
+    else:
+        said = "; ".join(_removal_words(r) for r in c.removed) or "changes it"
+        lines.append(f"{doer} {said}" if c.removed else f"{doer} changes `{c.before}`")
+        if c.added:
+            lines.append(f"  and adds {', '.join(f'`{a}`' for a in c.added)}")
+    if c.before_text and c.kind != "raise" and b.narrowed is None:
+        lines += ["  before:", *_block(c.before_text), "  after:", *_block(c.after_text or "(nothing)")]
+    goes = _GOES.get(b.oracle, f"the {b.oracle} check passes") if b.oracle else "the failure goes"
+    if b.without:
+        lines.append(f"With that one call done as unpatched Thunder does it, {goes}.")
+    elif b.without is False:
+        again = sum(1 for e in b.others if e.index > c.index and e.key() == c.key())
+        still = "With that one call done as unpatched Thunder does it, the failure still shows: "
+        if again:
+            lines.append(still + f"{again} later call{'s make' if again != 1 else ' makes'} the same decision.")
+        else:
+            lines.append(still + "a later edit causes it too.")
+    others = [e for e in b.others if e.key() != c.key()]
+    if others and b.alone:
+        said = list(dict.fromkeys(_edit_words(e) for e in others))
+        shown = said[:4] + ([f"and {len(said) - 4} more"] if len(said) > 4 else [])
+        lines.append("The program's other edits do not matter: " + "; ".join(shown) + ".")
+    elif b.alone is False:
+        lines.append(
+            "That edit alone does not fail: it needs earlier edits too (no single decision; the bug keeps its failure's identity)."
+        )
+    elif not b.others:
+        lines.append("It is the program's only edit.")
+    lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'})")
+    return lines
+
+
+def summary(bisection: Bisection) -> list[str]:
+    """The decision in a line or two, for a script's docstring: what the call did, and whether the
+    program's other edits matter."""
+    lines = describe(bisection)
+    if bisection.culprit is None:
+        return lines[:1]
+    kept = [lines[0]]
+    kept += [line for line in lines[1:] if line.startswith(("The program's other edits", "That edit alone"))]
+    return kept

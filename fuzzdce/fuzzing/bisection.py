@@ -1,0 +1,48 @@
+"""A failing program's decision, found by bisection: what a campaign's shrinker and ``fuzzdce bisect``
+both call (``running.decisions`` gates the calls; this module runs the gated placement through an
+evaluator and says whether the failure still shows).
+
+A failure is matched unlocalised (``faults.signature(..., localised=False)``): the same path,
+oracle and fault, a wrong value wherever it first differs, since localising runs prefixes of the
+program, whose calls a gating numbered for the whole program would not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from fuzzdce.core.decisions import Bisection
+from fuzzdce.core.faults import signature
+from fuzzdce.core.model import Placement, Violation
+from fuzzdce.running import decisions
+
+# evaluate(program, placements, paths, alone=..., cache=..., localise=...) -> {name: Evaluation}
+Evaluate = Callable[..., dict]
+
+
+def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
+    """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
+    shows on ``target.path``) goes."""
+    path = target.path
+    wanted = signature(target, localised=False)
+
+    def run(gating: decisions.Gating):
+        under = decisions.gated(placement, gating)
+        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+        outcome = evaluation.outcomes.get(path)
+        shown = any(signature(v, localised=False) == wanted for v in evaluation.violations)
+        return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
+
+    return decisions.bisect(placement, run, path=path, oracle=target.oracle)
+
+
+def regressions(evaluate: Evaluate, program, placement: Placement, reference: Placement, paths: Sequence[str]) -> list[Violation]:
+    """The failures ``placement`` shows on ``program`` that ``reference`` does not, one per path and
+    fault (what a bisection explains)."""
+    evaluations = evaluate(program, [reference, placement], list(paths), alone=True)
+    passed = {signature(v) for v in evaluations[reference.name].violations}
+    found: dict[str, Violation] = {}
+    for v in evaluations[placement.name].violations:
+        if signature(v) not in passed:
+            found.setdefault(signature(v, localised=False), v)
+    return list(found.values())

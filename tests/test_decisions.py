@@ -1,0 +1,246 @@
+"""Decision bisection: a placement's calls gated one by one, the one that breaks a failure named, and
+the bug known by it. Planted wrong placements (``planted_dce``) each name their one decision; the
+correct one none; the seed's program names the raise on ``ltorch.add`` and not the ``prims.ne`` removal."""
+
+import pytest
+
+from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
+from fuzzdce.core.findings import FindingStore
+from fuzzdce.core.model import Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.subsymbols import Name, Node
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.fuzzing.bisection import bisect_failure, regressions
+from fuzzdce.running import decisions
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.placements import resolve
+
+
+def program_of(*steps, inputs=((3, 4),), requires_grad=True):
+    """A program of ``steps`` (name, template, argument indices), each returned value the last's."""
+    made = tuple(Step(name, template, tuple(Ref(i) for i in refs)) for name, template, refs in steps)
+    return Program(
+        tuple(TensorInput(shape, requires_grad=requires_grad) for shape in inputs), made, (len(inputs) + len(made) - 1,), seed=3
+    )
+
+
+COS_PLUS_SIN = program_of(
+    ("cos", "torch.cos({0})", (0,)), ("sin", "torch.sin({0})", (0,)), ("add", "torch.add({0}, {1})", (1, 2))
+)
+ADD_ALPHA = program_of(("add", "torch.add({0}, {1}, alpha=2)", (0, 1)), inputs=((3, 4), (3, 4)))
+EXPAND_MUL = program_of(("expand", "{0}.expand(3, 4)", (0,)), ("mul", "torch.mul({0}, {1})", (2, 1)), inputs=((1, 4), (3, 4)))
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    return Evaluator()
+
+
+def evaluate_with(evaluator):
+    def evaluate(program, placements, paths, **options):
+        return evaluator(program, placements, paths=paths, **options)
+
+    return evaluate
+
+
+def the_regression(evaluator, program, placement, path):
+    found = regressions(evaluate_with(evaluator), program, placement, resolve("stock"), [path])
+    assert found, f"{placement.name} shows no failure on {path} that stock passes"
+    return found[0]
+
+
+def bisected(evaluator, program, name, path):
+    placement = resolve(name)
+    failure = the_regression(evaluator, program, placement, path)
+    return failure, bisect_failure(evaluate_with(evaluator), program, placement, failure)
+
+
+# --- the seed's own program --------------------------------------------------------------------------
+
+
+def test_the_seeds_program_names_the_raise_on_add_and_not_the_ne_removal(evaluator):
+    failure, found = bisected(evaluator, COS_PLUS_SIN, "symcall", "thunderfx")
+    culprit = found.culprit
+    assert failure.oracle == "splits"
+    assert culprit is not None and culprit.kind == "raise", found
+    assert culprit.error_type == "KeyError" and culprit.before.startswith("t1 = ltorch.add(t0, t1")
+    assert culprit.malformation_kinds == ("output name is also an input",)
+    assert culprit.error_frame == "thunder/core/transform_common.py:dce"
+    assert found.alone and found.without
+    (other,) = found.others
+    assert other.kind == "removal" and [r.symbol for r in other.removed] == ["ne"]
+    words = "\n".join(describe(found))
+    assert "raises KeyError: 't1'" in words and "whose output name t1 is also an input" in words
+    assert "the graph is not split" in words
+    assert "The program's other edits do not matter: the removal of `i0 = prims.ne(alpha, 1)`" in words
+    assert found.runs <= 2 + len(found.edits) + 2
+
+
+# --- the property bisection rests on ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "program", "path"),
+    [("symcall", COS_PLUS_SIN, "thunderfx"), ("planted_dce:symcall_dce_raises_on_broadcast", EXPAND_MUL, "jit")],
+    ids=["symcall", "raising"],
+)
+def test_no_edit_applied_passes_and_every_edit_applied_fails(evaluator, name, program, path):
+    placement = resolve(name)
+    failure = the_regression(evaluator, program, placement, path)
+    shown = {}
+    for gating in (decisions.Gating(limit=0), decisions.Gating(), decisions.Gating(record=True)):
+        under = decisions.gated(placement, gating)
+        violations = evaluator(program, [under], paths=[path], alone=True, cache=False, localise=False)[under.name].violations
+        shown[gating] = any(v.oracle == failure.oracle for v in violations)
+    assert shown == {decisions.Gating(limit=0): False, decisions.Gating(): True, decisions.Gating(record=True): True}
+
+
+def test_a_gated_placement_leaves_thunder_exactly_as_it_was():
+    before = decisions._attributes(decisions._thunder_namespaces())
+    gate = decisions.gated(resolve("planted_dce:symcall_folds_number_proxy"), decisions.Gating(limit=3))
+    with gate():
+        during = decisions._attributes(decisions._thunder_namespaces())
+    after = decisions._attributes(decisions._thunder_namespaces())
+    changed = {k for k in before if before[k][2] is not during.get(k, (None, None, None))[2]}
+    assert changed, "the gate replaced nothing"
+    assert {k: v[2] for k, v in before.items()} == {k: v[2] for k, v in after.items() if k in before}
+
+
+def test_what_a_placement_replaces_is_found_by_comparing_thunders_attributes():
+    assert decisions.patched_labels(resolve("symcall")) == ["thunder.core.symbol.Symbol.__call__"]
+    assert decisions.patched_labels(resolve("rdnp")) == ["thunder.core.transform_common.remove_duplicate_number_proxies"]
+    assert decisions.patched_labels(resolve("stock")) == []
+
+
+# --- planted wrong placements: one decision each --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "program", "path", "expected"),
+    [
+        # Symbol.__call__ patched: the producer of the parent's output dropped.
+        ("planted_dce:symcall_drops_output_producer", ADD_ALPHA, "jit-grad", ("removal", "add", "parent output")),
+        # remove_duplicate_number_proxies patched: a DONT_DCE subsymbol dropped.
+        (
+            "planted_dce:rdnp_ignores_dont_dce",
+            program_of(("add_", "{0}.clone().add_(1)", (0,))),
+            "jit",
+            ("removal", "copy_", "DONT_DCE"),
+        ),
+        # A user module's patch of transform_common.dce: what a kept sibling reads dropped.
+        ("planted_dce:user_dce_drops_read_by_kept", ADD_ALPHA, "thunderfx", ("removal", None, "read by kept")),
+        # Symbol.__call__ patched: a number proxy taken for folded.
+        ("planted_dce:symcall_folds_number_proxy", ADD_ALPHA, "thunderfx", ("removal", None, "read by kept")),
+    ],
+    ids=["output-producer", "dont-dce", "read-by-kept", "number-proxy"],
+)
+def test_a_wrong_removal_is_named_with_why_unpatched_thunder_keeps_it(evaluator, name, program, path, expected):
+    kind, symbol, reason = expected
+    _, found = bisected(evaluator, program, name, path)
+    culprit = found.culprit
+    assert culprit is not None and culprit.kind == kind, describe(found)
+    assert found.identity is not None and found.identity[0] == name
+    removed = culprit.removed
+    assert any(reason in r.reasons for r in removed), removed
+    if symbol is not None:
+        assert any(r.symbol == symbol for r in removed), removed
+    assert "removes `" in "\n".join(describe(found))
+
+
+def test_a_dce_raising_on_a_well_formed_symbol_is_named_as_its_own_failure(evaluator):
+    _, found = bisected(evaluator, EXPAND_MUL, "planted_dce:symcall_dce_raises_on_broadcast", "jit")
+    culprit = found.culprit
+    assert culprit.kind == "raise" and culprit.error_type == "RuntimeError" and culprit.malformed == ()
+    assert culprit.error_frame == "planted_dce.py:dce_or_raise"
+    assert "a well-formed bound symbol: the DCE itself fails there" in describe(found)[0]
+
+
+def test_the_correct_placement_shows_no_failure_to_bisect(evaluator):
+    for program in (COS_PLUS_SIN, ADD_ALPHA, EXPAND_MUL):
+        assert not regressions(
+            evaluate_with(evaluator), program, resolve("planted_dce:symcall_correct"), resolve("stock"), ["thunderfx", "jit-grad"]
+        )
+
+
+def test_a_build_or_stock_is_not_bisectable():
+    found = decisions.bisect(resolve("stock"), lambda gating: pytest.fail("ran"))
+    assert found.identity is None and "stock" in found.note
+    assert describe(found) == [f"decision: not bisected: {found.note}"]
+
+
+# --- a bug is known by its decision ---------------------------------------------------------------------
+
+SPLIT = Violation(
+    "splits", "thunderfx", "split at abs: KeyError 't0'", "KeyError", "thunder/core/transform_common.py:dce", site="abs"
+)
+RAISE = Violation("raises", "jit", "UnboundLocalError: t1", "UnboundLocalError", "thunder/executors/torchex.py:f", site="reshape")
+ONE = program_of(("abs", "torch.abs({0})", (0,)))
+TWO = program_of(("abs", "torch.abs({0})", (0,)), ("cos", "torch.cos({0})", (1,)))
+
+
+def decision(placement, symbol, reason="parent output"):
+    removed = Removed(f"t1 = prims.{symbol}(a)", symbol, "t1 = ltorch.x(a)", 0, (reason,), ("it produces x's output t1",))
+    return Bisection(placement, (Edit(3, "thunder.core.symbol.Symbol.__call__", "removal", removed=(removed,)),), None, runs=3)
+
+
+def decided(placement, symbol, reason="parent output"):
+    made = decision(placement, symbol, reason)
+    return Bisection(made.placement, made.edits, made.edits[0], alone=True, without=True, runs=4, path="jit", oracle="raises")
+
+
+def store_of(*entries):
+    store = FindingStore()
+    for violation, program, found in entries:
+        finding, _ = store.add(Verdict.REGRESSION, ("p",), violation, program)
+        finding.decision = found
+    return store
+
+
+def test_failures_of_one_decision_are_one_bug_whatever_they_show():
+    store = store_of((SPLIT, ONE, decided("p", "reshape")), (RAISE, TWO, decided("p", "reshape")))
+    (bug,) = store.bugs()
+    assert "decision | p | removal" in bug.key
+    assert bug.decision.identity == decided("p", "reshape").identity
+    assert any(why.startswith("same decision") for why in bug.why.values())
+
+
+def test_two_decisions_are_two_bugs_even_where_their_failures_share_a_fault():
+    store = store_of((SPLIT, ONE, decided("p", "reshape")), (SPLIT, TWO, decided("p", "add")))
+    store.findings = {}  # the same fault on two programs is one finding: give each its own
+    for program, found in ((ONE, decided("p", "reshape")), (TWO, decided("p", "add"))):
+        finding, _ = store.add(Verdict.REGRESSION, ("p",), SPLIT if program is ONE else RAISE, program)
+        finding.decision = found
+    assert len(store.bugs()) == 2
+
+
+def test_without_a_single_edit_a_bug_keeps_its_failures_identity():
+    store = store_of((SPLIT, ONE, decision("p", "reshape")))
+    (bug,) = store.bugs()
+    assert "decision" not in bug.key and bug.decision.identity is None
+
+
+def test_a_decision_survives_the_bug_record_and_is_said_in_its_report(tmp_path):
+    from fuzzdce.results.records import BugRecord
+    from fuzzdce.results.report import bug_lines
+
+    (bug,) = store_of((SPLIT, ONE, decided("p", "reshape"))).bugs()
+    record = BugRecord.of(bug)
+    again = BugRecord.from_json(record.to_json())
+    assert again.decision == record.decision and again.decision.identity == decided("p", "reshape").identity
+    lines = "\n".join(bug_lines(again))
+    assert "p's Symbol.__call__ removes `t1 = prims.reshape(a)` from `t1 = ltorch.x(a)`" in lines
+    assert "It is the program's only edit." in lines
+    assert summary(again.decision)[0] == describe(again.decision)[0]
+
+
+# --- the bound symbol's well-formedness -----------------------------------------------------------------
+
+
+def test_malformations_name_what_is_wrong_with_a_bound_symbol():
+    t0, t1, t2 = Name("t0"), Name("t1"), Name("t2")
+    clash = Node("add", (t0, t1), (t1,), subsymbols=(Node("add", (t0, t1), (t1,)),))
+    assert decisions.malformations(clash) == ("output name t1 is also an input",)
+    unknown = Node("mul", (t0,), (t1,), subsymbols=(Node("mul", (t0, t2), (t1,)),))
+    assert decisions.malformations(unknown) == ("a subsymbol reads t2, which nothing before it defines",)
+    well_formed = Node("add", (t0,), (t1,), subsymbols=(Node("neg", (t0,), (t2,)), Node("add", (t0, t2), (t1,))))
+    assert decisions.malformations(well_formed) == ()
