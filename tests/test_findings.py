@@ -178,7 +178,7 @@ def test_a_shrink_step_records_only_its_own_finding():
     showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
 
     class ShowingEvaluator(Evaluator):
-        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
             names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
             return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
 
@@ -200,7 +200,7 @@ def test_a_shrink_step_records_only_its_own_finding():
 class SilentEvaluator(Evaluator):
     """Every program passes everywhere, at no cost: for tests of the campaign's own logic."""
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
         names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         return {n: Evaluation(program, n, Outcome("eager", "stock")) for n in names}
 

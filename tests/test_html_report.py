@@ -51,7 +51,7 @@ class StandIn(Evaluator):
     """Symcall splits programs with a sub on thunderfx and removes a subsymbol doing so; stock and
     symcall both mismatch on jit for programs with an add (a baseline bug)."""
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
         names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         evaluations = {}
         for name in names:

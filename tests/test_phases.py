@@ -61,7 +61,7 @@ class Faults(Evaluator):
         self.faults = faults
         self.calls = []  # (program, placement names, paths)
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
         names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
         self.calls.append((program, tuple(names), tuple(paths)))
         result = {}
@@ -127,7 +127,10 @@ def test_each_cause_is_shrunk_against_its_failing_configuration_only():
     (before,) = faulty_bugs(campaign)
     assert before.program.n_ops > 1, "generation shrinks nothing"
     campaign.shrink_causes()
-    *steps, settling = evaluator.calls[generated:]
+    # After the settling, the cause is bisected (``Shrinker.decide``): the faulty placement gated, alone, on jit.
+    *steps, settling = [call for call in evaluator.calls[generated:] if not call[1][0].startswith(f"{FAULTY} [")]
+    bisecting = [call for call in evaluator.calls[generated:] if call[1][0].startswith(f"{FAULTY} [")]
+    assert bisecting and all(len(names) == 1 and paths == ("jit",) for _, names, paths in bisecting)
     assert steps and all(paths == ("jit",) and names in {(FAULTY,), ("stock",)} for _, names, paths in steps)
     for (program, names, _), previous in zip(steps[1:], steps):
         if names == ("stock",):

@@ -2,9 +2,12 @@
 
 import dataclasses
 import doctest
+import functools
 import pathlib
 import re
 
+from fuzzdce.core.decisions import Edit
+from fuzzdce.core.faults import UNBOUND_NAME
 from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
@@ -26,13 +29,39 @@ SPLIT = Violation(
 SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 
 
-class SymcallSplits(Evaluator):
-    """Symcall splits every program on both thunderfx paths; stock splits none."""
+# The one edit of symcall's calls that a bisection finds in each program: its DCE raising on the
+# splitter's malformed bound symbol (call 7; the others change nothing).
+RAISE = Edit(
+    7,
+    "thunder.core.symbol.Symbol.__call__",
+    "raise",
+    symbol="sub",
+    before="t1 = ltorch.sub(t0, t1, alpha=1)",
+    error_type="KeyError",
+    error_kind=UNBOUND_NAME,
+    error_message="'t1'",
+    error_frame="thunder/core/transform_common.py:dce",
+    malformed=("output name t1 is also an input",),
+    malformation_kinds=("output name is also an input",),
+)
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True):
+
+class SymcallSplits(Evaluator):
+    """Symcall splits every program on both thunderfx paths, by its call ``RAISE`` (a gated symcall
+    splits where that call is done as symcall does it); stock splits none."""
+
+    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
         names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        shown = {n: [dataclasses.replace(SPLIT, path=path) for path in paths] if n == "symcall" else [] for n in names}
-        return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=shown[n]) for n in names}
+        gatings = {p.name: p.factory.args[1] for p in placements if isinstance(p.factory, functools.partial)}
+        evaluations = {}
+        for n in names:
+            gating = gatings.get(n)
+            splits = n == "symcall" or (gating is not None and gating.applies(RAISE.index))
+            described = gating is not None and splits and (gating.record or gating.describe == RAISE.index)
+            outcomes = {path: Outcome(path, n, edits=[RAISE] if described else []) for path in paths}
+            shown = [dataclasses.replace(SPLIT, path=path) for path in paths] if splits else []
+            evaluations[n] = Evaluation(program, n, Outcome("eager", "stock"), outcomes, shown)
+        return evaluations
 
 
 def sample_report() -> str:

@@ -41,6 +41,7 @@ from fuzzdce.core.decisions import Bisection, Edit, Removed
 from fuzzdce.core.faults import raised_kind, without_annotations
 from fuzzdce.core.model import HELPER_FRAMES, ErrorInfo, Placement
 from fuzzdce.core.subsymbols import Node, Renaming, align_children, portable_node, why_live
+from fuzzdce.running.placements import set_attribute
 
 # --- what a placement replaces ---------------------------------------------------------------------
 
@@ -515,15 +516,13 @@ class Gate:
 @contextlib.contextmanager
 def gated_context(factory: Callable[[], Any], gating: Gating) -> Iterator[Gate]:
     """``factory()``'s placement, each call of what it replaced gated by ``gating``."""
-    from fuzzdce.running.placements import _set_attribute
-
     replaced, stack = replaced_by(factory)
     gate = Gate(gating)
     with stack:
         for r in replaced:
             wrapper = gate.wrap(r)
             for owner, attr in r.owners:
-                stack.enter_context(_set_attribute(owner, attr, wrapper))
+                stack.enter_context(set_attribute(owner, attr, wrapper))
         previous, Gate.active = Gate.active, gate
         try:
             yield gate

@@ -74,12 +74,12 @@ def patch_everywhere(owner: Any, attribute: str, replacement: Any) -> Iterator[A
         for target, attr in targets:
             for recorded in _RECORDINGS:
                 recorded.append(PatchRecord(target, attr, original))
-            stack.enter_context(_set_attribute(target, attr, replacement))
+            stack.enter_context(set_attribute(target, attr, replacement))
         yield original
 
 
 @contextlib.contextmanager
-def _set_attribute(owner: Any, attribute: str, value: Any) -> Iterator[None]:
+def set_attribute(owner: Any, attribute: str, value: Any) -> Iterator[None]:
     saved = inspect.getattr_static(owner, attribute)
     setattr(owner, attribute, value)
     try:
