@@ -4,6 +4,10 @@ Each function is a placement (a zero-argument callable returning a context manag
 Thunder while active and restores it exactly afterwards), importable as ``planted_dce:NAME`` when
 ``tests/`` is on the path. ``symcall_correct`` is the control: right everywhere.
 
+Each wrong one errs on one kind of subsymbol (``prims.convert_element_type``, ``prims.copy_``, ...):
+one defect is one decision, the removal of that symbol for one reason, which a campaign must list as
+one bug (a DCE that errs on every kind makes one decision per kind, and as many bugs).
+
 The ``symcall_*`` faults sit inside ``Symbol.__call__`` beside the thunderfx splitter fix, as
 ``symcall-fixed`` does: without it symcall alone already differs from stock under thunderfx, and
 a fault would then carry two defects there.
@@ -44,12 +48,17 @@ def _carries_dce_tags(bsym) -> bool:
     return has_tags(bsym, {prims.OpTags.DONT_DCE, prims.OpTags.IN_PLACE})
 
 
-def symcall_drops_output_producer():
-    """Subsymbol DCE in ``Symbol.__call__`` that drops the last producer of the parent's output.
+def _is(sub, symbol: str) -> bool:
+    return sub.sym.name == symbol
+
+
+def symcall_drops_output_producer(symbol: str = "convert_element_type"):
+    """Subsymbol DCE in ``Symbol.__call__`` that drops the last producer of the parent's output
+    when it is a ``prims.convert_element_type`` (``to``, ``type_as``, a dtype's promotion).
 
     In a decomposition of two or more subsymbols, the last one producing one of the parent's
-    outputs is dropped where it is untagged (not ``DONT_DCE`` nor in-place); every other
-    decomposition, and every other subsymbol, is left as it was (no dead code is removed either)."""
+    outputs is dropped where it is ``symbol`` and untagged (not ``DONT_DCE`` nor in-place); every
+    other decomposition, and every other subsymbol, is left as it was (no dead code is removed either)."""
 
     def drop_last_producer(bsym):
         subs = list(bsym.subsymbols)
@@ -58,7 +67,9 @@ def symcall_drops_output_producer():
         outputs = _names(bsym.flat_proxy_outs)
         for i in reversed(range(len(subs))):
             if _names(subs[i].flat_proxy_outs) & outputs:
-                if _carries_dce_tags(subs[i]):  # an in-place op's copy_: dropping it would break a tag too
+                if _carries_dce_tags(subs[i]) or not _is(
+                    subs[i], symbol
+                ):  # an in-place op's copy_: dropping it would break a tag too
                     return bsym
                 # The parent's output is now never computed by its decomposition: whoever
                 # flattens the parent (grad rules, fusion executors) reads an undefined name.
@@ -68,12 +79,13 @@ def symcall_drops_output_producer():
     return _symcall_with_splitter_fix(drop_last_producer)
 
 
-def rdnp_ignores_dont_dce():
-    """``rdnp`` (subsymbol DCE inside ``remove_duplicate_number_proxies``) with a DCE ignoring ``DONT_DCE``.
+def rdnp_ignores_dont_dce(symbol: str = "copy_"):
+    """``rdnp`` (subsymbol DCE inside ``remove_duplicate_number_proxies``) with a DCE ignoring
+    ``DONT_DCE`` on ``prims.copy_``.
 
-    Thunder's ``transform_common.dce`` but for the tag: a tagged subsymbol is kept only where a later
-    sibling reads it, so an in-place op's ``copy_`` (whose output is its parent's) and the prologue's
-    ``check_*`` are removed.
+    Thunder's ``transform_common.dce`` but for the tag of ``symbol``: such a tagged subsymbol is
+    kept only where a later sibling reads it, so an in-place op's ``copy_`` (whose output is its
+    parent's) is removed.
 
     Adjusted: honouring the parent's output, as Thunder's dce does for any subsymbol, left the tag
     without effect a run can see (Thunder 0.2.6's only tagged subsymbols whose outputs nothing needs
@@ -98,8 +110,10 @@ def rdnp_ignores_dont_dce():
         kept = []
         for sub in reversed(subs):
             # The defect: Thunder's dce keeps ``has_tags(sub, {DONT_DCE})`` whatever it produces.
-            wanted = read if has_tags(sub, {prims.OpTags.DONT_DCE}) else needed
-            if any(variableify(o) in wanted and producer[o] == sub for o in sub.flat_proxy_outs):
+            tagged = has_tags(sub, {prims.OpTags.DONT_DCE})
+            wanted = read if tagged and _is(sub, symbol) else needed
+            kept_for_tag = tagged and not _is(sub, symbol)  # as Thunder's dce keeps every other tagged one
+            if kept_for_tag or any(variableify(o) in wanted and producer[o] == sub for o in sub.flat_proxy_outs):
                 transform_common._remove_noop_subsymbols(sub)  # as dce does, in place
                 kept.append(sub)
                 args = {variableify(a) for a in sub.flat_proxy_args}
@@ -114,11 +128,12 @@ def rdnp_ignores_dont_dce():
     return patch_everywhere(transform_common, "remove_duplicate_number_proxies", remove_duplicate_number_proxies_with_dce)
 
 
-def user_dce_drops_read_by_kept():
-    """A user's patch of ``transform_common.dce`` that drops a read subsymbol from long ``ltorch`` decompositions.
+def user_dce_drops_read_by_kept(symbol: str = "broadcast_in_dim"):
+    """A user's patch of ``transform_common.dce`` that drops a read ``prims.broadcast_in_dim`` from
+    long ``ltorch`` decompositions.
 
     After Thunder's DCE, in every decomposition of an ``ltorch`` symbol with at least three
-    subsymbols, the first untagged subsymbol whose output a later sibling reads is dropped. Written
+    subsymbols, the first untagged ``symbol`` whose output a later sibling reads is dropped. Written
     as a user writes one: Thunder's function wrapped, no fuzzdce help but ``patch_everywhere``."""
     from thunder.core import transform_common
 
@@ -127,7 +142,12 @@ def user_dce_drops_read_by_kept():
     def drop_first_read(subs):
         for i, sub in enumerate(subs):
             outs = _names(sub.flat_proxy_outs)
-            if outs and not _carries_dce_tags(sub) and any(outs & _names(later.flat_proxy_args) for later in subs[i + 1 :]):
+            if (
+                outs
+                and _is(sub, symbol)
+                and not _carries_dce_tags(sub)
+                and any(outs & _names(later.flat_proxy_args) for later in subs[i + 1 :])
+            ):
                 return subs[:i] + subs[i + 1 :]
         return subs
 
@@ -150,17 +170,18 @@ def user_dce_drops_read_by_kept():
     return patch_everywhere(transform_common, "dce", dce_then_drop)
 
 
-def symcall_folds_number_proxy():
-    """Subsymbol DCE in ``Symbol.__call__`` that removes read producers of number proxies.
+def symcall_folds_number_proxy(symbol: str = "convert_element_type"):
+    """Subsymbol DCE in ``Symbol.__call__`` that removes read producers of number proxies made by
+    ``prims.convert_element_type`` (a Python number's conversion: ``f0 = prims.convert_element_type(alpha, float)``).
 
-    Right but for one thing: a subsymbol whose outputs are all number proxies (``i0 = prims.ne(alpha,
-    1)``, ``(i0, i1) = prims.shape(x)``) is taken for a constant already folded in, and removed even
-    where a kept sibling reads it (one producing the parent's own output stays)."""
+    Right but for one thing: a ``symbol`` subsymbol whose outputs are all number proxies is taken
+    for a constant already folded in, and removed even where a kept sibling reads it (one producing
+    the parent's own output stays)."""
     from thunder.core.proxies import NumberProxy
 
     def number_only(sub) -> bool:
         outs = sub.flat_proxy_outs
-        return bool(outs) and all(isinstance(o, NumberProxy) for o in outs)
+        return bool(outs) and _is(sub, symbol) and all(isinstance(o, NumberProxy) for o in outs)
 
     def fold(bsym):
         bsym = dce_subsymbols(bsym)  # right so far: what survives a number-only producer is read

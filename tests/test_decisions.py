@@ -17,17 +17,23 @@ from fuzzdce.running.placements import resolve
 
 
 def program_of(*steps, inputs=((3, 4),), requires_grad=True):
-    """A program of ``steps`` (name, template, argument indices), each returned value the last's."""
+    """A program of ``steps`` (name, template, argument indices), returning the last's value; each
+    input a shape, or (shape, dtype)."""
     made = tuple(Step(name, template, tuple(Ref(i) for i in refs)) for name, template, refs in steps)
-    return Program(
-        tuple(TensorInput(shape, requires_grad=requires_grad) for shape in inputs), made, (len(inputs) + len(made) - 1,), seed=3
+    specs = [(i, "float32") if isinstance(i[0], int) else i for i in inputs]
+    tensors = tuple(
+        TensorInput(shape, dtype, requires_grad=requires_grad and dtype.startswith("float")) for shape, dtype in specs
     )
+    return Program(tensors, made, (len(inputs) + len(made) - 1,), seed=3)
 
 
 COS_PLUS_SIN = program_of(
     ("cos", "torch.cos({0})", (0,)), ("sin", "torch.sin({0})", (0,)), ("add", "torch.add({0}, {1})", (1, 2))
 )
 ADD_ALPHA = program_of(("add", "torch.add({0}, {1}, alpha=2)", (0, 1)), inputs=((3, 4), (3, 4)))
+INT_PLUS_FLOAT = program_of(("add", "torch.add({0}, {1})", (0, 1)), inputs=(((3, 4), "int64"), (3, 4)))
+CLONE_ADD_ = program_of(("add_", "{0}.clone().add_(1)", (0,)))
+SOFTMAX = program_of(("softmax", "torch.softmax({0}, -1)", (0,)))
 EXPAND_MUL = program_of(("expand", "{0}.expand(3, 4)", (0,)), ("mul", "torch.mul({0}, {1})", (2, 1)), inputs=((1, 4), (3, 4)))
 
 
@@ -118,32 +124,25 @@ def test_what_a_placement_replaces_is_found_by_comparing_thunders_attributes():
 @pytest.mark.parametrize(
     ("name", "program", "path", "expected"),
     [
-        # Symbol.__call__ patched: the producer of the parent's output dropped.
-        ("planted_dce:symcall_drops_output_producer", ADD_ALPHA, "jit-grad", ("removal", "add", "parent output")),
+        # Symbol.__call__ patched: the conversion producing the parent's output dropped.
+        ("planted_dce:symcall_drops_output_producer", INT_PLUS_FLOAT, "jit-grad", ("convert_element_type", "parent output")),
         # remove_duplicate_number_proxies patched: a DONT_DCE subsymbol dropped.
-        (
-            "planted_dce:rdnp_ignores_dont_dce",
-            program_of(("add_", "{0}.clone().add_(1)", (0,))),
-            "jit",
-            ("removal", "copy_", "DONT_DCE"),
-        ),
-        # A user module's patch of transform_common.dce: what a kept sibling reads dropped.
-        ("planted_dce:user_dce_drops_read_by_kept", ADD_ALPHA, "thunderfx", ("removal", None, "read by kept")),
-        # Symbol.__call__ patched: a number proxy taken for folded.
-        ("planted_dce:symcall_folds_number_proxy", ADD_ALPHA, "thunderfx", ("removal", None, "read by kept")),
+        ("planted_dce:rdnp_ignores_dont_dce", CLONE_ADD_, "jit", ("copy_", "DONT_DCE")),
+        # A user module's patch of transform_common.dce: a broadcast a kept sibling reads dropped.
+        ("planted_dce:user_dce_drops_read_by_kept", SOFTMAX, "jit", ("broadcast_in_dim", "read by kept")),
+        # Symbol.__call__ patched: a number's conversion taken for folded.
+        ("planted_dce:symcall_folds_number_proxy", ADD_ALPHA, "thunderfx", ("convert_element_type", "read by kept")),
     ],
     ids=["output-producer", "dont-dce", "read-by-kept", "number-proxy"],
 )
 def test_a_wrong_removal_is_named_with_why_unpatched_thunder_keeps_it(evaluator, name, program, path, expected):
-    kind, symbol, reason = expected
+    symbol, reason = expected
     _, found = bisected(evaluator, program, name, path)
     culprit = found.culprit
-    assert culprit is not None and culprit.kind == kind, describe(found)
-    assert found.identity is not None and found.identity[0] == name
-    removed = culprit.removed
-    assert any(reason in r.reasons for r in removed), removed
-    if symbol is not None:
-        assert any(r.symbol == symbol for r in removed), removed
+    assert culprit is not None and culprit.kind == "removal", describe(found)
+    assert found.identity is not None and found.identity[:2] == (name, "removal")
+    ((removed_symbol, reasons, _),) = found.identity[2]
+    assert removed_symbol == symbol and reason in reasons, found.identity
     assert "removes `" in "\n".join(describe(found))
 
 
