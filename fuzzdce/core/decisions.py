@@ -63,6 +63,9 @@ class Edit:
     after_text: str = ""
     removed: tuple[Removed, ...] = ()
     added: tuple[str, ...] = ()
+    # Bound symbols the call produced as other symbols ("add -> sub"; "(none)" for one it did not
+    # produce, or produced besides): a change of what runs, not of a decomposition.
+    rebound: tuple[str, ...] = ()
     error_type: str = ""
     error_kind: str = ""  # ``faults.raised_kind``: one kind for every way of saying "unbound name"
     error_message: str = ""
@@ -86,7 +89,7 @@ class Edit:
         if self.kind == "removal":
             return ("removal", removed)
         added = tuple(sorted({a.split(" = ", 1)[-1].split("(", 1)[0] for a in self.added}))
-        return ("change", self.function, removed, added)
+        return ("change", self.function, removed, added, tuple(sorted(set(self.rebound))))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,7 +101,7 @@ class Edit:
             Removed(**{**r, "reasons": tuple(r["reasons"]), "why": tuple(r["why"]), "where": tuple(r.get("where", ()))})
             for r in data.get("removed", ())
         )
-        for name in ("added", "malformed", "malformation_kinds"):
+        for name in ("added", "rebound", "malformed", "malformation_kinds"):
             values[name] = tuple(values.get(name, ()))
         return Edit(**values)
 
@@ -196,6 +199,8 @@ def _edit_words(edit: Edit) -> str:
         return f"the raise of {edit.error_type} on `{edit.before}`"
     if edit.kind == "no raise":
         return f"{edit.function} returning where unpatched Thunder raises {edit.error_type}"
+    if edit.rebound:
+        return f"{edit.function} making {', '.join(dict.fromkeys(edit.rebound))}"
     if edit.removed:
         return "; ".join(_removal_words(r).replace("removes", "the removal of", 1).split(" (")[0] for r in edit.removed)
     return f"the change of `{edit.before}`"
@@ -231,7 +236,12 @@ def describe(bisection: Bisection) -> list[str]:
             lines.append(f"  (that removal alone fails; the same call removes {rest} more, which it does not need)")
     else:
         said = "; ".join(_removal_words(r) for r in c.removed) or "changes it"
-        lines.append(f"{doer} {said}" if c.removed else f"{doer} changes `{c.before}`")
+        if c.removed:
+            lines.append(f"{doer} {said}")
+        elif c.rebound:
+            lines.append(f"{doer} makes other symbols than unpatched Thunder: {', '.join(dict.fromkeys(c.rebound))}")
+        else:
+            lines.append(f"{doer} changes `{c.before}`")
         if c.added:
             lines.append(f"  and adds {', '.join(f'`{a}`' for a in c.added)}")
     if c.before_text and c.kind != "raise" and b.narrowed is None:

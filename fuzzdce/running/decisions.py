@@ -33,6 +33,7 @@ import dataclasses
 import functools
 import inspect
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -378,6 +379,7 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
     before = changed[0][1] if changed else None
     after = changed[0][2] if changed else None
     kind = "removal" if removed and not added and not any(r.pruned for r in removed) else "change"
+    rebound = () if paired else _rebound(old, new)
     return Edit(
         index,
         label,
@@ -388,7 +390,17 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
         after_text=_text(after, lines) if after is not None else _value_text(mine.value),
         removed=tuple(removed),
         added=tuple(added),
+        rebound=rebound,
     )
+
+
+def _rebound(old: list[Node], new: list[Node]) -> tuple[str, ...]:
+    """What the call produced as another symbol: position by position where it produced as many
+    bound symbols, else the symbols one side has more of ("add -> (none)")."""
+    if len(old) == len(new):
+        return tuple(f"{a.sym} -> {b.sym}" for a, b in zip(old, new) if a.sym != b.sym)
+    mine, theirs = Counter(n.sym for n in new), Counter(n.sym for n in old)
+    return (*(f"{s} -> (none)" for s in sorted(theirs - mine)), *(f"(none) -> {s}" for s in sorted(mine - theirs)))
 
 
 def _text(node: Node, lines: dict[int, str], indent: str = "") -> str:
