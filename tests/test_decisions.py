@@ -179,7 +179,12 @@ TWO = program_of(("abs", "torch.abs({0})", (0,)), ("cos", "torch.cos({0})", (1,)
 
 def decision(placement, symbol, reason="parent output"):
     removed = Removed(f"t1 = prims.{symbol}(a)", symbol, "t1 = ltorch.x(a)", 0, (reason,), ("it produces x's output t1",))
-    return Bisection(placement, (Edit(3, "thunder.core.symbol.Symbol.__call__", "removal", removed=(removed,)),), None, runs=3)
+    return Bisection(
+        placement,
+        (Edit(3, "thunder.core.symbol.Symbol.__call__", "removal", "Symbol.__call__", removed=(removed,)),),
+        None,
+        runs=3,
+    )
 
 
 def decided(placement, symbol, reason="parent output"):
@@ -238,8 +243,67 @@ def test_a_decision_survives_the_bug_record_and_is_said_in_its_report(tmp_path):
 def test_malformations_name_what_is_wrong_with_a_bound_symbol():
     t0, t1, t2 = Name("t0"), Name("t1"), Name("t2")
     clash = Node("add", (t0, t1), (t1,), subsymbols=(Node("add", (t0, t1), (t1,)),))
-    assert decisions.malformations(clash) == ("output name t1 is also an input",)
+    assert decisions.malformations(clash) == ((decisions.OUTPUT_IS_INPUT, "output name t1 is also an input"),)
     unknown = Node("mul", (t0,), (t1,), subsymbols=(Node("mul", (t0, t2), (t1,)),))
-    assert decisions.malformations(unknown) == ("a subsymbol reads t2, which nothing before it defines",)
+    assert decisions.malformations(unknown) == (
+        (decisions.READS_UNDEFINED, "a subsymbol reads t2, which nothing before it defines"),
+    )
     well_formed = Node("add", (t0,), (t1,), subsymbols=(Node("neg", (t0,), (t2,)), Node("add", (t0, t2), (t1,))))
     assert decisions.malformations(well_formed) == ()
+
+
+def test_a_placement_whose_replacements_never_run_says_so():
+    found = decisions.bisect(resolve("planted:cos_grad_flipped"), lambda gating: (True, [], 0))
+    assert found.culprit is None and "no call of anything it replaced" in found.note
+
+
+# --- the command line and a campaign --------------------------------------------------------------------
+
+SEED_PROGRAM = """
+import torch
+
+
+def program(x):
+    return torch.cos(x) + torch.sin(x)
+
+
+def make_inputs(requires_grad=False):
+    return [torch.randn(10, 10, requires_grad=requires_grad)]
+"""
+
+
+@pytest.mark.slow
+def test_fuzzdce_bisect_says_which_decision_breaks_the_seeds_program(tmp_path, capsys):
+    from fuzzdce.cli import main
+
+    source = tmp_path / "seed.py"
+    source.write_text(SEED_PROGRAM)
+    assert main(["bisect", str(source), "--placement", "symcall", "--path", "thunderfx", "--path", "thunderfx-dynamic"]) == 1
+    out = capsys.readouterr().out
+    # One decision, said once under both failures it causes.
+    assert out.count("--- [thunderfx") == 2 and out.count("raises KeyError: 't1'") == 1, out
+    assert "on `t1 = ltorch.add(t0, t1, alpha=1)`, whose output name t1 is also an input" in out
+    assert "The program's other edits do not matter: the removal of `i0 = prims.ne(alpha, 1)`" in out
+    assert main(["bisect", str(source), "--placement", "symcall-fixed", "--path", "thunderfx"]) == 0
+
+
+@pytest.mark.slow
+def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and_the_correct_one_as_none():
+    from fuzzdce.fuzzing.campaign import Campaign
+    from fuzzdce.fuzzing.config import CampaignConfig
+
+    wrong, correct = "planted_dce:symcall_dce_raises_on_broadcast", "planted_dce:symcall_correct"
+    config = CampaignConfig.of(
+        ("stock", wrong, correct), ("jit", "thunderfx"), max_examples=10, seed=2, ops=("add", "mul", "expand", "sum_all", "abs")
+    )
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    regressions = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION]
+    assert [b.placements for b in regressions] == [(wrong,)], [
+        (b.id, b.placements, b.smallest.violation.message[:80]) for b in regressions
+    ]
+    (bug,) = regressions
+    assert bug.decision.identity[:3] == (wrong, "raise", "RuntimeError"), describe(bug.decision)
+    assert {m.violation.path for m in bug.members} == {"jit", "thunderfx"}, (
+        "a raise on jit and a split on thunderfx are one decision"
+    )

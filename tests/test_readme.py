@@ -35,6 +35,7 @@ RAISE = Edit(
     7,
     "thunder.core.symbol.Symbol.__call__",
     "raise",
+    "Symbol.__call__",
     symbol="sub",
     before="t1 = ltorch.sub(t0, t1, alpha=1)",
     error_type="KeyError",

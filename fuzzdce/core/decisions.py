@@ -57,12 +57,14 @@ class Edit:
     index: int
     label: str
     kind: str
+    function: str = ""  # the replaced function's name where it is defined (``Symbol.__call__``)
     symbol: str = ""  # the bound symbol's symbol: display only, never identity
     before: str = ""  # its head as unpatched Thunder made it
     before_text: str = ""  # with its decomposition, one line a subsymbol
     after_text: str = ""
     removed: tuple[Removed, ...] = ()
     added: tuple[str, ...] = ()
+    added_symbols: tuple[str, ...] = ()  # the symbols of ``added``, as data
     # Bound symbols the call produced as other symbols ("add -> sub"; "(none)" for one it did not
     # produce, or produced besides): a change of what runs, not of a decomposition.
     rebound: tuple[str, ...] = ()
@@ -73,12 +75,6 @@ class Edit:
     malformed: tuple[str, ...] = ()  # what is wrong with the bound symbol it was given, in words
     malformation_kinds: tuple[str, ...] = ()
 
-    @property
-    def function(self) -> str:
-        """The replaced function's short name (``Symbol.__call__``)."""
-        parts = self.label.split(".")
-        return ".".join(parts[-2:]) if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1]
-
     def key(self) -> tuple:
         """What the edit is, without where it was met (``Bisection.identity``)."""
         if self.kind == "raise":
@@ -88,8 +84,7 @@ class Edit:
         removed = tuple(sorted(dict.fromkeys(r.key() for r in self.removed)))
         if self.kind == "removal":
             return ("removal", removed)
-        added = tuple(sorted({a.split(" = ", 1)[-1].split("(", 1)[0] for a in self.added}))
-        return ("change", self.function, removed, added, tuple(sorted(set(self.rebound))))
+        return ("change", self.function, removed, tuple(sorted(set(self.added_symbols))), tuple(sorted(set(self.rebound))))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,7 +96,7 @@ class Edit:
             Removed(**{**r, "reasons": tuple(r["reasons"]), "why": tuple(r["why"]), "where": tuple(r.get("where", ()))})
             for r in data.get("removed", ())
         )
-        for name in ("added", "rebound", "malformed", "malformation_kinds"):
+        for name in ("added", "added_symbols", "rebound", "malformed", "malformation_kinds"):
             values[name] = tuple(values.get(name, ()))
         return Edit(**values)
 

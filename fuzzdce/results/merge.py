@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import combined_confirmed, earliest
 from fuzzdce.core.joining import Label, connected, kept_apart
@@ -104,7 +105,11 @@ def raised_in(candidate: Candidate) -> set[Label]:
     """What a candidate's members are kept apart by, exactly as the campaign keeps findings apart
     (``joining.kept_apart``, of each member's fault and site): the kinds of exception Thunder raised,
     the frames it raised at and the fault labels (the ops they are about). A member an older
-    fuzzdce wrote, without its fault as data, keeps nothing apart."""
+    fuzzdce wrote, without its fault as data, keeps nothing apart. A bug known by its decision is
+    kept apart by that alone, as the campaign keeps it (``joining.findings_kept_apart``)."""
+    decision = candidate.record.decision
+    if decision is not None and decision.identity is not None:
+        return {Label("decision", identity_text(decision.identity))}
     return kept_apart(found for m in candidate.record.members if (found := m.fault_and_site()) is not None)
 
 
@@ -150,8 +155,10 @@ def known_reason(record: BugRecord, known: Mapping[str, str]) -> str | None:
 
 
 def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecord:
-    """One bug from the group's records: the smallest program's record, every member, counts summed."""
+    """One bug from the group's records: the smallest program's record, every member, counts summed;
+    known by the first record's decision where one names a decision (as the campaign's bug is)."""
     winner = group[0].record
+    decided = next((c.record for c in group if c.record.decision is not None and c.record.decision.identity), winner)
     copies: dict[str, list[MemberRecord]] = {}
     for candidate in group:
         for m in candidate.record.members:
@@ -161,7 +168,9 @@ def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecor
     placements = common_placements(group)
     record = replace(
         winner,
-        id=short_id(winner.key),
+        key=decided.key,
+        id=short_id(decided.key),
+        decision=decided.decision,
         placements=placements,
         placement=placements[0],
         members=members,

@@ -53,6 +53,7 @@ class Replaced:
     (``patch_everywhere`` replaces ``from x import f`` aliases too)."""
 
     label: str  # "thunder.core.symbol.Symbol.__call__": where it is defined
+    function: str  # "Symbol.__call__": its name there
     original: Any
     replacement: Any
     owners: list[tuple[Any, str]] = field(default_factory=list)
@@ -93,7 +94,7 @@ def replaced_by(enter: Callable[[], Any]) -> tuple[list[Replaced], contextlib.Ex
         if replaced is None:
             defined = getattr(original, "__module__", None), getattr(original, "__qualname__", attr)
             label = f"{defined[0]}.{defined[1]}" if defined[0] else f"{name}.{attr}"
-            replaced = found[(id(original), id(value))] = Replaced(label, original, value)
+            replaced = found[(id(original), id(value))] = Replaced(label, defined[1], original, value)
         replaced.owners.append((owner, attr))
     return list(found.values()), stack
 
@@ -260,15 +261,21 @@ def raise_frame(e: BaseException) -> str:
 # --- what an edit is --------------------------------------------------------------------------------
 
 
-def malformations(node: Node) -> tuple[str, ...]:
+# The kinds of malformation ``malformations`` names: what a raise's identity holds (never the names).
+OUTPUT_IS_INPUT = "output name is also an input"
+READS_UNDEFINED = "reads an undefined name"
+DEFINED_TWICE = "defines a name twice"
+
+
+def malformations(node: Node) -> tuple[tuple[str, str], ...]:
     """What is wrong with a bound symbol as fuzzdce's well-formedness checks see it (Thunder's
-    ``check_trace`` asks the same of a trace): an output name that is also one of its inputs (a
-    computation cannot both read and define a name), a subsymbol reading a name neither the
-    arguments nor an earlier subsymbol define, a name two subsymbols define."""
+    ``check_trace`` asks the same of a trace), as (kind, words): an output name that is also one
+    of its inputs (a computation cannot both read and define a name), a subsymbol reading a name
+    neither the arguments nor an earlier subsymbol define, a name two subsymbols define."""
     problems = []
     clash = sorted(node.out_names & node.arg_names)
     if clash:
-        problems.append(f"output name {', '.join(clash)} is also an input")
+        problems.append((OUTPUT_IS_INPUT, f"output name {', '.join(clash)} is also an input"))
     defined = set(node.arg_names)
     seen: set[str] = set()
     unknown: list[str] = []
@@ -279,19 +286,12 @@ def malformations(node: Node) -> tuple[str, ...]:
         seen |= sub.out_names
         defined |= sub.out_names
     if unknown:
-        problems.append(f"a subsymbol reads {', '.join(dict.fromkeys(unknown))}, which nothing before it defines")
+        problems.append(
+            (READS_UNDEFINED, f"a subsymbol reads {', '.join(dict.fromkeys(unknown))}, which nothing before it defines")
+        )
     if twice:
-        problems.append(f"its subsymbols define {', '.join(dict.fromkeys(twice))} twice")
+        problems.append((DEFINED_TWICE, f"its subsymbols define {', '.join(dict.fromkeys(twice))} twice"))
     return tuple(problems)
-
-
-def _problem_kind(problem: str) -> str:
-    """A malformation's kind, its words without the names (identity: one kind whatever the name)."""
-    return {
-        "output": "output name is also an input",
-        "a subsymbol": "reads an undefined name",
-        "its subsymbols": "defines a name twice",
-    }[next(k for k in ("output", "a subsymbol", "its subsymbols") if problem.startswith(k))]
 
 
 def _paths(node: Node, where: tuple[int, ...], paths: dict[int, tuple[int, ...]]) -> None:
@@ -300,7 +300,7 @@ def _paths(node: Node, where: tuple[int, ...], paths: dict[int, tuple[int, ...]]
         _paths(sub, (*where, i), paths)
 
 
-def _removals(original: Node, edited: Node, lines: dict[int, str], at: int) -> tuple[list[Removed], list[str]]:
+def _removals(original: Node, edited: Node, lines: dict[int, str], at: int) -> tuple[list[Removed], list[tuple[str, str]]]:
     """The subsymbols ``edited`` lacks against ``original`` (same symbol and arguments), with why
     unpatched Thunder would keep each, and the subsymbols it has that ``original`` lacks (``lines``:
     nodes' printed lines, by id; ``at``: ``original``'s index among what the call produced)."""
@@ -313,7 +313,7 @@ def _removals(original: Node, edited: Node, lines: dict[int, str], at: int) -> t
     for change in changes:
         line = lines.get(id(change.child), change.child.head)
         if change.kind == "added":
-            added.append(line)
+            added.append((line, change.child.sym))
             continue
         live = why_live(change)
         removed.append(
@@ -331,7 +331,7 @@ def _removals(original: Node, edited: Node, lines: dict[int, str], at: int) -> t
     return removed, added
 
 
-def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given: tuple[list, list[Node]]) -> Edit | None:
+def edit_between(index: int, replaced: Replaced, base: _Produced, mine: _Produced, given: tuple[list, list[Node]]) -> Edit | None:
     """The edit a call made, its original having produced ``base`` and the placement's version
     ``mine`` (``given``: the bound symbols, objects and nodes, the call was given or made, whose
     malformations a raise names); None when they did the same."""
@@ -347,7 +347,7 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
             error_frame=raise_frame(error),
         )
         if mine.error is None:
-            return Edit(index, label, "no raise", **raised)
+            return Edit(index, replaced.label, "no raise", replaced.function, **raised)
         bsyms, nodes = given
         problems = malformations(nodes[-1]) if nodes else ()
         lines: dict[int, str] = {}
@@ -355,13 +355,14 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
             _lines_of(bsyms[-1], nodes[-1], lines)
         return Edit(
             index,
-            label,
+            replaced.label,
             "raise",
+            replaced.function,
             symbol=nodes[-1].sym if nodes else "",
             before=lines.get(id(nodes[-1]), "") if nodes else "",
             before_text=_text(nodes[-1], lines) if nodes else "",
-            malformed=problems,
-            malformation_kinds=tuple(dict.fromkeys(_problem_kind(p) for p in problems)),
+            malformed=tuple(words for _, words in problems),
+            malformation_kinds=tuple(dict.fromkeys(kind for kind, _ in problems)),
             **raised,
         )
     if (base.value, base.appended) == (mine.value, mine.appended):
@@ -369,7 +370,7 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
     old, new = base.nodes, mine.nodes
     lines = {**base.lines(), **mine.lines()}
     removed: list[Removed] = []
-    added: list[str] = []
+    added: list[tuple[str, str]] = []
     paired = len(old) == len(new) and all((a.sym, a.args) == (b.sym, b.args) for a, b in zip(old, new))
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(old, new)) if a != b] if paired else []
     for i, a, b in changed:
@@ -382,14 +383,16 @@ def edit_between(index: int, label: str, base: _Produced, mine: _Produced, given
     rebound = () if paired else _rebound(old, new)
     return Edit(
         index,
-        label,
+        replaced.label,
         kind,
+        replaced.function,
         symbol=before.sym if before is not None else "",
         before=lines.get(id(before), before.head) if before is not None else "",
         before_text=_text(before, lines) if before is not None else _value_text(base.value),
         after_text=_text(after, lines) if after is not None else _value_text(mine.value),
         removed=tuple(removed),
-        added=tuple(added),
+        added=tuple(line for line, _ in added),
+        added_symbols=tuple(symbol for _, symbol in added),
         rebound=rebound,
     )
 
@@ -517,7 +520,7 @@ class Gate:
             self.shadowing -= 1
             state.restore()
         mine = _produce(replaced.replacement, args, kwargs, state)
-        edit = edit_between(index, replaced.label, base, mine, _given(args, kwargs, base))
+        edit = edit_between(index, replaced, base, mine, _given(args, kwargs, base))
         if edit is not None:
             self.edits.append(edit)
         if mine.error is not None:
@@ -609,8 +612,14 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         shown, edits, _ = run(gating)
         return shown, edits
 
-    shown, edits = fails(Gating(record=True))
+    runs += 1
+    shown, edits, calls = run(Gating(record=True))
     edits = sorted(edits, key=lambda e: e.index)
+    if not calls:
+        note = (
+            "no call of anything it replaced in Thunder's modules and classes ran (a patch of a dict's entries cannot be gated)"
+        )
+        return result(runs=runs, note=note)
     if not shown:
         return result(runs=runs, note="the failure did not show with every call observed (a flaky failure)")
     if not edits:
