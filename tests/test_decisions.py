@@ -307,3 +307,25 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
     assert {m.violation.path for m in bug.members} == {"jit", "thunderfx"}, (
         "a raise on jit and a split on thunderfx are one decision"
     )
+
+
+def test_merged_shards_join_bugs_of_one_decision_and_keep_two_decisions_apart(tmp_path):
+    from pathlib import Path
+
+    from fuzzdce.results.merge import Candidate, joined, merged_bug
+    from fuzzdce.results.records import BugRecord
+
+    def record(violation, program, found):
+        (bug,) = store_of((violation, program, found)).bugs()
+        return Candidate(BugRecord.of(bug), Path(tmp_path))
+
+    one, again, other = (
+        record(SPLIT, ONE, decided("p", "reshape")),
+        record(RAISE, TWO, decided("p", "reshape")),
+        record(RAISE, ONE, decided("p", "add")),
+    )
+    assert one.record.key == again.record.key != other.record.key, "a bug's key is its decision's"
+    groups = joined([one, again, other])
+    assert sorted(len(g) for g in groups) == [1, 2]
+    (pair,) = [g for g in groups if len(g) == 2]
+    assert merged_bug(pair, {}).decision.identity == decided("p", "reshape").identity
