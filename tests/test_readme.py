@@ -59,7 +59,8 @@ class SymcallSplits(Evaluator):
             gating = gatings.get(n)
             splits = n == "symcall" or (gating is not None and gating.applies(RAISE.index))
             described = gating is not None and splits and (gating.record or gating.describe == RAISE.index)
-            outcomes = {path: Outcome(path, n, edits=[RAISE] if described else []) for path in paths}
+            calls = 2 * RAISE.index if gating is not None else 0
+            outcomes = {path: Outcome(path, n, edits=[RAISE] if described else [], gated_calls=calls) for path in paths}
             shown = [dataclasses.replace(SPLIT, path=path) for path in paths] if splits else []
             evaluations[n] = Evaluation(program, n, Outcome("eager", "stock"), outcomes, shown)
         return evaluations

@@ -75,13 +75,20 @@ class Edit:
     malformed: tuple[str, ...] = ()  # what is wrong with the bound symbol it was given, in words
     malformation_kinds: tuple[str, ...] = ()
 
+    def live_removals(self) -> tuple[Removed, ...]:
+        """The removals that were live where they were made (unpatched Thunder keeps each for a
+        reason), else all: a dead subsymbol's removal is what a correct DCE does, and one that
+        died with the live one it fed (``t = clamp(a)`` with the ``copy_`` reading it) is no decision
+        of its own."""
+        return tuple(r for r in self.removed if r.reasons) or self.removed
+
     def key(self) -> tuple:
         """What the edit is, without where it was met (``Bisection.identity``)."""
         if self.kind == "raise":
             return ("raise", self.error_kind, self.error_frame, self.malformation_kinds)
         if self.kind == "no raise":
             return ("no raise", self.function, self.error_kind, self.error_frame)
-        removed = tuple(sorted(dict.fromkeys(r.key() for r in self.removed)))
+        removed = tuple(sorted(dict.fromkeys(r.key() for r in self.live_removals())))
         if self.kind == "removal":
             return ("removal", removed)
         return ("change", self.function, removed, tuple(sorted(set(self.added_symbols))), tuple(sorted(set(self.rebound))))

@@ -18,10 +18,10 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   too), and a cause joins another when a settled program of one shows the other's failure with the
   same verdict and a placement in common (``joining.placed_marks``); ``joining``'s kept-apart labels keep two
   causes apart when one program merely shows both.
-- **Deciding** (``Shrinker.decide``): each regression cause under a patch placement, on its program
-  once the statement-level passes reduced it, and its path, bisected to the placement's call that
-  breaks (``running.decisions``): the bug is known by that decision. Within each shrink, and in
-  joining for the causes no shrink reached, while the joining phase has time.
+- **Deciding** (``Shrinker.decide``): each regression cause under a patch placement, on its smallest
+  program and its path, bisected to the placement's call that breaks (``running.decisions``): the
+  bug is known by that decision. Before any shrink (a bisection is a few runs of one path; causes
+  of one decision are then one bug, shrunk once), and in joining for causes found since.
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
 
@@ -146,7 +146,13 @@ class Shrinker:
     def shrink_all(self) -> None:
         """Each cause not shrunk yet, in turn, its passes first and Hypothesis within its share
         (``hypothesis_seconds``); a
-        cause a settled program already shows needs no shrink of its own."""
+        cause a settled program already shows needs no shrink of its own. First each regression
+        cause under a placement is bisected on its smallest program (a few runs of one path, far
+        fewer than a shrink): causes of one decision are then one bug, which needs one shrink."""
+        for key, _ in self.ordered_causes():
+            if self.campaign.driver.stopped or self.campaign.plan.over(Phase.SHRINKING):
+                return
+            self.decide(key)
         while not self.campaign.driver.stopped and not self.campaign.plan.over(Phase.SHRINKING):
             todo = []
             for key, members in self.ordered_causes():
@@ -228,10 +234,6 @@ class Shrinker:
         reduced, finished = reductions.reduce(smallest.program, fails, out_of_time=out_of_time)
         passes = time.perf_counter() - started
         best = [reduced, smallest.choices if reduced == smallest.program else None]
-        # Bisected on the passes' result (no statement can go, and it fails the same way): a few
-        # runs of one path, worth more than Hypothesis's shrink of values when time is short.
-        if not (campaign.driver.stopped or campaign.plan.over(Phase.JOINING)):
-            self.decide(key, reduced)
 
         def reproduces(program: Program) -> bool:
             hit = fails(program)
@@ -307,12 +309,11 @@ class Shrinker:
 
     # --- deciding ----------------------------------------------------------------------------------
 
-    def decide(self, key: str, program: Program | None = None) -> None:
+    def decide(self, key: str) -> None:
         """Bisect cause ``key``'s failure, when it is a regression under a placement, to the call of
-        what the placement replaced without which it goes (``running.decisions.bisect``, on
-        ``program``, one failing the same way, else the cause's smallest program, and its path,
-        unlocalised: a gated prefix would gate other calls); every finding of the cause is then
-        known by that decision (``Finding.decision``)."""
+        what the placement replaced without which it goes (``running.decisions.bisect``, on the
+        cause's smallest program and its path, unlocalised: a gated prefix would gate other calls);
+        every finding of the cause is then known by that decision (``Finding.decision``)."""
         members = self.store.causes().get(key)
         if not members or members[0].decision is not None or members[0].verdict != Verdict.REGRESSION:
             return
@@ -321,7 +322,7 @@ class Shrinker:
         if placement is None or placement.name == self.campaign.reference.name:
             return
         started = time.perf_counter()
-        found = bisect_failure(self.campaign.evaluate, program or smallest.program, placement, smallest.violation)
+        found = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
         self.seconds[key] += time.perf_counter() - started
         for finding in members:
             finding.decision = found

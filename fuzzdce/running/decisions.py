@@ -645,7 +645,9 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
     without = not fails(Gating(skip=culprit.index))[0] if len(edits) > 1 else True
     narrowed = None
     if alone and len({r.head for r in culprit.removed}) > 1:
-        for removed in list({r.key(): r for r in culprit.removed if r.where}.values())[:MAX_NARROWING_RUNS]:
+        # Live removals first: removing a dead one alone can break what the live one fed.
+        kinds = {r.key(): r for r in sorted(culprit.removed, key=lambda r: not r.reasons) if r.where}
+        for removed in list(kinds.values())[:MAX_NARROWING_RUNS]:
             if fails(Gating(limit=culprit.index, narrow=(culprit.index, removed.where)))[0]:
                 narrowed = removed
                 break
