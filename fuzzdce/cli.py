@@ -304,18 +304,23 @@ def add_issue_arguments(issue: argparse.ArgumentParser) -> None:
     )
 
 
-def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
-    minify.add_argument(
+def add_source_arguments(command: argparse.ArgumentParser) -> None:
+    """A failing program given as ``minify_sources.read_subject`` reads one: SOURCE and --inputs."""
+    command.add_argument(
         "source",
         metavar="SOURCE",
         help="a script Thunder's report tools wrote (class DynamoModule), a file with def program and def make_inputs "
         "(a findings folder's repro.py), FILE.py:FUNCTION or module:FUNCTION with --inputs, or a findings folder's bug folder",
     )
-    minify.add_argument(
+    command.add_argument(
         "--inputs",
         metavar="FACTORY",
         help="the function returning the inputs (FACTORY in SOURCE's file or module, or module:FACTORY)",
     )
+
+
+def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
+    add_source_arguments(minify)
     minify.add_argument(
         "--redraw",
         action="store_true",
@@ -360,13 +365,7 @@ def add_minify_arguments(minify: argparse.ArgumentParser) -> None:
 
 
 def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
-    bisect.add_argument(
-        "source",
-        metavar="SOURCE",
-        help="a failing program, as minify takes it: a file with def program and def make_inputs, a Thunder report "
-        "script, FILE.py:FUNCTION or module:FUNCTION with --inputs, or a findings folder's bug folder",
-    )
-    bisect.add_argument("--inputs", metavar="FACTORY", help="the function returning the inputs (as minify's --inputs)")
+    add_source_arguments(bisect)
     bisect.add_argument(
         "--placement", metavar="NAME", help="the placement whose decisions to bisect (default: SOURCE's, else symcall)"
     )
