@@ -459,9 +459,10 @@ def _with_one_removed(original, args, kwargs, where: tuple[int, ...]):
     what it produced (``Removed.where``): appended to the scope being recorded, or returned (a bound
     symbol, a list of them, a trace)."""
     from thunder.core.symbol import BoundSymbol
-    from thunder.core.trace import TraceCtx
+    from thunder.core.trace import TraceCtx, get_tracectx
 
-    scope = _TraceState().scope()
+    trace = get_tracectx()
+    scope = trace.peek_scope() if trace is not None else None
     start = len(scope) if isinstance(scope, list) else 0
     result = original(*args, **kwargs)
     top, inner = where[0], where[1:]
@@ -507,6 +508,7 @@ class Gate:
                 return self.observed(index, replaced, args, kwargs)
             return (replaced.replacement if apply else replaced.original)(*args, **kwargs)
 
+        # What reads the source of what it finds there (``placements.symcall_native``) reads the placement's.
         gated_call.__wrapped__ = replaced.replacement  # type: ignore[attr-defined]
         return gated_call
 
