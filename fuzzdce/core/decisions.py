@@ -82,6 +82,15 @@ class Edit:
         of its own."""
         return tuple(r for r in self.removed if r.reasons) or self.removed
 
+    @property
+    def decisions(self) -> int:
+        """How many decisions the call made: a raise one; a removal or change one per kind of live
+        removal, symbol added and symbol made otherwise (at least one)."""
+        if self.kind in ("raise", "no raise"):
+            return 1
+        kinds = {r.key() for r in self.live_removals()} | set(self.added_symbols) | set(self.rebound)
+        return max(1, len(kinds))
+
     def key(self) -> tuple:
         """What the edit is, without where it was met (``Bisection.identity``)."""
         if self.kind == "raise":
@@ -136,6 +145,8 @@ class Bisection:
             return None
         if self.narrowed is not None:
             return (self.placement, "removal", (self.narrowed.key(),))
+        if self.culprit.decisions > 1:  # one call, several decisions: which one breaks is not known
+            return None
         return (self.placement, *self.culprit.key())
 
     @property
@@ -269,6 +280,8 @@ def describe(bisection: Bisection) -> list[str]:
         )
     elif not b.others:
         lines.append("It is the program's only edit.")
+    if b.identity is None and b.alone is not False and c.decisions > 1:
+        lines.append(f"That one call makes {c.decisions} decisions at once: the bug keeps its failure's identity.")
     lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'})")
     return lines
 

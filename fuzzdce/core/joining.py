@@ -185,12 +185,12 @@ def decision_identity(finding: Any) -> tuple | None:
 def findings_kept_apart(findings: Iterable[Any]) -> set[Label]:
     """What a bug holds at most one of, for a cause's findings: its decision, where bisection named
     one (a split at abs and a KeyError at reshape that one removal causes are one bug; two
-    removals are two), else ``violations_kept_apart``'s labels of its failures."""
+    removals are two), and ``violations_kept_apart``'s labels of its failures."""
     findings = list(findings)
-    decided = {identity_text(i) for f in findings if (i := decision_identity(f)) is not None}
-    if decided:
-        return {Label("decision", text) for text in decided}
-    return violations_kept_apart(f.violation for f in findings)
+    decided = {Label("decision", identity_text(i)) for f in findings if (i := decision_identity(f)) is not None}
+    # The failures' labels stay beside the decision: against a cause with no decision (not bisected,
+    # or no single edit) they are what keeps two faults apart; ``clash`` lets two decisions decide alone.
+    return decided | violations_kept_apart(f.violation for f in findings)
 
 
 def compatible(label: Label, other: Label) -> bool:

@@ -106,11 +106,10 @@ def raised_in(candidate: Candidate) -> set[Label]:
     (``joining.kept_apart``, of each member's fault and site): the kinds of exception Thunder raised,
     the frames it raised at and the fault labels (the ops they are about). A member an older
     fuzzdce wrote, without its fault as data, keeps nothing apart. A bug known by its decision is
-    kept apart by that alone, as the campaign keeps it (``joining.findings_kept_apart``)."""
+    kept apart by it too, as the campaign keeps it (``joining.findings_kept_apart``)."""
     decision = candidate.record.decision
-    if decision is not None and decision.identity is not None:
-        return {Label("decision", identity_text(decision.identity))}
-    return kept_apart(found for m in candidate.record.members if (found := m.fault_and_site()) is not None)
+    decided = {Label("decision", identity_text(decision.identity))} if decision is not None and decision.identity else set()
+    return decided | kept_apart(found for m in candidate.record.members if (found := m.fault_and_site()) is not None)
 
 
 def shown_under(candidate: Candidate) -> tuple[str, ...]:
