@@ -46,6 +46,11 @@ class Removed:
     def key(self) -> tuple:
         return (self.symbol, self.reasons or ("dead",), self.pruned)
 
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Removed:
+        """A removal as ``asdict`` wrote it (lists back to tuples)."""
+        return Removed(**{**data, **{name: tuple(data.get(name, ())) for name in ("reasons", "why", "where")}})
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -108,10 +113,7 @@ class Edit:
     @staticmethod
     def from_json(data: dict[str, Any]) -> Edit:
         values = {f.name: data[f.name] for f in fields(Edit) if f.name in data}
-        values["removed"] = tuple(
-            Removed(**{**r, "reasons": tuple(r["reasons"]), "why": tuple(r["why"]), "where": tuple(r.get("where", ()))})
-            for r in data.get("removed", ())
-        )
+        values["removed"] = tuple(Removed.from_json(r) for r in data.get("removed", ()))
         for name in ("added", "added_symbols", "rebound", "malformed", "malformation_kinds"):
             values[name] = tuple(values.get(name, ()))
         return Edit(**values)
@@ -168,10 +170,7 @@ class Bisection:
         values = {f.name: data[f.name] for f in fields(Bisection) if f.name in data}
         values["edits"] = tuple(Edit.from_json(e) for e in data.get("edits", ()))
         values["culprit"] = Edit.from_json(data["culprit"]) if data.get("culprit") else None
-        narrowed = data.get("narrowed")
-        values["narrowed"] = (
-            Edit.from_json({"index": 0, "label": "", "kind": "", "removed": [narrowed]}).removed[0] if narrowed else None
-        )
+        values["narrowed"] = Removed.from_json(data["narrowed"]) if data.get("narrowed") else None
         return Bisection(**values)
 
 
