@@ -8,7 +8,7 @@ import pytest
 
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import exception_fault
+from fuzzdce.core.faults import Stated, exception_fault, value_fault
 from fuzzdce.core.model import ErrorInfo
 from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Verdict
@@ -23,8 +23,12 @@ TWO_INPUTS = "def program(v0, v1):\n    v2 = torch.add(v0, v1)\n    return (v2,)
 
 
 def member(signature, count, path="jit", oracle="outputs", **extra):
+    """A member with its fault as data, as a campaign records it: for wrong outputs a wrong value not
+    localised, for another oracle the fault it states (which keeps nothing apart)."""
+    fault = value_fault(oracle, "", path) if oracle == "outputs" else Stated(oracle, "", "", "")
     return {"id": short_id(signature), "signature": signature, "path": path, "oracle": oracle, "message": f"{oracle} on {path}",
-            "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", **extra}  # fmt: skip
+            "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", "fault_data": fault.to_json(),
+            **extra}  # fmt: skip
 
 
 def raised_member(signature, error_type, path="jit", frame="thunder/core/symbol.py:__call__"):

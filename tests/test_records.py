@@ -8,6 +8,7 @@ import pytest
 
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
+from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import connected
 from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Standing, Verdict
@@ -23,7 +24,7 @@ INPUTS = "def make_inputs(requires_grad=False):\n    return [torch.ones(2), torc
 MEMBER = MemberRecord(
     id=short_id("S"), signature="S", violation_signature="VS", path="jit", oracle="outputs", message="outputs differ",
     count=3, counts_by_run={"1:0/1": 3}, n_ops=1, confirmed=True, why="the finding of the bug's smallest program",
-    first_seen_seconds=4.5,
+    first_seen_seconds=4.5, fault_data=value_fault("outputs", "", "jit").to_json(),
 )  # fmt: skip
 BUG = BugRecord(
     id=short_id("K"), key="K", verdict=Verdict.REGRESSION, placements=("symcall",), placement="symcall",
@@ -35,7 +36,7 @@ BUG = BugRecord(
 SHARED_BUG = BugRecord(
     id=short_id("KB"), key="KB", verdict=Verdict.SHARED, placements=("stock", "symcall"), placement="stock",
     members=(MemberRecord(id=short_id("SB"), signature="SB", path="jit", oracle="grads", message="boom", count=1,
-                          counts_by_run={"1:0/1": 1}),),
+                          counts_by_run={"1:0/1": 1}, fault_data=value_fault("grads", "", "jit").to_json()),),
     paths=("jit",), oracles=("grads",), message="boom", count=1, first_seen_seconds=5.0, n_ops=1, n_inputs=2,
     ops=("add",), program=PROGRAM, inputs=INPUTS,
 )  # fmt: skip

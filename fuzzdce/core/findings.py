@@ -364,9 +364,6 @@ class FindingStore:
             if mine.decision is None:
                 mine.decision = theirs.decision
 
-    def by_verdict(self, verdict: Verdict) -> list[Finding]:
-        return [f for f in self if f.verdict == verdict]
-
     def __iter__(self):
         return iter(
             sorted(

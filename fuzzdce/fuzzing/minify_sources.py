@@ -133,7 +133,7 @@ def findings_bug(folder: Path) -> Subject:
     specs, seed = inputs_of_make_inputs(source)
     program = program_of_function(parse_function(source, "program"), specs, seed=seed)
     member = record.members[0]
-    fault, site = member.fault_and_site() or (None, "")  # the member's fault, as the campaign knew it
+    fault, site = member.fault_and_site()  # the member's fault, as the campaign knew it
     target = Violation(
         member.oracle, member.path, member.message, member.error_type or "", member.frame or "", fault=fault, site=site
     )

@@ -104,12 +104,11 @@ def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
 def raised_in(candidate: Candidate) -> set[Label]:
     """What a candidate's members are kept apart by, exactly as the campaign keeps findings apart
     (``joining.kept_apart``, of each member's fault and site): the kinds of exception Thunder raised,
-    the frames it raised at and the fault labels (the ops they are about). A member an older
-    fuzzdce wrote, without its fault as data, keeps nothing apart. A bug known by its decision is
-    kept apart by it too, as the campaign keeps it (``joining.findings_kept_apart``)."""
+    the frames it raised at and the fault labels (the ops they are about). A bug known by its
+    decision is kept apart by it too, as the campaign keeps it (``joining.findings_kept_apart``)."""
     decision = candidate.record.decision
     decided = {Label("decision", identity_text(decision.identity))} if decision is not None and decision.identity else set()
-    return decided | kept_apart(found for m in candidate.record.members if (found := m.fault_and_site()) is not None)
+    return decided | kept_apart(m.fault_and_site() for m in candidate.record.members)
 
 
 def shown_under(candidate: Candidate) -> tuple[str, ...]:
@@ -118,11 +117,9 @@ def shown_under(candidate: Candidate) -> tuple[str, ...]:
 
 
 def common_placements(group: Sequence[Candidate]) -> tuple[str, ...]:
-    """The placements every record of ``group`` lists, in its first record's order (all of its
-    first's when the records, written by an older fuzzdce, share none)."""
-    first = shown_under(group[0])
-    common = tuple(p for p in first if all(p in shown_under(c) for c in group))
-    return common or first
+    """The placements every record of ``group`` lists, in its first record's order (``joined``
+    joins only records with one in common)."""
+    return tuple(p for p in shown_under(group[0]) if all(p in shown_under(c) for c in group))
 
 
 def first_known(reasons: Iterable[str | None]) -> str | None:

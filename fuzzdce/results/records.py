@@ -23,15 +23,13 @@ from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, fault_of, signature_of
 from fuzzdce.core.findings import bug_order, is_reportable, size_of
-from fuzzdce.core.joining import fault_label
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.timeline import combine
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.running.coverage import DceActivity
 
-# 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``) and ``label``;
-# signatures are by fault
+# 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``); signatures are by fault
 SCHEMA_VERSION = 2
 SCHEMA_FIELD = "schema_version"
 
@@ -135,13 +133,11 @@ class MemberRecord:
     known: str | None = None
     why: str = ""
     first_seen_seconds: float | None = None
-    # Its fault (``faults``: where Thunder fails) as text and as data (``Fault.to_json``), the op it
-    # is about (``Violation.site``), and, to read, what a bug holds at most one of
-    # (``joining.fault_label``: the op it is about, "" for an oracle that only observes a fault).
+    # Its fault (``faults``: where Thunder fails) as text and as data (``Fault.to_json``; summary.json's
+    # entries leave the data out), and the op it is about (``Violation.site``).
     fault: str = ""
     fault_data: dict[str, Any] | None = None
     site: str = ""
-    label: str = ""
 
     # The fields summary.json lists of each member.
     SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault")
@@ -170,7 +166,6 @@ class MemberRecord:
             fault=str(fault),
             fault_data=fault.to_json(),
             site=v.site,
-            label=str(fault_label(fault, v.site) or ""),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -194,19 +189,19 @@ class MemberRecord:
             "fault": self.fault,
             "fault_data": self.fault_data,
             "site": self.site,
-            "label": self.label,
         }
 
-    def fault_and_site(self) -> tuple[Fault, str] | None:
-        """Its fault as a value and its site (None for a record an older fuzzdce wrote)."""
-        return (Fault.from_json(self.fault_data), self.site) if self.fault_data else None
+    def fault_and_site(self) -> tuple[Fault, str]:
+        """Its fault as a value and its site: a member of bug.json has them (summary.json's entries
+        leave them out)."""
+        if self.fault_data is None:
+            raise ValueError(f"member {self.id} holds no fault: read it from bug.json, not summary.json")
+        return Fault.from_json(self.fault_data), self.site
 
     def unlocalised_signature(self) -> str:
         """Its violation's signature wherever a wrong value first differs (``faults.signature``'s
-        ``localised=False``): what a replay of the bug's script compares. A record an older fuzzdce
-        wrote has its signature as it was."""
-        found = self.fault_and_site()
-        return self.violation_signature if found is None else signature_of(self.path, self.oracle, found[0], localised=False)
+        ``localised=False``): what a replay of the bug's script compares."""
+        return signature_of(self.path, self.oracle, self.fault_and_site()[0], localised=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:

@@ -302,15 +302,6 @@ def patch_needed(record: BugRecord) -> str:
     )
 
 
-def which_thunder(record: BugRecord) -> str:
-    """The Thunder that showed the bug: a build's spec, else the record's line for its placement."""
-    placement = record.placement or STOCK
-    spec = record.builds.get(placement)
-    if spec:
-        return f"{record.thunders.get(placement, spec)} ({spec})"
-    return record.thunders.get(placement, record.thunders.get(STOCK, ""))
-
-
 def first_clause(message: str, width: int = 100) -> str:
     """A message's first clause (up to its first line's first "; "), without trace annotations, at
     most ``width`` characters."""
