@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 from fuzzdce.core.model import TORCH_FRAME, CallLabel, ErrorInfo, Violation
@@ -78,8 +78,8 @@ def symbol_named(text: str) -> str:
 
 
 # A tuple or list of numbers once ``normalise`` made each "<num>": a shape, a dims list. Its length
-# is a rank, which the same fault has another of in every program ("shape of proxy t5 recomputes to
-# (1, 1, 1, 1) incorrectly" and "... to (2,) incorrectly": add broadcasting was two bugs).
+# is a rank, which the same fault has another of in every program: "shape of proxy t5 recomputes to
+# (1, 1, 1, 1) incorrectly" and "... to (2,) incorrectly" are one fault, so they read alike.
 _NUMBERS = re.compile(r"[(\[]<num>(?:, <num>)*,?[)\]]")
 
 
@@ -144,9 +144,11 @@ class Fault:
     """A failure's fault: where Thunder fails, as a value (Hypothesis's ``InterestingOrigin`` is the
     model). Each kind is a frozen dataclass below, made by its constructor in this module; its
     ``parts`` are what it is known by, and two faults are one when their parts are: its text
-    (``str``: the parts joined by " | ") names it in signatures, keys and bug ids. Fields outside
-    the parts (``compare=False``) say more of the same fault (its words, a value's path once
-    localised); nothing ever reads a fault back from its text."""
+    (``str``: the parts joined by " | ") names it in signatures, keys and bug ids. Each kind is
+    ``eq=False``, keeping ``Fault``'s equality and hash of its kind and parts, so what a field holds
+    that the parts leave out says more of the same fault without making another (a raise's words,
+    unless torch raised it on Thunder's behalf; a value's path once localised); nothing ever reads
+    a fault back from its text."""
 
     KIND: ClassVar[str] = ""
 
@@ -192,7 +194,7 @@ class Raised(Fault):
     frame: str
     symbol: str
     # The message's words (``words``): what a raise with no symbol is labelled by (``joining``).
-    message_words: str = field(default="", compare=False)
+    message_words: str = ""
 
     @property
     def by_torch_for_thunder(self) -> bool:
@@ -219,7 +221,7 @@ class Split(Fault):
 
     reason: str
     symbol: str
-    message_words: str = field(default="", compare=False)
+    message_words: str = ""
 
     def parts(self) -> tuple[str, ...]:
         return (self.KIND, self.reason, self.symbol or self.message_words)

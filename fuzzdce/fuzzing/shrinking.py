@@ -90,8 +90,9 @@ class Shrinker:
     def ordered_causes(self) -> list[tuple[str, list[Finding]]]:
         """The causes: the first of each bug the findings make so far (``FindingStore.bugs``: the
         cause of its smallest program) before the second of any, so that each bug gets a shrink
-        while there is time (a 900-s run held 677 causes of 15 bugs); within that, this lane's
-        share first (``lane_share``), regressions first, then by first sighting."""
+        while there is time (a bug may hold many causes, and shrinking them all can outlast the
+        budget); within that, this lane's share first (``lane_share``), regressions first, then by
+        first sighting."""
         budget = self.campaign.config.budget
         rank: dict[str, int] = {}  # every cause is in one bug
         for bug in self.store.bugs():

@@ -139,8 +139,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     flags = requires_grad_mismatches(outcome, reference)
     # A call whose outputs require grad where eager's do not (or the other way) backpropagates
     # through other outputs than eager's: its gradients differ because of the flag, and comparing
-    # them would file that one fault again as a wrong value (hstack of 0-d tensors losing its
-    # graph was two bugs). Its gradients are compared once the flags agree.
+    # them would file that one fault again as a wrong value. Its gradients are compared once the
+    # flags agree.
     flagged = {v.call for v in flags}
     finite_outcome, finite_reference = finite_only(outcome, reference)
     finite_outcome = dataclasses.replace(
