@@ -5,7 +5,8 @@ from conftest import evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.results.records import RunSummary, merged_grad_rules
+from fuzzdce.results.merge import merged_grad_rules
+from fuzzdce.results.records import RunSummary
 from fuzzdce.results.report import render
 from fuzzdce.running.grad_rules import coverage_line, grad_rule_ids, rule_name
 

@@ -13,8 +13,7 @@ nothing. ``store`` refuses a folder written under another version (``check_schem
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,8 @@ from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, fault_of, signature_of
 from fuzzdce.core.findings import bug_order, is_reportable, size_of
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.timeline import combine
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
-from fuzzdce.running.coverage import DceActivity
 
 # 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``); signatures are by fault
 SCHEMA_VERSION = 2
@@ -547,141 +544,3 @@ class RunSummary:
         if self.runs is not None:
             return self.runs
         return {self.run_id: self.run_part()}
-
-    @classmethod
-    def combine(cls, runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugRecord], findings_dir: str) -> RunSummary:
-        """The summary of merged runs (each run's ``run_part``) and their merged bugs: ``fuzzdce run``'s
-        totals over the whole campaign, plus ``runs``."""
-        each = list(runs.values())
-        campaign_seed = the_one(r["campaign_seed"] for r in each)
-        return cls(
-            seed=campaign_seed,
-            campaign_seed=campaign_seed,
-            shards=tuple(r.get("shard") for r in each),
-            placements=tuple(first_seen_order(r.get("placements", []) for r in each)),
-            paths=tuple(first_seen_order(r.get("paths", []) for r in each)[1:]),
-            reference=the_one(r["reference"] for r in each),
-            thunders={name: text for r in each for name, text in r["thunders"].items()},
-            programs=sum(r.get("programs", 0) for r in each),
-            invalid_programs=sum(r.get("invalid_programs", 0) for r in each),
-            evaluation_seconds=sum(r.get("evaluation_seconds", 0.0) for r in each),
-            wall_seconds=max((r.get("wall_seconds", 0.0) for r in each), default=0.0),  # shards run side by side
-            machine_seconds=sum(r.get("wall_seconds", 0.0) for r in each),
-            unsupported_splits=sum(r.get("unsupported_splits", 0) for r in each),
-            bugs=tuple(bugs),
-            counts=tuple(merged_counts(each, bugs)),
-            op_counts=summed(each, "op_counts"),
-            grad_rules=merged_grad_rules(each),
-            dropped_steps=summed(each, "dropped_steps"),
-            dce_activity=merged_activity(each),
-            notes=tuple(merged_notes(each)),
-            not_checked=tuple(merged_not_checked(each)),
-            timeline=tuple(merged_timeline(each, bugs)) if any(r.get("timeline") for r in each) else None,
-            findings_dir=findings_dir,
-            memory=merged_memory(runs) if any(r.get("memory") for r in each) else None,
-            versions=next((r["versions"] for r in each if r.get("versions")), {}),
-            runs={run_id: dict(run) for run_id, run in runs.items()},
-        )
-
-
-# --- combining runs' measurements -------------------------------------------------------------------
-
-
-def merged_grad_rules(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The runs' grad rules reached, programs summed per rule, of the most rules any run's Thunder has."""
-    known = [r["grad_rules"] for r in runs if r.get("grad_rules")]
-    if not known:
-        return None
-    reached: Counter = Counter()
-    for entry in known:
-        reached.update(entry.get("reached", {}))
-    return {"total": max(e.get("total", 0) for e in known), "reached": dict(reached.most_common())}
-
-
-def the_one(values: Iterable[Any]) -> Any:
-    """The value every run agrees on, else None."""
-    distinct = {canonical(v): v for v in values}
-    return next(iter(distinct.values())) if len(distinct) == 1 else None
-
-
-def first_seen_order(lists: Iterable[Iterable[str]]) -> list[str]:
-    """Every name once, stock first, the rest in order of first appearance."""
-    names = {STOCK: None}
-    for names_of_run in lists:
-        names.update(dict.fromkeys(names_of_run))
-    return list(names)
-
-
-def summed(runs: Iterable[Mapping[str, Any]], key: str) -> dict[str, int]:
-    total: Counter = Counter()
-    for run in runs:
-        total.update(run.get(key, {}))
-    return dict(total.most_common())
-
-
-def merged_notes(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    total: Counter = Counter()
-    for run in runs:
-        total.update({(n["path"], n["note"]): n["programs"] for n in run.get("notes", [])})
-    return [
-        {"path": path, "note": note, "programs": n} for (path, note), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
-
-
-def merged_not_checked(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The runs' checks not made, summed by who, path and what."""
-    total: Counter = Counter()
-    for run in runs:
-        total.update({(n["oracle"], n["path"], n["what"]): n["times"] for n in run.get("not_checked", [])})
-    return [
-        {"oracle": who, "path": path, "what": what, "times": n}
-        for (who, path, what), n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
-
-
-def merged_counts(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) -> list[dict[str, Any]]:
-    """Occurrences per placement x path x oracle summed over runs; distinct findings from the merged bugs."""
-    occurrences: dict[tuple[str, str, str], int] = {}
-    for run in runs:
-        for c in run.get("counts", []):
-            cell = (c["placement"], c["path"], c["oracle"])
-            occurrences[cell] = occurrences.get(cell, 0) + c["occurrences"]
-    distinct: Counter = Counter()
-    for bug in bugs:
-        for m in bug.members:
-            distinct.update((p, m.path, m.oracle) for p in bug.placements)
-    cells = list(occurrences) + [cell for cell in distinct if cell not in occurrences]
-    return [
-        {
-            "placement": p,
-            "path": path,
-            "oracle": o,
-            "findings": distinct[(p, path, o)],
-            "occurrences": occurrences.get((p, path, o), 0),
-        }
-        for (p, path, o) in cells
-    ]
-
-
-def merged_activity(runs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``coverage.DceActivity.summary``'s format, its counters summed over runs."""
-    total = DceActivity(reference="")  # every entry of a run's summary is a Thunder under test
-    for run in runs:
-        total.merge(DceActivity.from_summary(run.get("dce_activity") or {}))
-    return total.summary(total.programs)
-
-
-def merged_timeline(runs: Sequence[Mapping[str, Any]], bugs: Sequence[BugRecord]) -> list[dict[str, Any]]:
-    """The runs' timelines combined as a lanes run combines its lanes' (``timeline.combine``): bugs are
-    the merged bugs first seen by each time."""
-    return combine([run["timeline"] for run in runs if run.get("timeline")], [b.first_seen_seconds for b in bugs])
-
-
-def merged_memory(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Every run's processes, each named after its run; recycling counters summed."""
-    processes, recycled = [], Counter()
-    for run_id, run in runs.items():
-        memory = run.get("memory") or {}
-        processes += [{**p, "process": f"{run_id} {p['process']}"} for p in memory.get("processes", [])]
-        recycled.update(memory.get("recycled", {}))
-    return {"processes": processes, "recycled": dict(sorted(recycled.items()))}
