@@ -2,7 +2,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, find, given, settings
 
-from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.program import Program, Ref, Step, TensorInput, views_follow_bases
 from fuzzdce.strategies import CATALOG, programs
 
 FAST = settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -47,6 +47,21 @@ def test_a_program_owns_its_arithmetic_values_producers_prefixes_and_every_value
     assert (p.prefix(1).ops, p.prefix(1).outputs) == (["split", "neg"], (3,))
     assert p.every_value().outputs == (1, 2, 3, 4) and p.every_value().live_steps() == {0, 1, 2}
     assert len(p.every_value().function()(*p.make_inputs())) == 4
+
+
+def test_a_view_keeps_its_bases_shape_dtype_and_layout_whatever_changed_the_base():
+    """The one rule of views (``views_follow_bases``), which shrinking's smaller shapes and the
+    guard calls' variants both apply: a view of a view too; what is the view's own stays."""
+    base = TensorInput((4, 6), "float64", transposed=True)
+    view = TensorInput((2, 3), view_of=0, requires_grad=False)
+    inputs = (base, TensorInput((5,)), view, TensorInput((2, 3), view_of=2))
+    followed = views_follow_bases(inputs)
+    assert followed[:2] == inputs[:2]
+    for spec in followed[2:]:
+        assert (spec.shape, spec.dtype, spec.transposed, spec.strided) == ((4, 6), "float64", True, False)
+    assert not followed[2].requires_grad and followed[3].view_of == 2
+    p = Program(followed, (Step("add", "{0} + {1}", (Ref(0), Ref(3))),), (4,))
+    assert p.function()(*p.make_inputs())[0].shape == (4, 6)
 
 
 def test_inputs_are_seeded_and_can_require_grad():

@@ -145,6 +145,10 @@ def test_shapes_shrink_where_the_failure_allows():
     program = Program((TensorInput((4, 6)),), (step("exp", 0),), (1,))
     reduced, _ = reduce(program, lambda p: p.inputs[0].shape[1] > 1, passes=PASSES + INPUT_PASSES)
     assert reduced.inputs[0].shape == (1, 2)
+    # A view of a halved input is halved with it (``views_follow_bases``).
+    viewed = Program((TensorInput((4, 6)), TensorInput((4, 6), view_of=0)), (Step("add", "{0} + {1}", (Ref(0), Ref(1))),), (2,))
+    (halved, *_) = reductions.halve_shapes(viewed)
+    assert [i.shape for i in halved.inputs] == [(2, 3), (2, 3)]
 
 
 def test_a_statement_nesting_calls_is_taken_apart_into_the_same_computation():

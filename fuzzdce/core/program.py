@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import linecache
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -223,6 +224,21 @@ class StringInput:
 
 
 Input = TensorInput | NumberInput | StringInput
+
+# What a view input (``TensorInput.view_of``) has of its base: ``inputs[view_of][...]`` makes it,
+# so whatever changes its base's spec changes its own.
+VIEW_KEEPS = ("shape", "dtype", "transposed", "strided")
+
+
+def views_follow_bases(inputs: Sequence[Input]) -> tuple[Input, ...]:
+    """``inputs`` with each view given its base's shape, dtype and layout (``VIEW_KEEPS``): what a
+    program whose inputs were changed must hold, so that its specs say what ``make_inputs`` builds."""
+    followed: list[Input] = []
+    for spec in inputs:  # a base comes before its views, so it is followed already
+        if isinstance(spec, TensorInput) and spec.view_of is not None:
+            spec = replace(spec, **{name: getattr(followed[spec.view_of], name) for name in VIEW_KEEPS})
+        followed.append(spec)
+    return tuple(followed)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from typing import Any
 import torch
 
 from fuzzdce.core.findings import size
-from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput
+from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput, views_follow_bases
 from fuzzdce.core.program_source import op_name
 
 Fails = Callable[[Program], bool]
@@ -541,10 +541,7 @@ def halved_shapes(program: Program, which: list[int]) -> Program | None:
             shape = tuple((d + 1) // 2 for d in spec.shape)
             inputs[i] = dataclasses.replace(spec, shape=shape, values=leading(spec, shape))
             changed = True
-    for i, spec in enumerate(inputs):  # a view keeps its base's shape
-        if isinstance(spec, TensorInput) and spec.view_of is not None:
-            inputs[i] = dataclasses.replace(spec, shape=inputs[spec.view_of].shape)
-    return dataclasses.replace(program, inputs=tuple(inputs)) if changed else None
+    return dataclasses.replace(program, inputs=views_follow_bases(inputs)) if changed else None
 
 
 def leading(spec: TensorInput, shape: tuple[int, ...]) -> tuple | None:

@@ -50,7 +50,7 @@ from fuzzdce.core.model import (
     Outcome,
     Placement,
 )
-from fuzzdce.core.program import NumberInput, StringInput, TensorInput
+from fuzzdce.core.program import NumberInput, StringInput, TensorInput, views_follow_bases
 from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
@@ -456,13 +456,10 @@ def eager_accepts(program) -> bool:
 
 
 def _with_input(program, index: int, **changes):
-    """``program`` with input ``index`` changed, and each view of it alike (a view keeps its base's
-    shape, dtype and layout)."""
-    inputs = tuple(
-        dataclasses.replace(s, **changes) if i == index or getattr(s, "view_of", None) == index else s
-        for i, s in enumerate(program.inputs)
-    )
-    return dataclasses.replace(program, inputs=inputs)
+    """``program`` with input ``index`` changed, and each view of it alike (``views_follow_bases``)."""
+    inputs = list(program.inputs)
+    inputs[index] = dataclasses.replace(inputs[index], **changes)
+    return dataclasses.replace(program, inputs=views_follow_bases(inputs))
 
 
 # Another dtype for an input, as the guard call on dtype gives it (bool has none it is sure to take).
