@@ -298,21 +298,24 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
         ("jit", "thunderfx"),
         max_examples=8,
         seed=2,
-        time_budget=180,  # shrinking stops there; every cause is bisected before any shrink
+        time_budget=180,  # shrinking stops there; every cause generation found is bisected before any shrink
         ops=("add", "mul", "expand", "sum_all", "abs"),
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     regressions = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION]
-    described = [(b.id, b.placements, b.smallest.violation.message[:80]) for b in regressions]
-    # At most two: a cause found too late to bisect within the budget keeps its failure's identity.
-    assert {b.placements for b in regressions} == {(wrong,)} and len(regressions) <= 2, described
-    named = [b for b in regressions if b.decision is not None and b.decision.identity is not None]
-    assert len(named) == 1, described
-    (bug,) = named
-    assert bug.decision.identity[:3] == (wrong, "raise", "RuntimeError"), describe(bug.decision)
+    described = [(b.id, b.placements, b.decision is not None, b.smallest.violation.message[:80]) for b in regressions]
+    assert {b.placements for b in regressions} == {(wrong,)}, described
+    # A cause the budget left no time to bisect keeps its failure's identity (how many depends on the
+    # machine's speed); every cause that was bisected is known by the one decision that breaks.
+    bisected = [b for b in regressions if b.decision is not None]
+    assert bisected and all(b.decision.identity is not None for b in bisected), described
+    identities = {b.decision.identity for b in bisected}
+    assert len(identities) == 1 and len(bisected) == 1, described
+    (identity,) = identities
+    assert identity[:3] == (wrong, "raise", "RuntimeError"), describe(bisected[0].decision)
     if len(regressions) == 1:  # every cause bisected: the raise on jit and the split on thunderfx are one decision
-        assert {m.violation.path for m in bug.members} == {"jit", "thunderfx"}, described
+        assert {m.violation.path for m in bisected[0].members} == {"jit", "thunderfx"}, described
 
 
 def test_merged_shards_join_bugs_of_one_decision_and_keep_two_decisions_apart(tmp_path):

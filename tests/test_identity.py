@@ -68,7 +68,8 @@ def test_two_wrong_value_faults_on_two_ops_of_one_placement_on_one_path_are_two_
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
-    bugs = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION and b.oracles() == ["outputs"]]
+    # A bug named by its decision holds every failure that decision makes (the rebound mul's guards too).
+    bugs = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION and "outputs" in b.oracles()]
     described = [(b.id, b.program.ops, b.smallest.violation.fault) for b in bugs]
     assert sorted(b.program.ops for b in bugs) == [["add"], ["mul"]], described
     for bug in bugs:
@@ -78,7 +79,7 @@ def test_two_wrong_value_faults_on_two_ops_of_one_placement_on_one_path_are_two_
     add = next(b for b in bugs if b.program.ops == ["add"])
     known = Campaign(config.replaced(known={add.id: "filed"}), log=lambda line: None)
     known.run()
-    reportable = [b.program.ops for b in known.ledger.bugs() if b.reportable and b.oracles() == ["outputs"]]
+    reportable = [b.program.ops for b in known.ledger.bugs() if b.reportable and "outputs" in b.oracles()]
     assert reportable == [["mul"]], reportable
 
 
@@ -111,6 +112,27 @@ def test_a_flag_lost_at_one_op_blames_that_op_not_the_later_op_whose_values_diff
     (grads,) = [v for v in violations if v.error_type == "Mismatch"]
     assert grads.message.startswith("hstack is wrong first, at `v1 = torch.hstack([v0, v0])`: grad call: requires_grad")
     assert "which makes: grad call grad[0]" in grads.message
+
+
+def test_a_flag_lost_by_the_one_output_the_program_reads_is_blamed_on_its_op_in_every_program(tmp_path):
+    """tensor_split of a 1-element tensor in two: the empty second part loses ``requires_grad``
+    under thunder.jit (0.2.6) only when the first part is not returned. A prefix returning every
+    value of the op hid it: the one-op program was never localised, and the one taking that part's
+    abs was blamed on abs. A prefix returns what the rest reads: one bug, at tensor_split."""
+    from fuzzdce.core.program import Program, Ref, Step, TensorInput
+
+    split = Step("tensor_split", "torch.tensor_split({0}, 2, dim=0)", (Ref(0),), n_out=2)
+    alone = Program((TensorInput((1,), "float32"),), (split,), (2,), seed=1)
+    through_abs = Program(alone.inputs, (split, Step("abs", "torch.abs({0})", (Ref(2),))), (3,), seed=1)
+    config = CampaignConfig.of(("stock",), ("jit-grad",), findings_dir=str(tmp_path))
+    campaign = Campaign(config, log=lambda line: None)
+    # The larger program first: each is then new or smaller, and observe returns its findings.
+    found = [finding for program in (through_abs, alone) for finding in campaign.observe(program)]
+    if not found:
+        pytest.skip("this Thunder keeps requires_grad on an empty part of tensor_split")
+    described = [(f.program.ops, f.violation.site, f.violation.message[:120]) for f in found]
+    assert len(found) == 2 and {f.violation.site for f in found} == {"tensor_split"}, described
+    assert len(campaign.ledger.bugs()) == 1, described
 
 
 def engine_error(backward) -> ErrorInfo:

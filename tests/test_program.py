@@ -46,6 +46,13 @@ def test_a_program_owns_its_arithmetic_values_producers_prefixes_and_every_value
     assert (p.prefix(0).ops, p.prefix(0).outputs) == (["split"], (1, 2))
     assert (p.prefix(1).ops, p.prefix(1).outputs) == (["split", "neg"], (3,))
     assert p.every_value().outputs == (1, 2, 3, 4) and p.every_value().live_steps() == {0, 1, 2}
+    # Localising compares what the rest of the live program reads: split's second part only is
+    # read by a live step only through add (the dead neg's read of v1 counts for nothing).
+    read_second = Program(
+        p.inputs, (p.steps[0], Step("neg", "torch.neg({0})", (Ref(1),)), Step("abs", "torch.abs({0})", (Ref(2),))), (4,)
+    )
+    assert read_second.read_prefix(0).outputs == (2,) and p.read_prefix(0).outputs == (1, 2)
+    assert p.read_prefix(2).outputs == (4,)
     assert len(p.every_value().function()(*p.make_inputs())) == 4
 
 

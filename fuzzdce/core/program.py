@@ -351,10 +351,21 @@ class Program:
 
     def prefix(self, last: int) -> Program:
         """The program up to step ``last``, returning what that step defines (the values before it
-        keep their numbers): where a wrong value of the whole program is localised
-        (``running.localise``), and a reduction's cut (``reductions.truncations``)."""
+        keep their numbers): a reduction's cut (``reductions.truncations``)."""
         first = self.first_value(last)
         return replace(self, steps=self.steps[: last + 1], outputs=tuple(range(first, first + self.steps[last].n_out)))
+
+    def read_prefix(self, last: int) -> Program:
+        """The program up to step ``last``, returning only the values that step defines which the
+        rest of the program reads (a later live step, or an output): what localising a wrong value
+        compares (``running.localise``). Returning a value the program drops changes what Thunder
+        compiles: an empty second part of ``tensor_split`` loses ``requires_grad`` only when
+        returned alone, so the prefix returning both parts hid the op at fault."""
+        first = self.first_value(last)
+        defined = range(first, first + self.steps[last].n_out)
+        live = self.live_steps()
+        read = set(self.outputs).union(*(self.steps[i].refs() for i in live if i > last))
+        return replace(self, steps=self.steps[: last + 1], outputs=tuple(v for v in defined if v in read))
 
     def every_value(self) -> Program:
         """The program returning every value its steps define, in order (its dead code live): what

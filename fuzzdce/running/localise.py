@@ -2,8 +2,8 @@
 
 A wrong value's message says which output differs, not why; two faults on two ops read alike. So a
 wrong value is localised (as PyTorch's minifier analysis compares intermediate values): each
-prefix of the program, up to a statement the outputs depend on and returning what that statement
-defines, is run on the same path under the same Thunder, and the first prefix that is wrong on the
+prefix of the program, up to a statement the outputs depend on and returning what of that statement
+the rest of the program reads (``Program.read_prefix``), is run on the same path under the same Thunder, and the first prefix that is wrong on the
 same call names the op (``faults.WrongValue.localised_at``). Wrong in any way: a value, a ``requires_grad`` flag
 lost or invented, a dtype or a shape, whichever oracle comparing with eager saw it (hstack of 1-D
 inputs loses ``requires_grad`` with right values, and addcdiv's gradient through it is then wrong:
@@ -65,7 +65,7 @@ def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple
     for step in range(program.n_ops):
         if step not in live:
             continue
-        shown = run(program.prefix(step))
+        shown = run(program.read_prefix(step))
         wrong = [v for v in shown or [] if wrong_alike(violation, v)]
         if wrong:
             same = [v for v in wrong if (v.oracle, v.error_type) == (violation.oracle, violation.error_type)]
