@@ -53,6 +53,7 @@ from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.running.sandbox import SandboxedJobs
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import CATALOG, thunder_support
+from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
 
 def integer_at_least(minimum: int, what: str):
@@ -72,6 +73,16 @@ def integer_at_least(minimum: int, what: str):
 
 positive_int = integer_at_least(1, "a positive integer")
 count_or_zero = integer_at_least(0, "an integer >= 0 (0: never)")  # a threshold where 0 means never
+
+
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    return value
 
 
 def seed_value(text: str) -> int:
@@ -144,6 +155,13 @@ RUN_FLAGS = (
         help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "
         "where placements change subsymbols (rounds of 15 programs with their own weights)",
     ), setting="steer"),
+    Flag("--opinfo-rate", "scope", dict(
+        type=share,
+        metavar="R",
+        help="the share of programs holding one step drawn from Thunder's own OpInfos (thunder.tests.opinfos: "
+        "a sample of an op, chained with catalog steps), where the installed Thunder ships them; 0: catalog "
+        f"programs only; none with --op (default: {DEFAULT_OPINFO_RATE})",
+    ), setting="opinfo_rate"),
     Flag("--max-examples", "budget", dict(
         type=positive_int, help="programs to generate, per lane (default: the fuzz profile's: ci 30, dev 60, nightly 5000)"
     ), setting="max_examples"),

@@ -269,7 +269,9 @@ def input_spec(value: Any, where: str = "an input", *, exact: bool = False) -> I
 def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Input, ...], int]:
     """fuzzdce's own ``make_inputs(requires_grad=False)`` read back: each input's spec (exactly the
     one that renders its line where one does, else ``input_spec`` of the value it makes, its values
-    kept unless not ``exact``) and the seed."""
+    kept unless not ``exact``) and the seed. An input drawn from the generator but read back as its
+    values (drawn at an op's edges) draws nothing more: each later drawn one keeps its values too,
+    or its draws would shift."""
     function = parse_function(source, "make_inputs")
     seed = 0
     for node in ast.walk(function):
@@ -286,7 +288,17 @@ def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Inp
     made = namespace["make_inputs"](False)
     if len(elements) != len(made):
         elements = [None] * len(made)
-    return tuple(_exact_spec(element, value, i, exact) for i, (element, value) in enumerate(zip(elements, made))), seed
+    specs: list[Input] = []
+    drifted = False  # an earlier input drew from ``g`` and is read back as its values: later draws shift
+    for i, (element, value) in enumerate(zip(elements, made)):
+        spec = _exact_spec(element, value, i, exact)
+        draws = element is not None and any(isinstance(n, ast.Name) and n.id == "g" for n in ast.walk(element))
+        if exact and draws:
+            if drifted and isinstance(value, torch.Tensor) and isinstance(spec, TensorInput) and spec.view_of is None:
+                spec = input_spec(value, f"input {i}", exact=True)  # its draws would no longer be the same
+            drifted = drifted or ast.dump(ast.parse(input_expression(spec), mode="eval").body) != ast.dump(element)
+        specs.append(spec)
+    return tuple(specs), seed
 
 
 def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = True) -> Input:

@@ -41,6 +41,7 @@ from fuzzdce.running.grad_rules import grad_rule_ids
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
+from fuzzdce.strategies.opinfo import describe_source
 
 
 def stderr_log(line: str) -> None:
@@ -131,6 +132,7 @@ class Campaign:
             progress_every=config.output.progress_every,
             catalog=config.catalog(),
             steer=config.scope.steer,
+            opinfo_rate=config.opinfo_rate(),
         )
 
     def clock(self) -> float:
@@ -303,6 +305,8 @@ class Campaign:
             op_counts=dict(s.ops.most_common()),
             # Thunder's grad rules the programs ran under stock, of every one this Thunder registers.
             grad_rules={"total": len(grad_rule_ids()), "reached": dict(s.grad_rules.most_common())},
+            # The OpInfo source programs drew steps from (ops reached by source: ``report.source_lines``).
+            opinfo=s.opinfo,
             dropped_steps=dict(s.dropped.most_common()),
             # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
             dce_activity=s.dce.summary(self.names),
@@ -368,6 +372,7 @@ class Campaign:
             with self.phases.timed(Phase.GENERATION):
                 self.driver.run()
             self.stats.generation_ended.append(self.driver.ended)
+            self.stats.opinfo = self.stats.opinfo or describe_source(self.driver.options.opinfo_rate)
             if not self.recycled:
                 # Shrinking only: evaluating minimal programs everywhere (joining) would spend the
                 # shrinking budget on full evaluations, and lanes' joining is redone when merged.

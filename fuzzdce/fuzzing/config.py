@@ -17,6 +17,7 @@ from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
+from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
 # A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
 # shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
@@ -45,8 +46,13 @@ class Scope:
     # steering.ROUND programs with weights from what was drawn, targets on DCE activity and novelty.
     # Off by default: a steered round's examples replay exactly only under the same weights.
     steer: bool = False
+    # The share of programs holding one step drawn from Thunder's own OpInfos (``strategies.opinfo``),
+    # where this Thunder ships them; 0: catalog programs only. None are drawn when ``ops`` names entries.
+    opinfo_rate: float = DEFAULT_OPINFO_RATE
 
     def __post_init__(self) -> None:
+        if not 0 <= self.opinfo_rate <= 1:
+            raise UsageError(f"--opinfo-rate expects a share between 0 and 1, got {self.opinfo_rate}")
         unknown = [p for p in self.paths if p not in PATHS]
         if unknown:
             raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
@@ -175,6 +181,10 @@ class CampaignConfig:
     def catalog(self) -> tuple[OpSpec, ...]:
         """The catalog entries programs are drawn from."""
         return tuple(BY_NAME[op] for op in self.scope.ops) if self.scope.ops else CATALOG
+
+    def opinfo_rate(self) -> float:
+        """The share of programs holding an OpInfo step: none when ``--op`` names the entries to draw."""
+        return 0.0 if self.scope.ops else self.scope.opinfo_rate
 
     @classmethod
     def for_profile(cls, profile: str | None = None, **overrides) -> CampaignConfig:

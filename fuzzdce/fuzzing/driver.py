@@ -177,7 +177,8 @@ class DriverHost(Protocol):
 class DriverSettings:
     """How the driver generates: from ``hypothesis`` settings, ``max_examples`` programs (evaluated
     in full) within ``time_budget`` seconds, rounds seeded from ``seed``, drawn from ``catalog``'s
-    entries, steered when ``steer``; progress every ``progress_every`` seconds."""
+    entries (and Thunder's OpInfos in a share ``opinfo_rate`` of programs), steered when ``steer``;
+    progress every ``progress_every`` seconds."""
 
     hypothesis: settings
     max_examples: int
@@ -186,6 +187,7 @@ class DriverSettings:
     progress_every: float = 10.0
     catalog: tuple[OpSpec, ...] = CATALOG
     steer: bool = False
+    opinfo_rate: float = 0.0  # the share of programs holding an OpInfo step (``strategies.opinfo``)
 
 
 class HypothesisDriver:
@@ -222,8 +224,8 @@ class HypothesisDriver:
         self.stopped = True
 
     def strategy(self, weights=None):
-        catalog = self.options.catalog
-        return programs(catalog=catalog) if weights is None else programs(catalog=catalog, weights=weights)
+        options = self.options
+        return programs(catalog=options.catalog, weights=weights, opinfo_rate=options.opinfo_rate)
 
     def hypothesis_test(self, round_number: int = 0) -> Callable[[], None]:
         """The Hypothesis test of one generation round: the programs left to run, a seed of its own,

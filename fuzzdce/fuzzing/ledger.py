@@ -63,6 +63,8 @@ class Stats:
     not_checked: Counter = field(default_factory=Counter)
     # Thunder's grad rule -> programs in which some path under stock ran it (``running.grad_rules``).
     grad_rules: Counter = field(default_factory=Counter)
+    # What the OpInfo source drawn from was (``opinfo.describe_source``): None when none was on.
+    opinfo: dict | None = None
 
     @property
     def seconds_per_program(self) -> float:
@@ -86,6 +88,7 @@ class Stats:
         self.generation_ended += other.generation_ended
         self.not_checked.update(other.not_checked)
         self.grad_rules.update(other.grad_rules)
+        self.opinfo = self.opinfo or other.opinfo
 
 
 class Ledger:

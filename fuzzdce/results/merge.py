@@ -219,6 +219,7 @@ def merged_summary(runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugReco
         counts=tuple(merged_counts(each, bugs)),
         op_counts=summed(each, "op_counts"),
         grad_rules=merged_grad_rules(each),
+        opinfo=next((r["opinfo"] for r in each if r.get("opinfo")), None),
         dropped_steps=summed(each, "dropped_steps"),
         dce_activity=merged_activity(each),
         notes=tuple(merged_notes(each)),

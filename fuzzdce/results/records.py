@@ -398,7 +398,7 @@ def by_standing(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]
 RUN_FIELDS = (
     "seed", "campaign_seed", "shard", "placements", "paths", "reference", "thunders", "programs", "invalid_programs",
     "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "grad_rules", "dropped_steps",
-    "dce_activity", "notes", "not_checked", "versions", "timeline", "memory",
+    "dce_activity", "notes", "not_checked", "versions", "timeline", "memory", "opinfo",
 )  # fmt: skip
 
 
@@ -430,6 +430,9 @@ class RunSummary:
     op_counts: dict[str, int] | None = None
     # Thunder's grad rules reached under stock: {"total": rules registered, "reached": {rule: programs}}.
     grad_rules: dict[str, Any] | None = None
+    # The OpInfo source programs drew steps from (``strategies.opinfo.OpInfoSource.describe``): its
+    # rate, the OpInfos that draw, those skipped and why, those calling an op no catalog entry calls.
+    opinfo: dict[str, Any] | None = None
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None
     notes: tuple[dict[str, Any], ...] = ()
@@ -509,6 +512,7 @@ class RunSummary:
             "counts": [dict(c) for c in self.counts],
             "op_counts": self.op_counts,
             "grad_rules": self.grad_rules,
+            "opinfo": self.opinfo,
             "dropped_steps": dict(self.dropped_steps),
             "dce_activity": self.dce_activity,
             "notes": [dict(n) for n in self.notes],
@@ -519,8 +523,8 @@ class RunSummary:
             "versions": dict(self.versions),
             "runs": self.runs,
         }
-        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "grad_rules", "dce_activity")
-        optional += ("timeline", "memory", "runs")
+        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "grad_rules", "opinfo")
+        optional += ("dce_activity", "timeline", "memory", "runs")
         return {k: v for k, v in data.items() if not (k in optional and v is None)}
 
     @classmethod

@@ -22,6 +22,7 @@ from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.execution import GUARD_NOTE
 from fuzzdce.running.grad_rules import coverage_line
+from fuzzdce.strategies.opinfo import source_lines
 
 
 def table(counts: Iterable[Mapping[str, Any]]) -> str:
@@ -145,6 +146,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
     if summary.op_counts is not None:
         ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
         out += [f"op coverage ({len(summary.op_counts)} ops): {ops}"]
+        out += source_lines(summary.op_counts, summary.opinfo, summary.dropped_steps)
     grad_line = coverage_line(summary.grad_rules)
     if grad_line:
         out += [grad_line]

@@ -22,6 +22,7 @@ from fuzzdce import __version__
 from fuzzdce.core.model import CompilePath, Placement
 from fuzzdce.running.paths import PATHS, cuda_unavailable
 from fuzzdce.running.placements import PLACEMENTS, splitter_fix_native, symcall_native
+from fuzzdce.strategies.opinfo import MODULE, available
 
 NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
 
@@ -49,6 +50,14 @@ def environment_lines() -> list[str]:
         f"fuzzdce  {__version__} ({Path(__file__).parent})",
         f"hashseed {os.environ.get('PYTHONHASHSEED', 'random')} (PYTHONHASHSEED: a build's traces compare with stock's only when both hash alike)",
     ]
+
+
+def opinfo_line() -> str:
+    """Whether programs draw steps from this Thunder's OpInfos (``strategies.opinfo``), or why not."""
+    why = available()
+    if why:
+        return f"opinfos  none: {why}; programs draw from the catalog alone (--opinfo-rate has no effect)"
+    return f"opinfos  {MODULE} (--opinfo-rate: the share of programs holding an OpInfo step)"
 
 
 def placement_lines(placements: Iterable[Placement] = PLACEMENTS.values()) -> list[str]:
@@ -105,6 +114,7 @@ def diagnosis() -> str:
         [
             *environment_lines(),
             *device_lines(),
+            opinfo_line(),
             "this Thunder:",
             *change_lines(),
             "placements:",

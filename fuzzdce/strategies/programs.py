@@ -36,7 +36,8 @@ from fuzzdce.core.program import (
 )
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.edges import edge_modes, with_edges
-from fuzzdce.strategies.spec import SAME, Meta, OpSpec
+from fuzzdce.strategies.opinfo import REJECTED_NOTE, Entry, OpInfoSample, OpInfoSource, made, source
+from fuzzdce.strategies.spec import SAME, Meta, OpSpec, choose
 
 T = TypeVar("T")
 
@@ -224,17 +225,22 @@ def input_meta(spec: Input) -> Meta:
     return Meta(spec.shape, spec.dtype, spec.domain, strides=input_strides(spec))
 
 
-def run_step(step: Step, metas: list[Meta | None], device: str) -> tuple:
-    """Execute ``step``'s line on stand-ins for the live values; its results as a tuple."""
-    env: dict = {"torch": torch}
-    for i in set(step.refs()):
-        env[f"v{i}"] = _materialize(metas[i], device)
+def stand_ins(step: Step, metas: list[Meta | None], device: str, given: Mapping[int, object] | None = None) -> dict:
+    """The values ``step`` reads, by name (``v3``): ``given``'s where it has them, else stand-ins."""
+    given = given or {}
+    return {f"v{i}": given[i] if i in given else _materialize(metas[i], device) for i in set(step.refs())}
+
+
+def run_step(step: Step, metas: list[Meta | None], device: str, given: Mapping[int, object] | None = None) -> tuple:
+    """Execute ``step``'s line on stand-ins for the live values (``given``'s values where it has
+    them); its results as a tuple."""
+    env: dict = {"torch": torch, **stand_ins(step, metas, device, given)}
     first = len(metas)
     exec(step.line(first), env)  # noqa: S102 - our own generated source
     return tuple(env[f"v{j}"] for j in range(first, first + step.n_out))
 
 
-def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
+def infer(step: Step, metas: list[Meta | None], given: Mapping[int, object] | None = None) -> tuple[Step, tuple] | None:
     """``step`` with its tuple arity filled in and its results, or None when torch rejects it.
 
     Eager decides, on small CPU stand-ins: meta kernels accept more than eager does (``addmm``
@@ -244,12 +250,12 @@ def infer(step: Step, metas: list[Meta | None]) -> tuple[Step, tuple] | None:
     """
     probe = dataclasses.replace(step, n_out=1, unpack=False)
     try:
-        (result,) = run_step(probe, metas, "cpu")
+        (result,) = run_step(probe, metas, "cpu", given)
         if isinstance(result, (tuple, list)):  # tuples, named tuples, torch.Size, split's lists
             if not 1 <= len(result) <= MAX_TUPLE:
                 return None
             full = dataclasses.replace(step, n_out=len(result), unpack=True)
-            return full, tuple(run_step(full, metas, "cpu"))
+            return full, tuple(run_step(full, metas, "cpu", given))
         return step, (result,)
     except Exception:  # torch rejects the step: it is dropped
         return None
@@ -321,18 +327,138 @@ def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
     )
 
 
+# --- OpInfo steps (``strategies.opinfo``) -------------------------------------------------------------
+
+
+def chance(rate: float) -> st.SearchStrategy[bool]:
+    """True in a share ``rate`` of draws (in hundredths); shrinks to False."""
+    percent = round(100 * min(max(rate, 0.0), 1.0))
+    return st.integers(0, 99).map(lambda k: k >= 100 - percent)
+
+
+@dataclasses.dataclass(frozen=True)
+class OpInfoPlan:
+    """An OpInfo step a program holds: its entry, its sample (None: none at the drawn dtype and kind
+    that eager takes, ``why``), and the program inputs made for the sample's tensors (from
+    ``first``): their values the sample's or its domain's, each drawn to require grad or not."""
+
+    entry: Entry
+    sample: OpInfoSample | None
+    leaves: tuple[TensorInput, ...] = ()
+    first: int = 0
+    why: str = ""
+
+    def given(self) -> dict[int, torch.Tensor]:
+        """Its inputs' tensors as the program makes them, by value index: what its step is checked on."""
+        return {self.first + k: made(spec) for k, spec in enumerate(self.leaves)}
+
+
 @st.composite
-def op_block(draw, choose_op: st.SearchStrategy[OpSpec], metas: list[Meta | None], ask_to_continue: bool, stop_in: int = 4):
+def opinfo_plans(draw, opinfos: OpInfoSource, first: int):
+    """An OpInfo (one calling an op no catalog entry calls ``BEYOND_CATALOG`` times likelier), a
+    dtype it supports, a kind of inputs it has, one of those samples, and per tensor of it whether
+    it requires grad and, where its values are drawn, its layout."""
+    entry = draw(weighted(opinfos.entries, opinfos.weights, key=lambda e: e.name))
+    dtype = draw(choose(entry.dtypes))
+    kind = draw(choose(entry.kinds))
+    samples = opinfos.samples(entry, dtype, kind)
+    pick = draw(index_choice())
+    if isinstance(samples, str):
+        return OpInfoPlan(entry, None, why=samples)
+    sample = samples[pick % len(samples)]
+    leaves = []
+    for spec, exact in zip(sample.leaves, sample.exact):
+        layout = {}
+        if not exact:  # kept values are written in order: contiguous
+            layout = dict(transposed=len(spec.shape) > 1 and draw(rarely()), strided=len(spec.shape) > 0 and draw(rarely()))
+        # Drawn for every tensor (shrinking keeps the draws aligned); one the OpInfo's op does not
+        # differentiate (batch_norm's running statistics) never requires grad.
+        requires_grad = not draw(rarely()) and spec.requires_grad
+        leaves.append(dataclasses.replace(spec, requires_grad=requires_grad, **layout))
+    return OpInfoPlan(entry, sample, tuple(leaves), first)
+
+
+@st.composite
+def opinfo_step(draw, plan: OpInfoPlan, metas: list[Meta | None]):
+    """The plan's call, each tensor argument its own input or (where its values are drawn) any live
+    value of the same shape and dtype whose domain lies in its own: the ops before it chained in."""
+    sample = plan.sample
+    args = []
+    for k in sample.order:
+        own = plan.first + k
+        fits = [own]
+        if not sample.exact[k]:
+            leaf = plan.leaves[k]
+            fits = [
+                i
+                for i, m in enumerate(metas)
+                if m is not None
+                and not m.is_python
+                and m.shape == leaf.shape
+                and m.dtype == leaf.dtype
+                and leaf.domain in Domain(m.domain).satisfies
+            ]
+        args.append(Ref(fits[-1 - draw(index_choice()) % len(fits)]))
+    return Step(plan.entry.op, sample.template, tuple(args))
+
+
+def _shares_storage(a: object, b: object) -> bool:
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or not a.numel() or not b.numel():
+        return False
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def infer_opinfo(step: Step, metas: list[Meta | None], given: Mapping[int, object]):
+    """An OpInfo step checked on its own inputs' values and stand-ins for chained ones: ``(step`` with
+    its tuple arity, its results' metas, the operands a result views ``)``, or None when eager rejects it.
+    Results are ``real`` (``nonfinite`` from a nonfinite operand) and writable unless they view an operand."""
+    probe = dataclasses.replace(step, n_out=1, unpack=False)
+    try:
+        env = {"torch": torch, **stand_ins(probe, metas, "cpu", given)}
+        exec(probe.line(len(metas)), env)  # noqa: S102 - our own generated source
+    except Exception:  # eager rejects it here: the step is dropped
+        return None
+    result = env[f"v{len(metas)}"]
+    results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if isinstance(result, (tuple, list)):
+        if not 1 <= len(results) <= MAX_TUPLE:
+            return None
+        step = dataclasses.replace(step, n_out=len(results), unpack=True)
+    operands = {i: env[f"v{i}"] for i in set(step.refs())}
+    viewed = {i for i, value in operands.items() if any(_shares_storage(r, value) for r in results)}
+    nonfinite = any(metas[i].domain == Domain.NONFINITE for i in operands)
+    new = []
+    for r in results:
+        domain = Domain.NONFINITE if nonfinite and isinstance(r, torch.Tensor) and r.is_floating_point() else Domain.REAL
+        fresh = not any(_shares_storage(r, value) for value in operands.values())
+        new.append(meta_of(r, domain, fresh))
+    return step, new, viewed
+
+
+@st.composite
+def op_block(
+    draw,
+    choose_op: st.SearchStrategy[OpSpec],
+    metas: list[Meta | None],
+    ask_to_continue: bool,
+    stop_in: int = 4,
+    pending: OpInfoPlan | None = None,
+    last: bool = False,
+):
     """One iteration of the op loop: the "continue?" draw, the op, its operands and parameters.
 
     Drawn as one strategy so that all of an op's choices form one span: the shrinker deletes an op
     from the middle of a program by deleting its span, and the ops after it slide into place.
     Every block makes the same draws (the first block's "continue?" is drawn and ignored), so
     deleting any block, the first included, leaves the others aligned.
-    Returns None to stop, else ``(spec, step or None)``.
+    With an OpInfo step ``pending``, the block draws whether it is that step (one in three, shrinking
+    to yes; always in the ``last`` block): then its operands. Returns None to stop, else
+    ``(spec, step or None)``, ``spec`` the pending plan for an OpInfo step.
     """
     if not draw(keep_going() if stop_in == 4 else st.integers(0, stop_in - 1).map(lambda k: k >= 1)) and ask_to_continue:
         return None
+    if pending is not None and (draw(st.integers(0, 2)) == 0 or last):
+        return pending, draw(opinfo_step(pending, metas))
     spec = draw(choose_op)
     return spec, draw(steps_for(spec, metas))
 
@@ -345,29 +471,70 @@ def programs(
     max_ops: int = 8,
     max_outputs: int = 3,
     weights: Weights | None = None,
+    opinfo_rate: float = 0.0,
+    opinfos: OpInfoSource | None = None,
     **input_options,
 ):
     """Straight-line torch programs over 1-3 inputs, with dead code and one or more outputs.
 
     Steps that torch rejects are dropped rather than rejected, so every drawn program is valid in
     eager (shape- and dtype-wise) and no example is discarded. ``weights`` steers the draw (ops
-    then drawn by entry, not by family first).
+    then drawn by entry, not by family first). With ``opinfo_rate``, that share of programs holds
+    one step drawn from Thunder's OpInfos (``opinfos``, default this process's ``opinfo.source``;
+    none where this Thunder has none): its sample's tensors are inputs of their own, and its call
+    is placed among the catalog's steps (``op_block``).
     """
     inputs = draw(tensor_inputs(weights=weights, strings=string_choices(catalog), **input_options))
+    dropped: list[str] = []
+    pending = None
+    if opinfo_rate > 0:
+        opinfos = opinfos if opinfos is not None else source(INPUT_DTYPES)
+        if opinfos is not None and opinfos.entries and draw(chance(opinfo_rate)):
+            pending = draw(opinfo_plans(opinfos, len(inputs)))
+            if pending.sample is None:  # no sample of it at that dtype that eager takes: counted, never run
+                dropped.append(f"{pending.entry.op}{REJECTED_NOTE}{pending.why}")
+                pending = None
+            else:
+                inputs = (*inputs, *pending.leaves)
     metas: list[Meta | None] = input_metas(inputs)
     steps: list[Step] = []
     choose_op = op_choice(catalog) if weights is None else weighted(catalog, weights.ops, key=lambda spec: spec.name)
     stop_in = 4 if weights is None else weights.stop_in
     # Until one step is added there is no "continue?" draw (a program without ops compiles
-    # nothing); after a few rejected attempts the program may stay empty.
+    # nothing); after a few rejected attempts the program may stay empty. A pending OpInfo step is
+    # placed before the program may stop.
     attempts = 0
-    dropped: list[str] = []
+    opinfo_values: list[int] = []  # the OpInfo step's tensor results, once placed (step ``opinfo_at``)
+    opinfo_at = -1
     while len(steps) < max_ops:
-        block = draw(op_block(choose_op, metas, ask_to_continue=bool(steps) or attempts >= 4, stop_in=stop_in))
+        block = draw(
+            op_block(
+                choose_op,
+                metas,
+                ask_to_continue=(bool(steps) or attempts >= 4) and pending is None,
+                stop_in=stop_in,
+                pending=pending,
+                last=len(steps) == max_ops - 1,
+            )
+        )
         if block is None:
             break
         attempts += 1
         spec, step = block
+        if isinstance(spec, OpInfoPlan):
+            pending = None
+            placed = None if step is None else infer_opinfo(step, metas, spec.given())
+            if placed is None:
+                dropped.append(spec.entry.op)
+                continue
+            step, new_metas, viewed = placed
+            for i in viewed:  # a value a result views must not be written: the view would change too
+                metas[i] = dataclasses.replace(metas[i], writable=False)
+            opinfo_at = len(steps)
+            steps.append(step)
+            opinfo_values = [len(metas) + k for k, m in enumerate(new_metas) if m is not None and not m.is_python]
+            metas.extend(new_metas)
+            continue
         inferred = None if step is None else infer(step, metas)
         if inferred is None:
             dropped.append(spec.name)
@@ -385,6 +552,9 @@ def programs(
         candidate = tensors[-1 - draw(index_choice()) % len(tensors)]
         if candidate not in outputs:
             outputs.append(candidate)
+    # An OpInfo step is there to be run: when no output reads it, its first tensor result is one.
+    if opinfo_values and opinfo_at not in Program(tuple(inputs), tuple(steps), tuple(outputs)).live_steps():
+        outputs.append(opinfo_values[0])
     # Values at the edges of the ops that read each input (``strategies.edges``), drawn last: the
     # ops decide where the edges are.
     inputs = with_edges(inputs, steps, names_of(catalog), draw(edge_modes(len(inputs))))

@@ -1,0 +1,217 @@
+"""OpInfo programs: steps drawn from Thunder's own OpInfos (``strategies.opinfo``), chained with the
+catalog's, written as plain torch that runs in eager and reads back; an OpInfo whose samples eager
+rejects is counted, never run; a campaign with them reaches ops the catalog has no entry for."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import Counter
+
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from fuzzdce.cli import main
+from fuzzdce.core.model import STOCK, Violation
+from fuzzdce.core.program_source import inputs_of_make_inputs, parse_function, program_of_function
+from fuzzdce.fuzzing.campaign import Campaign
+from fuzzdce.fuzzing.config import CampaignConfig
+from fuzzdce.fuzzing.driver import no_local_constants
+from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier
+from fuzzdce.oracles.raises import RAISES
+from fuzzdce.results.report import render
+from fuzzdce.results.standalone import minified_case, script
+from fuzzdce.running.doctor import diagnosis, opinfo_line
+from fuzzdce.strategies import opinfo
+from fuzzdce.strategies.programs import INPUT_DTYPES, programs
+
+
+def drawn(n: int, *, rate: float = 1.0, opinfos=None, at: int = 0) -> list:
+    """The first ``n`` programs Hypothesis draws with OpInfo steps in a share ``rate`` of them."""
+    found = []
+
+    @seed(at)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(programs(opinfo_rate=rate, opinfos=opinfos))
+    def collect(program):
+        found.append(program)
+
+    with no_local_constants():  # the same programs whatever modules are loaded (``driver.no_local_constants``)
+        collect()
+    return found
+
+
+def opinfo_steps(program) -> list:
+    return [s for s in program.steps if s.op.startswith(opinfo.PREFIX)]
+
+
+@pytest.fixture(scope="module")
+def source():
+    found = opinfo.source(INPUT_DTYPES)
+    assert found is not None, "Thunder 0.2.6's wheel ships thunder.tests.opinfos"
+    return found
+
+
+@pytest.fixture(scope="module")
+def with_opinfo(source):
+    return [p for p in drawn(60) if opinfo_steps(p)]
+
+
+def test_the_wheels_opinfos_draw_but_those_without_a_torch_call(source):
+    assert source.total == 237 and len(source.entries) >= 200
+    assert source.skipped["cat_wrapper"] == opinfo.NO_TORCH_CALL  # a lambda of the suite's
+    assert source.skipped["is_complex"] == opinfo.NO_TENSOR
+    calls = {e.name: e.call for e in source.entries}
+    assert calls["abs"] == "torch.abs" and calls["softplus"] == "torch.nn.functional.softplus"
+    assert calls["view"] == "torch.Tensor.view" and calls["getitem"] == opinfo.GETITEM
+    assert calls["squeeze_torch"] == "torch.squeeze"  # a helper of the suite: the torch function Thunder maps
+    assert {"polygamma", "zeta", "ndtri"} <= set(source.describe(0.3)["beyond_catalog"])
+
+
+def test_opinfo_programs_are_plain_torch_that_runs_in_eager_and_reads_back(with_opinfo):
+    assert len(with_opinfo) >= 30
+    for program in with_opinfo:
+        source = program.source() + "\n" + program.inputs_source()
+        assert "opinfo" not in source and "thunder" not in source, source
+        outputs = program.function()(*program.make_inputs(requires_grad=True))  # eager runs it, grad inputs too
+        assert outputs
+        if any("{out}" in step.template for step in program.steps):
+            continue  # a catalog statement (``x[i] = y``) that fuzzdce minify does not read: none of OpInfo's
+        specs, seed_ = inputs_of_make_inputs(source)
+        read = program_of_function(parse_function(source, "program"), specs, seed=seed_)
+        assert read.source() == program.source()
+        for mine, theirs in zip(program.make_inputs(), read.make_inputs()):
+            assert isinstance(theirs, type(mine))
+            if isinstance(mine, torch.Tensor):
+                assert mine.dtype == theirs.dtype and torch.equal(mine.nan_to_num(0.5), theirs.nan_to_num(0.5))
+
+
+def test_opinfo_steps_chain_with_catalog_steps_and_mix_requires_grad(with_opinfo):
+    steps = [(p, i, s) for p in with_opinfo for i, s in enumerate(p.steps) if s.op.startswith(opinfo.PREFIX)]
+    reads_a_computed_value = [s for p, _, s in steps if any(r >= len(p.inputs) for r in s.refs())]
+    read_after = [
+        s for p, i, s in steps if any(set(p.first_value(i) + k for k in range(s.n_out)) & set(t.refs()) for t in p.steps[i + 1 :])
+    ]
+    assert reads_a_computed_value and read_after  # catalog steps before it feed it; catalog steps after it read it
+    assert all(p.live_steps() >= {i} for p, i, _ in steps)  # always run: an output reads it
+    flags = Counter(spec.requires_grad for p in with_opinfo for spec in p.inputs if spec.dtype.startswith(("float", "bfloat")))
+    assert flags[True] and flags[False]
+    assert len({s.op for _, _, s in steps}) >= 10
+
+
+def test_a_share_of_programs_holds_an_opinfo_step(source):
+    """Nominally 30%; Hypothesis draws programs close to earlier ones, so a seed's share wanders
+    (0.29 and 0.52 for the first 100 of two seeds): a campaign's share is measured in docs/extending.md."""
+    share = sum(bool(opinfo_steps(p)) for p in drawn(100, rate=0.3, at=1)) / 100
+    assert 0.1 <= share <= 0.6, share
+    assert not any(opinfo_steps(p) for p in drawn(20, rate=0.0))
+
+
+def test_an_opinfo_program_minifies_and_its_standalone_script_runs(with_opinfo):
+    """Minify against a stand-in failing while the OpInfo step is there: it alone is left, and the
+    standalone script of it runs eager and Thunder."""
+    program = max(with_opinfo, key=lambda p: p.n_ops)
+    op = opinfo_steps(program)[0].op
+
+    class StandIn:
+        def __call__(self, candidate, placements, *, paths, **kwargs):
+            from fuzzdce.core.model import EAGER, Outcome
+            from fuzzdce.running.evaluate import Evaluation
+
+            evaluation = Evaluation(candidate, placements[0].name, Outcome(EAGER, STOCK))
+            if op in candidate.ops:
+                evaluation.violations.append(Violation(RAISES, paths[0], f"RuntimeError: {op}", "RuntimeError", "x.py:f"))
+            return {placements[0].name: evaluation}
+
+    from fuzzdce.running.placements import resolve
+
+    result = Minifier(StandIn(), resolve(STOCK), "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
+    assert result.program.ops == [op], result.program
+    text = script(minified_case(result.program, "jit", Violation(RAISES, "jit", "raises", "RuntimeError")))
+    namespace = {"__name__": "repro"}
+    exec(compile(text, "repro.py", "exec"), namespace)
+    namespace["test_repro"]()  # eager, then thunder.jit: both run it
+
+
+def fake_source():
+    """A source of two OpInfos: ``add_mismatched``, whose one sample eager rejects (shapes that do
+    not broadcast), and ``neg``, which eager runs."""
+    import thunder.core.dtypes as datatypes
+    import thunder.torch as ltorch
+    from thunder.tests.opinfos import OpInfo, SampleInput
+
+    def mismatched(op, device, dtype, requires_grad):
+        yield SampleInput(torch.ones(2, 3, dtype=dtype), torch.ones(4, 5, dtype=dtype))
+
+    def one(op, device, dtype, requires_grad):
+        yield SampleInput(torch.ones(2, 3, dtype=dtype))
+
+    return opinfo.OpInfoSource(
+        [
+            OpInfo(
+                ltorch.add,
+                name="add_mismatched",
+                sample_input_generator=mismatched,
+                dtypes=(datatypes.float32,),
+                torch_reference=torch.add,
+            ),
+            OpInfo(ltorch.neg, name="neg", sample_input_generator=one, dtypes=(datatypes.float32,), torch_reference=torch.neg),
+        ],
+        INPUT_DTYPES,
+    )
+
+
+def test_an_opinfo_whose_samples_eager_rejects_is_dropped_and_counted():
+    fake = fake_source()
+    assert fake.samples(fake.entries[0], "float32", opinfo.SAMPLE) == opinfo.EAGER_REJECTS
+    programs_ = drawn(40, opinfos=fake)
+    assert not any(s.op == "opinfo:add_mismatched" for p in programs_ for s in p.steps)
+    dropped = Counter(d for p in programs_ for d in p.dropped)
+    assert opinfo.rejected_counts(dropped) == {
+        opinfo.EAGER_REJECTS: {"add_mismatched": dropped[f"opinfo:add_mismatched{opinfo.REJECTED_NOTE}{opinfo.EAGER_REJECTS}"]}
+    }
+    assert opinfo.rejected_counts(dropped)[opinfo.EAGER_REJECTS]["add_mismatched"] >= 1
+    assert any(s.op == "opinfo:neg" for p in programs_ for s in p.steps)
+
+
+@pytest.mark.slow
+def test_a_campaign_counts_a_rejected_opinfo_and_reports_no_bug_of_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(opinfo, "_LOADED", {"source": fake_source()})
+    config = CampaignConfig.of((STOCK,), ("jit",), max_examples=12, seed=2, opinfo_rate=1.0, findings_dir=str(tmp_path))
+    campaign = Campaign(config, log=lambda line: None)
+    campaign.run()
+    summary = campaign.summary()
+    assert summary.n_bugs == 0 and summary.invalid_programs == 0
+    assert opinfo.rejected_counts(summary.dropped_steps)[opinfo.EAGER_REJECTS]["add_mismatched"] >= 1
+    assert summary.opinfo["usable"] == 2 and summary.op_counts.get("opinfo:neg")
+    text = render(summary, None)
+    assert "OpInfos drawn and rejected (dropped, never run): 1 (eager rejects its samples: add_mismatched)" in text
+
+
+@pytest.mark.slow
+def test_a_short_campaign_with_opinfo_steps_reaches_ops_the_catalog_has_no_entry_for(tmp_path):
+    findings = tmp_path / "findings"
+    argv = ["run", "--placement", "stock", "--path", "jit", "--seed", "3", "--max-examples", "30", "--time-budget", "60"]
+    argv += ["--opinfo-rate", "1", "--jobs", "1", "--database", "none", "--findings", str(findings)]
+    assert main(argv) in (0, 1)
+    summary = json.loads((findings / "summary.json").read_text())
+    reached = {op.removeprefix(opinfo.PREFIX) for op in summary["op_counts"] if op.startswith(opinfo.PREFIX)}
+    beyond = reached & set(summary["opinfo"]["beyond_catalog"])
+    assert beyond, reached  # ops no catalog entry calls: the catalog alone never reaches them
+    assert summary["opinfo"]["usable"] >= 200 and summary["opinfo"]["skipped"][opinfo.NO_TORCH_CALL]
+    assert not summary["bugs"]["regression"]
+
+
+def test_doctor_says_whether_this_thunder_ships_its_opinfos(monkeypatch):
+    assert opinfo_line().startswith("opinfos  thunder.tests.opinfos") and opinfo_line() in diagnosis()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name.startswith("thunder.tests") else real(name, *a)
+    )
+    assert opinfo.available() == "this Thunder has no thunder.tests (its wheel or checkout ships no test suite)"
+    assert opinfo_line().startswith("opinfos  none: this Thunder has no thunder.tests")
+    monkeypatch.setattr(opinfo, "_LOADED", {})
+    assert opinfo.source(INPUT_DTYPES) is None  # no OpInfo steps: catalog programs only
+    assert opinfo.describe_source(0.3) == {"rate": 0.3, "unavailable": opinfo.available()}
+    assert not any(opinfo_steps(p) for p in drawn(10))
