@@ -487,3 +487,48 @@ def exp_raises_tanh_hangs():
                 time.sleep(0.1)
 
     return _after_dce(edit)
+
+
+def _restated(op: str, **changes):
+    """After every DCE, the tensor the first top-level ``op`` defines is stated with ``changes``
+    (its name kept, and each later reader of it given the new statement): the trace misstates it,
+    and what runs is the same code on the same values."""
+
+    def restate(trace, result) -> None:
+        from thunder.core.proxies import TensorProxy, variableify
+        from thunder.core.trace import TraceCtx, tracectx
+
+        swap: dict = {}
+        bound = []
+        for bsym in result.bound_symbols:
+            out = next((p for p in bsym.flat_proxy_outs if isinstance(p, TensorProxy)), None)
+            if not swap and bsym.sym.name == op and out is not None:
+                with tracectx(TraceCtx()):
+                    swap = {variableify(out): out.replace(**changes)}
+            bound.append(bsym.from_bsym_swap_proxies(swap) if swap else bsym)
+        result.bound_symbols = bound
+
+    return _after_dce(restate)
+
+
+@contextlib.contextmanager
+def cos_states_float64():
+    """``torch.cos``'s Thunder symbol computes, in its decomposition, a float64 result whatever its
+    input's dtype: the trace states ``cos``'s tensor float64 while the torch executor runs
+    ``torch.cos``, in the input's dtype. The ops after it are traced from the wrong statement and
+    misstate theirs too: the first op whose statement is wrong is ``cos``."""
+    from thunder import clang
+    from thunder.core import dtypes
+
+    original = clang.cos
+
+    def cos_in_float64(a):
+        return clang.maybe_convert_to_dtype(original(a), dtypes.float64)
+
+    with patch_everywhere(clang, "cos", cos_in_float64):
+        yield
+
+
+def input_states_requires_grad():
+    """The first tensor input a trace unpacks is stated to require grad, whether or not it does."""
+    return _restated("unpack_trivial", requires_grad=True)

@@ -16,6 +16,7 @@ from fuzzdce.core.faults import (
     flag_fault,
     guard_fault,
     malformation_fault,
+    metadata_fault,
     signature,
     split_fault,
     value_fault,
@@ -88,6 +89,10 @@ KINDS = [
     (
         dce_fault("dce-sound", "dropped a subsymbol that produces its symbol's output"),
         "dce-sound | UnsoundDce | dropped a subsymbol that produces its symbol's output",
+    ),
+    (
+        metadata_fault("metadata", "forward", "cos", "dtype"),
+        "metadata | dtype misstated | at cos | in a forward trace",
     ),
     (fault_of(Violation("crash", "jit", "crash: killed", "Crash", key="crash")), "crash | Crash | crash | "),
     (fault_of(Violation("timeout", "thunderfx", "timeout: 60 s", "Timeout", key="timeout")), "timeout | Timeout | timeout | "),

@@ -51,6 +51,7 @@ def test_stock_is_silent_on_a_program_mutating_its_input():
         ("planted:cos_grad_flipped", PROGRAM, "thunderfx", "grads"),
         ("planted:inplace_made_functional", MUTATING, "jit", "mutations"),
         ("planted:lazy_dce", PROGRAM, "jit", "idempotent"),
+        ("planted:cos_states_float64", PROGRAM, "jit", "metadata"),
     ],
 )
 def test_planted_fault_is_caught(placement, program, path, oracle):

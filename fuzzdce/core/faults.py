@@ -19,7 +19,8 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
   statement whose value is wrong, found by evaluating prefixes of the program (``running.localise``);
   until then, "not localised" on its path;
 - ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
-  the DCE did wrong, never the symbol it did it in);
+  the DCE did wrong, never the symbol it did it in), ``Misstatement`` (``metadata``: the op whose
+  tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs);
 - ``Stated`` (``fault_of``, for any other violation): its oracle and the key it states (a crash, a
   timeout, DCE that is no fixed point).
 
@@ -337,6 +338,23 @@ class UnsoundDce(Fault):
 
 
 @dataclass(frozen=True, eq=False)
+class Misstatement(Fault):
+    """A trace states a tensor's metadata otherwise than it is when it runs (``metadata``): the kind
+    of trace, the op that defines the tensor and the attribute misstated (shape, dtype, device,
+    requires_grad), never the program's shapes or names."""
+
+    KIND: ClassVar[str] = "misstated metadata"
+
+    oracle: str
+    trace: str
+    op: str
+    attribute: str
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, f"{self.attribute} misstated", f"at {self.op}", f"in a {self.trace or 'labelled'} trace")
+
+
+@dataclass(frozen=True, eq=False)
 class Stated(Fault):
     """Any other violation: its oracle, error type, the key it states without names and numbers,
     and frame (what an oracle with no better knowledge can say: a crash, a timeout, a split that
@@ -354,7 +372,7 @@ class Stated(Fault):
 
 
 FAULT_KINDS: dict[str, type[Fault]] = {
-    kind.KIND: kind for kind in (Raised, Split, WrongValue, Flag, Malformed, GuardProperty, UnsoundDce, Stated)
+    kind.KIND: kind for kind in (Raised, Split, WrongValue, Flag, Malformed, GuardProperty, UnsoundDce, Misstatement, Stated)
 }
 
 
@@ -407,6 +425,12 @@ def guard_fault(oracle: str, property_varied: str) -> GuardProperty:
 def dce_fault(oracle: str, wrong: str) -> UnsoundDce:
     """A DCE that removed what was live, known by what it did wrong (``UnsoundDce``)."""
     return UnsoundDce(oracle, wrong)
+
+
+def metadata_fault(oracle: str, trace: str, op: str, attribute: str) -> Misstatement:
+    """A tensor's ``attribute`` that ``op`` defines, in a ``trace`` (forward, backward), stated
+    otherwise than it runs (``Misstatement``)."""
+    return Misstatement(oracle, trace, op, attribute)
 
 
 def stated_fault(violation: Violation) -> Stated:

@@ -232,6 +232,10 @@ class Outcome:
     # against the trace it was given: ("dce call N", ``subsymbols.Change``) (``running.dce_calls``).
     # Plain data: it crosses processes; ``dce-sound`` judges it as it judges a trace's changes.
     dce_calls: list[tuple[str, Any]] = field(default_factory=list)
+    # Per run of a forward or backward execution trace, the first tensor whose shape, dtype, device
+    # or (an input's) requires_grad at run time differs from what the trace states
+    # (``oracles.metadata.Misstated``, recorded by ``running.stated_metadata``). Plain data.
+    misstated: list[Any] = field(default_factory=list)
     # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
     # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.

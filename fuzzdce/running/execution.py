@@ -56,6 +56,7 @@ from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
+from fuzzdce.running.stated_metadata import observed_metadata
 
 
 def _detach(value: Any) -> Any:
@@ -680,6 +681,7 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
                         observed_edits(outcome),
                         observed_dce(outcome),
                         observed_grad_rules(outcome),
+                        observed_metadata(outcome),
                     ):  # inside the placement: it wraps the placement's dce
                         run_compiled(PATHS[path], program, outcome)
         except (Exception, CompileTimeout) as e:
