@@ -95,9 +95,7 @@ ROWS = {
     "E5": ("slice start -3 on length 2", lambda: value_row(negslice, torch.ones(2, 2))),
     "E6": (
         "in-place op on one empty tensor, another empty input returned",
-        lambda: value_row(
-            empty_alias, torch.rand(0, dtype=torch.bfloat16), torch.randn(0, dtype=torch.float16)
-        ),
+        lambda: value_row(empty_alias, torch.rand(0, dtype=torch.bfloat16), torch.randn(0, dtype=torch.float16)),
     ),
 }
 DEFAULT = ("E1", "E2", "E3", "E5", "E6")
