@@ -42,6 +42,7 @@ from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 from fuzzdce.strategies.opinfo import describe_source
+from fuzzdce.strategies.programs import INPUT_DTYPES
 
 
 def stderr_log(line: str) -> None:
@@ -372,7 +373,7 @@ class Campaign:
             with self.phases.timed(Phase.GENERATION):
                 self.driver.run()
             self.stats.generation_ended.append(self.driver.ended)
-            self.stats.opinfo = self.stats.opinfo or describe_source(self.driver.options.opinfo_rate)
+            self.stats.opinfo = self.stats.opinfo or describe_source(self.driver.options.opinfo_rate, INPUT_DTYPES)
             if not self.recycled:
                 # Shrinking only: evaluating minimal programs everywhere (joining) would spend the
                 # shrinking budget on full evaluations, and lanes' joining is redone when merged.

@@ -74,6 +74,8 @@ BEYOND_CATALOG = 3
 NO_TORCH_CALL = "no plain torch call"
 NO_DTYPE = "no dtype fuzzdce draws"
 NO_TENSOR = "a tensor property: no tensor result"  # the suite's ``tensor_properties`` (is_complex, numel)
+MOVES = "moves to a device"  # x.cuda(), x.cpu(): a program's device is its path's (``CompilePath.device``)
+DEVICE_CALLS = frozenset({"torch.Tensor.cuda", "torch.Tensor.cpu"})
 IN_PLACE = "in place"
 EAGER_REJECTS = "eager rejects its samples"
 RANDOM = "random results"
@@ -183,6 +185,15 @@ def torch_call(opinfo: Any, functions: Mapping[int, str], methods: Mapping[int, 
 # --- writing a sample as source ------------------------------------------------------------------------
 
 
+def is_device(text: str) -> bool:
+    """Whether a string names a device (``"cpu"``, ``"cuda:0"``)."""
+    try:
+        torch.device(text)
+    except (RuntimeError, ValueError):
+        return False
+    return True
+
+
 class _Writer:
     """Writes a sample's arguments as source, each tensor a name ``a{k}`` (the same tensor once)."""
 
@@ -196,8 +207,8 @@ class _Writer:
                 self.ids[id(value)] = len(self.tensors)
                 self.tensors.append(value)
             return f"a{self.ids[id(value)]}"
-        if keyword == "device" or isinstance(value, torch.device):
-            raise Unwritable("a device")
+        if keyword == "device" or isinstance(value, torch.device) or (isinstance(value, str) and is_device(value)):
+            raise Unwritable("a device")  # a program runs on its path's device: a sample naming one is left out
         if value is None or value is Ellipsis or isinstance(value, (bool, int, str)):
             return "..." if value is Ellipsis else repr(value)
         if isinstance(value, float):
@@ -424,6 +435,9 @@ class OpInfoSource:
             if call.endswith("_") and not call.endswith("__"):
                 self.skipped[name] = IN_PLACE
                 continue
+            if call in DEVICE_CALLS:
+                self.skipped[name] = MOVES
+                continue
             try:
                 supported = {DTYPE_NAMES.get(to_torch_dtype(d)) for d in opinfo.dtypes()}
             except Exception:
@@ -497,8 +511,13 @@ _LOADED: dict[str, OpInfoSource | None] = {}
 
 def source(input_dtypes: Sequence[str]) -> OpInfoSource | None:
     """This process's OpInfo source, ``thunder.tests.opinfos`` imported on the first call (seconds);
-    None where this Thunder has none (``available``) or it fails to import."""
+    None where this Thunder has none (``available``) or it fails to import. Its entries' dtypes are
+    in ``input_dtypes``' order, the program strategy's (``programs.INPUT_DTYPES``): one order per
+    process, or one seed would draw other programs in another."""
+    if "source" in _LOADED and _LOADED.get("dtypes") != tuple(input_dtypes):
+        raise ValueError(f"the OpInfo source was made for dtypes {_LOADED.get('dtypes')}, not {tuple(input_dtypes)}")
     if "source" not in _LOADED:
+        _LOADED["dtypes"] = tuple(input_dtypes)
         found = None
         if available() is None:
             try:
@@ -513,21 +532,15 @@ def source(input_dtypes: Sequence[str]) -> OpInfoSource | None:
     return _LOADED["source"]
 
 
-def loaded() -> OpInfoSource | None:
-    """The source if this process loaded one, without loading it."""
-    return _LOADED.get("source")
-
-
-def describe_source(rate: float) -> dict[str, Any] | None:
-    """What summary.json says of a campaign's OpInfo source (``OpInfoSource.describe``): None when
-    off (``rate`` 0), why not where this Thunder has none, nothing yet where no program drew."""
+def describe_source(rate: float, input_dtypes: Sequence[str]) -> dict[str, Any] | None:
+    """What summary.json says of a campaign's OpInfo source (``OpInfoSource.describe``; loaded if
+    no program drew from it yet): None when off (``rate`` 0), why not where this Thunder has none."""
     if rate <= 0:
         return None
-    found = loaded()
+    found = source(input_dtypes)
     if found is not None:
         return found.describe(rate)
-    why = available()
-    return {"rate": rate, "unavailable": why} if why else None
+    return {"rate": rate, "unavailable": available() or f"{MODULE} does not import here"}
 
 
 # --- the report's lines ----------------------------------------------------------------------------------
