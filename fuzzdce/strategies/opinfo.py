@@ -80,6 +80,7 @@ IN_PLACE = "in place"
 EAGER_REJECTS = "eager rejects its samples"
 RANDOM = "random results"
 UNWRITABLE = "no sample fuzzdce writes"  # devices, sizes past MAX_NUMEL, complex numbers, callables
+NO_RESULT = "no tensor result"  # x.item(): nothing a program returns or a later step reads
 REJECTED_NOTE = " rejected: "  # a dropped step's name: ``opinfo:NAME rejected: WHY`` (``Program.dropped``)
 
 # The torch namespaces a reference is looked for in, the first that has it naming it.
@@ -329,7 +330,8 @@ def seeded(seed: int = 0) -> Iterator[None]:
 
 
 def written(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any], keep: bool) -> OpInfoSample | str:
-    """One sample as an ``OpInfoSample``, or why not (``UNWRITABLE``, ``EAGER_REJECTS``, ``RANDOM``)."""
+    """One sample as an ``OpInfoSample``, or why not (``UNWRITABLE``, ``EAGER_REJECTS``, ``RANDOM``,
+    ``NO_RESULT``)."""
     writer = _Writer()
     try:
         text = writer.call(entry.call, args, kwargs)
@@ -351,7 +353,7 @@ def written(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any], keep: 
             return EAGER_REJECTS
     results = results_of(runs[0])
     if not any(isinstance(r, torch.Tensor) and r.dtype in DTYPE_NAMES for r in results) or len(results) > MAX_RESULTS:
-        return UNWRITABLE
+        return NO_RESULT
     if not same_results(*runs):
         return RANDOM
     return OpInfoSample(
