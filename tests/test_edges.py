@@ -19,6 +19,9 @@ from fuzzdce.strategies import BY_NAME, CATALOG, programs
 from fuzzdce.strategies.edges import edge_values, exact_neighbours, readers, with_edges
 from fuzzdce.strategies.spec import ALL_FLOATS, Edges
 
+# float32 in the fast subset (-m "not slow"), every float dtype in the full suite.
+FLOATS_FAST_ONE = [d if d == "float32" else pytest.param(d, marks=pytest.mark.slow) for d in ALL_FLOATS]
+
 DRAWS = 200
 # Hypothesis's default profile as the parent: a profile another test loads (derandomised, fewer
 # examples) must not change which programs these tests draw.
@@ -111,7 +114,7 @@ def no_edges(monkeypatch):
     monkeypatch.setattr(module, "edge_modes", lambda n: st.just(("domain",) * n))
 
 
-@pytest.mark.parametrize("dtype", ALL_FLOATS)
+@pytest.mark.parametrize("dtype", FLOATS_FAST_ONE)
 def test_clamp_is_drawn_at_its_bounds_exactly(dtype):
     """clamp's ``lo`` and ``hi`` (its parameters) are met exactly and one ulp either side, in every
     floating dtype."""
@@ -120,7 +123,7 @@ def test_clamp_is_drawn_at_its_bounds_exactly(dtype):
     assert share(drawn, beside_bound) >= 0.04
 
 
-@pytest.mark.parametrize("dtype", ALL_FLOATS)
+@pytest.mark.parametrize("dtype", FLOATS_FAST_ONE)
 def test_exp_is_drawn_where_it_overflows_its_dtype(dtype):
     """exp is drawn at its dtype's overflow, ``log(finfo.max)`` and one ulp either side, where it is inf."""
     assert share(drawn_programs("exp", dtype), overflowing(dtype)) >= 0.04
@@ -128,6 +131,7 @@ def test_exp_is_drawn_where_it_overflows_its_dtype(dtype):
     assert torch.isinf(torch.exp(point)).any() and torch.isfinite(torch.exp(point)).any()  # both sides of it
 
 
+@pytest.mark.slow  # the fast subset (-m "not slow") stays under 2 minutes: this one alone takes 5-30 s
 def test_max_dim_is_drawn_with_ties_along_its_dim(monkeypatch):
     """A slice along max's dim holds its maximum twice (which index the gradient goes to is at
     stake), in far more programs than the value domains alone give (the ``ties`` domain among them)."""

@@ -84,7 +84,10 @@ def test_a_prologue_without_its_number_checks_is_caught_by_guards_through_a_wron
     assert {v.oracle for v in evaluations[fault].violations} == {"guards"}
 
 
-@pytest.mark.parametrize("placement", ["identity", "rdnp", "symcall-fixed"])
+# The fast subset (-m "not slow") checks one correct placement; the full suite all three.
+@pytest.mark.parametrize(
+    "placement", [pytest.param("identity", marks=pytest.mark.slow), "rdnp", pytest.param("symcall-fixed", marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize("program", [SIN, TIMES_NUMBER, DIV_STRING], ids=["sin", "times number", "div by string mode"])
 def test_correct_placements_show_nothing_in_prologues_or_guard_calls(placement, program, every_guard):
     evaluations = evaluate_under(program, placement, paths=[*GUARDED_PATHS, "thunderfx"])

@@ -41,7 +41,7 @@ def writes_an_input(program: Program) -> bool:
     return any(i < len(program.inputs) for i in written)
 
 
-@pytest.mark.parametrize("name", ["mask_setitem_matching", "setitem_into_fresh"])
+@pytest.mark.parametrize("name", [pytest.param("mask_setitem_matching", marks=pytest.mark.slow), "setitem_into_fresh"])
 def test_mask_setitem_and_a_grad_value_written_into_a_non_grad_tensor_are_drawn_and_valid(name):
     """Drawn among the rest of the catalog's indexing entries, and the program runs in eager."""
     program = find(

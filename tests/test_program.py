@@ -89,6 +89,7 @@ def test_drawn_programs_run_in_eager(program):
     assert len(program.inputs) - len(tensors) <= 2  # perhaps a number, perhaps a string
 
 
+@pytest.mark.slow  # the fast subset (-m "not slow") stays under 2 minutes: this one alone takes 5-30 s
 def test_programs_contain_dead_code_sometimes():
     find(programs(), lambda p: len(p.live_steps()) < p.n_ops, settings=SEARCH)
 
@@ -200,6 +201,7 @@ def test_each_input_requires_grad_as_drawn():
     assert "requires_grad_" not in p.inputs_source().splitlines()[4]
 
 
+@pytest.mark.slow  # the fast subset (-m "not slow") stays under 2 minutes: this one alone takes 5-30 s
 def test_programs_mix_inputs_that_require_grad_with_inputs_that_do_not():
     def mixed(p):
         floating = [s for s in p.inputs if isinstance(s, TensorInput) and s.dtype.startswith("float") and s.view_of is None]

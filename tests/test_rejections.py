@@ -40,7 +40,10 @@ def test_unsupported_reads_the_type_and_the_words():
     assert not guards.unsupported(ErrorInfo("KeyError", "'t3'", "", ""))
 
 
-@pytest.mark.parametrize("placement", ["identity", "rdnp", "symcall-fixed"])
+# The fast subset (-m "not slow") checks one correct placement; the full suite all three.
+@pytest.mark.parametrize(
+    "placement", [pytest.param("identity", marks=pytest.mark.slow), "rdnp", pytest.param("symcall-fixed", marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, SIN, TIMES_NUMBER, MUTATING], ids=["dead", "sin", "number", "mutating"])
 def test_correct_placements_raise_where_stock_raises(placement, program, every_guard):  # noqa: F811
     paths = [*GUARDED_PATHS, "jit-grad", "thunderfx", "jit-torchcompile"]
