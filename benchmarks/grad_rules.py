@@ -39,8 +39,8 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
 from fuzzdce.fuzzing.steering import Steering
-from fuzzdce.running.execution import run_path
 from fuzzdce.running.grad_rules import grad_rule_ids
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 from fuzzdce.strategies import CATALOG
 

@@ -4,7 +4,7 @@ guarded property per program, and with every property a program has, on the same
     PYTHONPATH=. python benchmarks/guards.py [--programs 20] [--seed 0] [--placement stock --placement symcall]
 
 Each program is evaluated as a campaign evaluates it (eager, then every path under each placement,
-oracles included), once per setting of ``execution.GUARDS_PER_PROGRAM``; the figures are wall
+oracles included), once per setting of ``variants.GUARDS_PER_PROGRAM``; the figures are wall
 seconds of those evaluations. Guard calls run on the ``jit`` and ``jit-symbolic`` paths; each one
 that misses the cache compiles again. Also printed: how many programs varied each property.
 """
@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.running import execution
+    from fuzzdce.running import variants
     from fuzzdce.running.evaluate import Evaluator
     from fuzzdce.running.paths import DEFAULT_PATHS
     from fuzzdce.running.placements import resolve
@@ -39,12 +39,12 @@ def main() -> None:
     # One evaluator per setting (each keeps its current program's eager reference), and the
     # settings interleaved program by program, so that a machine's changing load weighs on all alike.
     evaluators = {name: Evaluator() for name in SETTINGS}
-    execution.GUARDS_PER_PROGRAM = 0
+    variants.GUARDS_PER_PROGRAM = 0
     Evaluator()(programs[-1], placements, paths=DEFAULT_PATHS)  # warm-up: first-use imports are no cost
     seconds, varied = Counter(), {name: Counter() for name in SETTINGS}
     for program in programs:
         for name, per_program in SETTINGS.items():
-            execution.GUARDS_PER_PROGRAM = per_program
+            variants.GUARDS_PER_PROGRAM = per_program
             start = time.perf_counter()
             evaluations = evaluators[name](program, placements, paths=DEFAULT_PATHS)
             seconds[name] += time.perf_counter() - start
@@ -57,7 +57,7 @@ def main() -> None:
         print(f"{name:<40}{seconds[name] / len(programs):>8.2f} s/program {per_minute:>8.1f} programs/min  drop {drop:>5.1f}%")
         if varied[name]:
             print(f"{'':<40}varied: {', '.join(f'{k} {n}' for k, n in varied[name].most_common())}")
-    execution.GUARDS_PER_PROGRAM = 1
+    variants.GUARDS_PER_PROGRAM = 1
 
 
 if __name__ == "__main__":

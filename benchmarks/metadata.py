@@ -29,7 +29,7 @@ def main() -> None:
 
     from thunder.core.trace import TraceCtx, from_trace
 
-    from fuzzdce.running import execution, stated_metadata
+    from fuzzdce.running import path_running, stated_metadata
     from fuzzdce.running.paths import DEFAULT_PATHS
     from fuzzdce.running.placements import resolve
 
@@ -70,7 +70,7 @@ def main() -> None:
     TraceCtx.python_callable = timed_build
     for program in programs:
         for path in DEFAULT_PATHS:
-            execution.run_path(path, program, stock)
+            path_running.run_path(path, program, stock)
     TraceCtx.python_callable = build
     stated_metadata.observing_copy, stated_metadata.Observer.check = copy, check
     n = len(programs)
@@ -81,16 +81,16 @@ def main() -> None:
         f"{(spent['build observed'] - spent['build plain']) / n * 1000:.1f}, comparisons {spent['checks'] / n * 1000:.2f})"
     )
 
-    observed = execution.observed_metadata
+    observed = path_running.observed_metadata
     totals = {True: 0.0, False: 0.0}
     for program in programs:
         for on in (False, True, False, True):
-            execution.observed_metadata = observed if on else (lambda outcome: contextlib.nullcontext())
+            path_running.observed_metadata = observed if on else (lambda outcome: contextlib.nullcontext())
             start = time.perf_counter()
             for path in DEFAULT_PATHS:
-                execution.run_path(path, program, stock)
+                path_running.run_path(path, program, stock)
             totals[on] += (time.perf_counter() - start) / 2
-    execution.observed_metadata = observed
+    path_running.observed_metadata = observed
     print(
         f"end to end per program: {totals[False] / n * 1000:.0f} ms without the observer, {totals[True] / n * 1000:.0f} ms with it"
     )

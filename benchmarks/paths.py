@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    from fuzzdce.running.execution import run_path
+    from fuzzdce.running.path_running import run_path
     from fuzzdce.running.paths import DEFAULT_PATHS
     from fuzzdce.running.placements import resolve
 

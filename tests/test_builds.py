@@ -28,7 +28,7 @@ from fuzzdce.results.store import BUG_FILE, REPRO_FILE
 from fuzzdce.running import buildworker
 from fuzzdce.running.builds import BuildRequest, BuildWorker, build_specs, parse_build
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 from fuzzdce.running.sandbox import SandboxedJobs
 

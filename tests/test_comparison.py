@@ -10,7 +10,8 @@ from fuzzdce.core.model import EAGER, Call, CallLabel, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.oracles import grads, guards, mutations, outputs
 from fuzzdce.oracles.outputs import compare, compare_calls
-from fuzzdce.running.execution import run_path, transfer
+from fuzzdce.running.calls import transfer
+from fuzzdce.running.path_running import run_path
 
 
 def eager_with(inputs, expected, float64=None, attribute="outputs", label=CallLabel.PLAIN):

@@ -14,8 +14,9 @@ from fuzzdce.core.model import EAGER, FailureKind, Placement
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.config import Scope
 from fuzzdce.running import paths
+from fuzzdce.running.calls import transfer
 from fuzzdce.running.evaluate import Evaluator, Job, LocalJobs
-from fuzzdce.running.execution import run_path, transfer
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 
 STOCK = resolve("stock")
@@ -85,16 +86,16 @@ VIEW_PROGRAM = Program(
 
 
 def test_eager_runs_on_the_device_it_is_asked_for(monkeypatch):
-    import fuzzdce.running.execution as execution
+    import fuzzdce.running.calls as calls
 
     seen = []
-    original = execution.transfer
+    original = calls.transfer
 
     def recording(inputs, *, device=None, floating=None):
         seen.append(device)
         return original(inputs, device=device, floating=floating)
 
-    monkeypatch.setattr(execution, "transfer", recording)
+    monkeypatch.setattr(calls, "transfer", recording)
     eager = run_path(EAGER, VIEW_PROGRAM, STOCK, device="cpu")
     assert eager.device == "cpu" and eager.error is None
     assert set(seen) == {"cpu"} and len(seen) >= 2, "every call, the float64 twins too, on the device"
@@ -324,12 +325,12 @@ def test_a_device_out_of_memory_error_is_a_crash_not_an_exception_thunder_raised
 
 
 def test_a_run_that_loses_the_device_raises_for_its_worker_to_end(monkeypatch):
-    import fuzzdce.running.execution as execution
+    import fuzzdce.running.path_running as path_running
     from fuzzdce.core.errors import DeviceLost, HarnessError
 
     twin = paths.on_device(paths.PATHS["jit-grad"], "cpu", "jit-lost", lambda: "")
     monkeypatch.setitem(paths.PATHS, "jit-lost", twin)
-    monkeypatch.setattr(execution, "device_lost", lambda device: "AcceleratorError: CUDA error: an illegal memory access")
+    monkeypatch.setattr(path_running, "device_lost", lambda device: "AcceleratorError: CUDA error: an illegal memory access")
     with pytest.raises(DeviceLost, match="jit-lost under stock lost the cpu context .*illegal memory access"):
         run_path("jit-lost", IMPORTING, STOCK)
     # In this process (no worker to replace) the campaign cannot go on: said as such, once.

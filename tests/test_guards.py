@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 
 from fuzzdce.core.model import CallLabel
 from fuzzdce.core.program import Domain, NumberInput, Program, Ref, Step, StringInput, TensorInput
-from fuzzdce.running import execution
-from fuzzdce.running.execution import guard_candidates
+from fuzzdce.running import variants
+from fuzzdce.running.variants import guard_candidates
 from fuzzdce.strategies import BY_NAME, CATALOG
 from fuzzdce.strategies.programs import NUMBER_VALUES, input_meta, number_inputs, programs, string_choices, string_inputs
 
@@ -53,7 +53,7 @@ def oracle_hits(evaluation, oracle):
 @pytest.fixture
 def every_guard(monkeypatch):
     """Every guarded property a program has is varied (a campaign varies one per program)."""
-    monkeypatch.setattr(execution, "GUARDS_PER_PROGRAM", None)
+    monkeypatch.setattr(variants, "GUARDS_PER_PROGRAM", None)
 
 
 def test_prologue_traces_are_recorded_on_jit_and_thunderfx_paths():
@@ -115,7 +115,7 @@ def test_each_guarded_property_is_varied_and_symbolic_values_hit_the_cache_for_n
 
 
 def test_a_campaign_varies_one_guarded_property_per_program_chosen_by_its_seed():
-    varied = {tuple(execution.guard_labels(dataclasses.replace(TIMES_NUMBER, seed=s))) for s in range(20)}
+    varied = {tuple(variants.guard_labels(dataclasses.replace(TIMES_NUMBER, seed=s))) for s in range(20)}
     assert all(len(v) == 1 for v in varied) and len(varied) == 7
 
 
@@ -237,7 +237,7 @@ def campaign_under(fault, max_examples):
     # Evaluated in this process: a sandboxed worker would not see GUARDS_PER_PROGRAM patched.
     campaign = Campaign(config, evaluator=Evaluator(), log=lambda line: None)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(execution, "GUARDS_PER_PROGRAM", None)
+        patch.setattr(variants, "GUARDS_PER_PROGRAM", None)
         campaign.run()
     return [b for b in campaign.ledger.bugs() if b.verdict == "regression"]
 

@@ -23,8 +23,9 @@ from fuzzdce.core.errors import HarnessError, harness_fault, read_as_its_user
 from fuzzdce.core.model import CallLabel, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running import paths
+from fuzzdce.running.calls import cotangents, make_call
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.execution import cotangents, make_call, run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import PLACEMENTS
 
 
@@ -51,8 +52,8 @@ def test_what_is_fuzzdce_fault_and_what_is_not():
     stand_in = TypeError("fresh_dynamo_without_inductor.<locals>.compile_eagerly() got an unexpected keyword argument 'options'")
     assert "compile_eagerly was called with arguments it does not take" in harness_fault(stand_in)
     with pytest.raises(TypeError) as raised_here:
-        cotangents(3)  # raised inside fuzzdce/running/execution.py
-    assert "fuzzdce's own code (fuzzdce/running/execution.py" in harness_fault(raised_here.value)
+        cotangents(3)  # raised inside fuzzdce/running/calls.py
+    assert "fuzzdce's own code (fuzzdce/running/calls.py" in harness_fault(raised_here.value)
     with pytest.raises(TypeError) as torch_raised:
         torch.add(torch.ones(1), "x")
     assert harness_fault(torch_raised.value) == ""

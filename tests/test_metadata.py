@@ -22,7 +22,7 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.oracles import metadata
 from fuzzdce.oracles.metadata import Misstated
 from fuzzdce.running import stated_metadata
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 from fuzzdce.strategies.programs import programs
 

@@ -26,7 +26,7 @@ from fuzzdce.results.html_report import write_report
 from fuzzdce.results.report import render
 from fuzzdce.running import evaluate
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
 STOCK = PLACEMENTS["stock"]

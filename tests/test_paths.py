@@ -8,9 +8,10 @@ from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.running.execution import resized_program, run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import DEFAULT_PATHS, PATHS, nvfuser_unavailable
 from fuzzdce.running.placements import resolve
+from fuzzdce.running.variants import resized_program
 
 PROGRAM = DEAD_CODE_PROGRAM
 
@@ -107,7 +108,7 @@ def test_a_path_past_its_time_limit_is_an_error_not_a_hang():
 LIMITS_AT_EVERY_DEPTH = """
 import json, sys, time
 from sample_programs import DEAD_CODE_PROGRAM
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 
 stock = resolve("stock")
@@ -169,7 +170,7 @@ def test_a_compile_the_alarm_cannot_end_is_a_timeout_ended_by_the_sandbox():
 
 
 def test_a_plain_function_program_gets_no_resized_call():
-    from fuzzdce.running.execution import ScriptProgram
+    from fuzzdce.running.script_program import ScriptProgram
 
     script = ScriptProgram(PROGRAM.function(), lambda requires_grad: PROGRAM.make_inputs(requires_grad=requires_grad))
     reference = run_path("eager", script, resolve("stock"))
@@ -179,7 +180,7 @@ def test_a_plain_function_program_gets_no_resized_call():
 def test_each_output_keeps_its_cotangent_whichever_others_require_grad():
     """Thunder returning one output without requires_grad is a grads finding of its own; the other
     outputs' gradients must not change because of it (their cotangents are drawn by position)."""
-    from fuzzdce.running.execution import backward
+    from fuzzdce.running.calls import backward
 
     def grad_of_x(first_requires_grad: bool):
         x = torch.ones(3, requires_grad=True)

@@ -213,7 +213,7 @@ class Outcome:
     # recompile or a clear error there is fine; a wrong result is the finding).
     guard_calls: dict[CallLabel, Call] = field(default_factory=dict)
     # Eager's only: each call (guard calls too) made again with every floating input upcast to
-    # float64, where some floating input is not (``execution.run_float64``): what a result in a lower
+    # float64, where some floating input is not (``path_running.run_float64``): what a result in a lower
     # precision is judged against (``oracles.outputs.compare``). Its tensors never cross processes.
     float64_calls: dict[CallLabel, Call] = field(default_factory=dict, repr=False)
     # The first exception: a call's, or the path's own (e.g. building the compiled function).

@@ -1,6 +1,6 @@
 """Gradients agree with eager's, and each output's ``requires_grad`` matches.
 
-Both sides backpropagate the same seeded cotangents (``execution.cotangents``); an input the
+Both sides backpropagate the same seeded cotangents (``calls.cotangents``); an input the
 outputs do not depend on gets zeros on both sides. Only gradient elements whose input element was
 finite are compared (``finite_grads``): PyTorch's own gradient tests draw finite inputs, and at a
 NaN or infinite input a derivative is a convention (elu's at NaN: eager 1.0, Thunder NaN), not a

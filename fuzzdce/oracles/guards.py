@@ -13,7 +13,7 @@ the result must be right all the same.
 
 A guard call that raises where eager's call on the same inputs did not is judged too: an error
 that says what Thunder does not support (``unsupported``: a ``NotImplementedError``, "not
-supported") is a clear refusal, counted as activity (``execution`` notes it beside the cache
+supported") is a clear refusal, counted as activity (``path_running`` notes it beside the cache
 line); any other (a ``KeyError`` or ``AssertionError`` while Thunder compiles again for a new
 dtype) is a finding, identified by its exception as ``raises`` identifies one.
 """

@@ -9,7 +9,7 @@ The rule (``compare``), shared by ``grads``, ``mutations`` and ``guards``:
 - a floating tensor: ``torch.testing.assert_close`` with the default tolerances of its own dtype
   (float16 rtol 1e-3, bfloat16 1.6e-2, float32 1.3e-6, float64 1e-7; atol 1e-5, 1e-7 for float64),
   NaN where eager has NaN; where that fails and eager also ran the program on its inputs upcast to
-  float64 (``execution.run_float64``), the result still agrees if each element it differs at is
+  float64 (``path_running.run_float64``), the result still agrees if each element it differs at is
   no farther from the float64 result than ``FLOAT64_MULTIPLIER`` times eager's own distance from it,
   plus the dtype's tolerance: ``|res - r64| <= 3 |eager - r64| + atol + rtol |r64|``. That is
   ``torch._dynamo.utils.same(ref, res, fp64_ref)``'s judgement, element by element: Thunder may

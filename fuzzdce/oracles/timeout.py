@@ -1,7 +1,7 @@
 """A compile path finishes within its time limit: a hung compile is a finding, not a stalled campaign.
 
 In-process the path acts on its limit at its own safe points, between Thunder's calls
-(``execution.time_limit``); in a sandboxed worker the parent also kills a child that never reaches
+(``watchdog.time_limit``); in a sandboxed worker the parent also kills a child that never reaches
 one (a hang inside a compile). Either way the outcome carries a ``JobFailure``.
 """
 

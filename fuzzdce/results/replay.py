@@ -23,8 +23,8 @@ from fuzzdce.results.records import BugRecord
 from fuzzdce.results.repro import Reproduced, why_not_verified
 from fuzzdce.results.store import REPRO_FILE, read_bug
 from fuzzdce.running.evaluate import Evaluator, violations_of
-from fuzzdce.running.execution import load_script
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.running.script_program import load_script
 
 
 @dataclass

@@ -20,8 +20,8 @@ from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
-from fuzzdce.running.execution import GUARD_NOTE
 from fuzzdce.running.grad_rules import coverage_line
+from fuzzdce.running.path_running import GUARD_NOTE
 from fuzzdce.strategies.opinfo import source_lines
 
 

@@ -28,9 +28,11 @@ from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.raises import RAISES, unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
-from fuzzdce.running.execution import ScriptProgram, guard_labels, guard_program, run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
+from fuzzdce.running.script_program import ScriptProgram
+from fuzzdce.running.variants import guard_labels, guard_program
 
 MAIN_SOURCE = """
 def main(argv=None):

@@ -23,7 +23,7 @@ from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import DOCTOR, BuildRequest, BuildResult
 from fuzzdce.running.doctor import diagnosis
 from fuzzdce.running.evaluate import trace_text
-from fuzzdce.running.execution import run_path
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import stock
 from fuzzdce.running.workers import read_frame, serve, write_frame
 

@@ -25,8 +25,8 @@ from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES, rejects
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.execution import run_path
 from fuzzdce.running.localise import localised, needs_localising, violations_or_none
+from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
 

@@ -69,7 +69,7 @@ class SandboxedJobs:
         return self.worker.recycled
 
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
-        # The child acts on the per-path limit at its safe points (execution.time_limit); the grace
+        # The child acts on the per-path limit at its safe points (watchdog.time_limit); the grace
         # ends, from here, a compile that never reaches one.
         return self.worker.submit(job, job.timeout, grace=self.grace)
 

@@ -53,7 +53,7 @@ DEFAULT_MEMORY_LIMIT_MB = 8192
 RESIDENT_POLL_SECONDS = 0.25
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
 # The child acts on a job's time limit at its own safe points, between Thunder's calls
-# (execution.time_limit); the parent waits this much longer, then kills the child and records the
+# (watchdog.time_limit); the parent waits this much longer, then kills the child and records the
 # timeout: a compile that never hands control back (a hang in Thunder, torch or C++) ends here.
 GRACE_SECONDS = 15.0
 # A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
@@ -129,7 +129,7 @@ def serve(
 
 def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
     """A ``Worker``'s child: ``target(job)`` for each job on the pipe. Its stdout becomes its stderr:
-    what a job prints past Python's capture (``execution.captured_output``; a C++ library's printf)
+    what a job prints past Python's capture (``path_running.captured_output``; a C++ library's printf)
     must not land in the report, the parent's stdout."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
