@@ -69,11 +69,12 @@ def program_with_bug(name: str, seed: int = 0):
 
 def single_removals(program):
     """Every program one statement (its values fed in fresh), one returned value or one unread input smaller."""
+    from fuzzdce.core.program import without_range
     from fuzzdce.fuzzing import reductions
 
     specs = reductions.value_specs(program)
     for i in range(program.n_ops):
-        candidate = reductions.without_range(program, range(i, i + 1), specs)
+        candidate = without_range(program, range(i, i + 1), specs)
         if candidate is not None:
             yield candidate
     yield from reductions.drop_outputs(program)

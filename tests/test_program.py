@@ -2,7 +2,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, find, given, settings
 
-from fuzzdce.core.program import Program, Ref, Step, TensorInput, views_follow_bases
+from fuzzdce.core.program import Program, Ref, Step, TensorInput, views_follow_bases, with_input, with_tensor_shapes
 from fuzzdce.strategies import CATALOG, programs
 
 FAST = settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -69,6 +69,18 @@ def test_a_view_keeps_its_bases_shape_dtype_and_layout_whatever_changed_the_base
     assert not followed[2].requires_grad and followed[3].view_of == 2
     p = Program(followed, (Step("add", "{0} + {1}", (Ref(0), Ref(3))),), (4,))
     assert p.function()(*p.make_inputs())[0].shape == (4, 6)
+
+
+def test_changing_a_base_input_changes_its_views_alike():
+    """``with_input`` and ``with_tensor_shapes`` change bases; their views follow (the one rule):
+    a guard call's other dtype, strides or rank never makes a view its base cannot give."""
+    base, view = TensorInput((4, 6)), TensorInput((4, 6), view_of=0)
+    p = Program((base, TensorInput((3,)), view), (Step("add", "{0} + {1}", (Ref(0), Ref(2))),), (3,))
+    other_dtype = with_input(p, 0, dtype="float64", transposed=True)
+    assert [(s.dtype, s.transposed) for s in other_dtype.inputs] == [("float64", True), ("float32", False), ("float64", True)]
+    ranked = with_tensor_shapes(p, lambda shape: (2, *shape))
+    assert [s.shape for s in ranked.inputs] == [(2, 4, 6), (2, 3), (2, 4, 6)]
+    assert ranked.function()(*ranked.make_inputs())[0].shape == (2, 4, 6)
 
 
 def test_inputs_are_seeded_and_can_require_grad():

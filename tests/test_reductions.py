@@ -156,7 +156,7 @@ def test_a_statement_nesting_calls_is_taken_apart_into_the_same_computation():
     so the first wrong op is found inside it (clamp, not the add around it)."""
     import torch
 
-    from fuzzdce.fuzzing.reductions import take_apart
+    from fuzzdce.core.program_source import take_apart
 
     program = user_program(
         "def f(a, b):\n    c = torch.clamp(a, min=0, max=1) * 2 + a.sum()\n    d, e = torch.max(c + b, 0)\n    return c, e\n",

@@ -2,6 +2,12 @@
 
 Values are numbered: inputs are ``v0 .. v{n-1}``, then each step defines the next ``n_out`` values.
 The rendered source is the single source of truth: fuzzdce executes exactly the text it prints.
+
+Program arithmetic lives here too, each a program made from another with every reference
+renumbered and every view following its base (``views_follow_bases``): steps or inputs dropped
+(``rebuilt``, ``without_range``), a step replaced (``with_step``), an input changed (``with_input``,
+``with_tensor_shapes``). The shrinker's passes (``fuzzing.reductions``) and the guard calls'
+variants (``running.variants``) are made of these.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 import functools
 import linecache
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -498,3 +504,106 @@ def _edges_expression(spec: TensorInput, expr: str, shape: tuple[int, ...], dtyp
     if spec.edges_only:
         return picked
     return f"torch.where(torch.rand({shape!r}, generator=g) < 0.5, {picked}, {expr})"
+
+
+# --- program arithmetic: programs made from others, every reference renumbered ----------------------
+
+
+def _renumbered(value: Any, mapping: dict[int, int]) -> Any:
+    return Ref(mapping[value.index]) if isinstance(value, Ref) else value
+
+
+def rebuilt(
+    program: Program,
+    kept_inputs: list[int],
+    kept_steps: list[int],
+    outputs: tuple[int, ...],
+    fresh: tuple[tuple[int, TensorInput], ...] = (),
+) -> Program | None:
+    """A program of the old inputs ``kept_inputs``, then one new input per ``fresh`` entry (the old
+    value it stands for, and its spec), the old steps ``kept_steps``, returning the old values
+    ``outputs``: every reference renumbered. None when a kept step or output reads a value no
+    longer defined, or a kept input is a view of a dropped one."""
+    mapping = {old: new for new, old in enumerate(kept_inputs)}
+    mapping |= {value: len(kept_inputs) + j for j, (value, _) in enumerate(fresh)}
+    inputs = []
+    for old in kept_inputs:
+        spec = program.inputs[old]
+        if spec.view_of is not None:
+            if spec.view_of not in mapping:
+                return None
+            spec = replace(spec, view_of=mapping[spec.view_of])
+        inputs.append(spec)
+    inputs += [spec for _, spec in fresh]
+    index, steps = len(inputs), []
+    for i in kept_steps:
+        step = program.steps[i]
+        if any(r not in mapping for r in step.refs()):
+            return None
+        steps.append(
+            replace(
+                step,
+                args=tuple(_renumbered(a, mapping) for a in step.args),
+                kwargs=tuple((k, _renumbered(v, mapping)) for k, v in step.kwargs),
+            )
+        )
+        for offset in range(step.n_out):
+            mapping[program.first_value(i) + offset] = index
+            index += 1
+    if not outputs or any(o not in mapping for o in outputs):
+        return None
+    return replace(program, inputs=tuple(inputs), steps=tuple(steps), outputs=tuple(mapping[o] for o in outputs))
+
+
+def without_steps(program: Program, dropped: set[int]) -> Program | None:
+    """The program without the steps ``dropped`` (None when something kept reads their results)."""
+    kept = [i for i in range(program.n_ops) if i not in dropped]
+    return rebuilt(program, list(range(len(program.inputs))), kept, program.outputs)
+
+
+def read_inputs(program: Program) -> set[int]:
+    """Inputs some step or output reads, or that another input is a view of."""
+    read = {r for step in program.steps for r in step.refs()} | set(program.outputs)
+    read |= {spec.view_of for spec in program.inputs if spec.view_of is not None}
+    return {i for i in range(len(program.inputs)) if i in read}
+
+
+def without_range(program: Program, dropped: range, specs: dict[int, TensorInput]) -> Program | None:
+    """The program without the steps in ``dropped``: each of their results that a kept step or the
+    return reads becomes a fresh input of its shape and dtype (``specs``). None when one cannot."""
+    owner = program.producers()
+    kept_steps = [i for i in range(program.n_ops) if i not in dropped]
+    read = {r for i in kept_steps for r in program.steps[i].refs()} | set(program.outputs)
+    needed = sorted(v for v in read if owner.get(v) in dropped)
+    if any(v not in specs for v in needed):
+        return None
+    fresh = tuple((v, specs[v]) for v in needed)
+    return rebuilt(program, list(range(len(program.inputs))), kept_steps, program.outputs, fresh)
+
+
+def with_step(program: Program, index: int, step: Step) -> Program | None:
+    """``program`` with step ``index`` replaced by ``step``, and whatever it alone read gone with
+    it: statements it left dead, inputs it left unread (None when it cannot be rebuilt)."""
+    changed = replace(program, steps=program.steps[:index] + (step,) + program.steps[index + 1 :])
+    was_live, live = program.live_steps(), changed.live_steps()
+    kept_steps = [i for i in range(program.n_ops) if i in live or i not in was_live]
+    read = read_inputs(replace(changed, steps=tuple(changed.steps[i] for i in kept_steps)))
+    kept_inputs = [i for i in range(len(program.inputs)) if i in read or i not in read_inputs(program)]
+    return rebuilt(changed, kept_inputs, kept_steps, program.outputs)
+
+
+def with_input(program: Program, index: int, **changes: Any) -> Program:
+    """``program`` with input ``index``'s spec changed by ``changes``, and each view of it alike
+    (``views_follow_bases``)."""
+    inputs = list(program.inputs)
+    inputs[index] = replace(inputs[index], **changes)
+    return replace(program, inputs=views_follow_bases(inputs))
+
+
+def with_tensor_shapes(program: Program, shape_of: Callable[[tuple[int, ...]], tuple[int, ...]]) -> Program:
+    """``program`` with each tensor input that is no view given the shape ``shape_of(its shape)``,
+    each view following its base (``views_follow_bases``)."""
+    inputs = tuple(
+        replace(s, shape=shape_of(s.shape)) if isinstance(s, TensorInput) and s.view_of is None else s for s in program.inputs
+    )
+    return replace(program, inputs=views_follow_bases(inputs))

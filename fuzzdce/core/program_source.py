@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -318,3 +319,98 @@ def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = 
                 if ast.dump(ast.parse(input_expression(spec), mode="eval").body) == text:
                     return spec
     return input_spec(value, f"input {index}", exact=exact)
+
+
+# --- a step's expression, read and rewritten -------------------------------------------------------
+
+# What a step's template reads, as names an expression can hold: ``{0}`` as ``_arg0_``, ``{alpha}`` as ``_kw_alpha_``.
+ARGUMENT_NAME, KEYWORD_NAME = "_arg{}_", "_kw_{}_"
+
+
+def expression_of(step: Step) -> ast.expr | None:
+    """The step's expression with its arguments as names (``ARGUMENT_NAME``, ``KEYWORD_NAME``); None for a template
+    that is a statement itself (``{out}``) or no expression."""
+    if "{out}" in step.template:
+        return None
+    try:
+        text = step.template.format(
+            *(ARGUMENT_NAME.format(i) for i in range(len(step.args))), **{k: KEYWORD_NAME.format(k) for k, _ in step.kwargs}
+        )
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, IndexError, KeyError, ValueError):
+        return None
+
+
+def reads_a_value(node: ast.AST) -> bool:
+    """Does ``node`` read one of the step's arguments (``expression_of``'s names)?"""
+    return any(isinstance(n, ast.Name) and n.id.startswith(("_arg", "_kw_")) for n in ast.walk(node))
+
+
+def step_from(expression: ast.expr, values: dict[str, Any], like: Step) -> Step:
+    """A step computing ``expression`` (``like``'s outputs and unpacking), each name of ``values``
+    it holds (a placeholder: ``_arg0_``, ``_kw_alpha_``, a hoisted value) an argument of it."""
+    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
+    args = []
+    for name, value in values.items():
+        if name in text:
+            text = text.replace(name, "{" + str(len(args)) + "}")
+            args.append(value)
+    return Step(op_name(expression), text, tuple(args), n_out=like.n_out, unpack=like.unpack)
+
+
+class Hoist(ast.NodeTransformer):
+    """Takes each call or operator nested in ``root`` that reads a value out into a step of its own
+    (appended to ``steps``; ``values`` gains its placeholder), innermost first."""
+
+    def __init__(self, root: ast.expr, values: dict[str, Any], steps: list[Step], n_inputs: int) -> None:
+        self.root, self.values, self.steps, self.n_inputs = root, values, steps, n_inputs
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        nested = isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)) and node is not self.root
+        if nested and reads_a_value(node):
+            self.steps.append(step_from(node, self.values, Step("", "")))
+            name = f"_arg_h{len(self.steps)}_"  # read as a value (``reads_a_value``)
+            self.values[name] = Ref(self.n_inputs + sum(s.n_out for s in self.steps) - 1)
+            return ast.Name(name, ast.Load())
+        return node
+
+
+def take_apart(program: Program) -> Program:
+    """``program`` with each statement that nests calls of values taken apart, one statement per
+    call or operator that reads a value, innermost first (``torch.clamp(v0, 0, 1) * 2 + v0.sum()``
+    becomes ``v1 = torch.clamp(v0, 0, 1)``, ``v2 = v1 * 2``, ``v3 = v0.sum()``, ``v4 = v2 + v3``):
+    the same computation, so the first wrong op is found within a statement (``running.localise``)
+    and the statement-level passes reduce inside it. What ``fuzzdce minify`` does to a user's
+    program first; a fuzzdce program's statements are one op each."""
+    mapping: dict[int, int] = {i: i for i in range(len(program.inputs))}
+    steps: list[Step] = []
+
+    def renumbered(value: Any) -> Any:
+        return Ref(mapping[value.index]) if isinstance(value, Ref) else value
+
+    for index, step in enumerate(program.steps):
+        expression = expression_of(step)
+        values = {ARGUMENT_NAME.format(i): renumbered(a) for i, a in enumerate(step.args)}
+        values |= {KEYWORD_NAME.format(k): renumbered(v) for k, v in step.kwargs}
+        if expression is None or step.kwargs:  # a statement template, or a catalog entry's keywords: as it is
+            steps.append(
+                dataclasses.replace(
+                    step, args=tuple(map(renumbered, step.args)), kwargs=tuple((k, renumbered(v)) for k, v in step.kwargs)
+                )
+            )
+        else:
+            before = len(steps)
+            root = Hoist(expression, values, steps, len(program.inputs)).visit(expression)
+            if len(steps) == before:
+                steps.append(dataclasses.replace(step, args=tuple(map(renumbered, step.args))))
+            else:
+                steps.append(
+                    dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
+                )
+        first = program.first_value(index)
+        for offset in range(step.n_out):
+            mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
+    if len(steps) == program.n_ops:
+        return program
+    return dataclasses.replace(program, steps=tuple(steps), outputs=tuple(mapping[o] for o in program.outputs))

@@ -13,7 +13,7 @@ values as a campaign's, ``running.localise``, and the fault says where they firs
 with eager, a split.
 
 First, each statement that nests calls of values is taken apart into one statement per call
-(``reductions.take_apart``), so that the first wrong op is found inside a statement and the
+(``program_source.take_apart``), so that the first wrong op is found inside a statement and the
 statements around it can go. The reductions are ``reductions``' named passes, composed by name, in
 the order that pays (as PyTorch's ``fx_minifier`` orders them), ``WHOLE_PROGRAM_PASSES`` once each:
 every dead statement and unused input at once (``dead_and_unused``); each returned value alone
@@ -43,6 +43,7 @@ from fuzzdce.core.faults import Raised, Split, WrongValue
 from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program
+from fuzzdce.core.program_source import take_apart
 from fuzzdce.fuzzing import reductions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.evaluate import Evaluator
@@ -261,7 +262,7 @@ class Minifier:
     def minify(self, program: Program, failure: Failure) -> Result:
         """``program`` reduced against ``failure`` (completed by ``establish``)."""
         self.started = time.monotonic()
-        original, program = program, reductions.take_apart(program)  # one call of a value per statement
+        original, program = program, take_apart(program)  # one call of a value per statement
         try:
             failure = self.establish(program, failure)
         except UsageError:

@@ -10,7 +10,7 @@ PyTorch's ``fx_minifier`` runs, in its order:
 3. move the return earlier: the program cut after a statement, returning what it defines
    (``truncations``: ``Program.prefix``);
 4. delta-debug ranges of statements: each removed statement's results that later ones read become
-   fresh inputs of the same shape and dtype (``without_range``);
+   fresh inputs of the same shape and dtype (``program.without_range``);
 5. reduce inside a statement (``SUB_STATEMENT``): a call or operator gives way to one of its
    arguments (``call_to_argument``: ``torch.matmul(v0, w) + v1.sum(0)`` to ``torch.matmul(v0, w)``),
    a keyword goes back to its default (``keyword_to_default``), an operand becomes a constant
@@ -29,7 +29,8 @@ input elements) and ``fails(candidate)`` (the caller's replay: the same failure,
 configuration, so a sub-statement reduction is kept only where the fault holds); ``reduce``
 counts what each pass took, by name. Nothing is guessed: a dead statement can matter
 (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so every
-candidate is replayed. Pure functions of ``Program``: the shrinker (``shrinking``) and the minifier
+candidate is replayed. Pure functions of ``Program``, made of ``core.program``'s arithmetic
+(``rebuilt``, ``without_range``, ``with_step``): the shrinker (``shrinking``) and the minifier
 (``minify``) supply the replay, ``tests/test_reductions.py`` a stand-in.
 """
 
@@ -41,13 +42,23 @@ import dataclasses
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import torch
 
 from fuzzdce.core.findings import size
-from fuzzdce.core.program import DTYPES, Program, Ref, Step, TensorInput, views_follow_bases
-from fuzzdce.core.program_source import op_name
+from fuzzdce.core.program import (
+    DTYPES,
+    Program,
+    Step,
+    TensorInput,
+    read_inputs,
+    rebuilt,
+    views_follow_bases,
+    with_step,
+    without_range,
+    without_steps,
+)
+from fuzzdce.core.program_source import ARGUMENT_NAME, KEYWORD_NAME, expression_of, op_name, reads_a_value
 
 Fails = Callable[[Program], bool]
 # A reduction pass: from a failing program, a smaller one that still ``fails``, or None when it finds none.
@@ -80,58 +91,6 @@ def candidate_pass(candidates: Candidates) -> Candidates:
     return candidates
 
 
-def _renumbered(value: Any, mapping: dict[int, int]) -> Any:
-    return Ref(mapping[value.index]) if isinstance(value, Ref) else value
-
-
-def rebuilt(
-    program: Program,
-    kept_inputs: list[int],
-    kept_steps: list[int],
-    outputs: tuple[int, ...],
-    fresh: tuple[tuple[int, TensorInput], ...] = (),
-) -> Program | None:
-    """A program of the old inputs ``kept_inputs``, then one new input per ``fresh`` entry (the old
-    value it stands for, and its spec), the old steps ``kept_steps``, returning the old values
-    ``outputs``: every reference renumbered. None when a kept step or output reads a value no
-    longer defined, or a kept input is a view of a dropped one."""
-    mapping = {old: new for new, old in enumerate(kept_inputs)}
-    mapping |= {value: len(kept_inputs) + j for j, (value, _) in enumerate(fresh)}
-    inputs = []
-    for old in kept_inputs:
-        spec = program.inputs[old]
-        if spec.view_of is not None:
-            if spec.view_of not in mapping:
-                return None
-            spec = dataclasses.replace(spec, view_of=mapping[spec.view_of])
-        inputs.append(spec)
-    inputs += [spec for _, spec in fresh]
-    index, steps = len(inputs), []
-    for i in kept_steps:
-        step = program.steps[i]
-        if any(r not in mapping for r in step.refs()):
-            return None
-        steps.append(
-            dataclasses.replace(
-                step,
-                args=tuple(_renumbered(a, mapping) for a in step.args),
-                kwargs=tuple((k, _renumbered(v, mapping)) for k, v in step.kwargs),
-            )
-        )
-        for offset in range(step.n_out):
-            mapping[program.first_value(i) + offset] = index
-            index += 1
-    if not outputs or any(o not in mapping for o in outputs):
-        return None
-    return dataclasses.replace(program, inputs=tuple(inputs), steps=tuple(steps), outputs=tuple(mapping[o] for o in outputs))
-
-
-def without_steps(program: Program, dropped: set[int]) -> Program | None:
-    """The program without the steps ``dropped`` (None when something kept reads their results)."""
-    kept = [i for i in range(program.n_ops) if i not in dropped]
-    return rebuilt(program, list(range(len(program.inputs))), kept, program.outputs)
-
-
 @candidate_pass
 def drop_dead(program: Program) -> Iterator[Program]:
     """Candidates: the program without one statement whose results nothing reads, last first."""
@@ -139,13 +98,6 @@ def drop_dead(program: Program) -> Iterator[Program]:
     for i in reversed(range(program.n_ops)):
         if i not in live and (candidate := without_steps(program, {i})) is not None:
             yield candidate
-
-
-def read_inputs(program: Program) -> set[int]:
-    """Inputs some step or output reads, or that another input is a view of."""
-    read = {r for step in program.steps for r in step.refs()} | set(program.outputs)
-    read |= {spec.view_of for spec in program.inputs if spec.view_of is not None}
-    return {i for i in range(len(program.inputs)) if i in read}
 
 
 @candidate_pass
@@ -194,19 +146,6 @@ def value_specs(program: Program) -> dict[int, TensorInput]:
         if isinstance(value, torch.Tensor) and value.dtype in dtypes and value.layout == torch.strided:
             specs[index] = TensorInput(tuple(value.shape), dtypes[value.dtype])
     return specs
-
-
-def without_range(program: Program, dropped: range, specs: dict[int, TensorInput]) -> Program | None:
-    """The program without the steps in ``dropped``: each of their results that a kept step or the
-    return reads becomes a fresh input of its shape and dtype (``specs``). None when one cannot."""
-    owner = program.producers()
-    kept_steps = [i for i in range(program.n_ops) if i not in dropped]
-    read = {r for i in kept_steps for r in program.steps[i].refs()} | set(program.outputs)
-    needed = sorted(v for v in read if owner.get(v) in dropped)
-    if any(v not in specs for v in needed):
-        return None
-    fresh = tuple((v, specs[v]) for v in needed)
-    return rebuilt(program, list(range(len(program.inputs))), kept_steps, program.outputs, fresh)
 
 
 @candidate_pass
@@ -315,23 +254,6 @@ def ddmin(program: Program, fails: Fails) -> Program | None:
 
 # --- inside a statement ---------------------------------------------------------------------------------
 
-# What a step's template reads, as names an expression can hold: ``{0}`` as ``_arg0_``, ``{alpha}`` as ``_kw_alpha_``.
-_ARG, _KW = "_arg{}_", "_kw_{}_"
-
-
-def expression_of(step: Step) -> ast.expr | None:
-    """The step's expression with its arguments as names (``_ARG``, ``_KW``); None for a template
-    that is a statement itself (``{out}``) or no expression."""
-    if "{out}" in step.template:
-        return None
-    try:
-        text = step.template.format(
-            *(_ARG.format(i) for i in range(len(step.args))), **{k: _KW.format(k) for k, _ in step.kwargs}
-        )
-        return ast.parse(text, mode="eval").body
-    except (SyntaxError, IndexError, KeyError, ValueError):
-        return None
-
 
 def step_of_expression(step: Step, expression: ast.expr) -> Step:
     """``step`` computing ``expression`` (its arguments as ``expression_of`` names them): the
@@ -340,98 +262,17 @@ def step_of_expression(step: Step, expression: ast.expr) -> Step:
     text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
     args = []
     for i, arg in enumerate(step.args):
-        if _ARG.format(i) in text:
-            text = text.replace(_ARG.format(i), "{" + str(len(args)) + "}")
+        if ARGUMENT_NAME.format(i) in text:
+            text = text.replace(ARGUMENT_NAME.format(i), "{" + str(len(args)) + "}")
             args.append(arg)
-    kwargs = tuple((k, v) for k, v in step.kwargs if _KW.format(k) in text)
+    kwargs = tuple((k, v) for k, v in step.kwargs if KEYWORD_NAME.format(k) in text)
     for k, _ in kwargs:
-        text = text.replace(_KW.format(k), "{" + k + "}")
+        text = text.replace(KEYWORD_NAME.format(k), "{" + k + "}")
     original = expression_of(step)
     same_call = original is not None and op_name(original) == op_name(expression)
     return dataclasses.replace(
         step, op=step.op if same_call else op_name(expression), template=text, args=tuple(args), kwargs=kwargs
     )
-
-
-def with_step(program: Program, index: int, step: Step) -> Program | None:
-    """``program`` with step ``index`` replaced by ``step``, and whatever it alone read gone with
-    it: statements it left dead, inputs it left unread (None when it cannot be rebuilt)."""
-    changed = dataclasses.replace(program, steps=program.steps[:index] + (step,) + program.steps[index + 1 :])
-    was_live, live = program.live_steps(), changed.live_steps()
-    kept_steps = [i for i in range(program.n_ops) if i in live or i not in was_live]
-    read = read_inputs(dataclasses.replace(changed, steps=tuple(changed.steps[i] for i in kept_steps)))
-    kept_inputs = [i for i in range(len(program.inputs)) if i in read or i not in read_inputs(program)]
-    return rebuilt(changed, kept_inputs, kept_steps, program.outputs)
-
-
-def step_from(expression: ast.expr, values: dict[str, Any], like: Step) -> Step:
-    """A step computing ``expression`` (``like``'s outputs and unpacking), each name of ``values``
-    it holds (a placeholder: ``_arg0_``, ``_kw_alpha_``, a hoisted value) an argument of it."""
-    text = ast.unparse(expression).replace("{", "{{").replace("}", "}}")
-    args = []
-    for name, value in values.items():
-        if name in text:
-            text = text.replace(name, "{" + str(len(args)) + "}")
-            args.append(value)
-    return Step(op_name(expression), text, tuple(args), n_out=like.n_out, unpack=like.unpack)
-
-
-class Hoist(ast.NodeTransformer):
-    """Takes each call or operator nested in ``root`` that reads a value out into a step of its own
-    (appended to ``steps``; ``values`` gains its placeholder), innermost first."""
-
-    def __init__(self, root: ast.expr, values: dict[str, Any], steps: list[Step], n_inputs: int) -> None:
-        self.root, self.values, self.steps, self.n_inputs = root, values, steps, n_inputs
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        node = super().generic_visit(node)
-        nested = isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)) and node is not self.root
-        if nested and reads_a_value(node):
-            self.steps.append(step_from(node, self.values, Step("", "")))
-            name = f"_arg_h{len(self.steps)}_"  # read as a value (``reads_a_value``)
-            self.values[name] = Ref(self.n_inputs + sum(s.n_out for s in self.steps) - 1)
-            return ast.Name(name, ast.Load())
-        return node
-
-
-def take_apart(program: Program) -> Program:
-    """``program`` with each statement that nests calls of values taken apart, one statement per
-    call or operator that reads a value, innermost first (``torch.clamp(v0, 0, 1) * 2 + v0.sum()``
-    becomes ``v1 = torch.clamp(v0, 0, 1)``, ``v2 = v1 * 2``, ``v3 = v0.sum()``, ``v4 = v2 + v3``):
-    the same computation, so the first wrong op is found within a statement (``running.localise``)
-    and the statement-level passes reduce inside it. What ``fuzzdce minify`` does to a user's
-    program first; a fuzzdce program's statements are one op each."""
-    mapping: dict[int, int] = {i: i for i in range(len(program.inputs))}
-    steps: list[Step] = []
-
-    def renumbered(value: Any) -> Any:
-        return Ref(mapping[value.index]) if isinstance(value, Ref) else value
-
-    for index, step in enumerate(program.steps):
-        expression = expression_of(step)
-        values = {_ARG.format(i): renumbered(a) for i, a in enumerate(step.args)}
-        values |= {_KW.format(k): renumbered(v) for k, v in step.kwargs}
-        if expression is None or step.kwargs:  # a statement template, or a catalog entry's keywords: as it is
-            steps.append(
-                dataclasses.replace(
-                    step, args=tuple(map(renumbered, step.args)), kwargs=tuple((k, renumbered(v)) for k, v in step.kwargs)
-                )
-            )
-        else:
-            before = len(steps)
-            root = Hoist(expression, values, steps, len(program.inputs)).visit(expression)
-            if len(steps) == before:
-                steps.append(dataclasses.replace(step, args=tuple(map(renumbered, step.args))))
-            else:
-                steps.append(
-                    dataclasses.replace(step_from(root, values, step), op=step.op if op_name(root) == step.op else op_name(root))
-                )
-        first = program.first_value(index)
-        for offset in range(step.n_out):
-            mapping[first + offset] = len(program.inputs) + sum(s.n_out for s in steps) - step.n_out + offset
-    if len(steps) == program.n_ops:
-        return program
-    return dataclasses.replace(program, steps=tuple(steps), outputs=tuple(mapping[o] for o in program.outputs))
 
 
 def rewrites(expression: ast.expr) -> Iterator[tuple[ast.AST, ast.expr]]:
@@ -453,11 +294,6 @@ def rewrites(expression: ast.expr) -> Iterator[tuple[ast.AST, ast.expr]]:
         for part in parts:
             if not isinstance(part, ast.Starred) and reads_a_value(part):
                 yield node, part
-
-
-def reads_a_value(node: ast.AST) -> bool:
-    """Does ``node`` read one of the step's arguments (``expression_of``'s names)?"""
-    return any(isinstance(n, ast.Name) and n.id.startswith(("_arg", "_kw_")) for n in ast.walk(node))
 
 
 def replaced(expression: ast.expr, node: ast.AST, by: ast.AST) -> ast.expr:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fuzzdce.core.model import (
-    CallLabel,
-)
-from fuzzdce.core.program import NumberInput, StringInput, TensorInput, views_follow_bases
+from fuzzdce.core.model import CallLabel
+from fuzzdce.core.program import NumberInput, StringInput, TensorInput, with_input, with_tensor_shapes
 from fuzzdce.running.script_program import ScriptProgram
 
 
@@ -31,17 +29,9 @@ def resized_program(program) -> tuple[Any | None, str]:
     if not sizes:
         return None, "every input dimension is 1 or absent: other shapes would change broadcasting"
     for grow in (1, 2, 3):
-        new_size = {d: d + grow for d in sizes}
-        inputs = tuple(
-            dataclasses.replace(s, shape=tuple(new_size.get(d, d) for d in s.shape)) if isinstance(s, TensorInput) else s
-            for s in specs
-        )
-        candidate = dataclasses.replace(program, inputs=inputs)
-        try:
-            candidate.function()(*candidate.make_inputs())
-        except Exception:
-            continue
-        return candidate, ""
+        candidate = with_tensor_shapes(program, lambda shape, grow=grow: tuple(d + grow if d > 1 else d for d in shape))
+        if eager_accepts(candidate):
+            return candidate, ""
     return None, "eager rejects the program on every resized shape tried"
 
 
@@ -52,13 +42,6 @@ def eager_accepts(program) -> bool:
     except Exception:
         return False
     return True
-
-
-def _with_input(program, index: int, **changes):
-    """``program`` with input ``index`` changed, and each view of it alike (``views_follow_bases``)."""
-    inputs = list(program.inputs)
-    inputs[index] = dataclasses.replace(inputs[index], **changes)
-    return dataclasses.replace(program, inputs=views_follow_bases(inputs))
 
 
 # Another dtype for an input, as the guard call on dtype gives it (bool has none it is sure to take).
@@ -98,30 +81,24 @@ def guard_candidates(program, label: CallLabel) -> list:
         resized, _ = resized_program(program)
         return [resized] if resized is not None else []
     if label == CallLabel.GUARD_RANK and tensors:
-        return [
-            dataclasses.replace(
-                program,
-                inputs=tuple(dataclasses.replace(s, shape=(lead, *s.shape)) if isinstance(s, TensorInput) else s for s in specs),
-            )
-            for lead in (2, 1)
-        ]
+        return [with_tensor_shapes(program, lambda shape, lead=lead: (lead, *shape)) for lead in (2, 1)]
     if label == CallLabel.GUARD_DTYPE:
-        return [_with_input(program, i, dtype=OTHER_DTYPE[s.dtype]) for i, s in tensors[:1] if s.dtype in OTHER_DTYPE]
+        return [with_input(program, i, dtype=OTHER_DTYPE[s.dtype]) for i, s in tensors[:1] if s.dtype in OTHER_DTYPE]
     if label == CallLabel.GUARD_REQUIRES_GRAD:
         return [program] if any(s.can_require_grad for _, s in tensors) else []
     if label == CallLabel.GUARD_STRIDES:
         for i, s in tensors:
             if len(s.shape) >= 2 and s.shape[-1] > 1 and s.shape[-2] > 1:
-                return [_with_input(program, i, transposed=not s.transposed)]
+                return [with_input(program, i, transposed=not s.transposed)]
             if len(s.shape) >= 1 and s.shape[-1] > 1:
-                return [_with_input(program, i, strided=not s.strided)]
+                return [with_input(program, i, strided=not s.strided)]
         return []
     if label in (CallLabel.GUARD_NUMBER_VALUE, CallLabel.GUARD_NUMBER_TYPE) and numbers:
         i, s = numbers[0]
-        return [_with_input(program, i, value=_other_number(s.value, same_type=label == CallLabel.GUARD_NUMBER_VALUE))]
+        return [with_input(program, i, value=_other_number(s.value, same_type=label == CallLabel.GUARD_NUMBER_VALUE))]
     if label == CallLabel.GUARD_STRING_VALUE and strings:
         i, s = strings[0]  # its other choices, in order: the ops reading it accept each
-        return [_with_input(program, i, value=other) for other in s.choices if other != s.value]
+        return [with_input(program, i, value=other) for other in s.choices if other != s.value]
     return []
 
 
