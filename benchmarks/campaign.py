@@ -44,10 +44,10 @@ def extra_calls(program) -> tuple:
     """The programs of the calls besides the first that fuzzdce's paths make on ``program``: the
     resized call's (None without one) and each guard call's (label, program). Computed once, outside
     the timing, as inputs of the bare baseline (fuzzdce computes them per path, which is its cost)."""
-    from fuzzdce.running.variants import guard_labels, guard_program, resized_program
+    from fuzzdce.running.variants import guard_variants, resized_program
 
     resized, _ = resized_program(program)
-    guards = {label: variant for label in guard_labels(program) if (variant := guard_program(program, label)[0]) is not None}
+    guards = guard_variants(program)
     return resized, guards
 
 

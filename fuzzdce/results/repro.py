@@ -32,7 +32,7 @@ from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
 from fuzzdce.running.script_program import ScriptProgram
-from fuzzdce.running.variants import guard_labels, guard_program
+from fuzzdce.running.variants import guard_variants
 
 MAIN_SOURCE = """
 def main(argv=None):
@@ -97,10 +97,7 @@ def guard_inputs_source(program) -> str:
     """The inputs of each guard call ``program`` makes, as source: one ``make_inputs`` per varied
     property, and ``GUARD_INPUTS`` naming them (the guards oracle's calls, made after the first)."""
     parts, entries = [], []
-    for label in guard_labels(program):
-        variant, _ = guard_program(program, label)
-        if variant is None:
-            continue
+    for label, variant in guard_variants(program).items():
         name = f"make_inputs_{label.replace('-', '_')}"
         if label == CallLabel.GUARD_REQUIRES_GRAD:  # the same inputs, requiring grad
             parts.append(f"def {name}(requires_grad=False):\n    return make_inputs(requires_grad=True)\n")

@@ -49,7 +49,7 @@ from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.stated_metadata import observed_metadata
-from fuzzdce.running.variants import guard_labels, guard_program, resized_program
+from fuzzdce.running.variants import guard_program, guard_variants, resized_program
 from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, timed_out
 
 # How a path notes a guard call (``Outcome.notes``): the property varied and whether the call hit
@@ -90,18 +90,11 @@ def run_eager(program, outcome: Outcome) -> None:
         outcome.notes.append(f"no resized call: {why_not}")
     else:
         made.append((make_call(outcome, CallLabel.RESIZED, resized.function(), resized), resized.function(), resized, {}))
-    for label in guard_labels(program):
-        variant, _ = guard_program(program, label)
-        if variant is not None:
-            requires_grad = dict(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
-            made.append(
-                (
-                    make_call(outcome, label, variant.function(), variant, **requires_grad),
-                    variant.function(),
-                    variant,
-                    requires_grad,
-                )
-            )
+    for label, variant in guard_variants(program).items():
+        requires_grad = dict(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD)
+        made.append(
+            (make_call(outcome, label, variant.function(), variant, **requires_grad), variant.function(), variant, requires_grad)
+        )
     outcome.error = outcome.calls[CallLabel.PLAIN].error
     run_float64(outcome, made)
 

@@ -126,3 +126,10 @@ def guard_program(program, label: CallLabel) -> tuple[Any | None, str]:
         if eager_accepts(candidate):
             return candidate, ""
     return None, f"no {label.property_varied} guard call: eager rejects every variant tried"
+
+
+def guard_variants(program) -> dict[CallLabel, Any]:
+    """Each guard call ``program`` makes, by its label, with the program it runs (``guard_program``):
+    what eager makes for reference, and what a reproducer writes as ``GUARD_INPUTS``."""
+    variants = {label: guard_program(program, label)[0] for label in guard_labels(program)}
+    return {label: variant for label, variant in variants.items() if variant is not None}
