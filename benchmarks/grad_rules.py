@@ -37,7 +37,8 @@ from hypothesis import settings
 
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program
-from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
+from fuzzdce.fuzzing.config import DriverSettings
+from fuzzdce.fuzzing.driver import HypothesisDriver
 from fuzzdce.fuzzing.steering import Steering
 from fuzzdce.running.grad_rules import grad_rule_ids
 from fuzzdce.running.path_running import run_path

@@ -292,7 +292,8 @@ def test_a_seeded_round_keeps_the_example_database(tmp_path):
     from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
+    from fuzzdce.fuzzing.config import DriverSettings
+    from fuzzdce.fuzzing.driver import HypothesisDriver
 
     class NothingEvaluated:
         """A driver host that evaluates nothing."""

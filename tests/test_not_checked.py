@@ -240,7 +240,8 @@ def test_an_exception_in_a_shrink_step_is_a_harness_error_never_shrunk():
     """A shrink step's check raising reached Hypothesis, which shrank fuzzdce's fault instead of the cause."""
     from hypothesis import given, settings
 
-    from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver, current_choices
+    from fuzzdce.fuzzing.config import DriverSettings
+    from fuzzdce.fuzzing.driver import HypothesisDriver, current_choices
     from fuzzdce.strategies import programs
 
     drawn = []

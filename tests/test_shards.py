@@ -79,6 +79,21 @@ def test_shard_0_of_1_is_the_unsharded_campaign():
     assert campaign.run_id == campaign.for_shard(0, 1).run_id == "11:0/1"
 
 
+def test_each_phase_reads_the_configuration_as_built_once():
+    """``CampaignConfig.phases``: a lane of a shard knows its run (the seed line says how to rerun
+    the shard), its share of the causes to shrink, and draws no OpInfo step where ``--op`` names
+    the entries to draw."""
+    shard = CampaignConfig.of(("stock",), ("jit",), seed=11, ops=("exp",), opinfo_rate=0.5, max_examples=7).for_shard(1, 4)
+    phases = shard.lane(2, 3).phases()
+    assert phases.run.run_id == "11:1/4" and "rerun with --seed 11 --shard 1/4" in phases.run.seed_line()
+    assert (phases.shrinking.lane, phases.shrinking.lanes) == (2, 3) and phases.evaluation.timeout is not None
+    generation = phases.generation
+    assert [op.name for op in generation.catalog] == ["exp"] and generation.opinfo_rate == 0.0
+    assert generation.max_examples == 7 and generation.seed == shard.budget.seed + 2
+    unsharded = CampaignConfig.of(("stock",), ("jit",), seed=11).phases()
+    assert unsharded.run.seed_line() == "seed 11 (rerun with --seed 11)" and unsharded.generation.opinfo_rate > 0
+
+
 # --- Done when: two shards merged equal one process of as many programs ------------------------------
 
 SEED = 5

@@ -11,6 +11,7 @@ from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import EAGER, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.fuzzing.config import ShrinkingSettings
 from fuzzdce.fuzzing.shrinking import Shrinker
 from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, LEFT_AFTER_GENERATION, SHRINK_END, Phase, PhaseClock, TimePlan
 from fuzzdce.running.evaluate import Evaluator, PathResult
@@ -182,8 +183,8 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
 
 
 def causes_in_order(ledger, lane=0, lanes=1):
-    config = SimpleNamespace(budget=SimpleNamespace(lane=lane, lanes=lanes))
-    return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, config=config)).ordered_causes()]
+    settings = SimpleNamespace(shrinking=ShrinkingSettings(lane=lane, lanes=lanes))
+    return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, settings=settings)).ordered_causes()]
 
 
 def test_each_bug_gets_a_shrink_before_any_gets_a_second():

@@ -1,6 +1,7 @@
 """A fuzzing campaign, in parts passed in: an ``Evaluator`` (where Thunder's work runs), a
 ``Ledger`` (findings, triage, what to shrink, confirmation) and a ``HypothesisDriver`` (rounds,
-seeds, time budget), made from one ``CampaignConfig``.
+seeds, time budget), made from one ``CampaignConfig``, read once into what each phase needs
+(``config.PhaseSettings``).
 
 Its phases (``time_plan.Phase``), within one wall-time plan (``time_plan.TimePlan``).
 **Generation**: each program Hypothesis draws runs once in eager, once per path under stock
@@ -23,12 +24,12 @@ from collections.abc import Callable, Iterable
 
 from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.findings import Finding, FindingStore
-from fuzzdce.core.model import Placement
+from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import campaign_timeline, sample
 from fuzzdce.core.versions import versions
 from fuzzdce.fuzzing.config import CampaignConfig
-from fuzzdce.fuzzing.driver import DriverSettings, HypothesisDriver
+from fuzzdce.fuzzing.driver import HypothesisDriver
 from fuzzdce.fuzzing.ledger import Ledger, Log
 from fuzzdce.fuzzing.shrinking import Shrinker
 from fuzzdce.fuzzing.time_plan import Phase, PhaseClock, TimePlan
@@ -40,6 +41,7 @@ from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.grad_rules import grad_rule_ids
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.paths import PATHS
+from fuzzdce.running.placements import resolve
 from fuzzdce.running.sandbox import SandboxedJobs
 from fuzzdce.strategies.opinfo import describe_source
 from fuzzdce.strategies.programs import INPUT_DTYPES
@@ -58,7 +60,7 @@ def distinct_counts(findings: Iterable[Finding]) -> Counter:
 
 
 class Campaign:
-    """Fuzz ``config.scope.placements`` x ``config.scope.paths``; the driver's host (``DriverHost``).
+    """Fuzz ``config``'s placements x its paths; the driver's host (``DriverHost``).
 
     ``evaluator``: who evaluates programs (default: in this process, or in a sandboxed worker when
     ``config.workers.sandbox``). ``run_round``: handed to the driver (tests give a stand-in Hypothesis run).
@@ -77,30 +79,31 @@ class Campaign:
         process: str = "driver",
         recycle_rss_mb: int | None = None,
     ) -> None:
-        self.config = config
+        self.settings = settings = config.phases()
         self.own_memory = ProcessMemory(process)
         self.own_memory.observe_self()
         self.absorbed_memory = CampaignMemory()  # the lanes' processes, when this is a merged campaign
         self.recycle_rss_mb = recycle_rss_mb
-        self.placements = config.resolved_placements()
-        self.reference = config.resolved_reference(self.placements)  # what every verdict is relative to
-        self.paths = list(config.scope.paths)
-        self.seed = config.budget.seed
+        self.placements = [resolve(name) for name in settings.placements]
+        # What every verdict is relative to: the reference among the placements, or stock.
+        self.reference = next((p for p in self.placements if p.name == settings.reference), resolve(STOCK))
+        self.paths = list(settings.paths)
+        self.seed = settings.run.seed
         self.log = log
         if evaluator is None:
-            evaluator = Evaluator(self.sandbox(config) if config.workers.sandbox else None, cache=True)
+            evaluator = Evaluator(self.sandbox() if settings.evaluation.sandbox else None, cache=True)
         self.evaluator = evaluator
-        output, time_budget = config.output, config.budget.time_budget
+        output = settings.output
         self.builds = build_specs(self.placements)  # what the records and reproducers select a build by
         # NAME -> which Thunder it is: the records and the report's roles lines say it
         self.thunders = {p.name: describe_thunder(p) for p in [self.reference, *self.placements]}
         # What fuzzdce merge counts once: this shard of this campaign; a campaign without a seed (a
         # fuzz test's) cannot be rerun the same, so its run is one of a kind.
-        self.run_id = config.run_id or f"unseeded:{uuid.uuid4().hex[:12]}"
+        self.run_id = settings.run.run_id or f"unseeded:{uuid.uuid4().hex[:12]}"
         folder = None
         if output.findings_dir is not None:
             folder = FindingsFolder(output.findings_dir, self.run_id, self.builds, self.reference.name, self.thunders)
-        self.epoch = config.budget.started_at or time.time()  # wall-clock start of the timeline's clock
+        self.epoch = settings.started_at or time.time()  # wall-clock start of the timeline's clock
         self.ledger = Ledger(
             [p.name for p in self.placements],
             known=output.known,
@@ -110,46 +113,31 @@ class Campaign:
             reference=self.reference.name,
         )
         # --time-budget is the campaign's wall time, split among its phases (time_plan.TimePlan).
-        self.plan = TimePlan(time_budget, self.epoch)
+        self.plan = TimePlan(settings.time_budget, self.epoch)
         self.phases = PhaseClock(self.ledger.stats.phases)
-        self.ledger.shrink_baseline = config.scope.shrink_baseline
-        settings = config.settings()
-        self.max_examples = config.examples(settings)
+        self.ledger.shrink_baseline = settings.shrinking.shrink_baseline
+        self.max_examples = settings.generation.max_examples
         self.full_evaluations = 0  # programs evaluated under every placement and path
         self.distinct_programs: set[Program] = set()  # those programs, each once
-        self.driver = HypothesisDriver(self, self.driver_settings(settings), run_round=run_round)
+        self.driver = HypothesisDriver(self, settings.generation, run_round=run_round)
         self.interrupted = False
         self.started = time.monotonic()
         self.shrinker = Shrinker(self)
 
-    def driver_settings(self, settings) -> DriverSettings:
-        """What the driver generates, from the configuration and the Hypothesis ``settings``."""
-        config = self.config
-        return DriverSettings(
-            hypothesis=settings,
-            max_examples=self.max_examples,
-            seed=config.budget.seed,
-            time_budget=config.budget.time_budget,
-            progress_every=config.output.progress_every,
-            catalog=config.catalog(),
-            steer=config.scope.steer,
-            opinfo_rate=config.opinfo_rate(),
-        )
-
     def clock(self) -> float:
-        """Seconds since the campaign started (``config.budget.started_at`` when given)."""
+        """Seconds since the campaign started (``PhaseSettings.started_at`` when given)."""
         return time.time() - self.epoch
 
-    def sandbox(self, config: CampaignConfig) -> SandboxedJobs:
+    def sandbox(self) -> SandboxedJobs:
         """A sandboxed worker with the configured limits, recycled as configured."""
-        workers = config.workers
+        workers = self.settings.evaluation
         return SandboxedJobs(
             memory_limit_mb=workers.memory_limit_mb,
             recycle_jobs=workers.recycle_jobs,
             recycle_rss_mb=workers.recycle_rss_mb,
             name=f"{self.own_memory.process} worker",
             log=self.log,
-            uses_device=any(PATHS[p].device is not None for p in config.scope.paths),
+            uses_device=any(PATHS[p].device is not None for p in self.paths),
         )
 
     def memory(self) -> CampaignMemory:
@@ -271,13 +259,13 @@ class Campaign:
 
     def summary(self) -> RunSummary:
         """Everything the campaign measured, and its bugs: summary.json, and what the report prints."""
-        s, config, folder = self.stats, self.config, self.folder
+        s, run, folder = self.stats, self.settings.run, self.folder
         distinct = distinct_counts(self.store)
         bugs = self.ledger.bugs()
         return RunSummary(
             seed=self.seed,
-            campaign_seed=config.root_seed,
-            shard=config.shard_label,
+            campaign_seed=run.campaign_seed,
+            shard=run.shard_label,
             run_id=self.run_id,
             placements=tuple(self.names),
             paths=tuple(self.paths),
@@ -354,16 +342,16 @@ class Campaign:
     def run(self) -> FindingStore:
         """Generate, shrink, confirm and write; Ctrl-C or SIGTERM stops it cleanly."""
         self.started = time.monotonic()
-        self.epoch = self.config.budget.started_at or time.time()
-        self.plan = TimePlan(self.config.budget.time_budget, self.epoch)
-        chosen_ops = self.config.scope.ops
+        self.epoch = self.settings.started_at or time.time()
+        self.plan = TimePlan(self.settings.time_budget, self.epoch)
+        chosen_ops = self.settings.ops
         ops = f"ops {', '.join(chosen_ops)}; " if chosen_ops else ""
         self.log(
             f"fuzzdce: placements {', '.join(p.name for p in self.placements)}; paths {', '.join(self.paths)}; "
-            f"{ops}{self.max_examples} programs; {self.seed_line()}"
+            f"{ops}{self.max_examples} programs; {self.settings.run.seed_line()}"
         )
         if self.folder is not None:
-            if self.config.output.clear_findings:
+            if self.settings.output.clear_findings:
                 self.folder.clear()
             self.log(f"fuzzdce: writing findings to {self.folder.root}")
         try:
@@ -403,28 +391,18 @@ class Campaign:
         self.finish()
         return self.store
 
-    def seed_line(self) -> str:
-        """The seed, and for a shard which one: enough to rerun exactly this run."""
-        c = self.config
-        if c.budget.shards == 1:
-            return f"seed {self.seed} (rerun with --seed {self.seed})"
-        return (
-            f"shard {c.shard_label} of campaign seed {c.root_seed}, seed {self.seed} "
-            f"(rerun with --seed {c.root_seed} --shard {c.shard_label})"
-        )
-
     def finish(self) -> None:
         """Join the findings into bugs and confirm them (unless interrupted or configured not to:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
-            if self.config.output.confirm and not self.interrupted:
+            if self.settings.output.confirm and not self.interrupted:
                 self.log(f"fuzzdce: joining {len(self.store.causes())} causes: each minimal program on every path")
                 self.join()
                 with self.phases.timed(Phase.CONFIRMING):
                     self.shrinker.confirm(self.ledger.bugs())
             with self.phases.timed(Phase.WRITING):
-                self.ledger.rewrite(remove_others=self.config.output.owns_findings)
+                self.ledger.rewrite(remove_others=self.settings.output.owns_findings)
         except KeyboardInterrupt:
             self.interrupted = True
         except Exception as e:  # joining, confirming or writing failed in fuzzdce's own code: exit 3
@@ -441,7 +419,7 @@ class Campaign:
         ``Evaluator``'s ``alone`` and ``cache``). (The reference is passed only when it is not stock:
         an evaluator that takes none, a test's stand-in, serves the rest.)"""
         against = {} if self.reference.is_stock else {"reference": self.reference}
-        return self.evaluator(program, placements, paths=paths, timeout=self.config.workers.timeout, **against, **options)
+        return self.evaluator(program, placements, paths=paths, timeout=self.settings.evaluation.timeout, **against, **options)
 
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""

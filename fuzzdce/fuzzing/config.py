@@ -136,6 +136,83 @@ class Output:
     owns_findings: bool = True
 
 
+@dataclass(frozen=True)
+class DriverSettings:
+    """How the driver generates: from ``hypothesis`` settings, ``max_examples`` programs (evaluated
+    in full) within ``time_budget`` seconds, rounds seeded from ``seed``, drawn from ``catalog``'s
+    entries (and Thunder's OpInfos in a share ``opinfo_rate`` of programs), steered when ``steer``;
+    progress every ``progress_every`` seconds."""
+
+    hypothesis: Settings
+    max_examples: int
+    seed: int | None = None
+    time_budget: float | None = None
+    progress_every: float = 10.0
+    catalog: tuple[OpSpec, ...] = CATALOG
+    steer: bool = False
+    opinfo_rate: float = 0.0  # the share of programs holding an OpInfo step (``strategies.opinfo``)
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Which run a campaign is, the same on every rerun: what its records and summary name it by
+    (``run_id``), and the line saying how to rerun it (``seed_line``)."""
+
+    seed: int | None
+    campaign_seed: int | None  # the campaign's seed, which shards derive theirs from
+    shard: int = 0
+    shards: int = 1
+
+    @property
+    def shard_label(self) -> str:
+        return f"{self.shard}/{self.shards}"
+
+    @property
+    def run_id(self) -> str | None:
+        """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
+        return None if self.campaign_seed is None else f"{self.campaign_seed}:{self.shard_label}"
+
+    def seed_line(self) -> str:
+        """The seed, and for a shard which one: enough to rerun exactly this run."""
+        if self.shards == 1:
+            return f"seed {self.seed} (rerun with --seed {self.seed})"
+        return (
+            f"shard {self.shard_label} of campaign seed {self.campaign_seed}, seed {self.seed} "
+            f"(rerun with --seed {self.campaign_seed} --shard {self.shard_label})"
+        )
+
+
+@dataclass(frozen=True)
+class ShrinkingSettings:
+    """What the shrinking phase needs: whether baseline bugs are shrunk too, and which lane of how
+    many this is (each lane shrinks its own share of the causes first)."""
+
+    shrink_baseline: bool = True
+    lane: int = 0
+    lanes: int = 1
+
+
+@dataclass(frozen=True)
+class PhaseSettings:
+    """A campaign's settings as its phases read them, built once from a ``CampaignConfig``
+    (``CampaignConfig.phases``): which run it is and its clock; the Thunders and paths each program
+    runs on; what generation draws (``generation``), where Thunder's work runs (``evaluation``),
+    what shrinking takes first (``shrinking``), and where results go and how the campaign ends
+    (``output``: confirming, the findings folder's ownership)."""
+
+    run: RunIdentity
+    started_at: float | None  # the campaign clock's start (time.time()); None: when it runs
+    time_budget: float | None  # the campaign's wall time, split among its phases (time_plan.TimePlan)
+    placements: tuple[str, ...]
+    reference: str
+    paths: tuple[str, ...]
+    ops: tuple[str, ...]  # the catalog entries named (empty: the whole catalog), as the start line says
+    generation: DriverSettings
+    evaluation: Workers
+    shrinking: ShrinkingSettings
+    output: Output
+
+
 GROUPS = {"scope": Scope, "budget": Budget, "workers": Workers, "output": Output}
 # Each setting's group, by its name: what ``CampaignConfig.of`` and ``replaced`` sort flat settings by.
 GROUP_OF = {f.name: group for group, kind in GROUPS.items() for f in dataclasses.fields(kind)}
@@ -178,13 +255,38 @@ class CampaignConfig:
         }
         return dataclasses.replace(self, **changes)
 
-    def catalog(self) -> tuple[OpSpec, ...]:
-        """The catalog entries programs are drawn from."""
-        return tuple(BY_NAME[op] for op in self.scope.ops) if self.scope.ops else CATALOG
+    def phases(self) -> PhaseSettings:
+        """This configuration as the campaign's phases read it: each setting read here, once.
+        Loads the named Hypothesis profile (``settings``)."""
+        scope, budget = self.scope, self.budget
+        hypothesis = self.settings()
+        generation = DriverSettings(
+            hypothesis=hypothesis,
+            max_examples=budget.max_examples if budget.max_examples is not None else hypothesis.max_examples,
+            seed=budget.seed,
+            time_budget=budget.time_budget,
+            progress_every=self.output.progress_every,
+            catalog=tuple(BY_NAME[op] for op in scope.ops) if scope.ops else CATALOG,
+            steer=scope.steer,
+            opinfo_rate=0.0 if scope.ops else scope.opinfo_rate,  # none when ``--op`` names the entries to draw
+        )
+        return PhaseSettings(
+            run=self.identity(),
+            started_at=budget.started_at,
+            time_budget=budget.time_budget,
+            placements=scope.placements,
+            reference=scope.reference,
+            paths=scope.paths,
+            ops=scope.ops,
+            generation=generation,
+            evaluation=self.workers,
+            shrinking=ShrinkingSettings(scope.shrink_baseline, budget.lane, budget.lanes),
+            output=self.output,
+        )
 
-    def opinfo_rate(self) -> float:
-        """The share of programs holding an OpInfo step: none when ``--op`` names the entries to draw."""
-        return 0.0 if self.scope.ops else self.scope.opinfo_rate
+    def identity(self) -> RunIdentity:
+        """Which run this is (``RunIdentity``): its seed, its campaign's, and its shard."""
+        return RunIdentity(self.budget.seed, self.root_seed, self.budget.shard, self.budget.shards)
 
     @classmethod
     def for_profile(cls, profile: str | None = None, **overrides) -> CampaignConfig:
@@ -226,13 +328,9 @@ class CampaignConfig:
         return budget.campaign_seed if budget.campaign_seed is not None else budget.seed
 
     @property
-    def shard_label(self) -> str:
-        return f"{self.budget.shard}/{self.budget.shards}"
-
-    @property
     def run_id(self) -> str | None:
-        """This shard of this campaign, the same on every rerun: what ``fuzzdce merge`` counts once."""
-        return None if self.root_seed is None else f"{self.root_seed}:{self.shard_label}"
+        """This shard of this campaign, the same on every rerun (``RunIdentity.run_id``)."""
+        return self.identity().run_id
 
     def restarted(self, restart: int, programs_left: int) -> CampaignConfig:
         """This lane's configuration for its ``restart``-th fresh process (after it was recycled):
@@ -244,15 +342,8 @@ class CampaignConfig:
     def resolved_placements(self) -> list[Placement]:
         return [resolve(name) for name in self.scope.placements]
 
-    def resolved_reference(self, placements: list[Placement]) -> Placement:
-        """The reference among ``placements`` (``resolved_placements()``), or stock."""
-        return next((p for p in placements if p.name == self.scope.reference), resolve(STOCK))
-
     def settings(self) -> Settings:
         """The Hypothesis settings to start from: the named profile (loaded), else the current ones."""
         if self.budget.profile is None:
             return Settings()
         return profiles.load(self.budget.profile, self.output.database)
-
-    def examples(self, settings: Settings) -> int:
-        return self.budget.max_examples if self.budget.max_examples is not None else settings.max_examples

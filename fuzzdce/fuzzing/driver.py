@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -38,9 +37,9 @@ except ImportError:  # pragma: no cover - another Hypothesis
 from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
 from fuzzdce.core.program import Program
 from fuzzdce.core.signatures import short_id
-from fuzzdce.fuzzing.config import derive_seed
+from fuzzdce.fuzzing.config import DriverSettings, derive_seed
 from fuzzdce.fuzzing.steering import ROUND, Steering
-from fuzzdce.strategies import CATALOG, OpSpec, programs
+from fuzzdce.strategies import programs
 
 
 class GenerationEnd(StrEnum):
@@ -171,23 +170,6 @@ class DriverHost(Protocol):
 
     def log(self, line: str) -> None:
         """Tell the user ``line``."""
-
-
-@dataclass(frozen=True)
-class DriverSettings:
-    """How the driver generates: from ``hypothesis`` settings, ``max_examples`` programs (evaluated
-    in full) within ``time_budget`` seconds, rounds seeded from ``seed``, drawn from ``catalog``'s
-    entries (and Thunder's OpInfos in a share ``opinfo_rate`` of programs), steered when ``steer``;
-    progress every ``progress_every`` seconds."""
-
-    hypothesis: settings
-    max_examples: int
-    seed: int | None = None
-    time_budget: float | None = None
-    progress_every: float = 10.0
-    catalog: tuple[OpSpec, ...] = CATALOG
-    steer: bool = False
-    opinfo_rate: float = 0.0  # the share of programs holding an OpInfo step (``strategies.opinfo``)
 
 
 class HypothesisDriver:

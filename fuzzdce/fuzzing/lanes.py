@@ -159,7 +159,7 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
     config = config.with_seed().replaced(started_at=config.budget.started_at or time.time())
     # Confirmation replays findings, crashes included: in a sandboxed worker, like the lanes' work.
     merged = Campaign(config.replaced(sandbox=True), log=log or (lambda line: print(line, file=sys.stderr, flush=True)))
-    if merged.folder is not None and config.output.clear_findings:
+    if merged.folder is not None and merged.settings.output.clear_findings:
         merged.folder.clear()
     lanes = Lanes(config, jobs)
     interrupted = False

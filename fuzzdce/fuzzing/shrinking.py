@@ -93,7 +93,7 @@ class Shrinker:
         while there is time (a bug may hold many causes, and shrinking them all can outlast the
         budget); within that, this lane's share first (``lane_share``), regressions first, then by
         first sighting."""
-        budget = self.campaign.config.budget
+        shrinking = self.campaign.settings.shrinking
         rank: dict[str, int] = {}  # every cause is in one bug
         for bug in self.store.bugs():
             for i, key in enumerate(dict.fromkeys(f.cause_key for f in bug.members)):
@@ -102,7 +102,7 @@ class Shrinker:
             self.store.causes().items(),
             key=lambda kv: (
                 rank[kv[0]] > 0,
-                lane_share(kv[0], budget.lanes) != budget.lane,
+                lane_share(kv[0], shrinking.lanes) != shrinking.lane,
                 rank[kv[0]],
                 kv[1][0].verdict != Verdict.REGRESSION,
                 kv[1][0].first_seen_seconds or 0.0,
