@@ -8,7 +8,7 @@ run in this process on ``torch.fx.symbolic_trace`` of the same program with the 
 same check (the same exception type raised at the same place in Thunder, or values differing
 from eager's),
 its size in call nodes, cut after ``FX_MINIFIER_SECONDS`` (its smallest graph by then); under each
-row, fuzzdce's reductions inside statements (``reductions.SUB_STATEMENT``: the index_add and
+row, fuzzdce's shrink steps inside statements (``shrink_passes.SUB_STATEMENT``: the index_add and
 logsumexp cases' faulty statements hold more than the failing call) and its final statements. The
 median of fuzzdce's seconds closes the table.
 
@@ -70,15 +70,15 @@ def program_with_bug(name: str, seed: int = 0):
 def single_removals(program):
     """Every program one statement (its values fed in fresh), one returned value or one unread input smaller."""
     from fuzzdce.core.program import without_range
-    from fuzzdce.fuzzing import reductions
+    from fuzzdce.fuzzing import shrink_passes
 
-    specs = reductions.value_specs(program)
+    specs = shrink_passes.value_specs(program)
     for i in range(program.n_ops):
         candidate = without_range(program, range(i, i + 1), specs)
         if candidate is not None:
             yield candidate
-    yield from reductions.drop_outputs(program)
-    yield from reductions.drop_unused_inputs(program)
+    yield from shrink_passes.drop_outputs(program)
+    yield from shrink_passes.drop_unused_inputs(program)
 
 
 def one_minimal(minifier, program) -> tuple[bool, int]:
@@ -181,7 +181,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     from fuzzdce.core.quiet import quiet_library_warnings
-    from fuzzdce.fuzzing.reductions import SUB_STATEMENT
+    from fuzzdce.fuzzing.shrink_passes import SUB_STATEMENT
 
     quiet_library_warnings()
     seconds = []
@@ -202,7 +202,9 @@ def main() -> None:
         )
         inside = ", ".join(f"{k} {n}" for k, n in sorted(result.taken.items()) if k in SUB_STATEMENT) or "none"
         print(f"           kept: {result.program.ops}; {str(result.violation)[:140]}", flush=True)
-        print(f"           reductions inside statements: {result.inside_statements} ({inside}); final statement(s):", flush=True)
+        print(
+            f"           shrink steps inside statements: {result.inside_statements} ({inside}); final statement(s):", flush=True
+        )
         for line in result.program.source().splitlines()[1:-1]:
             print(f"           {line.strip()}", flush=True)
     print(f"median fuzzdce minify: {statistics.median(seconds):.1f} s over {len(seconds)} programs")

@@ -1,4 +1,4 @@
-"""``fuzzdce minify``: reading sources back into programs, the reductions against a stand-in, and
+"""``fuzzdce minify``: reading sources back into programs, the shrink passes against a stand-in, and
 real minifies of planted faults and a real Thunder bug (slow)."""
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):
     assert subject.program.ops == ["add"]
 
 
-# --- the reductions, against a stand-in for Thunder --------------------------------------------------
+# --- the shrink passes, against a stand-in for Thunder ----------------------------------------------
 
 
 class StandIn:

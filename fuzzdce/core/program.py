@@ -6,7 +6,7 @@ The rendered source is the single source of truth: fuzzdce executes exactly the 
 Program arithmetic lives here too, each a program made from another with every reference
 renumbered and every view following its base (``views_follow_bases``): steps or inputs dropped
 (``rebuilt``, ``without_range``), a step replaced (``with_step``), an input changed (``with_input``,
-``with_tensor_shapes``). The shrinker's passes (``fuzzing.reductions``) and the guard calls'
+``with_tensor_shapes``). The shrinker's passes (``fuzzing.shrink_passes``) and the guard calls'
 variants (``running.variants``) are made of these.
 """
 
@@ -357,7 +357,7 @@ class Program:
 
     def prefix(self, last: int) -> Program:
         """The program up to step ``last``, returning what that step defines (the values before it
-        keep their numbers): a reduction's cut (``reductions.truncations``)."""
+        keep their numbers): a reduction's cut (``shrink_passes.truncations``)."""
         first = self.first_value(last)
         return replace(self, steps=self.steps[: last + 1], outputs=tuple(range(first, first + self.steps[last].n_out)))
 
@@ -375,7 +375,7 @@ class Program:
 
     def every_value(self) -> Program:
         """The program returning every value its steps define, in order (its dead code live): what
-        an eager run reads each intermediate's shape and dtype from (``reductions.value_specs``)."""
+        an eager run reads each intermediate's shape and dtype from (``shrink_passes.value_specs``)."""
         return replace(self, outputs=tuple(range(len(self.inputs), self.first_value(self.n_ops))))
 
     def statement(self, step: int) -> str:

@@ -4,7 +4,7 @@ What ``fuzzdce minify`` reads a user's program with: a Dynamo graph's ``forward`
 Thunder's report tools wrote, fuzzdce's own ``def program(v0, ...)``, or any function whose body
 is a sequence of assignments ending in a return. Each assignment becomes one ``Step`` whose
 template is the right-hand side with the values it reads as ``{k}`` (so the statement-level
-reductions renumber it like a generated one); ``x = y`` aliases a value and ``x = None`` (how
+shrink passes renumber it like a generated one); ``x = y`` aliases a value and ``x = None`` (how
 Dynamo frees one) is no statement. Names that are no value of the function (``torch``,
 ``operator``, ``inf``) are written so that the program runs with ``torch`` alone in its globals,
 as every ``Program`` does.

@@ -1,1 +1,1 @@
-"""fuzzdce's fuzzing wing: the campaign: configuration, fuzz profiles, the Hypothesis driver, steering, the ledger, shrinking and joining (their phases and time plan), the statement-level reductions, the minimality check, lanes and shards."""
+"""fuzzdce's fuzzing wing: the campaign: configuration, fuzz profiles, the Hypothesis driver, steering, the ledger, shrinking and joining (their phases and time plan), the shrink passes, the minimality check, lanes and shards."""

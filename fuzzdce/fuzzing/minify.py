@@ -1,7 +1,7 @@
 """``fuzzdce minify``: a program a user brings, reduced to the fewest statements that still fail the same way.
 
 The minifier Thunder does not have, built of fuzzdce's parts: the ``Program`` IR (a user's function
-read by ``core.program_source``), the statement-level reductions (``reductions``), the compile paths
+read by ``core.program_source``), the shrink passes (``shrink_passes``), the compile paths
 and oracles, a sandboxed worker with a time limit per candidate (``running.sandbox``), and a
 failure's fault (``joining.same_failure``).
 
@@ -14,13 +14,13 @@ with eager, a split.
 
 First, each statement that nests calls of values is taken apart into one statement per call
 (``program_source.take_apart``), so that the first wrong op is found inside a statement and the
-statements around it can go. The reductions are ``reductions``' named passes, composed by name, in
+statements around it can go. The steps are ``shrink_passes``' named passes, composed by name, in
 the order that pays (as PyTorch's ``fx_minifier`` orders them), ``WHOLE_PROGRAM_PASSES`` once each:
 every dead statement and unused input at once (``dead_and_unused``); each returned value alone
 (``single_outputs``); the shortest failing prefix (``truncate``: a binary search, a failure present
 in a prefix stays in longer ones); delta debugging over windows of statements (``ddmin``), each
 removed value that a kept statement reads fed in as a fresh input of its shape and dtype, the
-granularity halving from two windows to single statements; then ``reductions.reduce``'s passes
+granularity halving from two windows to single statements; then ``shrink_passes.reduce``'s passes
 (``PASSES`` and ``INPUT_PASSES``) to their fixed point, which leaves the result
 1-minimal (no single statement, returned value or unread input can go with the same failure), and
 reduces inside statements (a call giving way to an argument, a keyword to its default, an operand
@@ -44,7 +44,7 @@ from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.program_source import take_apart
-from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.localise import AGAINST_EAGER, first_differs_at
@@ -58,8 +58,8 @@ MIN_TIMEOUT = 20.0
 # How long after a candidate's limit its worker is killed: a hang in C never reaches the limit's
 # safe points, and a minify has thousands of candidates to get through (a campaign waits 15 s).
 GRACE_SECONDS = 5.0
-# The whole-program reductions minify runs first, once each, by name (``reductions.NAMED_PASSES``),
-# in the order that pays (PyTorch's ``fx_minifier``'s); then ``reductions.reduce``'s passes.
+# The whole-program passes minify runs first, once each, by name (``shrink_passes.NAMED_PASSES``),
+# in the order that pays (PyTorch's ``fx_minifier``'s); then ``shrink_passes.reduce``'s passes.
 WHOLE_PROGRAM_PASSES = ("dead_and_unused", "single_outputs", "truncate", "ddmin")
 
 
@@ -147,12 +147,12 @@ class Result:
     violation: Violation | None
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
-    taken: Counter = field(default_factory=Counter)  # reductions kept by ``reductions.reduce``, by pass
+    taken: Counter = field(default_factory=Counter)  # steps kept by ``shrink_passes.reduce``, by pass
 
     @property
     def inside_statements(self) -> int:
-        """How many of the kept reductions were inside a statement (``reductions.SUB_STATEMENT``)."""
-        return sum(n for name, n in self.taken.items() if name in reductions.SUB_STATEMENT)
+        """How many of the kept steps were inside a statement (``shrink_passes.SUB_STATEMENT``)."""
+        return sum(n for name, n in self.taken.items() if name in shrink_passes.SUB_STATEMENT)
 
     def line(self) -> str:
         """``N statements -> M in Q queries, S s``."""
@@ -211,7 +211,7 @@ class Minifier:
             self.queries += 1
             shown = self.violations(program)
             self.verdicts[key] = shown is not None and self.failure.shown(shown[0]) is not None
-            if self.verdicts[key] and (self.best is None or reductions.smaller(program, self.best)):
+            if self.verdicts[key] and (self.best is None or shrink_passes.smaller(program, self.best)):
                 self.best = program
             self.progress()
         return self.verdicts[key]
@@ -278,10 +278,10 @@ class Minifier:
         try:
             current = program
             for name in WHOLE_PROGRAM_PASSES:
-                current = reductions.apply(name, current, self.fails, self.taken)
+                current = shrink_passes.apply(name, current, self.fails, self.taken)
                 self.log(f"fuzzdce minify: after {name}: {current.n_ops} statements, {self.queries} queries")
-            passes = reductions.PASSES + reductions.INPUT_PASSES
-            current, _ = reductions.reduce(current, self.fails, taken=self.taken, passes=passes)
+            passes = shrink_passes.PASSES + shrink_passes.INPUT_PASSES
+            current, _ = shrink_passes.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
             interrupted = True
         best = self.best

@@ -13,8 +13,8 @@ A SOURCE is one of:
 Functions must be straight-line (``core.program_source``). Inputs become specs (``input_spec``)
 holding the very values the user's file, factory or report script made (``TensorInput.values``):
 the minify runs exactly those, and a failure that needs a value (a clamp at its bound, a tie, a
-NaN) keeps failing. Reducing them (fewer elements, values drawn instead) is a reduction like any
-other (``reductions``), kept only where the failure keeps its fault. With ``redraw`` they are
+NaN) keeps failing. Reducing them (fewer elements, values drawn instead) is a shrink step like any
+other (``shrink_passes``), kept only where the failure keeps its fault. With ``redraw`` they are
 redrawn from a seed by shape, dtype and range, as fuzzdce draws its own programs'. Either way the
 original is checked to fail with them before anything is reduced.
 """

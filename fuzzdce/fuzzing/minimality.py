@@ -5,7 +5,7 @@ and no returned value can be dropped with the same failure.
 It works on the reproducer's text, as a Thunder engineer would: drop one line (or one returned
 value), replay the edited reproducer under the bug's placement and the reference on its paths
 (``replay.replay_bug``), and see whether the bug still shows the same. Nothing is guessed: a dead
-statement can matter. ``benchmarks/phases.py`` prints its figure; ``tests/test_reductions.py``
+statement can matter. ``benchmarks/phases.py`` prints its figure; ``tests/test_shrink_passes.py``
 runs it on a campaign's folder.
 """
 

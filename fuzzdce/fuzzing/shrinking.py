@@ -6,7 +6,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   Thunders that keep its verdict (``Configuration``): a shared cause, the reference alone; a
   regression, its first placement, and the reference only on a candidate that still fails there; a
   fixed cause, the reference, and the Thunders under test only on a candidate that still fails there. A candidate keeps the cause's
-  failure when it shows a violation of the same path, oracle and fault (``joining.same_failure``). The statement-level passes (``reductions``) run first, to their
+  failure when it shows a violation of the same path, oracle and fault (``joining.same_failure``). The statement-level passes (``shrink_passes``) run first, to their
   end; then Hypothesis's shrinker, from the cause's choices (it reduces shapes, values and dtypes
   as well as ops), within its share of the time the waiting causes' passes leave
   (``hypothesis_seconds``), its result, when smaller, reduced by the passes again. The final program is
@@ -41,7 +41,7 @@ from fuzzdce.core.joining import placed_marks, same_failure, settled_links
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.vocabulary import Verdict
-from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.fuzzing.bisection import bisect_failure
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
@@ -232,7 +232,7 @@ class Shrinker:
             self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
             return False
         started = time.perf_counter()
-        reduced, finished = reductions.reduce(smallest.program, fails, out_of_time=out_of_time)
+        reduced, finished = shrink_passes.reduce(smallest.program, fails, out_of_time=out_of_time)
         passes = time.perf_counter() - started
         best = [reduced, smallest.choices if reduced == smallest.program else None]
 
@@ -251,7 +251,7 @@ class Shrinker:
             ):
                 campaign.log(f"fuzzdce: Hypothesis's shrink of the cause of finding {smallest.id} stopped for time")
             if best[0] != reduced:
-                reduced, finished = reductions.reduce(best[0], fails, out_of_time=out_of_time)
+                reduced, finished = shrink_passes.reduce(best[0], fails, out_of_time=out_of_time)
         reduced = finite_if_it_fails(reduced, fails)
         choices = best[1] if reduced == best[0] else None
         if not finished:

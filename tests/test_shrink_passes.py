@@ -1,4 +1,4 @@
-"""The statement-level reductions, each proven on a stand-in failure (a function of the program's
+"""The shrink passes, each proven on a stand-in failure (a function of the program's
 ops), and the minimality check run on a real campaign's findings folder."""
 
 from collections import Counter
@@ -6,12 +6,12 @@ from collections import Counter
 import pytest
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.fuzzing import reductions
+from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.minify import WHOLE_PROGRAM_PASSES
 from fuzzdce.fuzzing.minimality import droppable, single_drops
-from fuzzdce.fuzzing.reductions import NAMED_PASSES, operand_to_constant, reduce, value_specs
+from fuzzdce.fuzzing.shrink_passes import NAMED_PASSES, operand_to_constant, reduce, value_specs
 
 
 def step(op, *refs):
@@ -140,14 +140,14 @@ def test_an_operand_becomes_a_constant_and_its_input_goes():
 
 
 def test_shapes_shrink_where_the_failure_allows():
-    from fuzzdce.fuzzing.reductions import INPUT_PASSES, PASSES
+    from fuzzdce.fuzzing.shrink_passes import INPUT_PASSES, PASSES
 
     program = Program((TensorInput((4, 6)),), (step("exp", 0),), (1,))
     reduced, _ = reduce(program, lambda p: p.inputs[0].shape[1] > 1, passes=PASSES + INPUT_PASSES)
     assert reduced.inputs[0].shape == (1, 2)
     # A view of a halved input is halved with it (``views_follow_bases``).
     viewed = Program((TensorInput((4, 6)), TensorInput((4, 6), view_of=0)), (Step("add", "{0} + {1}", (Ref(0), Ref(1))),), (2,))
-    (halved, *_) = reductions.halve_shapes(viewed)
+    (halved, *_) = shrink_passes.halve_shapes(viewed)
     assert [i.shape for i in halved.inputs] == [(2, 3), (2, 3)]
 
 
@@ -181,15 +181,15 @@ def test_a_statement_never_gives_way_to_a_bare_value():
 def test_every_pass_is_registered_once_by_name_with_what_it_does():
     """One family of reducers: the campaign's, minify's whole-program passes and the input passes
     are all ``NAMED_PASSES``, each with a docstring; a second pass of one name is refused."""
-    composed = (*reductions.PASSES, *reductions.INPUT_PASSES, *WHOLE_PROGRAM_PASSES)
+    composed = (*shrink_passes.PASSES, *shrink_passes.INPUT_PASSES, *WHOLE_PROGRAM_PASSES)
     assert sorted(composed) == sorted(NAMED_PASSES)
     assert all(NAMED_PASSES[name].__doc__ for name in NAMED_PASSES)
     with pytest.raises(ValueError):
-        reductions.reduction_pass(NAMED_PASSES["ddmin"])
+        shrink_passes.shrink_pass(NAMED_PASSES["ddmin"])
 
 
 def test_the_whole_program_passes_take_what_they_can_at_once():
-    """Minify's passes, once each (``reductions.apply``): every dead statement and unread input at
+    """Minify's passes, once each (``shrink_passes.apply``): every dead statement and unread input at
     once, one returned value, the shortest failing prefix, windows of statements."""
     program = Program(
         (TensorInput((2,)), TensorInput((3,))),
@@ -201,7 +201,7 @@ def test_the_whole_program_passes_take_what_they_can_at_once():
     taken = Counter()
     current = program
     for name in WHOLE_PROGRAM_PASSES:
-        current = reductions.apply(name, current, fails, taken)
+        current = shrink_passes.apply(name, current, fails, taken)
     assert current.ops == ["exp"] and len(current.inputs) == 1
     assert taken["single_outputs"] == 1 and taken["truncate"] == 1 and taken["ddmin"] == 1
-    assert reductions.apply("single_outputs", current, fails) is current  # nothing to take: itself
+    assert shrink_passes.apply("single_outputs", current, fails) is current  # nothing to take: itself

@@ -1,5 +1,5 @@
-"""Reductions of a program: every reduction pass fuzzdce has, each registered by name
-(``NAMED_PASSES``, by ``reduction_pass`` or ``candidate_pass``; its docstring says what it does).
+"""Shrink passes: every way fuzzdce has of making a failing program smaller, each registered by name
+(``NAMED_PASSES``, by ``shrink_pass`` or ``candidate_pass``; its docstring says what it does).
 
 ``reduce`` runs ``PASSES`` (the campaign's shrinking, ``fuzzdce minify``'s last step), the passes
 PyTorch's ``fx_minifier`` runs, in its order:
@@ -26,12 +26,12 @@ returned value alone (``single_outputs``), the shortest failing prefix by binary
 
 A candidate is kept only when it is ``smaller`` (fewer statements, inputs, less source, then fewer
 input elements) and ``fails(candidate)`` (the caller's replay: the same failure, on the same
-configuration, so a sub-statement reduction is kept only where the fault holds); ``reduce``
+configuration, so a step inside a statement is kept only where the fault holds); ``reduce``
 counts what each pass took, by name. Nothing is guessed: a dead statement can matter
 (``torch.frexp(v1)[1]`` alone does not fail where the program with its dead twin does), so every
 candidate is replayed. Pure functions of ``Program``, made of ``core.program``'s arithmetic
 (``rebuilt``, ``without_range``, ``with_step``): the shrinker (``shrinking``) and the minifier
-(``minify``) supply the replay, ``tests/test_reductions.py`` a stand-in.
+(``minify``) supply the replay, ``tests/test_shrink_passes.py`` a stand-in.
 """
 
 from __future__ import annotations
@@ -61,20 +61,20 @@ from fuzzdce.core.program import (
 from fuzzdce.core.program_source import ARGUMENT_NAME, KEYWORD_NAME, expression_of, op_name, reads_a_value
 
 Fails = Callable[[Program], bool]
-# A reduction pass: from a failing program, a smaller one that still ``fails``, or None when it finds none.
+# A shrink pass: from a failing program, a smaller one that still ``fails``, or None when it finds none.
 Pass = Callable[[Program, Fails], "Program | None"]
 Candidates = Callable[[Program], Iterator[Program]]
 
-# Every reduction pass, by name: what ``reduce`` and ``fuzzdce minify`` compose, and what
+# Every shrink pass, by name: what ``reduce`` and ``fuzzdce minify`` compose, and what
 # ``reduce``'s ``taken`` counts (as Hypothesis's shrinker defines its passes, ``defines_shrink_pass``).
 NAMED_PASSES: dict[str, Pass] = {}
 
 
-def reduction_pass(run: Pass) -> Pass:
-    """Register ``run`` as the reduction pass named by its function's name; its docstring says what
+def shrink_pass(run: Pass) -> Pass:
+    """Register ``run`` as the shrink pass named by its function's name; its docstring says what
     the pass does."""
     if run.__name__ in NAMED_PASSES or not run.__doc__:
-        raise ValueError(f"a reduction pass needs a name of its own and a docstring: {run.__name__}")
+        raise ValueError(f"a shrink pass needs a name of its own and a docstring: {run.__name__}")
     NAMED_PASSES[run.__name__] = run
     return run
 
@@ -87,7 +87,7 @@ def candidate_pass(candidates: Candidates) -> Candidates:
     def run(program: Program, fails: Fails) -> Program | None:
         return first_failing(candidates(program), fails, program)
 
-    reduction_pass(functools.wraps(candidates)(run))
+    shrink_pass(functools.wraps(candidates)(run))
     return candidates
 
 
@@ -171,7 +171,7 @@ def always(program: Program) -> bool:
     return True
 
 
-@reduction_pass
+@shrink_pass
 def dead_and_unused(program: Program, fails: Fails) -> Program | None:
     """Every dead statement, then every unread input, dropped at once (one query each), when the
     result still fails (a dead statement can matter: then ``drop_dead`` takes them one by one)."""
@@ -192,7 +192,7 @@ def without_dead_code(program: Program) -> Program:
     return dead_and_unused(program, always) or program
 
 
-@reduction_pass
+@shrink_pass
 def single_outputs(program: Program, fails: Fails) -> Program | None:
     """The program returning one of its values alone, the first that fails (what only the others
     read dropped with them), when it returns several."""
@@ -205,7 +205,7 @@ def single_outputs(program: Program, fails: Fails) -> Program | None:
     return None
 
 
-@reduction_pass
+@shrink_pass
 def truncate(program: Program, fails: Fails) -> Program | None:
     """The shortest failing prefix (``Program.prefix``, its dead code dropped), by binary search
     over the cut (a failure a prefix shows, a longer one shows too, as a rule; where not,
@@ -221,7 +221,7 @@ def truncate(program: Program, fails: Fails) -> Program | None:
     return best if best is not None and smaller(best, program) else None
 
 
-@reduction_pass
+@shrink_pass
 def ddmin(program: Program, fails: Fails) -> Program | None:
     """Delta debugging over windows of statements: the program split into ``n`` windows, each
     window's removal tried (its values that kept statements read fed in as fresh inputs of their
@@ -470,10 +470,10 @@ def reduce(
     taken: Counter | None = None,
     passes: tuple[str, ...] = PASSES,
 ) -> tuple[Program, bool]:
-    """``program`` reduced by the named ``passes`` until none applies: after each reduction kept,
+    """``program`` reduced by the named ``passes`` until none applies: after each step kept,
     from the first (cheapest) pass again. Returns the smallest failing program and whether the
     passes finished (False: ``out_of_time`` stopped them). ``fails`` is asked only of candidates
-    smaller than the current program; ``taken`` counts the reductions kept, by pass name."""
+    smaller than the current program; ``taken`` counts the steps kept, by pass name."""
     current = program
     while True:
         for name in passes:
