@@ -1,1 +1,1 @@
-"""fuzzdce's running wing: running programs through Thunder: compile paths, execution, placements, builds, sandboxed workers, evaluation, DCE coverage, memory."""
+"""fuzzdce's running wing: running programs through Thunder: compile paths, running a path (its calls, their variants, the time limit), placements, builds, sandboxed workers, evaluation, DCE coverage, memory."""
