@@ -13,6 +13,7 @@ the reference's outcome on the same path, and triage needs the reference's verdi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from fuzzdce.core.subsymbols import activity_of, compare, printed
 from fuzzdce.oracles import ORACLES, rejects
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.localise import localised, needs_localising, violations_or_none
+from fuzzdce.running.localise import judges_alike, localised, needs_localising, violations_or_none
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
@@ -76,10 +77,26 @@ def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """What a job that judges one call needs: the path's calls up to ``call``, judged by
+    ``oracles`` alone (a localising prefix asks only whether that call is wrong alike,
+    ``localise.judges_alike``). The reference runs beside it only where one of them compares with
+    it; nothing else is observed."""
+
+    call: str
+    oracles: frozenset[str]
+
+    @property
+    def needs_reference(self) -> bool:
+        return any(ORACLES[name].needs_stock for name in self.oracles)
+
+
+@dataclass(frozen=True)
 class Job:
     """One unit of work: ``program`` on ``path`` ("eager" or a compile path) under ``placement``,
     compared with ``reference`` (None: stock) on the same path. ``device``: where an eager job
-    runs (None: the CPU; a compile path's is its own, ``CompilePath.device``)."""
+    runs (None: the CPU; a compile path's is its own, ``CompilePath.device``). ``scope``: only
+    what judging one call needs (None: every call, every oracle)."""
 
     program: Program
     placement: Placement
@@ -87,6 +104,7 @@ class Job:
     timeout: float | None
     reference: Placement | None = None
     device: str | None = None
+    scope: Scope | None = None
 
     @property
     def is_reference(self) -> bool:
@@ -154,6 +172,8 @@ class LocalJobs:
             eager = self.eager_on(job.device, job)
             return portable(eager, with_traces=False) if self.portable else eager
         eager = self.eager_on(PATHS[job.path].device, job)
+        if job.scope is not None and job.placement.build is None:
+            return self.scoped(job, eager)
         base = None if job.is_reference else self.reference_outcome(job)
         if job.placement.is_stock:
             outcome = self.stock_outcome(job)
@@ -178,6 +198,22 @@ class LocalJobs:
         if violations and base is not None:
             result.stock_traces = trace_text(base)
         return result
+
+    def scoped(self, job: Job, eager: Outcome) -> Outcome | PathResult:
+        """A scoped job (``Scope``): its calls only, its oracles only, the reference's run alike
+        where an oracle compares with it (kept apart from the program's full outcomes)."""
+        scope = job.scope
+        outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout, through=scope.call)
+        base = None
+        if scope.needs_reference and not job.is_reference:
+            reference = job.reference or PLACEMENTS[STOCK]
+            base = run_path(job.path, job.program, reference, timeout=job.timeout, through=scope.call)
+            note_dce_activity(outcome, base)
+        oracles = [ORACLES[name] for name in sorted(scope.oracles)]
+        violations = judged(check_outcome(outcome, eager, base, oracles=oracles), eager)
+        if not self.portable:
+            return PathResult(outcome, violations)
+        return PathResult(portable(outcome, with_traces=False), violations)
 
     def eager_on(self, device: str | None, job: Job) -> Outcome:
         """Eager's outcome on ``device``, run once per program and device: what a path on that
@@ -267,7 +303,8 @@ def job_key(job: Job) -> str:
     same thing."""
     against = job.reference.name if job.reference is not None else STOCK
     parts = (job.program.source(), job.program.inputs_source(), job.placement.name, job.path, against)
-    text = "\n".join(parts + ((job.device,) if job.device else ()))
+    scope = (f"{job.scope.call} by {','.join(sorted(job.scope.oracles))}",) if job.scope is not None else ()
+    text = "\n".join(parts + ((job.device,) if job.device else ()) + scope)
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -347,6 +384,8 @@ class Evaluator:
         if eager.failure is not None:
             return results
         eager_on = {None: eager}
+        # The reference's wrong values as localised, by (path, oracle, call, message unlocalised).
+        reference_localised: dict[tuple, Violation] = {}
         for device in dict.fromkeys(PATHS[path].device for path in paths if PATHS[path].device is not None):
             eager_on[device] = self.eager_outcome(program, device, timeout, cache)
         for placement in chosen:
@@ -368,14 +407,24 @@ class Evaluator:
                     result = PathResult(outcome, judged(check_outcome(outcome, reference_eager, stock_outcome), reference_eager))
                 evaluation.outcomes[path] = result.outcome
 
-                def run_prefix(prefix: Program, placement=placement, path=path):
-                    return violations_or_none(self.run_cached(Job(prefix, placement, path, timeout, against), cache))
+                def run_prefix(prefix: Program, scope: Scope, placement=placement, path=path):
+                    return violations_or_none(self.run_cached(Job(prefix, placement, path, timeout, against, scope=scope), cache))
 
                 # A program given as a script (a reproducer's) has no statements to take prefixes of.
                 localisable = isinstance(program, Program) and localise
-                evaluation.violations += [
-                    localised(program, v, run_prefix) if localisable and needs_localising(v) else v for v in result.violations
-                ]
+                for v in result.violations:
+                    if not (localisable and needs_localising(v)):
+                        evaluation.violations.append(v)
+                        continue
+                    seen = (path, v.oracle, v.call, v.message)
+                    # Where this Thunder ran the reference's execution traces, its wrong value is
+                    # the reference's bit for bit, and first differs where the reference's does.
+                    shared = reference_localised.get(seen) if not result.outcome.execution_differs else None
+                    if shared is None:
+                        shared = localised(program, v, functools.partial(run_prefix, scope=Scope(v.call, judges_alike(v))))
+                    if placement.name == base.name:
+                        reference_localised[seen] = shared
+                    evaluation.violations.append(shared)
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
                     stock_outcome.traces = result.stock_traces
         return results

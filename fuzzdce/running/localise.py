@@ -13,8 +13,12 @@ itself; when none is, the value stays "not localised" (its fault is then the ora
 
 The one localisation: the evaluator localises every wrong value it reports (``localised``), a
 campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
-differs from the violation (``first_differs_at``). The prefixes are jobs like any other: the
-evaluator's cache runs each once per campaign.
+differs from the violation (``first_differs_at``). The prefixes are jobs like any other (the
+evaluator's cache runs each once per campaign), scoped to what judging them needs
+(``evaluate.Scope``): the path's calls up to the wrong one, the oracles that can be wrong alike
+(``judges_alike``), nothing observed, and the reference compiled beside them only for an oracle
+comparing with it. A Thunder that ran the reference's execution traces shows the reference's wrong
+value bit for bit; the evaluator gives it the reference's localisation, running no prefix.
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ def first_differs_at(violation: Violation) -> str | None:
 # The oracles comparing a call with eager's: a prefix wrong by any of them is wrong. (``exact``
 # compares with the reference's bits, a wrongness of its own.)
 AGAINST_EAGER = frozenset(o.name for o in ORACLES.values() if o.judges == Judges.VALUE and not o.needs_stock)
+
+
+def judges_alike(violation: Violation) -> frozenset[str]:
+    """The oracles whose violation of a prefix can be wrong alike (``wrong_alike``): all that a
+    prefix's run needs judged."""
+    return AGAINST_EAGER if violation.oracle in AGAINST_EAGER else frozenset({violation.oracle})
 
 
 def wrong_alike(violation: Violation, other: Violation) -> bool:

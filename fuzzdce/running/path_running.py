@@ -112,16 +112,25 @@ def run_float64(outcome: Outcome, made: list[tuple[Call, Callable, Any, dict]]) 
                 del outcome.float64_calls[call.label]
 
 
+def calls_through(path: CompilePath, last: CallLabel | None) -> tuple[CallLabel, ...]:
+    """The calls ``path`` makes, in its order, up to and including ``last`` (None: all of them):
+    the guard calls come after every other call, as ``run_compiled`` makes them."""
+    ordered = [label for label in path.calls if not label.is_guard] + [label for label in path.calls if label.is_guard]
+    return tuple(ordered[: ordered.index(last) + 1]) if last in ordered else tuple(ordered)
+
+
 @safe_point
-def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
-    """Compile ``program`` as ``path`` says, make its calls in order, then record what it produced."""
+def run_compiled(path: CompilePath, program, outcome: Outcome, *, through: CallLabel | None = None) -> None:
+    """Compile ``program`` as ``path`` says, make its calls in order (up to ``through``: None, all),
+    then record what it produced."""
     outcome.skipped = path.unavailable()
     if outcome.skipped:
         return
+    made = calls_through(path, through)
     with path.context():
         compiled = path.compile(program.function())
         try:
-            for label in path.calls:
+            for label in made:
                 if label.is_guard:
                     continue
                 if label == CallLabel.RESIZED:
@@ -139,14 +148,26 @@ def run_compiled(path: CompilePath, program, outcome: Outcome) -> None:
         # After the traces are recorded: a guard call that misses the cache compiles again, and
         # Thunder's last traces would be that compilation's.
         if outcome.error is None:
-            for label in path.calls:
+            for label in made:
                 if label.is_guard:
                     make_guard_call(outcome, label, compiled, program)
 
 
-def run_path(path: str, program, placement: Placement, *, timeout: float | None = 60.0, device: str | None = None) -> Outcome:
+def run_path(
+    path: str,
+    program,
+    placement: Placement,
+    *,
+    timeout: float | None = 60.0,
+    device: str | None = None,
+    through: CallLabel | None = None,
+) -> Outcome:
     """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``; eager
     on ``device`` (None: the CPU), a compile path on its own (``CompilePath.device``).
+
+    ``through``: a compile path makes its calls up to this one only, and nothing but the calls is
+    observed (no DCE calls, grad rules, stated metadata, gated edits): what judging that call's
+    values needs (a localising prefix, ``evaluate.Scope``), at a fraction of the cost.
 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
     run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``, a
@@ -163,6 +184,8 @@ def run_path(path: str, program, placement: Placement, *, timeout: float | None 
             with time_limit(timeout), uninitialised_memory_filled(), placement():
                 if path == EAGER:
                     run_eager(program, outcome)
+                elif through is not None:
+                    run_compiled(PATHS[path], program, outcome, through=through)
                 else:
                     with (
                         observed_edits(outcome),
