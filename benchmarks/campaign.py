@@ -22,7 +22,8 @@ Every campaign runs with no example database (``database="none"``): none replays
 programs, which would find bugs sooner than a first run does.
 
 Usage: PYTHONPATH=.:benchmarks python benchmarks/campaign.py [--programs 20] [--lane-seconds 60]
-       [--rounds 2] [--jobs N] [--paths jit thunderfx] [--only overhead|lanes|first] [--first-limit 120]
+       [--rounds 2] [--jobs N] [--paths P ...] [--placements NAME ...] [--only overhead|lanes|first] [--first-limit 120]
+  (default: the six CPU paths; the overhead's placements stock, rdnp, symcall, symcall-fixed)
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ import time
 import warnings
 
 from paths import draw_programs  # the same programs benchmarks/paths.py draws
+
+# The CPU paths a campaign runs by default.
+SIX_CPU_PATHS = ("jit", "jit-grad", "jit-symbolic", "jit-torchcompile", "thunderfx", "thunderfx-dynamic")
 
 # --- the harness overhead ------------------------------------------------------------------------------
 
@@ -62,9 +66,10 @@ def differentiate(result, inputs) -> None:
         torch.autograd.grad(differentiable, leaves, [torch.ones_like(o) for o in differentiable], allow_unused=True)
 
 
-def bare_path(name: str, program, calls: tuple, placement_name: str) -> None:
+def bare_path(name: str, program, calls: tuple, placement_name: str) -> dict:
     """One path's Thunder work, plainly: its compile function in its context, its calls in order,
-    its guard calls, and its traces recorded as the path records them. Raises what Thunder raises."""
+    its guard calls, and its traces recorded as the path records them. Raises what Thunder raises,
+    but for a guard call's exception, returned by its label (a guard call raising ends no path)."""
     from fuzzdce.core.model import CallLabel, Outcome
     from fuzzdce.running.paths import PATHS
 
@@ -86,15 +91,21 @@ def bare_path(name: str, program, calls: tuple, placement_name: str) -> None:
                     compiled(*program.make_inputs())
         finally:
             path.collect(compiled, Outcome(name, placement_name))  # what the paths record
+        raised = {}
         for label in path.calls:  # after the traces, as the paths make them
             if label.is_guard and label in guards:
-                compiled(*guards[label].make_inputs(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD))
+                try:
+                    compiled(*guards[label].make_inputs(requires_grad=label == CallLabel.GUARD_REQUIRES_GRAD))
+                except Exception as e:  # held against fuzzdce's guard call: never swallowed
+                    raised[label] = e
+        return raised
 
 
 def bare_cost(program, placements, paths, calls) -> tuple[float, dict]:
     """Seconds for the Thunder work of fuzzdce's paths on ``program`` under ``placements``, done
     plainly (eager once, then each path under each placement), and (placement, path) -> the
-    exception a path raised, for the caller to hold against fuzzdce's run of the same program."""
+    exception a path raised ((placement, path, label) -> a guard call's), for the caller to hold
+    against fuzzdce's run of the same program."""
     raised = {}
     start = time.perf_counter()
     program.function()(*program.make_inputs())
@@ -102,7 +113,8 @@ def bare_cost(program, placements, paths, calls) -> tuple[float, dict]:
         with placement():
             for name in paths:
                 try:
-                    bare_path(name, program, calls, placement.name)
+                    for label, e in bare_path(name, program, calls, placement.name).items():
+                        raised[(placement.name, name, label)] = e
                 except Exception as e:  # held against fuzzdce's outcome below: never swallowed
                     raised[(placement.name, name)] = e
     return time.perf_counter() - start, raised
@@ -111,8 +123,15 @@ def bare_cost(program, placements, paths, calls) -> tuple[float, dict]:
 def check_bare_against(raised: dict, evaluations) -> None:
     """Stop loudly when the bare baseline raised where fuzzdce's run recorded no error: the baseline
     then did less work than the paths (a stand-in that no longer takes what Thunder passes)."""
-    for (placement, path), error in raised.items():
+    for (placement, path, *guard), error in raised.items():
         outcome = evaluations[placement].outcomes.get(path)
+        if guard and outcome is not None and outcome.failure is None:
+            call = outcome.guard_calls.get(guard[0])
+            if call is not None and call.error is not None:
+                continue
+            raise RuntimeError(
+                f"the bare baseline's {guard[0]} call raised on {path} under {placement} where fuzzdce's did not: {error!r}"
+            ) from error
         if outcome is None or (outcome.error is None and outcome.failure is None):
             raise RuntimeError(
                 f"the bare baseline raised on {path} under {placement} where fuzzdce did not: {error!r}"
@@ -255,7 +274,10 @@ def main() -> None:
     parser.add_argument("--lane-seconds", type=int, default=60, help="wall time of each campaign of the lanes comparison")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the lanes comparison, each one campaign per setting")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--paths", nargs="+", default=["jit", "thunderfx"])
+    parser.add_argument("--paths", nargs="+", default=list(SIX_CPU_PATHS))
+    parser.add_argument(
+        "--placements", nargs="+", default=["stock", "rdnp", "symcall", "symcall-fixed"], help="the overhead's placements"
+    )
     parser.add_argument("--only", choices=["overhead", "lanes", "first"], action="append", help="measure only these (repeatable)")
     parser.add_argument("--first-limit", type=int, default=120, help="wall time of the time-to-first-finding campaign")
     args = parser.parse_args()
@@ -266,11 +288,12 @@ def main() -> None:
 
     quiet_library_warnings()
     only = set(args.only or ["overhead", "lanes", "first"])
-    print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}; placements stock, symcall", flush=True)
+    print(f"machine: {os.cpu_count()} cores; paths {' '.join(args.paths)}", flush=True)
 
     if "overhead" in only:
         programs = [p for p in draw_programs(args.programs, seed=0) if eager_accepts(p)]
-        cost = overhead(programs, [resolve("stock"), resolve("symcall")], args.paths)
+        print(f"overhead: placements {', '.join(args.placements)}", flush=True)
+        cost = overhead(programs, [resolve(name) for name in args.placements], args.paths)
         bare = cost["bare"]
         print(f"bare Thunder, the paths' calls and trace recording: {bare:.3f} s/program ({len(programs)} programs, interleaved)")
         print(f"fuzzdce, in process:       {cost['in process']:.3f} s/program  overhead ratio {cost['in process'] / bare:.2f}")

@@ -1,4 +1,5 @@
 import inspect
+import sys
 import textwrap
 
 import pytest
@@ -80,3 +81,31 @@ def test_user_placement_from_a_module_on_the_path(tmp_path, monkeypatch):
     import my_patch
 
     assert my_patch.ENTERED == [True]
+
+
+def test_a_module_imported_after_an_earlier_patch_has_its_alias_patched_too(monkeypatch):
+    """Scans for aliases are kept between jobs (a scan of every thunder module costs a job as much
+    as an oracle), but not past an import: a module loaded since, holding the original, is patched
+    and restored like the others."""
+    import types
+
+    from thunder.core import transform_common
+
+    from fuzzdce.running.placements import patch_everywhere
+
+    original = transform_common.dce
+    with patch_everywhere(transform_common, "dce", lambda trace, *a, **k: trace):
+        pass  # the scan is kept now
+    late = types.ModuleType("thunder.fuzzdce_late_alias")
+    late.dce = original
+    monkeypatch.setitem(sys.modules, late.__name__, late)
+
+    def replacement(trace, *args, **kwargs):
+        return original(trace, *args, **kwargs)
+
+    with patch_everywhere(transform_common, "dce", replacement):
+        assert late.dce is replacement and transform_common.dce is replacement
+        with patch_everywhere(transform_common, "dce", lambda trace, *a, **k: trace) as wrapped:
+            assert wrapped is replacement and late.dce is not replacement  # a patch of the patch reaches it too
+        assert late.dce is replacement
+    assert late.dce is original and transform_common.dce is original

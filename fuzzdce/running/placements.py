@@ -62,20 +62,54 @@ def patch_everywhere(owner: Any, attribute: str, replacement: Any) -> Iterator[A
     the defining module would miss them. Yields the original object.
     """
     original = inspect.getattr_static(owner, attribute)
-    targets = [(owner, attribute)]
-    if not inspect.isclass(owner):
-        for name, module in list(sys.modules.items()):
-            if module is owner or not (name == "thunder" or name.startswith("thunder.")):
-                continue
-            for attr, value in list(vars(module).items()):
-                if value is original:
-                    targets.append((module, attr))
+    targets = [(owner, attribute)] if inspect.isclass(owner) else aliases(owner, attribute, original)
     with contextlib.ExitStack() as stack:
         for target, attr in targets:
             for recorded in _RECORDINGS:
                 recorded.append(PatchRecord(target, attr, original))
             stack.enter_context(set_attribute(target, attr, replacement))
-        yield original
+        _PATCHED_IN.append((replacement, targets))
+        try:
+            yield original
+        finally:
+            _PATCHED_IN.remove((replacement, targets))
+
+
+# What each open ``patch_everywhere`` put where: a patch of a patch (an observer wrapping the
+# placement's ``dce``, every job) replaces exactly those, found without a scan.
+_PATCHED_IN: list[tuple[Any, list[tuple[Any, str]]]] = []
+# Scans of the loaded ``thunder`` modules for an object's aliases, newest last, each with the
+# number of modules loaded when it was made: a module imported since may hold another alias.
+_SCANS: list[tuple[Any, int, list[tuple[Any, str]]]] = []
+_SCANS_KEPT = 16
+
+
+def aliases(owner: Any, attribute: str, original: Any) -> list[tuple[Any, str]]:
+    """``(owner, attribute)`` and every (module, name) of a loaded ``thunder`` module holding
+    ``original`` too. Scanning every module costs a job as much as an oracle, so a scan is kept
+    while no module was imported since and each alias it found still holds ``original``."""
+    for replacement, targets in reversed(_PATCHED_IN):
+        if replacement is original and (owner, attribute) in targets:
+            return list(targets)
+    loaded = len(sys.modules)
+    for scanned, modules, targets in reversed(_SCANS):
+        if (
+            scanned is original
+            and modules == loaded
+            and (owner, attribute) in targets
+            and all(inspect.getattr_static(t, a, None) is original for t, a in targets)
+        ):
+            return list(targets)
+    targets = [(owner, attribute)]
+    for name, module in list(sys.modules.items()):
+        if module is owner or not (name == "thunder" or name.startswith("thunder.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if value is original:
+                targets.append((module, attr))
+    _SCANS.append((original, loaded, targets))
+    del _SCANS[:-_SCANS_KEPT]
+    return list(targets)
 
 
 @contextlib.contextmanager
