@@ -455,6 +455,7 @@ def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities
     forward trace on two paths is one."""
     from fuzzdce.core.faults import fault_of
     from fuzzdce.core.model import Outcome
+    from fuzzdce.core.vocabulary import TraceLabel
     from fuzzdce.oracles import names
 
     def malformed_in(path, label):
@@ -468,11 +469,11 @@ def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities
             names.trace_problems = original
         return violation
 
-    backward = malformed_in("jit-torchcompile", "jit backward 0")
-    forward = malformed_in("jit-symbolic", "jit forward 0")
+    backward = malformed_in("jit-torchcompile", TraceLabel("jit", "backward", 0))
+    forward = malformed_in("jit-symbolic", TraceLabel("jit", "forward", 0))
     assert fault_of(backward) != fault_of(forward)
-    assert fault_of(forward) == fault_of(malformed_in("jit", "jit forward 2"))
-    assert fault_of(malformed_in("thunderfx", "thunderfx graph 0 fn 0 backward 0")) == fault_of(backward)
+    assert fault_of(forward) == fault_of(malformed_in("jit", TraceLabel("jit", "forward", 2)))
+    assert fault_of(malformed_in("thunderfx", TraceLabel("thunderfx graph 0 fn 0", "backward", 0))) == fault_of(backward)
     store = FindingStore()
     store.add(Verdict.SHARED, ("stock",), backward, ONE_OP)
     store.add(Verdict.SHARED, ("stock",), forward, TWO_OPS)
