@@ -19,11 +19,11 @@ from fuzzdce.core.faults import (
     fixed_point_fault,
     flag_fault,
     guard_fault,
+    identity,
     job_fault,
     malformation_fault,
     metadata_fault,
     rejection_fault,
-    signature,
     split_change_fault,
     split_fault,
     value_fault,
@@ -161,11 +161,11 @@ def test_a_localised_value_is_one_fault_on_every_path_and_an_unlocalised_one_is_
 def test_a_replay_compares_wrong_values_wherever_they_first_differ():
     at_exp = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit", "exp"), call="plain")
     unlocalised = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit"), call="plain")
-    assert signature(at_exp) != signature(unlocalised)
-    assert signature(at_exp, localised=False) == signature(unlocalised, localised=False)
+    assert identity(at_exp) != identity(unlocalised)
+    assert identity(at_exp, localised=False) == identity(unlocalised, localised=False)
     lost = flag_fault("grads", "grad", "jit", "requires_grad False where eager's is True", None)
     invented = flag_fault("grads", "grad", "jit", DIRECTION, None)
-    assert lost.unlocalised_text() != invented.unlocalised_text(), "a flag lost and a flag invented stay two"
+    assert lost.identity(localised=False) != invented.identity(localised=False), "a flag lost and a flag invented stay two"
 
 
 def test_what_joining_asks_each_kind():

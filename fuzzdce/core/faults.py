@@ -319,10 +319,6 @@ class WrongValue(Fault):
         on = (f"on {self.path}",) if self.op is None else ()
         return (self.oracle, self.call or CallLabel.PLAIN, self.where(), *on)
 
-    def unlocalised_text(self) -> str:
-        """Its text wherever it first differs, on any path (``signature``'s ``localised=False``)."""
-        return self.unlocalised()
-
 
 @dataclass(frozen=True, eq=False)
 class Flag(WrongValue):
@@ -350,9 +346,6 @@ class Flag(WrongValue):
     def parts(self) -> tuple[str, ...]:
         on = (f"on {self.path}",) if self.localisable else ()
         return (self.oracle, self.call or CallLabel.PLAIN, self.where(), self.direction, *on)
-
-    def unlocalised_text(self) -> str:
-        return str(self) if self.marked_by else f"{self.unlocalised()} | {self.direction}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -629,15 +622,7 @@ def identity(violation: Violation, localised: bool = True) -> Identity:
     return failure_identity(violation.path, violation.oracle, fault_of(violation), localised)
 
 
-def signature(violation: Violation, localised: bool = True) -> str:
-    """A violation's signature: its path, oracle and fault. What ``triage`` compares between
-    Thunders; a finding is one signature under one verdict and placements. Not ``localised``, a
-    wrong value reads alike wherever it first differs (what a replay of a reproducer's script,
-    which has no statements to localise, compares)."""
-    return signature_of(violation.path, violation.oracle, fault_of(violation), localised)
-
-
-def signature_of(path: str, oracle: str, fault: Fault, localised: bool = True) -> str:
-    """``signature`` of a fault on ``path`` by ``oracle`` (a bug record's member keeps the three)."""
-    text = fault.unlocalised_text() if not localised and isinstance(fault, WrongValue) else str(fault)
-    return " | ".join((path, oracle, text))
+def signature(violation: Violation) -> str:
+    """A violation's signature: its path, oracle and fault, in words (``identity`` is what it is
+    known by; this is its text, for people and known-findings entries)."""
+    return " | ".join((violation.path, violation.oracle, str(fault_of(violation))))

@@ -20,7 +20,7 @@ from typing import Any
 
 from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of, signature_of
+from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of
 from fuzzdce.core.findings import bug_order, finding_identity, is_reportable, size_of
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import as_identity
@@ -240,10 +240,10 @@ class MemberRecord:
         """The finding's identity (``findings.finding_identity``), from its stored fields."""
         return finding_identity(self.verdict, self.placements, failure_identity(self.path, self.oracle, self.fault))
 
-    def unlocalised_signature(self) -> str:
-        """Its violation's signature wherever a wrong value first differs (``faults.signature``'s
+    def unlocalised_identity(self) -> Identity:
+        """Its failure's identity wherever a wrong value first differs (``faults.failure_identity``'s
         ``localised=False``): what a replay of the bug's script compares."""
-        return signature_of(self.path, self.oracle, self.fault_and_site()[0], localised=False)
+        return failure_identity(self.path, self.oracle, self.fault, localised=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:
