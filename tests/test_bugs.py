@@ -266,6 +266,38 @@ def test_torch_compile_refusing_a_generated_statement_alone_keeps_torchs_frame_a
     assert symbol_in_user_code("Unsupported: no user code here") == thunder_frame_in_user_code("no user code") == ""
 
 
+def test_a_raise_in_torchs_frame_joins_only_a_thunder_fault_that_explains_it():
+    """torch.compile refusing a generated statement (``t16 = ltorch.mul(2, t13)``: torch's frame, the
+    statement's op ``mul``) on a one-op settled program that shows a Thunder fault besides: a fault
+    about ``mul``, or a DCE that removed what the statement reads (an observer), explains it and
+    joins it; a wrong gradient at ``amax`` is another fault, and the two stay two bugs (f6582f4c6f
+    and 958def0dcd each held two such faults, the torch raise taken for no fault of its own)."""
+    from fuzzdce.core.faults import dce_fault, value_fault
+    from fuzzdce.oracles.raises import raised as as_violation
+
+    refused = as_violation("jit-torchcompile", refused_by_torch_compile("t16 = ltorch.mul(2, t13)", False), " (grad call)")
+    assert refused.site == "mul"
+
+    def wrong_grad(op):
+        return Violation(
+            "grads", "jit-grad", "grads differ", "Mismatch", fault=value_fault("grads", "grad", "jit-grad", op), site=op
+        )
+
+    def bugs_beside(other):
+        store = FindingStore()
+        for violation in (refused, other):
+            finding, _ = store.add(Verdict.SHARED, ("stock",), violation, ONE_OP)
+            finding.shrunk = True  # one settled program shows both
+        return sorted(sorted(m.violation.oracle for m in b.members) for b in store.bugs())
+
+    assert bugs_beside(wrong_grad("amax")) == [["grads"], ["raises"]]
+    assert bugs_beside(wrong_grad("mul")) == [["grads", "raises"]]
+    unsound = Violation(
+        "dce-sound", "jit", "dropped", "UnsoundDce", fault=dce_fault("dce-sound", "dropped one a kept subsymbol reads")
+    )
+    assert bugs_beside(unsound) == [["dce-sound", "raises"]]
+
+
 def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():
     """Two faulty placements each split thunderfx the same way, and one program shows the split under
     both: the finding of both joins one placement's bug, not the two bugs into one (which would list

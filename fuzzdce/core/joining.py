@@ -147,13 +147,15 @@ def words_site(fault: Fault, site: str) -> str:
 
 def fault_label(fault: Fault, site: str) -> Label | None:
     """What a bug holds at most one of: the op a raised exception or a split names, else its words;
-    the op where a wrong value first differs; None for the oracles that only observe a fault, and
-    for an exception torch raised in its own code on what Thunder handed it (a consequence of the
-    fault beside it, not a fault of its own), unless its autograd engine or dispatcher raised it on
-    Thunder's behalf (``Raised.by_torch_for_thunder``)."""
+    the op where a wrong value first differs; None for the oracles that only observe a fault. An
+    exception torch raised in its own code on what Thunder handed it (``Raised.in_torch``: Dynamo
+    refusing a generated trace's statement) is a consequence of a Thunder fault, but only of one
+    that explains it: its label is the op of the statement torch ran (its site), so it joins a
+    fault about that op, or one that only observes (a DCE that removed what the statement reads),
+    never a fault about another op that a program shows beside it; with no site, it has none."""
     if isinstance(fault, Raised | Split):
         if isinstance(fault, Raised) and fault.in_torch:
-            return None
+            return Label("fault", f"op {site}") if site else None
         if fault.names(site):
             return Label("fault", f"op {site}")
         # Words say what went wrong, not where: the op it was met at goes with them.
