@@ -21,11 +21,15 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
 - ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
   the DCE did wrong, never the symbol it did it in), ``Misstatement`` (``metadata``: the op whose
   tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs);
-- ``Stated`` (``fault_of``, for any other violation): its oracle and the key it states (a crash, a
-  timeout, DCE that is no fixed point).
+- ``JobFailed`` (``crash``, ``timeout``), ``NotFixedPoint`` (``idempotent``), ``AcceptedRejected``
+  (``rejects``), ``SplitChanged`` (``split-set``);
+- ``Stated`` (``fault_of``, for an oracle registered outside fuzzdce that makes none): its oracle
+  and the key it states.
 
-A fault prints as " | "-joined parts (its signature, its bug's id) and is written as data in bug
-records (``Fault.to_json``); nothing reads it back from its text.
+A fault is known by its identity (``Fault.identity``: its kind and the fields that say where
+Thunder fails, a tuple); ids hash identities (``signatures.identity_id``). It prints as its parts
+joined by " | ", made from its fields for people, and is written as data in bug records
+(``Fault.to_json``); nothing reads it back from its text.
 
 Besides its fault a failure may have a *site*: the op it is about, named by the failure or by its
 context (the FX node a split hit, the outermost Thunder symbol on an exception's stack). One fault

@@ -1,9 +1,12 @@
 """Joining: whether two failures are one fault, what keeps bugs apart, and which failure a shrink
-may move to. The campaign's ``FindingStore``, the shrinker and ``fuzzdce merge`` all decide here.
+may move to. One rule, ``joined``, makes bugs of findings: the campaign's ``FindingStore`` calls it
+on its findings, ``fuzzdce merge`` on the members of the bug records it reads back (each stores, as
+data, what this module joins by); the shrinker asks ``same_failure`` and ``settled_links``.
 
-A failure is known by its fault (``faults.Fault``: where Thunder fails) and its *site* (the op it is
-about, named by the failure or by its context). Failures join into one bug by evidence a user can
-check (``findings`` says how a campaign gathers it):
+A failure is known by its fault's identity (``faults.Fault.identity``: where Thunder fails, a tuple
+of fields) and its *site* (the op it is about, named by the failure or by its context); every key
+here is a tuple of such data, never text. Failures join into one bug by evidence a user can check
+(``findings`` says how a campaign gathers it):
 
 - **one fault**: the same fault under the same verdict and placements is one *cause*, whatever the
   path or call (``cause_key``);
@@ -19,9 +22,11 @@ check (``findings`` says how a campaign gathers it):
   where the words are the fault (``words_site``); a wrong value where values first differ.
 
 But a bug holds at most one of each label ``kept_apart`` gives (``Label``): the kind of exception
-Thunder raised, the fault label (the op it is about, or its words) and the frame Thunder raised at;
-and its findings have a Thunder in common (``connected``). A link that would break either is not
-followed, so no bug glues two faults through a third.
+Thunder raised, the fault label (the op it is about, or its words; for an exception torch raised on
+what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it)
+and the frame Thunder raised at; and its findings have a Thunder in common (``connected``). A link
+that would break either is not followed, so no bug glues two faults through a third. A bug is known
+by its smallest program's cause, or by its decision (``bug_key``); its id hashes that identity.
 
 A shrink keeps a failure when a candidate shows the same path, oracle and fault (``same_failure``):
 a different failure is another bug, so a shrink never slips from one fault to another.
