@@ -509,7 +509,7 @@ class RunSummary:
     @property
     def n_findings(self) -> int:
         """Distinct findings: each is a member of one bug."""
-        return len({m.signature for b in self.bugs for m in b.members})
+        return len({m.id for b in self.bugs for m in b.members})
 
     @property
     def new_regressions(self) -> int:
