@@ -430,13 +430,13 @@ def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     # a malformed trace. A bug whose bisection named the decision (the patched dce making sub where
     # unpatched Thunder makes add) is known by it, whatever ops its failures met; any other bug
     # holds one fault label, never two.
-    from fuzzdce.core.joining import violations_kept_apart
+    from fuzzdce.core.joining import kept_apart
 
     for bug in sub:
         if bug.decision is not None and bug.decision.identity is not None:
             assert "add -> sub" in bug.decision.identity[-1], bug.decision.identity
             continue
-        labels = [label for label in violations_kept_apart(m.violation for m in bug.members) if label.kind == "fault"]
+        labels = [label for label in kept_apart((m.fault, m.site) for m in bug.members) if label.kind == "fault"]
         assert len(labels) <= 1, (bug.id, labels)
     findings = [f for f in two_faults.store if f.verdict == Verdict.REGRESSION]
     assert len(findings) > len(induced)

@@ -9,7 +9,7 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
   not a generic helper (``model.ErrorInfo.frame``) and the symbol the message names, if any (a
   bound symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target,
   ``aten::aminmax``); one raised by torch's autograd engine or dispatcher on Thunder's behalf
-  (``on_thunders_behalf``: a gradient Thunder's backward returned, an aten op thunderfx left to
+  (``Origin.TORCH_FOR_THUNDER``: a gradient Thunder's backward returned, an aten op thunderfx left to
   autograd) is known by its words and that symbol instead, never by the engine's frame, which
   every such error shares;
 - ``Split`` (``split_fault``): a thunderfx split's reason type and the symbol its exception names,
@@ -156,12 +156,6 @@ def origin_of(frame: str) -> Origin:
     if (frame or "").startswith(TORCH_FRAME):
         return Origin.TORCH
     return Origin.OP_CODE if _OP_CODE.match(frame or "") else Origin.THUNDER
-
-
-def on_thunders_behalf(frame: str) -> bool:
-    """Was the exception raised at ``frame`` by torch's autograd engine or dispatcher, running what
-    Thunder gave it (its frame says nothing of which error it is)?"""
-    return origin_of(frame) == Origin.TORCH_FOR_THUNDER
 
 
 # --- the faults: one type per kind, one constructor each ---------------------------------------------
@@ -532,7 +526,7 @@ def exception_fault(error: ErrorInfo) -> tuple[Raised, str]:
     """(fault, site) of a raised exception. An exception torch raised in its own code on a
     generated trace's statement alone (``ErrorInfo.frame`` stays torch's, the same for every op:
     Dynamo's "name 't13' is not defined") is told apart by that statement's symbol; one its autograd
-    engine or dispatcher raised (``on_thunders_behalf``) by its words and the symbol it names or
+    engine or dispatcher raised (``Origin.TORCH_FOR_THUNDER``) by its words and the symbol it names or
     Thunder was working on, in place of the frame."""
     origin = origin_of(error.frame)
     named = symbol_named(without_annotations(error.message))

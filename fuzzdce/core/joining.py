@@ -189,11 +189,6 @@ def kept_apart(failures: Iterable[tuple[Fault, str]]) -> set[Label]:
     return labels
 
 
-def violations_kept_apart(violations: Iterable[Violation]) -> set[Label]:
-    """``kept_apart`` of violations."""
-    return kept_apart((fault_of(v), v.site) for v in violations)
-
-
 def decision_identity(finding: Any) -> Identity | None:
     """The placement's decision that breaks, as ``finding``'s cause's bisection found it
     (``core.decisions.Bisection.identity``), or None (not bisected, or no single edit)."""
@@ -203,7 +198,7 @@ def decision_identity(finding: Any) -> Identity | None:
 def findings_kept_apart(findings: Iterable[Any]) -> set[Label]:
     """What a bug holds at most one of, for a cause's findings: its decision, where bisection named
     one (a split at abs and a KeyError at reshape that one removal causes are one bug; two
-    removals are two), and ``violations_kept_apart``'s labels of its failures."""
+    removals are two), and ``kept_apart``'s labels of its failures (their faults and sites)."""
     findings = list(findings)
     decided = {Label("decision", identity_text(i)) for f in findings if (i := decision_identity(f)) is not None}
     # The failures' labels stay beside the decision: against a cause with no decision (not bisected,
