@@ -147,7 +147,8 @@ def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
         confirmed=combined_confirmed(c.confirmed for c in copies),
         known=first_known(c.known for c in copies),
         first_seen_seconds=earliest(c.first_seen_seconds for c in copies),
-        shrunk=copies[0].shrunk or (True if any(c.shrunk and c.program == copies[0].program for c in copies) else None),
+        # Settled if any copy of the same program is (as the campaign's ``FindingStore.merge`` has it).
+        shrunk=True if any(c.shrunk and c.program == copies[0].program for c in copies) else copies[0].shrunk,
     )
 
 
