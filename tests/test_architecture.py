@@ -378,3 +378,82 @@ def test_every_oracle_declares_what_it_is():
     priorities = [o.minify_priority for o in ORACLES.values() if o.minify_priority is not None]
     assert len(priorities) == len(set(priorities)), "two oracles with one minify priority: which wins would be by accident"
     assert all(o.judges == Judges.EXCEPTION for o in ORACLES.values() if o.minify_priority == min(priorities))
+
+
+# Display code: what writes reports for people may pick text apart; it decides nothing.
+DISPLAY_MODULES = frozenset({"fuzzdce.results.report", "fuzzdce.results.html_report", "fuzzdce.results.issue"})
+# (module, function) of display code elsewhere: a trace's label made a file name.
+DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label")})
+# What holds a fault's or a label's text (or the text made of one: signatures, keys, join labels).
+IDENTITY_TEXT = frozenset(
+    {
+        "fault", "fault_text", "faults", "signature", "violation_signature", "sig", "key", "cause", "label", "labels",
+        "parts", "message_words", "key_words", "identity", "kind", "site",
+    }
+)  # fmt: skip
+STRING_MATCHES = frozenset({"startswith", "endswith", "removeprefix", "removesuffix"})
+REGEX_CALLS = frozenset({"match", "fullmatch", "search", "sub", "subn", "findall", "finditer", "split"})
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """The identifiers an expression reads (names and attributes), and the methods it calls."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            found.add(n.attr)
+    return found
+
+
+def text_matched(call: ast.Call) -> ast.AST | None:
+    """The text a call matches against a prefix, suffix or regex (``x.startswith(..)``,
+    ``re.match(p, x)``, ``PATTERN.search(x)``), or None for any other call."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr in STRING_MATCHES:
+        return func.value
+    if func.attr in REGEX_CALLS:
+        regex_module = isinstance(func.value, ast.Name) and func.value.id == "re"
+        args = call.args[1:] if regex_module else call.args
+        if regex_module or (isinstance(func.value, ast.Name) and func.value.id.isupper()):
+            return args[-1] if args else None
+    return None
+
+
+def identity_text_reads(source: str, module: str = "") -> list[tuple[int, str]]:
+    """(line, expression) of each prefix, suffix or regex match over a fault's or a label's text,
+    outside ``DISPLAY_FUNCTIONS``."""
+    tree = ast.parse(source)
+    display = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef) and (module, f.name) in DISPLAY_FUNCTIONS
+        for n in ast.walk(f)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) not in display and (subject := text_matched(node)) is not None:
+            if names_in(subject) & IDENTITY_TEXT:
+                found.append((node.lineno, ast.unparse(subject)))
+    return found
+
+
+def test_no_code_but_display_matches_a_faults_or_a_labels_text():
+    """A fault, a finding and a bug are known by data (``faults.Fault.identity``): nothing outside
+    display code takes a prefix, suffix or regex match of a fault's, a signature's, a key's or a
+    label's text to decide anything."""
+    reads = {
+        name: found
+        for name, path in MODULES.items()
+        if name not in DISPLAY_MODULES
+        if (found := identity_text_reads(path.read_text(), name))
+    }
+    assert reads == {}
+
+
+def test_a_planted_match_over_a_faults_text_is_found():
+    planted = "def f(fault, label):\n    return str(fault).startswith('exception') or _WORDS.match(label.text)\n"
+    assert [line for line, _ in identity_text_reads(planted)] == [2, 2]
+    assert identity_text_reads("def f(frame):\n    return frame.startswith('torch/')\n") == []

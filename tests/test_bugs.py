@@ -266,6 +266,38 @@ def test_torch_compile_refusing_a_generated_statement_alone_keeps_torchs_frame_a
     assert symbol_in_user_code("Unsupported: no user code here") == thunder_frame_in_user_code("no user code") == ""
 
 
+def test_a_raise_in_torchs_frame_joins_only_a_thunder_fault_that_explains_it():
+    """torch.compile refusing a generated statement (``t16 = ltorch.mul(2, t13)``: torch's frame, the
+    statement's op ``mul``) on a one-op settled program that shows a Thunder fault besides: a fault
+    about ``mul``, or a DCE that removed what the statement reads (an observer), explains it and
+    joins it; a wrong gradient at ``amax`` is another fault, and the two stay two bugs (f6582f4c6f
+    and 958def0dcd each held two such faults, the torch raise taken for no fault of its own)."""
+    from fuzzdce.core.faults import dce_fault, value_fault
+    from fuzzdce.oracles.raises import raised as as_violation
+
+    refused = as_violation("jit-torchcompile", refused_by_torch_compile("t16 = ltorch.mul(2, t13)", False), " (grad call)")
+    assert refused.site == "mul"
+
+    def wrong_grad(op):
+        return Violation(
+            "grads", "jit-grad", "grads differ", "Mismatch", fault=value_fault("grads", "grad", "jit-grad", op), site=op
+        )
+
+    def bugs_beside(other):
+        store = FindingStore()
+        for violation in (refused, other):
+            finding, _ = store.add(Verdict.SHARED, ("stock",), violation, ONE_OP)
+            finding.shrunk = True  # one settled program shows both
+        return sorted(sorted(m.violation.oracle for m in b.members) for b in store.bugs())
+
+    assert bugs_beside(wrong_grad("amax")) == [["grads"], ["raises"]]
+    assert bugs_beside(wrong_grad("mul")) == [["grads", "raises"]]
+    unsound = Violation(
+        "dce-sound", "jit", "dropped", "UnsoundDce", fault=dce_fault("dce-sound", "dropped one a kept subsymbol reads")
+    )
+    assert bugs_beside(unsound) == [["dce-sound", "raises"]]
+
+
 def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():
     """Two faulty placements each split thunderfx the same way, and one program shows the split under
     both: the finding of both joins one placement's bug, not the two bugs into one (which would list
@@ -398,13 +430,13 @@ def test_two_planted_faults_are_never_joined_and_each_is_one_bug(two_faults):
     # a malformed trace. A bug whose bisection named the decision (the patched dce making sub where
     # unpatched Thunder makes add) is known by it, whatever ops its failures met; any other bug
     # holds one fault label, never two.
-    from fuzzdce.core.joining import violations_kept_apart
+    from fuzzdce.core.joining import kept_apart
 
     for bug in sub:
         if bug.decision is not None and bug.decision.identity is not None:
             assert "add -> sub" in bug.decision.identity[-1], bug.decision.identity
             continue
-        labels = [label for label in violations_kept_apart(m.violation for m in bug.members) if label.kind == "fault"]
+        labels = [label for label in kept_apart((m.fault, m.site) for m in bug.members) if label.kind == "fault"]
         assert len(labels) <= 1, (bug.id, labels)
     findings = [f for f in two_faults.store if f.verdict == Verdict.REGRESSION]
     assert len(findings) > len(induced)
@@ -455,6 +487,7 @@ def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities
     forward trace on two paths is one."""
     from fuzzdce.core.faults import fault_of
     from fuzzdce.core.model import Outcome
+    from fuzzdce.core.vocabulary import TraceLabel
     from fuzzdce.oracles import names
 
     def malformed_in(path, label):
@@ -468,11 +501,11 @@ def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities
             names.trace_problems = original
         return violation
 
-    backward = malformed_in("jit-torchcompile", "jit backward 0")
-    forward = malformed_in("jit-symbolic", "jit forward 0")
+    backward = malformed_in("jit-torchcompile", TraceLabel("jit", "backward", 0))
+    forward = malformed_in("jit-symbolic", TraceLabel("jit", "forward", 0))
     assert fault_of(backward) != fault_of(forward)
-    assert fault_of(forward) == fault_of(malformed_in("jit", "jit forward 2"))
-    assert fault_of(malformed_in("thunderfx", "thunderfx graph 0 fn 0 backward 0")) == fault_of(backward)
+    assert fault_of(forward) == fault_of(malformed_in("jit", TraceLabel("jit", "forward", 2)))
+    assert fault_of(malformed_in("thunderfx", TraceLabel("thunderfx graph 0 fn 0", "backward", 0))) == fault_of(backward)
     store = FindingStore()
     store.add(Verdict.SHARED, ("stock",), backward, ONE_OP)
     store.add(Verdict.SHARED, ("stock",), forward, TWO_OPS)

@@ -13,6 +13,7 @@ from conftest import evaluate_under
 from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node, PortableTrace, compare, compare_traces, why_live
+from fuzzdce.core.vocabulary import TraceLabel
 from fuzzdce.oracles import dce_sound
 
 F = "torch.nn.functional"
@@ -28,7 +29,7 @@ def n(sym, args=(), outs=(), subs=(), keep=()):
 
 
 def outcome(*bsyms, splits=()):
-    o = Outcome("jit-symbolic", "placement", traces=[("jit forward 0", PortableTrace(tuple(bsyms)))])
+    o = Outcome("jit-symbolic", "placement", traces=[(TraceLabel("jit", "forward", 0), PortableTrace(tuple(bsyms)))])
     o.split_reasons = [SplitRecord(SplitKind(k), "", "") for k in splits]
     return o
 

@@ -319,22 +319,26 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
 
 
 def test_merged_shards_join_bugs_of_one_decision_and_keep_two_decisions_apart(tmp_path):
+    """Three runs' bugs: a split and a raise bisected to one decision join; a raise elsewhere,
+    bisected to another decision, stays apart, as the campaign keeps it (``joining.joined``)."""
+    import dataclasses
     from pathlib import Path
 
-    from fuzzdce.results.merge import Candidate, joined, merged_bug
+    from fuzzdce.results.merge import Candidate, Source, merged_bugs
     from fuzzdce.results.records import BugRecord
 
     def record(violation, program, found):
         (bug,) = store_of((violation, program, found)).bugs()
         return Candidate(BugRecord.of(bug), Path(tmp_path))
 
+    elsewhere = dataclasses.replace(RAISE, frame="thunder/core/prims.py:take")
     one, again, other = (
         record(SPLIT, ONE, decided("p", "reshape")),
         record(RAISE, TWO, decided("p", "reshape")),
-        record(RAISE, ONE, decided("p", "add")),
+        record(elsewhere, ONE, decided("p", "add")),
     )
     assert one.record.key == again.record.key != other.record.key, "a bug's key is its decision's"
-    groups = joined([one, again, other])
-    assert sorted(len(g) for g in groups) == [1, 2]
-    (pair,) = [g for g in groups if len(g) == 2]
-    assert merged_bug(pair, {}).decision.identity == decided("p", "reshape").identity
+    bugs = [bug for bug, _ in merged_bugs([Source(Path(tmp_path), None, [one, again, other])], {})]
+    assert sorted(len(b.members) for b in bugs) == [1, 2]
+    (pair,) = [b for b in bugs if len(b.members) == 2]
+    assert pair.decision.identity == decided("p", "reshape").identity and pair.id == one.record.id

@@ -9,6 +9,7 @@ from test_oracles import MUTATING
 
 from fuzzdce.core.model import EAGER, Call, CallLabel, Outcome
 from fuzzdce.core.subsymbols import Name, Node, PortableTrace
+from fuzzdce.core.vocabulary import TraceLabel
 from fuzzdce.oracles import exact
 from fuzzdce.running.coverage import DceActivity, activity_lines
 
@@ -45,7 +46,10 @@ def trace(*heads):
 def outcome(placement, output, forward):
     calls = {CallLabel.PLAIN: Call(CallLabel.PLAIN, outputs=[output])}
     return Outcome(
-        "jit", placement, calls=calls, traces=[("jit forward 0", trace(("sin", "a", "t0"))), ("jit forward 1", forward)]
+        "jit",
+        placement,
+        calls=calls,
+        traces=[(TraceLabel("jit", "forward", 0), trace(("sin", "a", "t0"))), (TraceLabel("jit", "forward", 1), forward)],
     )
 
 

@@ -58,7 +58,7 @@ class StandIn(Evaluator):
             shown = [MISMATCH for path in paths if path == "jit" and "add" in program.ops]
             if name == "symcall":
                 shown += [SPLIT for path in paths if path == "thunderfx" and "sub" in program.ops]
-            activity = {"sub@0": [1, 0]} if name == "symcall" and "sub" in program.ops else {}
+            activity = {("sub", 0): [1, 0]} if name == "symcall" and "sub" in program.ops else {}
             outcomes = {path: Outcome(path, name, dce_activity=activity) for path in paths}
             evaluations[name] = Evaluation(program, name, Outcome("eager", "stock"), outcomes, shown)
         return evaluations

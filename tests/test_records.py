@@ -9,7 +9,7 @@ import pytest
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.findings import connected
+from fuzzdce.core.joining import connected
 from fuzzdce.core.signatures import short_id
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.results.html_report import write_report

@@ -165,7 +165,7 @@ def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_fo
         rounds.append(round_number)
         campaign.observe(dataclasses.replace(SUB, seed=round_number + 1))
         # As Hypothesis does on a finding: the round fails with it, so the campaign would go on.
-        raise failure_type(next(iter(campaign.store)).cause_key)("found")
+        raise failure_type(next(iter(campaign.store)).id)("found")
 
     worker = Worker(run, recycle_jobs=0, recycle_rss_mb=0)
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)

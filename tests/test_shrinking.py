@@ -156,7 +156,7 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
     """Two lanes holding the same causes start on different ones: each its share (``lane_share``)
     first, regressions first within it; together they take every cause, and a lone campaign's order
     is regressions first, then by first sighting."""
-    from fuzzdce.core.signatures import short_id
+    from fuzzdce.core.signatures import identity_id
 
     store = FindingStore()
     for i, op in enumerate(("exp", "neg", "sin", "cos", "tanh", "abs", "sqrt", "ceil")):
@@ -169,7 +169,7 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
         return causes_in_order(ledger, lane, lanes)
 
     def share(key, lanes):
-        return int(short_id(key), 16) % lanes
+        return int(identity_id(key), 16) % lanes
 
     first, second = order(0, 2), order(1, 2)
     assert sorted(first) == sorted(second) and first[0] != second[0]

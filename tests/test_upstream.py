@@ -117,7 +117,7 @@ finally:
     evaluator.close()
 print(json.dumps({
     "stock": thunder.__file__,
-    "activity": {p: o.dce_activity for p, o in evaluation.outcomes.items()},
+    "activity": {p: sorted(o.dce_activity.items()) for p, o in evaluation.outcomes.items()},
     "violations": [str(v) for v in evaluation.violations],
 }))
 """

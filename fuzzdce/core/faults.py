@@ -9,7 +9,7 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
   not a generic helper (``model.ErrorInfo.frame``) and the symbol the message names, if any (a
   bound symbol's call ``prims.index_add(...)``, a ``PrimIDs.INDEX_ADD``, an FX target,
   ``aten::aminmax``); one raised by torch's autograd engine or dispatcher on Thunder's behalf
-  (``on_thunders_behalf``: a gradient Thunder's backward returned, an aten op thunderfx left to
+  (``Origin.TORCH_FOR_THUNDER``: a gradient Thunder's backward returned, an aten op thunderfx left to
   autograd) is known by its words and that symbol instead, never by the engine's frame, which
   every such error shares;
 - ``Split`` (``split_fault``): a thunderfx split's reason type and the symbol its exception names,
@@ -21,11 +21,15 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
 - ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
   the DCE did wrong, never the symbol it did it in), ``Misstatement`` (``metadata``: the op whose
   tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs);
-- ``Stated`` (``fault_of``, for any other violation): its oracle and the key it states (a crash, a
-  timeout, DCE that is no fixed point).
+- ``JobFailed`` (``crash``, ``timeout``), ``NotFixedPoint`` (``idempotent``), ``AcceptedRejected``
+  (``rejects``), ``SplitChanged`` (``split-set``);
+- ``Stated`` (``fault_of``, for an oracle registered outside fuzzdce that makes none): its oracle
+  and the key it states.
 
-A fault prints as " | "-joined parts (its signature, its bug's id) and is written as data in bug
-records (``Fault.to_json``); nothing reads it back from its text.
+A fault is known by its identity (``Fault.identity``: its kind and the fields that say where
+Thunder fails, a tuple); ids hash identities (``signatures.identity_id``). It prints as its parts
+joined by " | ", made from its fields for people, and is written as data in bug records
+(``Fault.to_json``); nothing reads it back from its text.
 
 Besides its fault a failure may have a *site*: the op it is about, named by the failure or by its
 context (the FX node a split hit, the outermost Thunder symbol on an exception's stack). One fault
@@ -41,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from fuzzdce.core.model import TORCH_FRAME, CallLabel, ErrorInfo, Violation
@@ -130,40 +135,60 @@ def raised_kind(error_type: str, message: str) -> str:
 # (backward through a Function of Thunder's, an aten op without a derivative) raises from C++ under
 # the one frame that called in, ``torch/autograd/graph.py:_engine_run_backward`` for every error.
 _ENGINE_AND_DISPATCHER = re.compile(r"^torch/(autograd/|_ops\.py:)")
+# Where Thunder defines ops: an exception raised there is about the op being defined; one raised
+# elsewhere in Thunder (a transform, the interpreter) may be met through any op.
+_OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:")
 
 
-def on_thunders_behalf(frame: str) -> bool:
-    """Was the exception raised at ``frame`` by torch's autograd engine or dispatcher, running what
-    Thunder gave it (its frame says nothing of which error it is)?"""
-    return bool(_ENGINE_AND_DISPATCHER.match(frame or ""))
+class Origin(StrEnum):
+    """Whose code raised an exception, read once from its frame (``origin_of``) and kept as a field."""
+
+    OP_CODE = "Thunder's op definitions"  # about the op being defined
+    THUNDER = "Thunder"  # a transform, the interpreter: code every op goes through
+    TORCH = "torch"  # torch's own code on what Thunder handed it
+    TORCH_FOR_THUNDER = "torch for Thunder"  # torch's autograd engine or dispatcher running what Thunder gave it
+
+
+def origin_of(frame: str) -> Origin:
+    """Whose code raised at ``frame`` (``ErrorInfo.frame``: "" when unknown, taken as Thunder's)."""
+    if _ENGINE_AND_DISPATCHER.match(frame or ""):
+        return Origin.TORCH_FOR_THUNDER
+    if (frame or "").startswith(TORCH_FRAME):
+        return Origin.TORCH
+    return Origin.OP_CODE if _OP_CODE.match(frame or "") else Origin.THUNDER
 
 
 # --- the faults: one type per kind, one constructor each ---------------------------------------------
 
+Identity = tuple  # of strings and nested tuples of strings: JSON keeps it, ``identity_id`` hashes it
+
 
 class Fault:
     """A failure's fault: where Thunder fails, as a value (Hypothesis's ``InterestingOrigin`` is the
-    model). Each kind is a frozen dataclass below, made by its constructor in this module; its
-    ``parts`` are what it is known by, and two faults are one when their parts are: its text
-    (``str``: the parts joined by " | ") names it in signatures, keys and bug ids. Each kind is
-    ``eq=False``, keeping ``Fault``'s equality and hash of its kind and parts, so what a field holds
-    that the parts leave out says more of the same fault without making another (a raise's words,
-    unless torch raised it on Thunder's behalf; a value's path once localised); nothing ever reads
-    a fault back from its text."""
+    model). Each kind is a frozen dataclass below, made by its constructor in this module. What it
+    is known by is ``identity``: its kind and the fields that say where Thunder fails, a canonical
+    tuple; two faults are one when their identities are, and ids hash it (``identity_id``). What a
+    field holds that the identity leaves out says more of the same fault without making another (a
+    raise's words, unless torch raised it on Thunder's behalf; a value's path once localised). Its
+    text (``str``, ``parts``) is made from the fields for people to read, and nothing reads it back."""
 
     KIND: ClassVar[str] = ""
 
+    def identity(self) -> Identity:
+        raise NotImplementedError
+
     def parts(self) -> tuple[str, ...]:
+        """Its fields in words, for display."""
         raise NotImplementedError
 
     def __str__(self) -> str:
         return " | ".join(self.parts())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Fault) and (self.KIND, self.parts()) == (other.KIND, other.parts())
+        return isinstance(other, Fault) and self.identity() == other.identity()
 
     def __hash__(self) -> int:
-        return hash((self.KIND, self.parts()))
+        return hash(self.identity())
 
     def to_json(self) -> dict[str, Any]:
         """The fault as data (a bug record keeps it; ``from_json`` makes it again)."""
@@ -179,15 +204,15 @@ class Fault:
     is_value: ClassVar[bool] = False  # a wrong value of a call, known by where it first differs
 
     def names(self, site: str) -> bool:
-        """Does the fault name ``site`` (the op it is about) among its parts?"""
-        return bool(site) and site in self.parts()
+        """Is ``site`` (the op it is about) the symbol the fault names?"""
+        return False
 
 
 @dataclass(frozen=True, eq=False)
 class Raised(Fault):
     """Thunder raised an exception: its kind (``raised_kind``), where (the innermost Thunder frame,
-    or for one torch's autograd engine or dispatcher raised on Thunder's behalf its words) and the
-    symbol its message names."""
+    or for one torch's autograd engine or dispatcher raised on Thunder's behalf its words), whose
+    code that frame is (``Origin``) and the symbol its message names."""
 
     KIND: ClassVar[str] = "exception"
 
@@ -196,17 +221,33 @@ class Raised(Fault):
     symbol: str
     # The message's words (``words``): what a raise with no symbol is labelled by (``joining``).
     message_words: str = ""
+    origin: str = Origin.THUNDER
 
     @property
     def by_torch_for_thunder(self) -> bool:
         """Raised by torch's autograd engine or dispatcher running what Thunder gave it."""
-        return on_thunders_behalf(self.frame)
+        return self.origin == Origin.TORCH_FOR_THUNDER
 
     @property
     def in_torch(self) -> bool:
-        """Raised in torch's own code on what Thunder handed it (not on Thunder's behalf): a
-        consequence of the fault beside it, not one of its own."""
-        return self.frame.startswith(TORCH_FRAME) and not self.by_torch_for_thunder
+        """Raised in torch's own code on what Thunder handed it (not on Thunder's behalf)."""
+        return self.origin == Origin.TORCH
+
+    @property
+    def in_thunder(self) -> bool:
+        """Raised in Thunder's own code (its op definitions included)."""
+        return self.origin in (Origin.THUNDER, Origin.OP_CODE)
+
+    def where(self) -> str:
+        """What says where it was raised: its words, for one torch raised on Thunder's behalf (the
+        engine's frame is every such error's), else its frame."""
+        return self.message_words if self.by_torch_for_thunder else self.frame
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.exception, str(self.origin), self.where(), self.symbol)
+
+    def names(self, site: str) -> bool:
+        return bool(site) and site == self.symbol
 
     def parts(self) -> tuple[str, ...]:
         where = f"raised by torch for Thunder: {self.message_words}" if self.by_torch_for_thunder else self.frame
@@ -223,6 +264,12 @@ class Split(Fault):
     reason: str
     symbol: str
     message_words: str = ""
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.reason, self.symbol, "" if self.symbol else self.message_words)
+
+    def names(self, site: str) -> bool:
+        return bool(site) and site == self.symbol
 
     def parts(self) -> tuple[str, ...]:
         return (self.KIND, self.reason, self.symbol or self.message_words)
@@ -250,21 +297,25 @@ class WrongValue(Fault):
     def localised_at(self, op: str) -> WrongValue:
         return replace(self, op=op)
 
+    def identity(self, localised: bool = True) -> Identity:
+        """Its kind, oracle, call and op; until localised, its path too. Not ``localised``: what it
+        is wherever it first differs, on any path (what a replay of a script, with no statements to
+        localise, compares)."""
+        if not localised:
+            return (self.KIND, self.oracle, self.call or CallLabel.PLAIN, "", "")
+        return (self.KIND, self.oracle, self.call or CallLabel.PLAIN, self.op or "", self.path if self.localisable else "")
+
     def where(self) -> str:
         return f"first differs at {self.op or NOT_LOCALISED}"
 
     def unlocalised(self) -> str:
         """What it reads wherever it first differs, on any path: what a replay of a script (no
-        statements to localise) compares, and the label of a value no op is known for."""
+        statements to localise) shows, and the label of a value no op is known for."""
         return " | ".join((self.oracle, self.call or CallLabel.PLAIN, f"first differs at {NOT_LOCALISED}"))
 
     def parts(self) -> tuple[str, ...]:
         on = (f"on {self.path}",) if self.op is None else ()
         return (self.oracle, self.call or CallLabel.PLAIN, self.where(), *on)
-
-    def unlocalised_text(self) -> str:
-        """Its text wherever it first differs, on any path (``signature``'s ``localised=False``)."""
-        return self.unlocalised()
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,15 +333,17 @@ class Flag(WrongValue):
     def localisable(self) -> bool:
         return self.op is None and self.marked_by is None
 
+    def identity(self, localised: bool = True) -> Identity:
+        if self.marked_by:
+            return (self.KIND, self.oracle, self.call or CallLabel.PLAIN, self.direction, "marked by", self.marked_by)
+        return (*super().identity(localised), self.direction)
+
     def where(self) -> str:
         return f"marked by {self.marked_by}" if self.marked_by else super().where()
 
     def parts(self) -> tuple[str, ...]:
         on = (f"on {self.path}",) if self.localisable else ()
         return (self.oracle, self.call or CallLabel.PLAIN, self.where(), self.direction, *on)
-
-    def unlocalised_text(self) -> str:
-        return str(self) if self.marked_by else f"{self.unlocalised()} | {self.direction}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -304,6 +357,9 @@ class Malformed(Fault):
     problem: str
     trace: str
 
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.problem, self.trace)
+
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, "MalformedTrace", self.problem, f"in a {self.trace or 'labelled'} trace")
 
@@ -316,6 +372,9 @@ class GuardProperty(Fault):
 
     oracle: str
     property: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.property)
 
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, self.property)
@@ -332,6 +391,9 @@ class UnsoundDce(Fault):
 
     oracle: str
     wrong: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.wrong)
 
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, "UnsoundDce", self.wrong)
@@ -350,15 +412,89 @@ class Misstatement(Fault):
     op: str
     attribute: str
 
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.trace, self.op, self.attribute)
+
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, f"{self.attribute} misstated", f"at {self.op}", f"in a {self.trace or 'labelled'} trace")
 
 
 @dataclass(frozen=True, eq=False)
+class JobFailed(Fault):
+    """The process running a compile path died (``crash``) or the path ran past its time limit
+    (``timeout``): the oracle and the kind of job failure, nothing of the last words (every crash of
+    one path reads otherwise, and a hang says nothing of where)."""
+
+    KIND: ClassVar[str] = "job failed"
+
+    oracle: str
+    failure: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.failure)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, self.failure)
+
+
+@dataclass(frozen=True, eq=False)
+class NotFixedPoint(Fault):
+    """DCE again removes something from a trace DCE produced (``idempotent``): one fault of the
+    DCE's, whatever symbols it shows in (they depend on the program)."""
+
+    KIND: ClassVar[str] = "dce not a fixed point"
+
+    oracle: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, "DCE is not a fixed point")
+
+
+@dataclass(frozen=True, eq=False)
+class AcceptedRejected(Fault):
+    """A call eager and the reference Thunder both reject returned a result (``rejects``): the
+    exception the reference raised and its words."""
+
+    KIND: ClassVar[str] = "accepts what the reference rejects"
+
+    oracle: str
+    exception: str
+    message_words: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.exception, self.message_words)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, f"accepts what the reference rejects: {self.exception}", self.message_words)
+
+
+@dataclass(frozen=True, eq=False)
+class SplitChanged(Fault):
+    """A thunderfx split that no exception caused appears or disappears against stock
+    (``split-set``): which, the reason type, and the words of its info and exception."""
+
+    KIND: ClassVar[str] = "split set"
+
+    oracle: str
+    change: str  # "appears" or "disappears"
+    reason: str
+    info_words: str
+    exception_words: str
+
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.change, self.reason, self.info_words, self.exception_words)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.oracle, f"split {self.change}", self.reason, self.info_words, self.exception_words)
+
+
+@dataclass(frozen=True, eq=False)
 class Stated(Fault):
-    """Any other violation: its oracle, error type, the key it states without names and numbers,
-    and frame (what an oracle with no better knowledge can say: a crash, a timeout, a split that
-    appears, DCE that is no fixed point)."""
+    """The violation of an oracle registered outside fuzzdce that makes no fault of its own: its
+    oracle, error type, the key it states without names and numbers, and frame."""
 
     KIND: ClassVar[str] = "stated"
 
@@ -367,13 +503,20 @@ class Stated(Fault):
     key_words: str
     frame: str
 
+    def identity(self) -> Identity:
+        return (self.KIND, self.oracle, self.error_type, self.key_words, self.frame)
+
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, self.error_type, self.key_words, self.frame)
 
 
 FAULT_KINDS: dict[str, type[Fault]] = {
-    kind.KIND: kind for kind in (Raised, Split, WrongValue, Flag, Malformed, GuardProperty, UnsoundDce, Misstatement, Stated)
-}
+    kind.KIND: kind
+    for kind in (
+        Raised, Split, WrongValue, Flag, Malformed, GuardProperty, UnsoundDce, Misstatement, JobFailed, NotFixedPoint,
+        AcceptedRejected, SplitChanged, Stated,
+    )
+}  # fmt: skip
 
 
 # --- the constructors: how an oracle makes each kind ------------------------------------------------
@@ -383,13 +526,14 @@ def exception_fault(error: ErrorInfo) -> tuple[Raised, str]:
     """(fault, site) of a raised exception. An exception torch raised in its own code on a
     generated trace's statement alone (``ErrorInfo.frame`` stays torch's, the same for every op:
     Dynamo's "name 't13' is not defined") is told apart by that statement's symbol; one its autograd
-    engine or dispatcher raised (``on_thunders_behalf``) by its words and the symbol it names or
+    engine or dispatcher raised (``Origin.TORCH_FOR_THUNDER``) by its words and the symbol it names or
     Thunder was working on, in place of the frame."""
+    origin = origin_of(error.frame)
     named = symbol_named(without_annotations(error.message))
-    if not named and error.frame.startswith(TORCH_FRAME):
+    if not named and origin in (Origin.TORCH, Origin.TORCH_FOR_THUNDER):
         named = error.symbol
     kind = raised_kind(error.type, f"{error.type}: {error.message}")
-    return Raised(kind, error.frame, named, message_words=words(error.message)), named or error.symbol
+    return Raised(kind, error.frame, named, message_words=words(error.message), origin=origin), named or error.symbol
 
 
 def split_fault(reason_type: str, info: str, exception: str) -> tuple[Split, str]:
@@ -433,8 +577,29 @@ def metadata_fault(oracle: str, trace: str, op: str, attribute: str) -> Misstate
     return Misstatement(oracle, trace, op, attribute)
 
 
+def job_fault(oracle: str, failure: str) -> JobFailed:
+    """A path whose job failed (``model.FailureKind``: a crash, a timeout)."""
+    return JobFailed(oracle, str(failure))
+
+
+def fixed_point_fault(oracle: str) -> NotFixedPoint:
+    """DCE that is no fixed point."""
+    return NotFixedPoint(oracle)
+
+
+def rejection_fault(oracle: str, exception: str, message: str) -> AcceptedRejected:
+    """A result where the reference raised ``exception`` with ``message`` (its words are kept)."""
+    return AcceptedRejected(oracle, exception, words(message))
+
+
+def split_change_fault(oracle: str, change: str, reason: str, info: str, exception: str) -> SplitChanged:
+    """A split (not an exception's) that appears or disappears: its reason type, info and exception in words."""
+    return SplitChanged(oracle, change, reason, words(info), words(exception))
+
+
 def stated_fault(violation: Violation) -> Stated:
-    """The fault of a violation whose oracle states none: its oracle, type, key and frame."""
+    """The fault of a violation whose oracle makes none (one registered outside fuzzdce): its
+    oracle, type, key in words and frame."""
     return Stated(violation.oracle, violation.error_type, words(violation.key or violation.message), violation.frame)
 
 
@@ -443,15 +608,19 @@ def fault_of(violation: Violation) -> Fault:
     return violation.fault if violation.fault is not None else stated_fault(violation)
 
 
-def signature(violation: Violation, localised: bool = True) -> str:
-    """A violation's signature: its path, oracle and fault. What ``triage`` compares between
-    Thunders; a finding is one signature under one verdict and placements. Not ``localised``, a
-    wrong value reads alike wherever it first differs (what a replay of a reproducer's script,
-    which has no statements to localise, compares)."""
-    return signature_of(violation.path, violation.oracle, fault_of(violation), localised)
+def failure_identity(path: str, oracle: str, fault: Fault, localised: bool = True) -> Identity:
+    """What a failure is known by: its path, oracle and fault's identity (not ``localised``: a
+    wrong value's wherever it first differs, ``WrongValue.identity``)."""
+    own = fault.identity(localised) if isinstance(fault, WrongValue) else fault.identity()
+    return (path, oracle, own)
 
 
-def signature_of(path: str, oracle: str, fault: Fault, localised: bool = True) -> str:
-    """``signature`` of a fault on ``path`` by ``oracle`` (a bug record's member keeps the three)."""
-    text = fault.unlocalised_text() if not localised and isinstance(fault, WrongValue) else str(fault)
-    return " | ".join((path, oracle, text))
+def identity(violation: Violation, localised: bool = True) -> Identity:
+    """``failure_identity`` of a violation."""
+    return failure_identity(violation.path, violation.oracle, fault_of(violation), localised)
+
+
+def signature(violation: Violation) -> str:
+    """A violation's signature: its path, oracle and fault, in words (``identity`` is what it is
+    known by; this is its text, for people and known-findings entries)."""
+    return " | ".join((violation.path, violation.oracle, str(fault_of(violation))))

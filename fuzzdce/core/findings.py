@@ -1,7 +1,7 @@
 """Findings and bugs: violations triaged against the reference Thunder, deduplicated, joined by root cause.
 
-A finding's signature is (verdict, placements, path, oracle, exception type, normalised message,
-Thunder frame). The verdict and placements come from one program evaluated under the campaign's
+A finding is known by its identity: (verdict, placements, path, oracle, fault identity) (its
+signature is that in words, for people). The verdict and placements come from one program evaluated under the campaign's
 *reference* Thunder (stock, unless ``--against`` or ``--reference`` names another) and every
 Thunder under test: for each violation, the placements whose run of that program shows the same
 violation signature (same path and oracle, so a shared failure elsewhere in the program masks
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from fuzzdce.core.decisions import identity_text
-from fuzzdce.core.faults import fault_of, signature
-from fuzzdce.core.joining import cause_key, connected, decision_identity, findings_kept_apart, join_keys
+from fuzzdce.core.faults import Fault, Identity, fault_of, identity, signature
+from fuzzdce.core.joining import bug_key, cause_key, causes_of, decision_identity, join_keys, joined, smallest_first
 from fuzzdce.core.model import STOCK, Verdict, Violation
 from fuzzdce.core.program import Domain, Program
-from fuzzdce.core.signatures import finding_signature, short_id
+from fuzzdce.core.signatures import finding_signature, identity_id
 from fuzzdce.core.vocabulary import AddResult
 
 VERDICTS = tuple(Verdict)  # in the order bugs are listed
@@ -134,16 +134,44 @@ class Finding:
 
     @property
     def signature(self) -> str:
+        """Its identity in words (display, and a known-findings entry may name it by it)."""
         return finding_signature(self.verdict, self.placements, self.violation_signature)
 
     @property
-    def id(self) -> str:
-        return short_id(self.signature)
+    def identity(self) -> Identity:
+        """What it is known by: ``finding_identity``."""
+        return finding_identity(self.verdict, self.placements, identity(self.violation))
 
     @property
-    def cause_key(self) -> str:
+    def id(self) -> str:
+        return identity_id(self.identity)
+
+    # What ``joining`` joins a finding by (a bug record's member answers alike).
+    @property
+    def fault(self) -> Fault:
+        return fault_of(self.violation)
+
+    @property
+    def site(self) -> str:
+        return self.violation.site
+
+    @property
+    def settled(self) -> str | None:
+        """Its program's text, once a finished shrink's result (``shrunk``), else None."""
+        return self.program.source() + self.program.inputs_source() if self.shrunk else None
+
+    @property
+    def decision_identity(self) -> Identity | None:
+        return self.decision.identity if self.decision is not None else None
+
+    @property
+    def size(self) -> tuple[int, int, int]:
+        return size(self.program)
+
+    @property
+    def cause_key(self) -> Identity:
         """The finding's cause (``joining.cause_key``): what joins findings with no further evidence."""
-        return cause_key(self.verdict, self.placements, self.violation)
+        return cause_key(self.verdict, self.placements, self.fault)
 
     @property
     def placement(self) -> str:
@@ -156,11 +184,28 @@ class Finding:
         return is_reportable(self.verdict, self.known_reason)
 
 
+def common_placements(members: Sequence[Any]) -> tuple[str, ...]:
+    """The Thunders showing every member of a bug (``joining.connected`` keeps one in common), in
+    the order its smallest program's finding lists them: a member that another faulty placement
+    shows too does not make the bug that placement's."""
+    first = tuple(members[0].placements)
+    common = tuple(p for p in first if all(p in f.placements for f in members))
+    return common or first
+
+
+def finding_identity(verdict: Verdict, placements: Sequence[str], failure: Identity) -> Identity:
+    """A finding's identity: its verdict, the placements showing it and its failure's identity
+    (``faults.failure_identity``: path, oracle, fault). Its id hashes it (``identity_id``)."""
+    return (str(verdict), tuple(placements), failure)
+
+
 @dataclass
 class Bug:
-    """Findings of one root cause: ``key`` names it (its id is stable across runs while the cause
-    is), ``members`` are its findings, ``why`` says for each member (by signature) why it belongs."""
+    """Findings of one root cause: ``identity`` is what it is known by (``joining.bug_key``; its
+    id hashes it, stable across runs while the cause is), ``key`` that in words, ``members`` its
+    findings, ``why`` says for each member (by signature) why it belongs."""
 
+    identity: Identity
     key: str
     members: list[Finding]
     why: dict[str, str]
@@ -168,12 +213,12 @@ class Bug:
 
     @property
     def id(self) -> str:
-        return short_id(self.key)
+        return identity_id(self.identity)
 
     @property
     def smallest(self) -> Finding:
         """The member with the smallest program: the bug's reproducer runs that program."""
-        return min(self.members, key=lambda f: (size(f.program), f.signature))
+        return smallest_first(self.members)[0]
 
     @property
     def program(self) -> Program:
@@ -185,12 +230,7 @@ class Bug:
 
     @property
     def placements(self) -> tuple[str, ...]:
-        """The Thunders showing every member (``connected`` keeps one in common), in the order its
-        smallest program's finding lists them: a member that another faulty placement shows too
-        does not make the bug that placement's."""
-        first = self.members[0].placements
-        common = tuple(p for p in first if all(p in f.placements for f in self.members))
-        return common or first
+        return common_placements(self.members)
 
     @property
     def placement(self) -> str:
@@ -249,15 +289,15 @@ class Bug:
 
 
 class FindingStore:
-    """Findings by signature; keeps the smallest program seen for each and counts occurrences;
+    """Findings by identity; keeps the smallest program seen for each and counts occurrences;
     joins them into bugs."""
 
     def __init__(self, known: Mapping[str, str] | None = None) -> None:
-        self.findings: dict[str, Finding] = {}
+        self.findings: dict[Identity, Finding] = {}
         # Known bug ids, finding signatures or ids -> reason they are suppressed.
         self.known = dict(known or {})
         # (cause key, cause key) pairs joined by their shrunk minimal programs -> why.
-        self.links: dict[tuple[str, str], str] = {}
+        self.links: dict[tuple[Identity, Identity], str] = {}
 
     def add(
         self,
@@ -271,13 +311,13 @@ class FindingStore:
     ) -> tuple[Finding, AddResult]:
         """Record one occurrence, ``seconds`` into the campaign; returns the finding and what the
         occurrence is to it."""
-        sig = finding_signature(verdict, placements, signature(violation))
-        finding = self.findings.get(sig)
+        known_by = finding_identity(verdict, placements, identity(violation))
+        finding = self.findings.get(known_by)
         if finding is None:
-            finding = self.findings[sig] = Finding(
+            finding = self.findings[known_by] = Finding(
                 verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
             )
-            finding.known_reason = self.known.get(sig, self.known.get(finding.id))
+            finding.known_reason = self.known.get(finding.signature, self.known.get(finding.id))
             change = AddResult.NEW
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
@@ -290,69 +330,51 @@ class FindingStore:
         finding.count += 1
         return finding, change
 
-    def causes(self) -> dict[str, list[Finding]]:
-        """The findings by cause (``cause_key``), each cause's smallest program first."""
-        causes: dict[str, list[Finding]] = {}
-        for finding in self.findings.values():
-            causes.setdefault(finding.cause_key, []).append(finding)
-        return {key: sorted(members, key=lambda f: (size(f.program), f.signature)) for key, members in sorted(causes.items())}
+    def causes(self) -> dict[Identity, list[Finding]]:
+        """The findings by cause (``joining.causes_of``), each cause's smallest program first."""
+        return causes_of(self.findings.values())
 
     def link(self, first: Finding, second: Finding, why: str = "each one's shrunk minimal program shows the other") -> None:
         """Record that the causes of ``first`` and ``second`` are one bug (never two verdicts)."""
-        a, b = sorted((first.cause_key, second.cause_key))
+        a, b = sorted((first.cause_key, second.cause_key), key=identity_id)
         if a != b and first.verdict == second.verdict:
             self.links[(a, b)] = why
 
     def bugs(self) -> list[Bug]:
-        """The findings joined into bugs (see the module docstring), regressions and new first."""
-        causes = self.causes()
-        # A link joins two causes: a name the two share and no other cause has.
-        links: dict[str, list[tuple[str, str]]] = {}
-        for a, b in sorted(self.links):
-            if a in causes and b in causes:
-                links.setdefault(a, []).append((a, b))
-                links.setdefault(b, []).append((a, b))
-        joined = connected(
-            list(causes),
-            lambda key: [key, *links.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
-            kept_apart=lambda key: findings_kept_apart(causes[key]),
-            shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
-        )
-        bugs = [self._bug([f for key in keys for f in causes[key]]) for keys in joined]
+        """The findings joined into bugs (``joining.joined``), regressions and new first."""
+        bugs = [self._bug(members) for members in joined(self.findings.values(), self.links)]
         return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
-        members = sorted(members, key=lambda f: (size(f.program), f.signature))
-        key = members[0].cause_key  # the cause of the smallest program's finding names the bug
+        identity_, key = bug_key(members)
         decided = decision_identity(next((f for f in members if decision_identity(f)), members[0]))
-        if decided is not None:  # unless its decision does: it is known by that, whatever it shows
-            key = finding_signature(members[0].verdict, members[0].placements, f"decision | {identity_text(decided)}")
+        first_keys = set(join_keys(members[0]))
         why = {}
         for f in members:
             if f is members[0]:
                 why[f.signature] = "the finding of the bug's smallest program"
             elif decided is not None and decision_identity(f) == decided:
                 why[f.signature] = f"same decision: {identity_text(decided)[:200]}"
-            elif f.cause_key == key:
-                why[f.signature] = f"same fault: {str(fault_of(f.violation))[:200]}"
-            elif set(join_keys(f)) & set(join_keys(members[0])):
+            elif f.cause_key == members[0].cause_key:
+                why[f.signature] = f"same fault: {str(f.fault)[:200]}"
+            elif set(join_keys(f)) & first_keys:
                 why[f.signature] = "the same minimal program, or the same op in other words on another path"
             else:
-                reason = self.links.get(tuple(sorted((key, f.cause_key))))
+                reason = self.links.get(tuple(sorted((members[0].cause_key, f.cause_key), key=identity_id)))
                 why[f.signature] = reason or "joined through another member: each one's shrunk minimal program shows the other's"
         # Known by its own key (or id), never because a member is: a member's
         # finding once filed must not make every bug it later joins known.
-        known = self.known.get(key) or self.known.get(short_id(key))
-        return Bug(key, members, why, known)
+        known = self.known.get(key) or self.known.get(identity_id(identity_))
+        return Bug(identity_, key, members, why, known)
 
     def merge(self, other: FindingStore) -> None:
         """Fold in another store (another lane's): counts add up, the smaller program (with its
         choices and shrink state) and the earlier first sighting win."""
         self.links.update(other.links)
-        for sig, theirs in other.findings.items():
-            mine = self.findings.get(sig)
+        for known_by, theirs in other.findings.items():
+            mine = self.findings.get(known_by)
             if mine is None:
-                self.findings[sig] = theirs
+                self.findings[known_by] = theirs
                 continue
             mine.count += theirs.count
             mine.first_seen_seconds = earliest((mine.first_seen_seconds, theirs.first_seen_seconds))

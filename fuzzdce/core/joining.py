@@ -1,9 +1,12 @@
 """Joining: whether two failures are one fault, what keeps bugs apart, and which failure a shrink
-may move to. The campaign's ``FindingStore``, the shrinker and ``fuzzdce merge`` all decide here.
+may move to. One rule, ``joined``, makes bugs of findings: the campaign's ``FindingStore`` calls it
+on its findings, ``fuzzdce merge`` on the members of the bug records it reads back (each stores, as
+data, what this module joins by); the shrinker asks ``same_failure`` and ``settled_links``.
 
-A failure is known by its fault (``faults.Fault``: where Thunder fails) and its *site* (the op it is
-about, named by the failure or by its context). Failures join into one bug by evidence a user can
-check (``findings`` says how a campaign gathers it):
+A failure is known by its fault's identity (``faults.Fault.identity``: where Thunder fails, a tuple
+of fields) and its *site* (the op it is about, named by the failure or by its context); every key
+here is a tuple of such data, never text. Failures join into one bug by evidence a user can check
+(``findings`` says how a campaign gathers it):
 
 - **one fault**: the same fault under the same verdict and placements is one *cause*, whatever the
   path or call (``cause_key``);
@@ -19,9 +22,11 @@ check (``findings`` says how a campaign gathers it):
   where the words are the fault (``words_site``); a wrong value where values first differ.
 
 But a bug holds at most one of each label ``kept_apart`` gives (``Label``): the kind of exception
-Thunder raised, the fault label (the op it is about, or its words) and the frame Thunder raised at;
-and its findings have a Thunder in common (``connected``). A link that would break either is not
-followed, so no bug glues two faults through a third.
+Thunder raised, the fault label (the op it is about, or its words; for an exception torch raised on
+what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it)
+and the frame Thunder raised at; and its findings have a Thunder in common (``connected``). A link
+that would break either is not followed, so no bug glues two faults through a third. A bug is known
+by its smallest program's cause, or by its decision (``bug_key``); its id hashes that identity.
 
 A shrink keeps a failure when a candidate shows the same path, oracle and fault (``same_failure``):
 a different failure is another bug, so a shrink never slips from one fault to another.
@@ -31,14 +36,13 @@ Below ``findings`` (which uses it on findings) and above ``faults`` and ``model`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from fuzzdce.core.decisions import identity_text
-from fuzzdce.core.faults import Fault, Raised, Split, WrongValue, fault_of
-from fuzzdce.core.model import TORCH_FRAME, Verdict, Violation
-from fuzzdce.core.signatures import finding_signature
+from fuzzdce.core.faults import Fault, Identity, Origin, Raised, Split, WrongValue, fault_of
+from fuzzdce.core.model import Verdict, Violation
+from fuzzdce.core.signatures import finding_signature, identity_id
 
 Item = TypeVar("Item")
 
@@ -57,10 +61,25 @@ class Label(NamedTuple):
         return f"{self.text} | at {self.at}" if self.at else self.text
 
 
-def cause_key(verdict: Verdict, placements: tuple[str, ...], violation: Violation) -> str:
+def cause_key(verdict: Verdict, placements: Sequence[str], fault: Fault) -> Identity:
     """What joins findings into one cause with no further evidence: the same fault under the same
     verdict and placements, whatever the path or call."""
-    return finding_signature(verdict, placements, f"fault | {fault_of(violation)}")
+    return (str(verdict), tuple(placements), "fault", fault.identity())
+
+
+def cause_text(verdict: Verdict, placements: Sequence[str], fault: Fault) -> str:
+    """A cause in words (a bug's ``key``, which a known-findings entry may name it by): display only."""
+    return finding_signature(verdict, placements, f"fault | {fault}")
+
+
+def decision_key(verdict: Verdict, placements: Sequence[str], decided: Identity) -> Identity:
+    """What a bug known by its decision (``decision_identity``) is known by."""
+    return (str(verdict), tuple(placements), "decision", decided)
+
+
+def decision_text(verdict: Verdict, placements: Sequence[str], decided: Identity) -> str:
+    """``decision_key`` in words: display only."""
+    return finding_signature(verdict, placements, f"decision | {identity_text(decided)}")
 
 
 def same_failure(v: Violation, target: Violation) -> bool:
@@ -70,27 +89,29 @@ def same_failure(v: Violation, target: Violation) -> bool:
     return (v.path, v.oracle, fault_of(v)) == (target.path, target.oracle, fault_of(target))
 
 
-def mark(verdict: Verdict, violation: Violation) -> str:
+def mark(verdict: Verdict, violation: Violation) -> Identity:
     """What a settled program must show of a cause for the cause to join it: its fault under its
     verdict; under a placement the cause's finding has too (``placed_marks``: one faulty
     placement's bug never joins another's)."""
-    return f"{verdict} | {fault_of(violation)}"
+    return (str(verdict), fault_of(violation).identity())
 
 
-def placed_marks(item: Any) -> set[tuple[str, str]]:
+def placed_marks(item: Any) -> set[tuple[Identity, str]]:
     """(``mark``, placement) for each placement ``item`` shows under: a ``findings.Finding``, or a
     violation a settled program shows (a ``findings.Triaged``). A settled program shows a cause when the two share a pair."""
     shown = mark(item.verdict, item.violation)
     return {(shown, p) for p in item.placements}
 
 
-def settled_links(causes: Mapping[str, Sequence[Any]], shown: Mapping[Any, Sequence[Any]]) -> list[tuple[str, str]]:
+def settled_links(
+    causes: Mapping[Identity, Sequence[Any]], shown: Mapping[Any, Sequence[Any]]
+) -> list[tuple[Identity, Identity]]:
     """(cause, other cause) for each cause whose smallest program (its findings' first) is settled
     (``shown``: settled program -> what it shows, each a ``findings.Triaged``) and shows the other
     (``placed_marks``) under a placement of the cause's: one minimal program showing two failures
     of one Thunder is one fault (a DCE drop and the raise it causes). ``connected``'s kept-apart
     labels still keep two exception types apart, and one verdict joins only its own."""
-    showing: dict[tuple[str, str], set[str]] = {}  # (mark, placement) -> the causes with such a finding
+    showing: dict[tuple[Identity, str], set[Identity]] = {}  # (mark, placement) -> the causes with such a finding
     for key, members in causes.items():
         for f in members:
             for pair in placed_marks(f):
@@ -114,34 +135,32 @@ def settled_links(causes: Mapping[str, Sequence[Any]], shown: Mapping[Any, Seque
 
 # --- what keeps bugs apart ---------------------------------------------------------------------------
 
-# Where Thunder defines ops (``ErrorInfo.frame``): an exception raised there is about the op being
-# defined; one raised elsewhere (a transform, the interpreter) may be met through any op.
-_OP_CODE = re.compile(r"^thunder/(torch/__init__|clang/__init__|core/prims)\.py:")
-
 
 def words_site(fault: Fault, site: str) -> str:
     """Where an exception known by its words alone was met, when that is part of the fault: a
     split's FX target, a raise's outermost Thunder symbol when it was raised in an op's own code
-    (``_OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
+    (``faults.Origin.OP_CODE``). Words say what went wrong, not where: "tuple index out of range" was
     ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a split of
     logsumexp in those words joined index_select's raise. A raise in code every op goes through
     (a transform's own words) has no site: it is one fault whichever op met it."""
     if not site:
         return ""
-    if isinstance(fault, Split) or (isinstance(fault, Raised) and _OP_CODE.match(fault.frame or "")):
+    if isinstance(fault, Split) or (isinstance(fault, Raised) and fault.origin == Origin.OP_CODE):
         return site
     return ""
 
 
 def fault_label(fault: Fault, site: str) -> Label | None:
     """What a bug holds at most one of: the op a raised exception or a split names, else its words;
-    the op where a wrong value first differs; None for the oracles that only observe a fault, and
-    for an exception torch raised in its own code on what Thunder handed it (a consequence of the
-    fault beside it, not a fault of its own), unless its autograd engine or dispatcher raised it on
-    Thunder's behalf (``Raised.by_torch_for_thunder``)."""
+    the op where a wrong value first differs; None for the oracles that only observe a fault. An
+    exception torch raised in its own code on what Thunder handed it (``Raised.in_torch``: Dynamo
+    refusing a generated trace's statement) is a consequence of a Thunder fault, but only of one
+    that explains it: its label is the op of the statement torch ran (its site), so it joins a
+    fault about that op, or one that only observes (a DCE that removed what the statement reads),
+    never a fault about another op that a program shows beside it; with no site, it has none."""
     if isinstance(fault, Raised | Split):
         if isinstance(fault, Raised) and fault.in_torch:
-            return None
+            return Label("fault", f"op {site}") if site else None
         if fault.names(site):
             return Label("fault", f"op {site}")
         # Words say what went wrong, not where: the op it was met at goes with them.
@@ -162,7 +181,7 @@ def kept_apart(failures: Iterable[tuple[Fault, str]]) -> set[Label]:
     for fault, site in failures:
         if isinstance(fault, Raised) and not fault.in_torch:
             labels.add(Label("raised", fault.exception))
-        if isinstance(fault, Raised) and fault.frame and not fault.frame.startswith(TORCH_FRAME):
+        if isinstance(fault, Raised) and fault.frame and fault.in_thunder:
             labels.add(Label("frame", fault.frame))
         label = fault_label(fault, site)
         if label is not None:
@@ -170,27 +189,21 @@ def kept_apart(failures: Iterable[tuple[Fault, str]]) -> set[Label]:
     return labels
 
 
-def violations_kept_apart(violations: Iterable[Violation]) -> set[Label]:
-    """``kept_apart`` of violations."""
-    return kept_apart((fault_of(v), v.site) for v in violations)
-
-
-def decision_identity(finding: Any) -> tuple | None:
+def decision_identity(finding: Any) -> Identity | None:
     """The placement's decision that breaks, as ``finding``'s cause's bisection found it
     (``core.decisions.Bisection.identity``), or None (not bisected, or no single edit)."""
-    decision = getattr(finding, "decision", None)
-    return decision.identity if decision is not None else None
+    return finding.decision_identity
 
 
 def findings_kept_apart(findings: Iterable[Any]) -> set[Label]:
     """What a bug holds at most one of, for a cause's findings: its decision, where bisection named
     one (a split at abs and a KeyError at reshape that one removal causes are one bug; two
-    removals are two), and ``violations_kept_apart``'s labels of its failures."""
+    removals are two), and ``kept_apart``'s labels of its failures (their faults and sites)."""
     findings = list(findings)
     decided = {Label("decision", identity_text(i)) for f in findings if (i := decision_identity(f)) is not None}
     # The failures' labels stay beside the decision: against a cause with no decision (not bisected,
     # or no single edit) they are what keeps two faults apart; ``clash`` lets two decisions decide alone.
-    return decided | violations_kept_apart(f.violation for f in findings)
+    return decided | kept_apart((f.fault, f.site) for f in findings)
 
 
 def compatible(label: Label, other: Label) -> bool:
@@ -268,11 +281,11 @@ def connected(
     return list(components.values())
 
 
-def join_keys(finding: Any) -> list[str]:
-    """What joins a ``findings.Finding`` into a bug beyond its cause (``cause_key``), one name per placement
+def join_keys(finding: Any) -> list[Identity]:
+    """What joins a finding into a bug beyond its cause (``cause_key``), one name per placement
     showing it (findings sharing a name and so a placement join; one faulty placement's finding
     never joins another's):
-    - its program, once it is settled (``shrunk``: a finished shrink's result): findings whose
+    - its program, once it is settled (``settled``: a finished shrink's result): findings whose
       minimal programs are identical are one fault, whichever path and oracle showed each;
     - its fault, under this placement (a finding that this and another placement show joins
       this placement's bug of the same fault);
@@ -280,18 +293,74 @@ def join_keys(finding: Any) -> list[str]:
       (jit-grad's "no gradient transform for prims.index_add", thunderfx's "VJP for
       PrimIDs.INDEX_ADD"), or in the same words at the same op (``words_site``), and for a wrong
       value, where values first differ."""
-    keys = []
-    v = finding.violation
-    fault = fault_of(v)
-    label = fault_label(fault, v.site)
+    keys: list[Identity] = []
+    fault, site = finding.fault, finding.site
+    label = fault_label(fault, site)
     decided = decision_identity(finding)
     for placement in finding.placements:
-        head = f"{finding.verdict} | {placement}"
+        head = (str(finding.verdict), placement)
         if decided is not None:  # one decision of the placement's, whatever failure it causes
-            keys.append(f"{head} | decision | {identity_text(decided)}")
-        if finding.shrunk:
-            keys.append(f"{head} | program | {finding.program.source()}{finding.program.inputs_source()}")
-        keys.append(f"{head} | fault | {fault}")  # the same fault under other placements besides
-        if label and (v.site or not fault.is_value):  # one fault in other words on another path: its op, or its words
-            keys.append(f"{head} | {'value' if fault.is_value else 'exception'} | {label}")
+            keys.append((*head, "decision", decided))
+        if finding.settled is not None:
+            keys.append((*head, "program", finding.settled))
+        keys.append((*head, "fault", fault.identity()))  # the same fault under other placements besides
+        if label and (site or not fault.is_value):  # one fault in other words on another path: its op, or its words
+            keys.append((*head, "value" if fault.is_value else "exception", tuple(label)))
     return keys
+
+
+# --- the one join: findings into bugs --------------------------------------------------------------
+#
+# A *finding* here is anything with: ``verdict``, ``placements`` (those showing it), ``fault``,
+# ``site``, ``settled`` (its program's text once a finished shrink's result, else None),
+# ``decision_identity`` (or None), ``size`` (``findings.size`` of its program) and ``signature``
+# (a tie-break). The campaign's ``findings.Finding`` is one; a bug record's member, read back from
+# bug.json, is another: ``fuzzdce merge`` joins members exactly as the campaign joins findings.
+
+
+def smallest_first(findings: Iterable[Item]) -> list[Item]:
+    """Findings by their program's size, then signature: the first is a bug's smallest."""
+    return sorted(findings, key=lambda f: (f.size, f.signature))
+
+
+def causes_of(findings: Iterable[Any]) -> dict[Identity, list[Any]]:
+    """The findings by cause (``cause_key``), each cause's smallest program first, causes in the
+    order of their ids (the same whichever process or record they come from)."""
+    causes: dict[Identity, list[Any]] = {}
+    for f in findings:
+        causes.setdefault(cause_key(f.verdict, f.placements, f.fault), []).append(f)
+    return {key: smallest_first(causes[key]) for key in sorted(causes, key=identity_id)}
+
+
+def joined(findings: Iterable[Item], links: Iterable[tuple[Identity, Identity]] = ()) -> list[list[Item]]:
+    """The findings joined into bugs, each bug's smallest program first: by cause, by ``links``
+    between causes (the evidence a shrink found: two settled programs each showing the other's
+    fault; for ``fuzzdce merge``, the members one run already joined), and by ``join_keys``; kept
+    apart by ``findings_kept_apart`` and by their Thunders (``connected``)."""
+    causes = causes_of(findings)
+    pairs = sorted({tuple(sorted(pair, key=identity_id)) for pair in links}, key=lambda p: [identity_id(k) for k in p])
+    linked: dict[Identity, list[Identity]] = {}
+    for a, b in pairs:
+        if a in causes and b in causes and a != b:
+            linked.setdefault(a, []).append(("link", a, b))
+            linked.setdefault(b, []).append(("link", a, b))
+    groups = connected(
+        list(causes),
+        lambda key: [key, *linked.get(key, ()), *(k for f in causes[key] for k in join_keys(f))],
+        kept_apart=lambda key: findings_kept_apart(causes[key]),
+        shown_under=lambda key: causes[key][0].placements,  # a cause's findings share their placements
+    )
+    return [smallest_first(f for key in keys for f in causes[key]) for keys in groups]
+
+
+def bug_key(members: Sequence[Any]) -> tuple[Identity, str]:
+    """(identity, text) of the bug ``members`` make (smallest first): the cause of its smallest
+    program's finding, unless a member's bisection named the decision that breaks (then the bug
+    is known by that, whatever it shows). Its id is ``identity_id`` of the identity; the text is
+    for people (and known-findings entries) only."""
+    first = members[0]
+    decided = next((d for f in members if (d := decision_identity(f)) is not None), None)
+    if decided is not None:
+        verdict, placements = first.verdict, first.placements
+        return decision_key(verdict, placements, decided), decision_text(verdict, placements, decided)
+    return cause_key(first.verdict, first.placements, first.fault), cause_text(first.verdict, first.placements, first.fault)

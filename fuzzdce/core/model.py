@@ -239,7 +239,7 @@ class Outcome:
     # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
     # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.
-    dce_activity: dict[str, list[int]] = field(default_factory=dict)
+    dce_activity: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from fuzzdce.core.model import Verdict
 
@@ -38,3 +40,14 @@ def finding_signature(verdict: Verdict, placements: Iterable[str], violation_sig
 def short_id(sig: str) -> str:
     """Ten hex digits naming a signature (folder names, known-findings entries)."""
     return hashlib.sha1(sig.encode()).hexdigest()[:10]
+
+
+def identity_id(identity: Sequence[Any]) -> str:
+    """Ten hex digits naming an identity (a tuple of strings and nested tuples: ``faults.Fault.identity``,
+    a finding's, a bug's): the hash of its JSON, so a tuple read back from a record as lists names alike."""
+    return short_id(json.dumps(identity, separators=(",", ":"), ensure_ascii=False))
+
+
+def as_identity(data: Any) -> Any:
+    """An identity as JSON read it back (lists) made a tuple again, nested."""
+    return tuple(as_identity(d) for d in data) if isinstance(data, list | tuple) else data

@@ -539,11 +539,11 @@ def why_live(change: Change) -> list[tuple[str, str]]:
 # --- DCE activity, as plain data --------------------------------------------------------------------
 
 
-def activity_of(found: Iterable[tuple[str, Change]]) -> dict[str, list[int]]:
-    """``"symbol@depth" -> [removed, added]``; a change that later traces carry along (the same
+def activity_of(found: Iterable[tuple[str, Change]]) -> dict[tuple[str, int], list[int]]:
+    """``(symbol, depth) -> [removed, added]``; a change that later traces carry along (the same
     parent and child) counts once."""
     seen: set[tuple] = set()
-    counts: dict[str, list[int]] = {}
+    counts: dict[tuple[str, int], list[int]] = {}
     for _, c in found:
         if c.kind == "pruned":  # a kept subsymbol: no subsymbol removed or added
             continue
@@ -551,18 +551,18 @@ def activity_of(found: Iterable[tuple[str, Change]]) -> dict[str, list[int]]:
         if key in seen:
             continue
         seen.add(key)
-        entry = counts.setdefault(f"{c.symbol}@{c.depth}", [0, 0])
+        entry = counts.setdefault((c.symbol, c.depth), [0, 0])
         entry[0 if c.kind == "removed" else 1] += 1
     return counts
 
 
-def activity(outcome, stock) -> dict[str, list[int]]:
+def activity(outcome, stock) -> dict[tuple[str, int], list[int]]:
     """The placement's subsymbol changes against stock on one path (see ``activity_of``)."""
     return activity_of(changes(outcome, stock))
 
 
-def merge_activity(per_path: Iterable[dict[str, list[int]]]) -> Counter:
-    """Several paths' activity as one Counter of ``("symbol@depth", "removed"|"added") -> count``."""
+def merge_activity(per_path: Iterable[dict[tuple[str, int], list[int]]]) -> Counter:
+    """Several paths' activity as one Counter of ``((symbol, depth), "removed"|"added") -> count``."""
     total: Counter = Counter()
     for counts in per_path:
         for key, (removed, added) in counts.items():

@@ -51,12 +51,25 @@ class CallLabel(StrEnum):
 
     @property
     def is_guard(self) -> bool:
-        return self.startswith("guard-")
+        return self in GUARD_CALLS
 
     @property
     def property_varied(self) -> str:
         """What a guard call varies, in words: ``number-value``."""
-        return self.removeprefix("guard-")
+        return GUARD_CALLS.get(self, "")
+
+
+# Each guard call and what it varies, in words (``CallLabel.property_varied``).
+GUARD_CALLS: dict[CallLabel, str] = {
+    CallLabel.GUARD_SHAPE: "shape",
+    CallLabel.GUARD_RANK: "rank",
+    CallLabel.GUARD_DTYPE: "dtype",
+    CallLabel.GUARD_REQUIRES_GRAD: "requires-grad",
+    CallLabel.GUARD_STRIDES: "strides",
+    CallLabel.GUARD_NUMBER_VALUE: "number-value",
+    CallLabel.GUARD_NUMBER_TYPE: "number-type",
+    CallLabel.GUARD_STRING_VALUE: "string-value",
+}
 
 
 class CallStage(StrEnum):
@@ -73,6 +86,30 @@ class TraceKind(StrEnum):
 
     PROLOGUE = "prologue"  # checks a call's inputs before a cached computation is reused
     EPILOGUE = "epilogue"  # runs after the computation (Thunder keeps one where a program needs it)
+
+
+class TraceLabel(str):
+    """Which trace a path recorded, as data: the path's prefix (``jit``, ``thunderfx graph 0 fn 1``),
+    its kind (a ``CallStage`` for a computation trace, else a ``TraceKind``) and its index among
+    that kind's. Its text ("jit forward 2") names it: stock's trace of the same text is the one it
+    is compared with, and its file is named after it; nothing reads the parts back from the text."""
+
+    prefix: str
+    kind: str
+    index: int
+
+    def __new__(cls, prefix: str, kind: str, index: int) -> TraceLabel:
+        made = super().__new__(cls, f"{prefix} {kind} {index}")
+        made.prefix, made.kind, made.index = prefix, str(kind), index
+        return made
+
+    def __reduce__(self):  # traces cross processes (workers, build workers) pickled
+        return TraceLabel, (self.prefix, self.kind, self.index)
+
+    @property
+    def family(self) -> str:
+        """Every trace of its prefix and kind, whatever the index ("jit forward")."""
+        return f"{self.prefix} {self.kind}"
 
 
 class AddResult(StrEnum):

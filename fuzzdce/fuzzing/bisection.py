@@ -2,7 +2,7 @@
 both call (``running.decisions`` gates the calls; this module runs the gated placement through an
 evaluator and says whether the failure still shows).
 
-A failure is matched unlocalised (``faults.signature(..., localised=False)``): the same path,
+A failure is matched unlocalised (``faults.identity(..., localised=False)``): the same path,
 oracle and fault, a wrong value wherever it first differs, since localising runs prefixes of the
 program, whose calls a gating numbered for the whole program would not fit.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fuzzdce.core.decisions import Bisection
-from fuzzdce.core.faults import signature
+from fuzzdce.core.faults import identity
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.running import decisions
 
@@ -24,13 +24,13 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes."""
     path = target.path
-    wanted = signature(target, localised=False)
+    wanted = identity(target, localised=False)
 
     def run(gating: decisions.Gating):
         under = decisions.gated(placement, gating)
         evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
         outcome = evaluation.outcomes.get(path)
-        shown = any(signature(v, localised=False) == wanted for v in evaluation.violations)
+        shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
         return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
 
     return decisions.bisect(placement, run, path=path, oracle=target.oracle)
@@ -40,9 +40,9 @@ def regressions(evaluate: Evaluate, program, placement: Placement, reference: Pl
     """The failures ``placement`` shows on ``program`` that ``reference`` does not, one per path and
     fault (what a bisection explains)."""
     evaluations = evaluate(program, [reference, placement], list(paths), alone=True)
-    passed = {signature(v) for v in evaluations[reference.name].violations}
-    found: dict[str, Violation] = {}
+    passed = {identity(v) for v in evaluations[reference.name].violations}
+    found: dict[tuple, Violation] = {}
     for v in evaluations[placement.name].violations:
-        if signature(v) not in passed:
-            found.setdefault(signature(v, localised=False), v)
+        if identity(v) not in passed:
+            found.setdefault(identity(v, localised=False), v)
     return list(found.values())

@@ -40,6 +40,7 @@ from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
 from fuzzdce.core.joining import placed_marks, same_failure, settled_links
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
+from fuzzdce.core.signatures import identity_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.fuzzing.bisection import bisect_failure
@@ -94,7 +95,7 @@ class Shrinker:
         budget); within that, this lane's share first (``lane_share``), regressions first, then by
         first sighting."""
         shrinking = self.campaign.settings.shrinking
-        rank: dict[str, int] = {}  # every cause is in one bug
+        rank: dict[tuple, int] = {}  # every cause is in one bug
         for bug in self.store.bugs():
             for i, key in enumerate(dict.fromkeys(f.cause_key for f in bug.members)):
                 rank[key] = i
@@ -106,11 +107,11 @@ class Shrinker:
                 rank[kv[0]],
                 kv[1][0].verdict != Verdict.REGRESSION,
                 kv[1][0].first_seen_seconds or 0.0,
-                kv[0],
+                identity_id(kv[0]),
             ),
         )
 
-    def to_shrink(self, key: str, members: list[Finding]) -> bool:
+    def to_shrink(self, key: tuple, members: list[Finding]) -> bool:
         """A verdict that fails, not shrunk yet, its program not already settled?"""
         smallest = members[0]
         return (
@@ -195,7 +196,7 @@ class Shrinker:
         evaluations = self.campaign.evaluate(program, [under], paths, alone=True)
         return any(same_failure(v, target) for v in evaluations[under.name].violations)
 
-    def failing(self, finding: Finding, key: str):
+    def failing(self, finding: Finding, key: tuple):
         """The shrink predicate of ``finding``'s cause: does a program still fail the same way on the
         finding's path under the Thunder showing it, and (asked only then) pass under each that must?"""
         target, path = finding.violation, [finding.violation.path]
@@ -213,7 +214,7 @@ class Shrinker:
 
         return fails
 
-    def shrink(self, key: str, waiting: int = 0) -> bool:
+    def shrink(self, key: tuple, waiting: int = 0) -> bool:
         """Shrink one cause (``key``), ``waiting`` causes still to shrink after it: the
         statement-level passes first (cheap, and they leave no statement or returned value that can
         go), to their end or to the end of shrinking's time; then Hypothesis from the cause's
@@ -310,7 +311,7 @@ class Shrinker:
 
     # --- deciding ----------------------------------------------------------------------------------
 
-    def decide(self, key: str) -> None:
+    def decide(self, key: tuple) -> None:
         """Bisect cause ``key``'s failure, when it is a regression under a placement, to the call of
         what the placement replaced without which it goes (``running.decisions.bisect``, on the
         cause's smallest program and its path, unlocalised: a gated prefix would gate other calls);

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from fuzzdce.core.signatures import short_id
+from fuzzdce.core.signatures import identity_id
 
 
 class Phase(StrEnum):
@@ -137,8 +137,8 @@ def hypothesis_seconds(left: float, waiting: int, passes_each: float) -> float:
     return max(0.0, left - waiting * passes_each) / (waiting + 1)
 
 
-def lane_share(cause: str, lanes: int) -> int:
+def lane_share(cause: tuple, lanes: int) -> int:
     """Which of ``lanes`` lanes shrinks the cause ``cause`` first: lanes find many of the same
     causes (each starts from Hypothesis's simplest programs) and know nothing of each other's, so
     each takes a share of its own first, by a hash every process computes alike."""
-    return int(short_id(cause), 16) % max(1, lanes)
+    return int(identity_id(cause), 16) % max(1, lanes)

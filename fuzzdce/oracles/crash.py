@@ -6,6 +6,7 @@ Only a sandboxed worker can survive such a job to report it; the outcome then ca
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import job_fault
 from fuzzdce.core.model import FailureKind, Oracle, Outcome, Violation
 
 # A job failure of this kind is the finding: the oracle is named after it.
@@ -18,7 +19,16 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         return []
     lines = failure.message.strip().splitlines()
     last = lines[-1] if lines else FailureKind.CRASH
-    return [Violation(ORACLE_NAME, outcome.path, f"crash: {last}", "Crash", key=FailureKind.CRASH)]
+    return [
+        Violation(
+            ORACLE_NAME,
+            outcome.path,
+            f"crash: {last}",
+            "Crash",
+            key=FailureKind.CRASH,
+            fault=job_fault(ORACLE_NAME, failure.kind),
+        )
+    ]
 
 
 ORACLE = Oracle(ORACLE_NAME, check, "the process running the compile path survives it", minify_priority=1)

@@ -17,7 +17,6 @@ deterministic).
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import torch
@@ -41,8 +40,7 @@ def last_traces(outcome: Outcome) -> dict[str, Any]:
     label without its trailing index -> the trace with the highest index."""
     last: dict[str, tuple[int, Any]] = {}
     for label, trace in outcome.traces:
-        match = re.fullmatch(r"(.*) (\d+)", label)
-        kind, index = (match[1], int(match[2])) if match else (label, 0)
+        kind, index = label.family, label.index
         if kind not in last or index >= last[kind][0]:
             last[kind] = (index, trace)
     return {kind: trace for kind, (_, trace) in last.items()}

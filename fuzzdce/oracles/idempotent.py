@@ -12,6 +12,7 @@ from thunder.core.trace import from_trace
 from thunder.core.transform_common import dce
 
 from fuzzdce.core.errors import harness_fault
+from fuzzdce.core.faults import fixed_point_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 
 DCE_PROVENANCE = "Dead Code Elimination"
@@ -78,7 +79,15 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             # symbol it touches); that it changes any is the finding. The first is its site.
             site = next((parent for _, parent in removed if parent), "")
             violations.append(
-                Violation(ORACLE_NAME, outcome.path, message, "DceNotIdempotent", key="DCE is not a fixed point", site=site)
+                Violation(
+                    ORACLE_NAME,
+                    outcome.path,
+                    message,
+                    "DceNotIdempotent",
+                    key="DCE is not a fixed point",
+                    site=site,
+                    fault=fixed_point_fault(ORACLE_NAME),
+                )
             )
     return violations
 

@@ -21,7 +21,7 @@ from thunder.core.proxies import NumberProxy
 from fuzzdce.core.faults import malformation_fault
 from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
-from fuzzdce.core.vocabulary import CallStage
+from fuzzdce.core.vocabulary import CallStage, TraceLabel
 
 
 class Problem(NamedTuple):
@@ -170,9 +170,9 @@ ORACLE_NAME = "names"
 TRACE_KINDS = (CallStage.FORWARD, CallStage.BACKWARD, TraceKind.PROLOGUE, TraceKind.EPILOGUE)
 
 
-def trace_kind(label: str) -> str:
+def trace_kind(label: TraceLabel) -> str:
     """Which kind of trace ``label`` names ("forward", "backward", "prologue", "epilogue"; "" if none)."""
-    return next((str(kind) for kind in TRACE_KINDS if f" {kind} " in f" {label} "), "")
+    return label.kind if label.kind in TRACE_KINDS else ""
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:

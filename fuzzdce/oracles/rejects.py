@@ -11,6 +11,7 @@ itself, and where eager or the reference accepted the call (Thunder raising wher
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import rejection_fault
 from fuzzdce.core.model import Call, CallLabel, Oracle, Outcome, Violation
 
 NAME = "rejects"
@@ -41,7 +42,12 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         message = f"{label} call: returned a result where {stock.placement} raised {e.type}: {e.message} (eager rejects it too)"
         violations.append(
             Violation(
-                NAME, outcome.path, message, "AcceptedRejected", key=f"accepts what the reference rejects: {e.type}: {e.message}"
+                NAME,
+                outcome.path,
+                message,
+                "AcceptedRejected",
+                key=f"accepts what the reference rejects: {e.type}: {e.message}",
+                fault=rejection_fault(NAME, e.type, e.message),
             )
         )
     return violations

@@ -9,6 +9,7 @@ Silent for stock itself (handed no stock outcome) and on paths that split nothin
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import split_change_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.core.signatures import normalise
 from fuzzdce.oracles.splits import is_exception_split
@@ -16,8 +17,11 @@ from fuzzdce.oracles.splits import is_exception_split
 
 def split_key(reason) -> str:
     """(why, where) of one split, with names, numbers and addresses abstracted."""
-    why = getattr(reason.reason_type, "name", str(reason.reason_type))
-    return f"{why}: {normalise(str(reason.info))} -- exception: {normalise(str(reason.exception))}"
+    return f"{reason_name(reason)}: {normalise(str(reason.info))} -- exception: {normalise(str(reason.exception))}"
+
+
+def reason_name(reason) -> str:
+    return getattr(reason.reason_type, "name", str(reason.reason_type))
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
@@ -26,15 +30,24 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     if outcome.failure is not None or stock.failure is not None:
         return []  # a path that never finished has no splits to compare
 
-    def keys(reasons) -> set[str]:
-        return {split_key(r) for r in reasons if not is_exception_split(r)}
+    def keyed(reasons) -> dict[str, object]:
+        return {split_key(r): r for r in reasons if not is_exception_split(r)}
 
-    mine, theirs = keys(outcome.split_reasons), keys(stock.split_reasons)
-    violations = [Violation("split-set", outcome.path, f"split appears: {k}", "SplitAppears") for k in sorted(mine - theirs)]
-    violations += [
-        Violation("split-set", outcome.path, f"split disappears: {k}", "SplitDisappears") for k in sorted(theirs - mine)
+    mine, theirs = keyed(outcome.split_reasons), keyed(stock.split_reasons)
+    changes = [("appears", "SplitAppears", k, mine[k]) for k in sorted(mine.keys() - theirs.keys())]
+    changes += [("disappears", "SplitDisappears", k, theirs[k]) for k in sorted(theirs.keys() - mine.keys())]
+    return [
+        Violation(
+            ORACLE_NAME,
+            outcome.path,
+            f"split {change}: {k}",
+            error_type,
+            fault=split_change_fault(ORACLE_NAME, change, reason_name(r), str(r.info), str(r.exception)),
+        )
+        for change, error_type, k, r in changes
     ]
-    return violations
 
 
-ORACLE = Oracle("split-set", check, "thunderfx splits the same nodes for the same reasons as under stock", needs_stock=True)
+ORACLE_NAME = "split-set"
+
+ORACLE = Oracle(ORACLE_NAME, check, "thunderfx splits the same nodes for the same reasons as under stock", needs_stock=True)

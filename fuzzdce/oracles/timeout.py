@@ -7,6 +7,7 @@ one (a hang inside a compile). Either way the outcome carries a ``JobFailure``.
 
 from __future__ import annotations
 
+from fuzzdce.core.faults import job_fault
 from fuzzdce.core.model import FailureKind, Oracle, Outcome, Violation
 
 # A job failure of this kind is the finding: the oracle is named after it.
@@ -17,7 +18,16 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     failure = outcome.failure
     if failure is None or failure.kind != FailureKind.TIMEOUT:
         return []
-    return [Violation(ORACLE_NAME, outcome.path, f"timeout: {failure.message}", "Timeout", key=FailureKind.TIMEOUT)]
+    return [
+        Violation(
+            ORACLE_NAME,
+            outcome.path,
+            f"timeout: {failure.message}",
+            "Timeout",
+            key=FailureKind.TIMEOUT,
+            fault=job_fault(ORACLE_NAME, failure.kind),
+        )
+    ]
 
 
 ORACLE = Oracle(ORACLE_NAME, check, "the compile path finishes within its time limit", minify_priority=2)

@@ -8,10 +8,12 @@ seen twice counts once: the copy with more programs, ties broken by content) and
 total from that union (``merged_summary``), so merging is idempotent and order-independent:
 merge(A, B) == merge(B, A) == merge(merge(A, B), B).
 
-Bugs (``records.BugRecord``) are joined when they share a key or any member finding signature
-(``joining.connected``, the union-find that joins the campaign's findings into bugs); the joined
-bug keeps the smallest program (fewest ops, then inputs, then source length, then source and key:
-``Bug.smallest``'s order, made total), that bug's key and id, and its folder's reproducer and traces.
+Bugs are joined again from their members, exactly as the campaign joins its findings
+(``joining.joined``): each member (``records.MemberRecord``) keeps what it is joined by as data
+(its verdict, placements, fault, site, program and whether that is settled, its decision), one
+finding in several inputs is one member, and the members one run joined stay joined (that run's
+evidence, as a shrink's links are the campaign's). Each bug is known by ``joining.bug_key`` of its
+members, as the campaign's is, and keeps the folder (reproducer, traces) of its smallest program.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.findings import combined_confirmed, earliest
-from fuzzdce.core.joining import Label, connected, kept_apart
+from fuzzdce.core.faults import Identity
+from fuzzdce.core.findings import combined_confirmed, common_placements, earliest
+from fuzzdce.core.joining import bug_key, cause_key, joined
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.signatures import short_id
+from fuzzdce.core.signatures import identity_id
 from fuzzdce.core.timeline import combine
 from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical, upstream_of
 from fuzzdce.results.report import plural
@@ -99,32 +101,31 @@ def program_order(candidate: Candidate) -> tuple:
     return (*record.size, record.program, record.key, canonical(record.to_json()))
 
 
-def joined(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
-    """Candidates joined by a shared key or member signature (``joining.connected``, the campaign's
-    join), each group smallest program first."""
-    groups = connected(candidates, lambda c: c.record.join_names(), raised_in, shown_under=shown_under)
-    return [sorted(group, key=program_order) for group in groups]
+@dataclass
+class Copy:
+    """One input's copy of a member, with the bug it came in."""
+
+    member: MemberRecord
+    candidate: Candidate
+
+    @property
+    def order(self) -> tuple:
+        """Smaller program first (then by content): the copy a merged member starts from."""
+        return (self.member.size, canonical(self.member.to_json()), program_order(self.candidate))
 
 
-def raised_in(candidate: Candidate) -> set[Label]:
-    """What a candidate's members are kept apart by, exactly as the campaign keeps findings apart
-    (``joining.kept_apart``, of each member's fault and site): the kinds of exception Thunder raised,
-    the frames it raised at and the fault labels (the ops they are about). A bug known by its
-    decision is kept apart by it too, as the campaign keeps it (``joining.findings_kept_apart``)."""
-    decision = candidate.record.decision
-    decided = {Label("decision", identity_text(decision.identity))} if decision is not None and decision.identity else set()
-    return decided | kept_apart(m.fault_and_site() for m in candidate.record.members)
-
-
-def shown_under(candidate: Candidate) -> tuple[str, ...]:
-    """The Thunders showing every member of a candidate: a group keeps one in common, as the campaign's bugs do."""
-    return candidate.record.placements or (candidate.record.placement,)
-
-
-def common_placements(group: Sequence[Candidate]) -> tuple[str, ...]:
-    """The placements every record of ``group`` lists, in its first record's order (``joined``
-    joins only records with one in common)."""
-    return tuple(p for p in shown_under(group[0]) if all(p in shown_under(c) for c in group))
+def members_and_links(candidates: Sequence[Candidate]) -> tuple[dict[Identity, list[Copy]], list[tuple[Identity, Identity]]]:
+    """Each finding's copies (by its identity, smallest program first), and the causes each input's
+    bug joined (its members' causes, linked as the campaign's shrinker links causes)."""
+    copies: dict[Identity, list[Copy]] = {}
+    links: list[tuple[Identity, Identity]] = []
+    for candidate in candidates:
+        causes = []
+        for m in candidate.record.members:
+            copies.setdefault(m.identity, []).append(Copy(m, candidate))
+            causes.append(cause_key(m.verdict, m.placements, m.fault))
+        links += [(causes[0], other) for other in causes[1:]]
+    return {identity: sorted(found, key=lambda c: c.order) for identity, found in copies.items()}, links
 
 
 def first_known(reasons: Iterable[str | None]) -> str | None:
@@ -133,8 +134,8 @@ def first_known(reasons: Iterable[str | None]) -> str | None:
 
 
 def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
-    """One finding as several inputs recorded it (``copies``, the winning bug's first): counts per
-    run (one run counted once, its largest count), the smallest program's size, flags combined."""
+    """One finding as several inputs recorded it (``copies``, the smallest program's first): counts
+    per run (one run counted once, its largest count), flags combined, settled if any copy is."""
     by_run: dict[str, int] = {}
     for copy in copies:
         for run_id, n in copy.counts_by_run.items():
@@ -143,10 +144,11 @@ def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
         copies[0],
         counts_by_run=dict(sorted(by_run.items())),
         count=sum(by_run.values()),
-        n_ops=min(c.n_ops for c in copies),
         confirmed=combined_confirmed(c.confirmed for c in copies),
         known=first_known(c.known for c in copies),
         first_seen_seconds=earliest(c.first_seen_seconds for c in copies),
+        # Settled if any copy of the same program is (as the campaign's ``FindingStore.merge`` has it).
+        shrunk=True if any(c.shrunk and c.program == copies[0].program for c in copies) else copies[0].shrunk,
     )
 
 
@@ -155,42 +157,50 @@ def known_reason(record: BugRecord, known: Mapping[str, str]) -> str | None:
     return next((known[n] for n in (record.key, record.id) if n in known), None)
 
 
-def merged_bug(group: Sequence[Candidate], known: Mapping[str, str]) -> BugRecord:
-    """One bug from the group's records: the smallest program's record, every member, counts summed;
-    known by the first record's decision where one names a decision (as the campaign's bug is)."""
-    winner = group[0].record
-    decided = next((c.record for c in group if c.record.decision is not None and c.record.decision.identity), winner)
-    copies: dict[str, list[MemberRecord]] = {}
-    for candidate in group:
-        for m in candidate.record.members:
-            copies.setdefault(m.signature, []).append(m)
-    members = tuple(sorted((merged_member(c) for c in copies.values()), key=lambda m: (m.n_ops, m.signature)))
-    first_seen = earliest([*(c.record.first_seen_seconds for c in group), *(m.first_seen_seconds for m in members)])
-    placements = common_placements(group)
+def merged_bug(members: Sequence[MemberRecord], copies: Mapping[Identity, Sequence[Copy]], known: Mapping[str, str]) -> Candidate:
+    """One bug of joined ``members`` (smallest program first): known by ``joining.bug_key`` as the
+    campaign's bug is; its program, reproducer and traces those of the input bug whose smallest
+    program is its smallest member's; counts summed; its decision a bisection naming it."""
+    identity, key = bug_key(members)
+    smallest = members[0]
+    groups = [c.candidate for m in members for c in copies[m.identity]]
+    home = min(
+        (c for c in groups if (c.record.program, c.record.inputs) == (smallest.program, smallest.inputs)),
+        key=program_order,
+        default=min(groups, key=program_order),
+    )
+    named = next((m.decision_identity for m in members if m.decision_identity is not None), None)
+    decided = next(
+        (c.record.decision for c in groups if c.record.decision is not None and c.record.decision.identity == named),
+        home.record.decision,
+    )
+    first_seen = earliest([*(c.record.first_seen_seconds for c in groups), *(m.first_seen_seconds for m in members)])
+    placements = common_placements(members)
     record = replace(
-        winner,
-        key=decided.key,
-        id=short_id(decided.key),
-        decision=decided.decision,
+        home.record,
+        key=key,
+        id=identity_id(identity),
+        decision=decided,
         placements=placements,
         placement=placements[0],
-        members=members,
+        members=tuple(members),
         count=sum(m.count for m in members),
         paths=tuple(sorted({m.path for m in members})),
         oracles=tuple(sorted({m.oracle for m in members})),
-        confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in group)]),
+        confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in groups)]),
         first_seen_seconds=first_seen,
     )
-    reason = known_reason(record, known) or first_known(c.record.known for c in group)
-    upstream = upstream_of(known_reason(record, known)) or next((c.record.upstream for c in group if c.record.upstream), None)
-    return replace(record, known=reason, upstream=upstream)
+    reason = known_reason(record, known) or first_known(c.record.known for c in groups)
+    upstream = upstream_of(known_reason(record, known)) or next((c.record.upstream for c in groups if c.record.upstream), None)
+    return Candidate(replace(record, known=reason, upstream=upstream), home.folder)
 
 
 def merged_bugs(sources: Sequence[Source], known: Mapping[str, str]) -> list[tuple[BugRecord, Path]]:
     """(merged bug record, folder whose reproducer and traces it keeps), in report order."""
-    candidates = [c for source in sources for c in source.bugs]
-    bugs = [(merged_bug(group, known), group[0].folder) for group in joined(candidates)]
-    return sorted(bugs, key=lambda item: item[0].order)
+    copies, links = members_and_links([c for source in sources for c in source.bugs])
+    members = [merged_member([c.member for c in found]) for found in copies.values()]
+    bugs = [merged_bug(group, copies, known) for group in joined(members, links)]
+    return sorted(((b.record, b.folder) for b in bugs), key=lambda item: item[0].order)
 
 
 # --- the merged summary: runs' measurements combined ------------------------------------------------

@@ -20,14 +20,17 @@ from typing import Any
 
 from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import Fault, fault_of, signature_of
-from fuzzdce.core.findings import bug_order, is_reportable, size_of
+from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of
+from fuzzdce.core.findings import bug_order, finding_identity, is_reportable, size_of
 from fuzzdce.core.model import STOCK
+from fuzzdce.core.signatures import as_identity
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 
-# 2: members carry their fault (``fault``, and as data ``fault_data`` and ``site``); signatures are by fault
-SCHEMA_VERSION = 2
+# 3: each member carries what it is joined by (``joining``): its verdict, its own placements, its
+# fault as data (``fault_data``) and site, its program and whether that is settled (``shrunk``),
+# and its decision's identity; ids hash identities (``signatures.identity_id``), not text
+SCHEMA_VERSION = 3
 SCHEMA_FIELD = "schema_version"
 
 
@@ -113,7 +116,8 @@ STANDING_TITLES = {
 @dataclass(frozen=True)
 class MemberRecord:
     """One finding of a bug: where it showed, how, how often (in all, and by run: ``fuzzdce merge``
-    counts each run once), and why it belongs to the bug."""
+    counts each run once), why it belongs to the bug, and what ``joining`` joins it by, as data:
+    ``fuzzdce merge`` joins members as the campaign joins findings (``joining.joined``)."""
 
     id: str
     signature: str
@@ -132,12 +136,21 @@ class MemberRecord:
     first_seen_seconds: float | None = None
     # Its fault (``faults``: where Thunder fails) as text and as data (``Fault.to_json``; summary.json's
     # entries leave the data out), and the op it is about (``Violation.site``).
-    fault: str = ""
+    fault_text: str = ""
     fault_data: dict[str, Any] | None = None
     site: str = ""
+    # What it is joined by besides (bug.json only): its verdict, the placements showing it, its
+    # smallest program, whether that is a finished shrink's result, its decision's identity.
+    verdict: str = ""
+    placements: tuple[str, ...] = ()
+    program: str = ""
+    inputs: str = ""
+    n_inputs: int = 0
+    shrunk: bool | None = None
+    decision_identity: Identity | None = None
 
     # The fields summary.json lists of each member.
-    SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault")
+    SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault_text")
 
     @classmethod
     def of(cls, finding, why: str = "", run_id: str | None = None) -> MemberRecord:
@@ -160,9 +173,16 @@ class MemberRecord:
             known=finding.known_reason,
             why=why,
             first_seen_seconds=finding.first_seen_seconds,
-            fault=str(fault),
+            fault_text=str(fault),
             fault_data=fault.to_json(),
             site=v.site,
+            verdict=str(finding.verdict),
+            placements=tuple(finding.placements),
+            program=finding.program.source(),
+            inputs=finding.program.inputs_source(),
+            n_inputs=len(finding.program.inputs),
+            shrunk=finding.shrunk,
+            decision_identity=finding.decision_identity,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -183,27 +203,55 @@ class MemberRecord:
             "known": self.known,
             "why": self.why,
             "first_seen_seconds": self.first_seen_seconds,
-            "fault": self.fault,
+            "fault_text": self.fault_text,
             "fault_data": self.fault_data,
             "site": self.site,
+            "verdict": self.verdict,
+            "placements": list(self.placements),
+            "program": self.program,
+            "inputs": self.inputs,
+            "n_inputs": self.n_inputs,
+            "shrunk": self.shrunk,
+            "decision_identity": self.decision_identity,
         }
 
     def fault_and_site(self) -> tuple[Fault, str]:
         """Its fault as a value and its site: a member of bug.json has them (summary.json's entries
         leave them out)."""
+        return self.fault, self.site
+
+    # What ``joining`` joins a member by, as it joins a campaign's ``findings.Finding``.
+    @property
+    def fault(self) -> Fault:
         if self.fault_data is None:
             raise ValueError(f"member {self.id} holds no fault: read it from bug.json, not summary.json")
-        return Fault.from_json(self.fault_data), self.site
+        return Fault.from_json(self.fault_data)
 
-    def unlocalised_signature(self) -> str:
-        """Its violation's signature wherever a wrong value first differs (``faults.signature``'s
+    @property
+    def settled(self) -> str | None:
+        return self.program + self.inputs if self.shrunk else None
+
+    @property
+    def size(self) -> tuple[int, int, int]:
+        return size_of(self.n_ops, self.n_inputs, self.program)
+
+    @property
+    def identity(self) -> Identity:
+        """The finding's identity (``findings.finding_identity``), from its stored fields."""
+        return finding_identity(self.verdict, self.placements, failure_identity(self.path, self.oracle, self.fault))
+
+    def unlocalised_identity(self) -> Identity:
+        """Its failure's identity wherever a wrong value first differs (``faults.failure_identity``'s
         ``localised=False``): what a replay of the bug's script compares."""
-        return signature_of(self.path, self.oracle, self.fault_and_site()[0], localised=False)
+        return failure_identity(self.path, self.oracle, self.fault, localised=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MemberRecord:
         """A member as bug.json (or, its ``SUMMARY_FIELDS``, summary.json's bug entries) holds it."""
-        return cls(**known_fields(cls, data))
+        values = known_fields(cls, data)
+        values["placements"] = tuple(values.get("placements", ()))
+        values["decision_identity"] = as_identity(values.get("decision_identity"))
+        return cls(**values)
 
     def summary_entry(self) -> dict[str, Any]:
         """The member as summary.json lists it."""
@@ -375,10 +423,6 @@ class BugRecord:
         """Its smallest program's size, as ``findings.size`` orders programs."""
         return size_of(self.n_ops, self.n_inputs, self.program)
 
-    def join_names(self) -> list[tuple[str, str]]:
-        """What joins it with another bug's record (``joining.connected``): its key, each member's signature."""
-        return [("key", self.key), *(("member", m.signature) for m in self.members)]
-
 
 def known_fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:
     """The keys of ``data`` that are fields of ``cls`` (a record may hold more, or fewer)."""
@@ -465,7 +509,7 @@ class RunSummary:
     @property
     def n_findings(self) -> int:
         """Distinct findings: each is a member of one bug."""
-        return len({m.signature for b in self.bugs for m in b.members})
+        return len({m.id for b in self.bugs for m in b.members})
 
     @property
     def new_regressions(self) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzdce.core.errors import HarnessError, UsageError
-from fuzzdce.core.faults import signature
+from fuzzdce.core.faults import identity
 from fuzzdce.core.findings import triage
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.results.records import BugRecord
@@ -122,8 +122,8 @@ def replay_bug(
     result.invalid = evaluations[STOCK].invalid
     # A script's wrong values are not localised (no statements to take prefixes of): compared
     # without where they first differ.
-    triaged = {signature(t.violation, localised=False): t for t in triage(violations_of(evaluations)).values()}
-    own = {m.unlocalised_signature() for m in record.members}
+    triaged = {identity(t.violation, localised=False): t for t in triage(violations_of(evaluations)).values()}
+    own = {m.unlocalised_identity() for m in record.members}
     failing = {name for sig in own if (t := triaged.get(sig)) for name in t.placements}
     checks = sorted({(m.path, m.oracle) for m in record.members})
     for name in names:

@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 
 from fuzzdce.core.decisions import summary
-from fuzzdce.core.faults import without_annotations
+from fuzzdce.core.faults import Fault, Flag, WrongValue, fault_of, without_annotations
 from fuzzdce.core.model import STOCK, CallLabel, Judges
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
@@ -62,16 +62,17 @@ class Check(StrEnum):
     RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
 
 
-def check_of(oracle: str, error_type: str | None) -> Check:
-    """What a failure of ``oracle`` (with the violation's ``error_type``) is checked by: what the
-    oracle declares (``Oracle.script_checks``), a value oracle's flag or exception by their own."""
+def check_of(oracle: str, fault: Fault | None) -> Check:
+    """What a failure of ``oracle`` with ``fault`` is checked by: what the oracle declares
+    (``Oracle.script_checks``); for a value oracle, by the kind of its fault: a flag (``Flag``), a
+    wrong value (``WrongValue``; None: a wrong value not yet known), else the exception it saw."""
     declared = ORACLES.get(oracle)
     if declared is None or not declared.script_checks:
         return Check.RUNS
     if declared.judges == Judges.VALUE:
-        if error_type == "RequiresGradMismatch":
+        if isinstance(fault, Flag):
             return Check.FLAGS
-        return Check(oracle) if error_type == "Mismatch" else Check.RAISES  # a value oracle's exception
+        return Check(oracle) if fault is None or isinstance(fault, WrongValue) else Check.RAISES
     return Check(oracle)
 
 
@@ -284,7 +285,7 @@ def member_order(member: MemberRecord) -> tuple[int, int]:
     """A bug's members, the one its script checks first: by path (``PATHS``' order), then by check."""
     return (
         list(PATHS).index(member.path) if member.path in PATHS else len(PATHS),
-        list(Check).index(check_of(member.oracle, member.error_type)),
+        list(Check).index(check_of(member.oracle, member.fault)),
     )
 
 
@@ -324,7 +325,7 @@ def bug_case(record: BugRecord, repro_text: str = "") -> Case:
     """The case of a campaign's bug: its smallest program, the first of its members (``repro_text``:
     its repro.py, where a guard call's inputs are)."""
     member = min(record.members, key=member_order)
-    check, guards = check_of(member.oracle, member.error_type), guard_source(repro_text)
+    check, guards = check_of(member.oracle, member.fault), guard_source(repro_text)
     if check == Check.GUARDS and not guards:
         check = Check.RUNS
     notes = [f"fuzzdce bug {record.id} ({record.verdict}), {found_with(record.versions)}.", *placement_note(record.placement)]
@@ -346,7 +347,7 @@ def minified_case(program, path: str, violation, placement: str = STOCK) -> Case
     """The case of a minified program (a ``Program``) failing as ``violation`` on ``path``."""
     oracle, message = (violation.oracle, violation.message) if violation is not None else (Check.OUTPUTS.value, "")
     notes = [f"Minified by fuzzdce, {found_with(versions())}.", *placement_note(placement)]
-    check = check_of(oracle, violation.error_type if violation is not None else "Mismatch")
+    check = check_of(oracle, fault_of(violation) if violation is not None else None)
     return Case(
         program.source(),
         program.inputs_source(),

@@ -20,7 +20,7 @@ from fuzzdce.core.subsymbols import merge_activity
 
 def program_activity(outcomes: Iterable[Any]) -> Counter:
     """One program's activity under one placement, every path together:
-    ``("symbol@depth", "removed"|"added") -> subsymbols``."""
+    ``((symbol, depth), "removed"|"added") -> subsymbols``."""
     return merge_activity(o.dce_activity for o in outcomes)
 
 
@@ -30,7 +30,7 @@ class DceActivity:
 
     programs: Counter = field(default_factory=Counter)  # placement -> valid programs evaluated
     changed: Counter = field(default_factory=Counter)  # placement -> programs with a change
-    # (placement, "symbol@depth", "removed"|"added") -> subsymbols, summed over programs
+    # (placement, (symbol, depth), "removed"|"added") -> subsymbols, summed over programs
     symbols: Counter = field(default_factory=Counter)
     # placement -> subsymbols changed in each program, in order (0: nothing changed)
     per_program: dict[str, list[int]] = field(default_factory=dict)
@@ -73,7 +73,7 @@ class DceActivity:
             activity.decomposition.update({(name, sym): n for sym, n in entry.get("decomposition_differs", {}).items()})
             for s in entry["symbols"]:
                 for kind in ("removed", "added"):
-                    activity.symbols[(name, f"{s['symbol']}@{s['depth']}", kind)] += s[kind]
+                    activity.symbols[(name, (s["symbol"], s["depth"]), kind)] += s[kind]
         return activity
 
     def merge(self, other: DceActivity) -> None:
@@ -88,7 +88,7 @@ class DceActivity:
 
     def placement_summary(self, name: str) -> dict[str, Any]:
         programs, changed = self.programs[name], self.changed[name]
-        by_symbol: dict[str, dict[str, int]] = {}
+        by_symbol: dict[tuple[str, int], dict[str, int]] = {}
         for (placement, key, kind), n in self.symbols.items():
             if placement == name:
                 by_symbol.setdefault(key, {"removed": 0, "added": 0})[kind] += n
@@ -98,7 +98,7 @@ class DceActivity:
             "programs_changed": changed,
             "fraction_changed": round(changed / programs, 4) if programs else 0.0,
             "exercised": changed > 0,
-            "symbols": [{"symbol": k.rsplit("@", 1)[0], "depth": int(k.rsplit("@", 1)[1]), **v} for k, v in ranked],
+            "symbols": [{"symbol": symbol, "depth": depth, **v} for (symbol, depth), v in ranked],
             "per_program": self.per_program.get(name, []),
             "programs_not_compared": self.not_compared[name],
             "programs_execution_differs": self.execution_differs[name],

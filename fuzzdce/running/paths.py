@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from fuzzdce.core.model import CallLabel, CallStage, CompilePath, Outcome, TraceKind
+from fuzzdce.core.vocabulary import TraceLabel
 
 # --- what the paths record ---------------------------------------------------------------------
 
@@ -34,7 +35,7 @@ def record_jit_traces(jfn, outcome: Outcome, prefix: str = "jit") -> None:
         (TraceKind.EPILOGUE, last_epilogue_traces),
     ):
         try:
-            outcome.traces += [(f"{prefix} {kind} {i}", t) for i, t in enumerate(getter(jfn) or []) if t is not None]
+            outcome.traces += [(TraceLabel(prefix, kind, i), t) for i, t in enumerate(getter(jfn) or []) if t is not None]
         except Exception as e:
             # No traces when compilation failed early (the error is the finding); after a clean run
             # a trace that cannot be fetched switches the trace oracles off for it: counted.

@@ -206,6 +206,6 @@ def observed_metadata(outcome: Outcome) -> Iterator[None]:
             yield
     finally:
         # A Thunder that ran forward traces named otherwise than ``OBSERVED`` says: never a clean run.
-        made = outcome.error is None and any(f" {CallStage.FORWARD} " in f" {label} " for label, _ in outcome.traces)
+        made = outcome.error is None and any(label.kind == CallStage.FORWARD for label, _ in outcome.traces)
         if made and not observed and not any(who == ORACLE_NAME for who, _ in outcome.not_checked):
             outcome.could_not_check(ORACLE_NAME, "observed no forward trace's function")
