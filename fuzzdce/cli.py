@@ -446,10 +446,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"fuzzdce: error: {e}", file=sys.stderr)
         return 2
-    except HarnessError as e:  # fuzzdce's own fault: the campaign stopped, nothing of it is a Thunder bug
+    except HarnessError as e:  # fuzzdce's own error: the campaign stopped, nothing of it is a Thunder bug
         print(f"fuzzdce: {e}", file=sys.stderr)
         return 3
-    except Exception as e:  # escaped a subcommand: fuzzdce's own fault too (Thunder's errors are recorded, never raised)
+    except Exception as e:  # escaped a subcommand: fuzzdce's own error too (Thunder's errors are recorded, never raised)
         traceback.print_exc(file=sys.stderr)
         print(f"fuzzdce: {harness_message(f'fuzzdce {args.command}', unexpected_exception(e))}", file=sys.stderr)
         return 3

@@ -68,7 +68,7 @@ def fuzz_test(
             finally:
                 campaign.finish()
         except HarnessError as e:
-            # fuzzdce's own fault, never a failing example: the session stops with exit 3, as `fuzzdce run` does
+            # fuzzdce's own error, never a failing example: the session stops with exit 3, as `fuzzdce run` does
             pytest.exit(f"fuzzdce: {e}", returncode=HARNESS_EXIT)
         failing = [b for b in campaign.ledger.bugs() if b.reportable or (campaign.ledger.stock_only and b.count)]
         if failing:

@@ -9,7 +9,7 @@ import pytest
 import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
-from fuzzdce.core.errors import UsageError, environment_fault
+from fuzzdce.core.errors import UsageError, why_the_machines
 from fuzzdce.core.model import EAGER, FailureKind, Placement
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.config import Scope
@@ -180,13 +180,13 @@ def test_an_import_outside_thunder_failing_is_the_environments():
         import distutils_removed_from_this_python  # noqa: F401
     except ImportError as e:
         missing = e
-    assert "importing distutils_removed_from_this_python failed" in environment_fault(missing)
+    assert "importing distutils_removed_from_this_python failed" in why_the_machines(missing)
     try:
         raise RuntimeError("Thunder wrapped it") from missing
     except RuntimeError as wrapped:
-        assert environment_fault(wrapped)
-    assert environment_fault(ImportError("cannot import name 'x' from 'thunder.core'", name="thunder.core")) == ""
-    assert environment_fault(ValueError("no import here")) == ""
+        assert why_the_machines(wrapped)
+    assert why_the_machines(ImportError("cannot import name 'x' from 'thunder.core'", name="thunder.core")) == ""
+    assert why_the_machines(ValueError("no import here")) == ""
 
 
 def jit_first_doing(name, action, *args):

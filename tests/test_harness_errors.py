@@ -19,7 +19,7 @@ import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.cli import main
-from fuzzdce.core.errors import HarnessError, harness_fault, read_as_its_user
+from fuzzdce.core.errors import HarnessError, read_as_its_user, why_fuzzdces_own
 from fuzzdce.core.model import CallLabel, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running import paths
@@ -45,20 +45,20 @@ def test_the_inductor_stand_in_takes_what_torch_takes():
         with pytest.raises(TypeError) as wrong:  # what torch would reject is rejected, in torch's words
             torch._inductor.compile(graph, [torch.ones(1)], mode="default")
     assert torch._inductor.compile is real
-    assert harness_fault(wrong.value) == ""  # Thunder calling torch wrongly is Thunder's bug
+    assert why_fuzzdces_own(wrong.value) == ""  # Thunder calling torch wrongly is Thunder's bug
 
 
 def test_what_is_fuzzdce_fault_and_what_is_not():
     stand_in = TypeError("fresh_dynamo_without_inductor.<locals>.compile_eagerly() got an unexpected keyword argument 'options'")
-    assert "compile_eagerly was called with arguments it does not take" in harness_fault(stand_in)
+    assert "compile_eagerly was called with arguments it does not take" in why_fuzzdces_own(stand_in)
     with pytest.raises(TypeError) as raised_here:
         cotangents(3)  # raised inside fuzzdce/running/calls.py
-    assert "fuzzdce's own code (fuzzdce/running/calls.py" in harness_fault(raised_here.value)
+    assert "fuzzdce's own code (fuzzdce/running/calls.py" in why_fuzzdces_own(raised_here.value)
     with pytest.raises(TypeError) as torch_raised:
         torch.add(torch.ones(1), "x")
-    assert harness_fault(torch_raised.value) == ""
+    assert why_fuzzdces_own(torch_raised.value) == ""
     # Thunder's own function of the same name as none of fuzzdce's: not fuzzdce's.
-    assert harness_fault(TypeError("jit() got an unexpected keyword argument 'x'")) == ""
+    assert why_fuzzdces_own(TypeError("jit() got an unexpected keyword argument 'x'")) == ""
 
 
 # One of unbind's views, returned after its base was written in place: torch refuses to read its
@@ -86,10 +86,10 @@ def test_torch_refusing_to_read_an_output_is_the_calls_error_not_fuzzdces():
     with pytest.raises(TypeError) as fuzzdces_own:  # fuzzdce's own mistake while reading stays fuzzdce's
         with read_as_its_user():
             cotangents(3)
-    assert "fuzzdce's own code" in harness_fault(fuzzdces_own.value)
+    assert "fuzzdce's own code" in why_fuzzdces_own(fuzzdces_own.value)
 
 
-def test_a_harness_fault_is_a_harness_failure_not_an_error(collector_that_misuses_thunder):
+def test_fuzzdces_own_error_is_a_harness_failure_not_an_error(collector_that_misuses_thunder):
     outcome = run_path("jit", DEAD_CODE_PROGRAM, PLACEMENTS["stock"])
     assert outcome.error is None and outcome.failure is not None and outcome.failure.kind == "harness"
     line = outcome.failure.message

@@ -57,7 +57,7 @@ def test_thresholds_of_zero_never_recycle():
 @pytest.mark.parametrize("kind, failure_kind", [("segfault", "crash"), ("raise", "harness")])
 def test_a_job_that_dies_is_still_a_crash_with_recycling_on(kind, failure_kind):
     """A job that kills its child is a crash; one whose exception escapes is a harness failure
-    (fuzzdce's own fault): either way the child is replaced, never counted as recycled."""
+    (fuzzdce's own error): either way the child is replaced, never counted as recycled."""
     with Worker(run, recycle_jobs=2, recycle_rss_mb=1) as worker:
         failure = worker.submit((kind, None), timeout=30)
         assert isinstance(failure, JobFailure) and failure.kind == failure_kind

@@ -42,7 +42,7 @@ def test_memory_is_bounded(worker):
 
 
 def test_an_exception_escaping_the_job_is_a_harness_failure_in_one_line(worker):
-    """fuzzdce's jobs record what Thunder raises; one that escapes is fuzzdce's own fault, not a crash."""
+    """fuzzdce's jobs record what Thunder raises; one that escapes is fuzzdce's own error, not a crash."""
     failure = worker.submit(("raise", "boom"), timeout=30)
     assert failure.kind == "harness" and "RuntimeError escaped the job" in failure.message and "boom" in failure.message
     assert len(failure.message.splitlines()) == 1

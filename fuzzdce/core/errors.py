@@ -100,7 +100,7 @@ _READ_AS_ITS_USER = "fuzzdce_read_as_its_user"
 class read_as_its_user:
     """fuzzdce reading an output as the program's user would (its ``grad_fn``, its values): torch may
     refuse, and what it raises there is what that user gets from the output, the call's error and
-    never fuzzdce's (``harness_fault``), although torch raises it from C with fuzzdce's frame the
+    never fuzzdce's (``why_fuzzdces_own``), although torch raises it from C with fuzzdce's frame the
     innermost. A view one of several views returned by one op (``unbind``, ``split``) whose base was
     later written in place has no autograd history that torch accepts: reading its ``grad_fn``
     raises "Output 0 of UnbindBackward0 is a view and its base ... has been modified inplace".
@@ -117,8 +117,8 @@ class read_as_its_user:
         return False
 
 
-def harness_fault(e: BaseException) -> str:
-    """Why ``e`` is fuzzdce's fault, or "" when it is not: an exception (or one it was raised from)
+def why_fuzzdces_own(e: BaseException) -> str:
+    """Why ``e`` is fuzzdce's own error, or "" when it is not: an exception (or one it was raised from)
     whose innermost frame is in fuzzdce's own code, or a call to a fuzzdce function (a stand-in or a
     patch Thunder calls) with arguments it does not take. Neither is torch refusing a read of an
     output (``read_as_its_user``)."""
@@ -138,8 +138,8 @@ def harness_fault(e: BaseException) -> str:
     return ""
 
 
-def environment_fault(e: BaseException) -> str:
-    """Why ``e`` is this machine's fault, or "" when it is not: a module outside Thunder and
+def why_the_machines(e: BaseException) -> str:
+    """Why ``e`` is this machine's environment's doing, or "" when it is not: a module outside Thunder and
     fuzzdce failed to import (``distutils`` missing from a Python that dropped it, an extension
     built for another torch: an undefined symbol), along the exception's causes. Neither Thunder's
     finding nor fuzzdce's own error: the campaign stops and says which module and what to do."""
@@ -176,10 +176,10 @@ def versions() -> str:
     )
 
 
-def harness_message(where: str, fault: str) -> str:
-    """One line: where (path and placement, or which worker), the versions, the fault, what to do."""
+def harness_message(where: str, own_error: str) -> str:
+    """One line: where (path and placement, or which worker), the versions, the error, what to do."""
     return (
-        f"harness error on {where} ({versions()}): {fault} -- fuzzdce's own fault, not a Thunder bug: "
+        f"harness error on {where} ({versions()}): {own_error} -- fuzzdce's own error, not a Thunder bug: "
         f"leave that path out (--path) and report this line with `fuzzdce doctor`'s output to fuzzdce"
     )
 

@@ -74,7 +74,7 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
     )
     try:
         campaign.run()
-    except HarnessError as e:  # fuzzdce's own fault: the parent stops every lane and says so
+    except HarnessError as e:  # fuzzdce's own error: the parent stops every lane and says so
         results.put(HarnessStop(lane, str(e)))
         return
     except Exception as e:  # the same, escaped from outside the campaign's phases

@@ -11,7 +11,7 @@ from collections import Counter
 from thunder.core.trace import from_trace
 from thunder.core.transform_common import dce
 
-from fuzzdce.core.errors import harness_fault
+from fuzzdce.core.errors import why_fuzzdces_own
 from fuzzdce.core.faults import fixed_point_fault
 from fuzzdce.core.model import Oracle, Outcome, Violation
 
@@ -60,15 +60,15 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
             continue
         try:
             copy = copied(trace)
-        except Exception as e:  # fuzzdce's own fault is a harness error; a trace Thunder cannot copy is not checked
-            if harness_fault(e):
+        except Exception as e:  # fuzzdce's own error is a harness error; a trace Thunder cannot copy is not checked
+            if why_fuzzdces_own(e):
                 raise
             outcome.could_not_check(ORACLE_NAME, "could not copy a trace to run DCE on", e)
             continue
         try:
             removed = removed_by_dce_again(trace, copy)
         except Exception as e:
-            if harness_fault(e):  # raised in fuzzdce's own helpers (``shape``): never "DCE is not a fixed point"
+            if why_fuzzdces_own(e):  # raised in fuzzdce's own helpers (``shape``): never "DCE is not a fixed point"
                 raise
             # Thunder's DCE itself raised on a trace DCE produced: it cannot even walk it (the names oracle says why)
             removed = [(f"dce raised {type(e).__name__}: {e}", "")]

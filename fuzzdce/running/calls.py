@@ -17,10 +17,10 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from fuzzdce.core.errors import (
-    environment_fault,
-    harness_fault,
     harness_message,
     read_as_its_user,
+    why_fuzzdces_own,
+    why_the_machines,
 )
 from fuzzdce.core.model import (
     EAGER,
@@ -134,12 +134,12 @@ def make_call(
             raise timed_out(e) from None  # ends the path: the time limit is spent
         if out_of_memory(e) is not None and outcome.path != EAGER:
             raise  # ends the path: a crash (``run_path``), not an exception Thunder raised
-        if environment_fault(e):
-            raise  # ends the path: the machine's fault (``run_path``), neither Thunder's nor eager's
-        fault = harness_fault(e) if outcome.path != EAGER else ""
-        if fault:  # fuzzdce's own fault: never a Thunder finding (the evaluator stops the campaign)
+        if why_the_machines(e):
+            raise  # ends the path: the machine's environment (``run_path``), neither Thunder's nor eager's
+        own_error = why_fuzzdces_own(e) if outcome.path != EAGER else ""
+        if own_error:  # fuzzdce's own error: never a Thunder finding (the evaluator stops the campaign)
             outcome.failure = outcome.failure or JobFailure(
-                FailureKind.HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {fault}")
+                FailureKind.HARNESS, harness_line(outcome, f"{label} call, {call.stage}: {own_error}")
             )
             return call
         call.error = ErrorInfo.from_exception(e)
@@ -240,9 +240,9 @@ def cache_misses(fn: Callable) -> int | None:
     return None if stats is None else stats.cache_misses
 
 
-def harness_line(outcome: Outcome, fault: str) -> str:
+def harness_line(outcome: Outcome, own_error: str) -> str:
     """The one line a harness error stops a campaign with: path, placement, versions, what to do."""
-    return harness_message(f"{outcome.path} under {outcome.placement}", fault)
+    return harness_message(f"{outcome.path} under {outcome.placement}", own_error)
 
 
 def cache_words(call: Call) -> str:

@@ -344,7 +344,7 @@ class Evaluator:
             ) from None
         except Exception as e:
             # A job records what Thunder raises: what escapes it (an oracle, the comparison with the
-            # reference) is fuzzdce's own fault, here as in a worker (``workers.reply_to``).
+            # reference) is fuzzdce's own error, here as in a worker (``workers.reply_to``).
             where = f"{job.path} under {job.placement.name}"
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1

@@ -27,9 +27,9 @@ import torch
 from fuzzdce.core.errors import (
     CompileTimeout,
     DeviceLost,
-    environment_fault,
     environment_message,
-    harness_fault,
+    why_fuzzdces_own,
+    why_the_machines,
 )
 from fuzzdce.core.model import (
     EAGER,
@@ -210,8 +210,8 @@ def record_failure(outcome: Outcome, e: BaseException, timeout: float | None) ->
     crash), the machine's environment or fuzzdce's own code (harness failures, never findings), or
     else an exception the program or Thunder raised (``Outcome.error``)."""
     path = outcome.path
-    fault = harness_fault(e) if path != EAGER else ""
-    environment = environment_fault(e)
+    own_error = why_fuzzdces_own(e) if path != EAGER else ""
+    environment = why_the_machines(e)
     if timed_out(e):
         outcome.failure = JobFailure(FailureKind.TIMEOUT, f"{path} ran past its time limit of {timeout:g} s")
     elif path != EAGER and out_of_memory(e) is not None:
@@ -221,8 +221,8 @@ def record_failure(outcome: Outcome, e: BaseException, timeout: float | None) ->
         )
     elif environment:
         outcome.failure = JobFailure(FailureKind.HARNESS, environment_message(f"{path} under {outcome.placement}", environment))
-    elif fault:
-        outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, fault))
+    elif own_error:
+        outcome.failure = JobFailure(FailureKind.HARNESS, harness_line(outcome, own_error))
     else:
         outcome.error = ErrorInfo.from_exception(e)
 

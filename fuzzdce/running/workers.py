@@ -11,7 +11,7 @@ with it the limits, the Ctrl-C handling, the message protocol and the recycling 
 
 The protocol, child to parent, one reply per job: ``(ReplyStatus.OK, result, peak MB)``,
 ``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when
-an exception escaped the job (fuzzdce's own fault). A child that dies or stops answering is a crash or a timeout, seen by the parent.
+an exception escaped the job (fuzzdce's own error). A child that dies or stops answering is a crash or a timeout, seen by the parent.
 
 Memory is limited one of two ways. A child that runs CPU paths only gets an address-space limit
 (``RLIMIT_AS``): running past it raises ``MemoryError`` inside the job, a ``crash``. CUDA cannot
@@ -104,7 +104,7 @@ def reply_to(job: Any, handle: Callable[[Any], Any], explain: Callable[[Any, Exc
         return (FailureKind.CRASH, "MemoryError: worker memory limit reached")
     except DeviceLost as e:  # the process's device context is gone: the parent replaces the child
         return (FailureKind.CRASH, str(e))
-    except Exception as e:  # a job records what Thunder raises: what escapes is fuzzdce's own fault
+    except Exception as e:  # a job records what Thunder raises: what escapes is fuzzdce's own error
         return (FailureKind.HARNESS, explain(job, e))
 
 
