@@ -80,12 +80,14 @@ def decomposition_changes(given, result) -> list[Change]:
     ids = {id(bsym) for bsym in given.bound_symbols}
     if all(id(kept) in ids for kept in result.bound_symbols):
         return []  # every kept bound symbol is the given one, as Thunder's own dce keeps most
-    twins = GivenTwins(given)
+    by_head: dict[tuple, list] = {}
+    for bsym in given.bound_symbols:
+        by_head.setdefault(_head(bsym), []).append(bsym)
     out: list[Change] = []
     defined: set[str] = set()
     for kept in result.bound_symbols:
         if id(kept) not in ids:
-            given_bsym = twins.of(kept)
+            given_bsym = _given_twin(kept, by_head.get(_head(kept), []))
             if given_bsym is not None and not _same_decomposition(kept, given_bsym):
                 stock_node, node = portable_node(given_bsym), portable_node(kept)
                 outer = frozenset(defined)
@@ -93,38 +95,6 @@ def decomposition_changes(given, result) -> list[Change]:
                 align_children(stock_node.subsymbols, node.subsymbols, 0, node, outer, Renaming.fixed(names), out)
         defined |= _proxy_names(kept.flat_proxy_outs)
     return out
-
-
-class GivenTwins:
-    """Pairs each kept bound symbol that is not the given object (a copy, its outputs pruned) with
-    the given one it is, each given one at most once. First by an output proxy the two share (a
-    copy keeps its outputs' objects) under the same head; else by head and output names
-    (``_given_twin``). Each index is built on first use: most calls pair few."""
-
-    def __init__(self, given) -> None:
-        self.given = given.bound_symbols
-        self.taken: set[int] = set()
-        self._by_output: dict[int, object] | None = None
-        self._by_head: dict[tuple, list] | None = None
-
-    def of(self, kept):
-        head = _head(kept)
-        if self._by_output is None:
-            self._by_output = {id(p): bsym for bsym in self.given for p in bsym.flat_proxy_outs}
-        for proxy in kept.flat_proxy_outs:
-            bsym = self._by_output.get(id(proxy))
-            if bsym is not None and id(bsym) not in self.taken and _head(bsym) == head:
-                self.taken.add(id(bsym))
-                return bsym
-        if self._by_head is None:
-            self._by_head = {}
-            for bsym in self.given:
-                self._by_head.setdefault(_head(bsym), []).append(bsym)
-        candidates = [bsym for bsym in self._by_head.get(head, []) if id(bsym) not in self.taken]
-        twin = _given_twin(kept, candidates)
-        if twin is not None:
-            self.taken.add(id(twin))
-        return twin
 
 
 @contextlib.contextmanager
