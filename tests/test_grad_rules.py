@@ -8,7 +8,15 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.results.merge import merged_grad_rules
 from fuzzdce.results.records import RunSummary
 from fuzzdce.results.report import render
-from fuzzdce.running.grad_rules import coverage_line, grad_rule_ids, rule_name
+from fuzzdce.running.grad_rules import (
+    AUTOMATIC,
+    coverage_line,
+    family_lines,
+    grad_rule_ids,
+    namespace,
+    rule_families,
+    rule_name,
+)
 
 
 def test_a_grad_path_records_the_rules_it_ran_and_a_forward_path_none():
@@ -57,6 +65,27 @@ def test_rule_names_and_the_report_line():
     assert RunSummary.from_json(summary.to_json()).grad_rules == merged
 
 
+def test_rules_are_grouped_by_family_and_the_report_lists_what_is_left():
+    """Every registered rule is in one family, named by its op's namespace and whose rule it is;
+    the report counts each family's reached and lists its never reached, merged runs too."""
+    families = rule_families()
+    rules = [rule for members in families.values() for rule in members]
+    assert sorted(rules) == sorted(grad_rule_ids())  # each rule once
+    assert "prims.cos" in families["prims"]
+    assert "torch.fft.fft" in families[f"fft ({AUTOMATIC})"]  # no Thunder symbol: torch's autograd
+    assert "torch.nn.functional.silu" in families["nn.functional"]  # Thunder's own rule
+    assert namespace("Tensor.as_strided") == "Tensor" and namespace("torch.linalg.svd") == "linalg"
+    data = {"total": 5, "reached": {"prims.cos": 2}, "families": {"prims": ["prims.cos", "prims.sin"], "fft": ["torch.fft.fft"]}}
+    assert family_lines(data, shown=1) == [
+        "grad rules by family (reached of registered; never reached):",
+        "  prims: 1 of 2; never: prims.sin",
+        "  fft: 0 of 1; never: torch.fft.fft",
+    ]
+    merged = merged_grad_rules([{"grad_rules": data}, {"grad_rules": {**data, "families": {"fft": ["torch.fft.ifft"]}}}])
+    assert merged["families"] == {"fft": ["torch.fft.fft", "torch.fft.ifft"], "prims": ["prims.cos", "prims.sin"]}
+    assert "  prims: 1 of 2; never: prims.sin" in render(RunSummary(op_counts={"cos": 2}, grad_rules=merged), None)
+
+
 def test_steering_favours_entries_whose_programs_reached_a_new_grad_rule():
     """A program whose stock paths ran a grad rule no program had run counts as new for its entries,
     which then weigh more; the same rule again is not new."""
@@ -80,3 +109,26 @@ def test_steering_favours_entries_whose_programs_reached_a_new_grad_rule():
         steering.drew(program)
     weights = steering.weights()
     assert weights.ops["cos"] == NEW_RULES and weights.ops["neg"] == UNSEEN // 2
+
+
+def test_steering_weighs_opinfo_entries_as_catalog_entries():
+    """With an OpInfo source, a steered round draws an OpInfo never drawn first, and one whose
+    programs reached a new grad rule more than one drawn as often that reached none."""
+    from types import SimpleNamespace
+
+    from fuzzdce.fuzzing.steering import NEW_RULES, UNSEEN, Steering
+    from fuzzdce.strategies.opinfo import Entry
+
+    entries = [Entry(name, f"torch.{name}", ("float32",), ("sample",)) for name in ("fft.fft", "cummin", "geqrf")]
+    steering = Steering(SimpleNamespace(entries=entries))
+
+    def drawn(name):
+        return Program((TensorInput((2,)),), (Step(f"opinfo:{name}", f"torch.{name}({{0}})", (Ref(0),)),), (1,))
+
+    for name in ("cummin", "geqrf"):
+        steering.drew(drawn(name))
+        steering.evaluated[f"opinfo:{name}"] += 1
+    steering.new_rules["opinfo:geqrf"] += 1
+    weights = steering.weights().opinfos
+    assert weights == {"fft.fft": UNSEEN, "cummin": UNSEEN // 2, "geqrf": NEW_RULES}
+    assert Steering().weights().opinfos is None  # no source: the source's own weights

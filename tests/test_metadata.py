@@ -19,6 +19,7 @@ from sample_programs import DEAD_CODE_PROGRAM
 from fuzzdce.core.faults import Misstatement, metadata_fault
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.signatures import identity_id
 from fuzzdce.oracles import metadata
 from fuzzdce.oracles.metadata import Misstated
 from fuzzdce.running import stated_metadata
@@ -72,7 +73,10 @@ def test_an_input_stated_to_require_grad_is_caught():
     evaluations = evaluate_under(DEAD_CODE_PROGRAM, fault, paths=["jit"])
     assert metadata_violations(evaluations["stock"]) == []
     [violation] = metadata_violations(evaluations[fault])
-    assert str(violation.fault) == "metadata | requires_grad misstated | at unpack_trivial | in a forward trace"
+    assert (
+        str(violation.fault)
+        == "metadata | requires_grad misstated | at unpack_trivial | stated by thunder.core.prims.unpack_trivial_meta | in a forward trace"
+    )
     assert "requires_grad False when it runs; the trace states True" in violation.message
 
 
@@ -130,6 +134,8 @@ HAND_WRITTEN = (
 
 # Real misstatements of stock Thunder 0.2.6 on these paths, each pinned by its own test below: a
 # drawn program meeting one (any amax, amin, max or min on a grad path) is no false alarm.
+# The meta function of every op Thunder 0.2.6 registers automatically from torch: one adaptor.
+AUTOMATIC_META = "thunder.torch.meta_adaptor.<locals>.meta_func"
 STOCK_MISSTATES = {"metadata | dtype misstated | at unsqueeze | in a backward trace"}
 
 
@@ -183,8 +189,28 @@ def test_a_fallback_op_under_symbolic_values_states_the_shape_it_was_traced_with
     outcome = run_path("jit-symbolic", detached, resolve("stock"))
     assert outcome.calls["resized"].cache == "hit"
     [violation] = metadata.check(outcome, Outcome("eager", "stock"))
-    assert str(violation.fault) == "metadata | shape misstated | at detach | in a forward trace"
+    assert str(violation.fault) == (f"metadata | shape misstated | at detach | stated by {AUTOMATIC_META} | in a forward trace")
     assert "[2, 3]" in violation.message  # what the trace states, the drawn shape
+
+
+def test_misstatements_by_one_meta_function_are_one_fault_and_a_decomposed_ops_its_own():
+    """Every op Thunder registers automatically is stated by one adaptor (``meta_adaptor``): its
+    misstatement under symbolic values is one fault at whichever op a program meets it (detach,
+    sgn), not a fault per op. A planted misstatement of Thunder's decomposed ``cos`` keeps its op."""
+
+    def misstatement(op: str, template: str):
+        program = Program(
+            (TensorInput((2, 3)),), (Step(op, template, (Ref(0),)), Step("sin", "torch.sin({0})", (Ref(1),))), (2,), seed=1
+        )
+        [violation] = metadata.check(run_path("jit-symbolic", program, resolve("stock")), Outcome("eager", "stock"))
+        return violation
+
+    detach, sgn = misstatement("detach", "{0}.detach()"), misstatement("sgn", "torch.sgn({0})")
+    assert (detach.site, sgn.site) == ("detach", "sgn")  # each sited where the program meets it
+    assert detach.fault == sgn.fault and detach.fault.stated_by == AUTOMATIC_META
+    assert identity_id(detach.fault.identity()) == identity_id(sgn.fault.identity())
+    cos = Misstatement(metadata.ORACLE_NAME, "forward", "cos", "dtype")
+    assert cos.identity() != Misstatement(metadata.ORACLE_NAME, "forward", "sin", "dtype").identity()
 
 
 def test_amaxs_backward_states_its_count_of_ties_bool():

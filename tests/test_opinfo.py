@@ -59,7 +59,8 @@ def with_opinfo(source):
 
 
 def test_the_wheels_opinfos_draw_but_those_without_a_torch_call(source):
-    assert source.total == 237 and len(source.entries) >= 200
+    suites = source.describe(0.3)["suites"]
+    assert len(suites[opinfo.THUNDER_SUITE]) >= 200  # of the wheel's 237
     assert source.skipped["cat_wrapper"] == opinfo.NO_TORCH_CALL  # a lambda of the suite's
     assert source.skipped["is_complex"] == opinfo.NO_TENSOR
     calls = {e.name: e.call for e in source.entries}
@@ -67,6 +68,29 @@ def test_the_wheels_opinfos_draw_but_those_without_a_torch_call(source):
     assert calls["view"] == "torch.Tensor.view" and calls["getitem"] == opinfo.GETITEM
     assert calls["squeeze_torch"] == "torch.squeeze"  # a helper of the suite: the torch function Thunder maps
     assert {"polygamma", "zeta", "ndtri"} <= set(source.describe(0.3)["beyond_catalog"])
+
+
+def test_torchs_opinfos_call_the_name_thunder_registers_automatically(source):
+    """torch's OpInfos (``op_db``) stand for the ops Thunder has no symbol of its own for: each entry
+    calls the callable Thunder registered under that name (``abs``'s samples as ``x.absolute()``,
+    since ``torch.abs`` is Thunder's own symbol, tested by Thunder's OpInfo), never another name of it."""
+    from thunder.torch.default_torch_ops import torch_auto_registered_ops
+
+    registered = [f for functions in torch_auto_registered_ops.values() for f in functions]
+    entries = [e for e in source.entries if e.suite == opinfo.TORCH_SUITE]
+    assert len(entries) >= 500
+    for entry in entries:
+        function = eval(entry.call, {"torch": torch})  # noqa: S307 - a dotted torch name
+        assert function in registered, entry  # not torch.abs: Thunder's own symbol
+    calls = {e.name: e.call for e in entries}
+    assert calls["torch.Tensor.absolute"] == "torch.Tensor.absolute" and "torch.abs" not in calls
+    assert calls["torch.fft.fft"] == "torch.fft.fft" and calls["torch.special.round_decimals_3"] == "torch.special.round"
+    assert source.samples(source.entries[[e.name for e in source.entries].index("torch.fft.fft")], "float32", opinfo.SAMPLE)
+
+
+def test_programs_hold_several_opinfo_steps(source):
+    counts = Counter(len(opinfo_steps(p)) for p in drawn(80, at=4))
+    assert counts[1] and counts[2] and counts[3] and not set(counts) - {0, 1, 2, 3}, counts
 
 
 def test_opinfo_programs_are_plain_torch_that_runs_in_eager_and_reads_back(with_opinfo):
@@ -209,7 +233,17 @@ def test_doctor_says_whether_this_thunder_ships_its_opinfos(monkeypatch):
         importlib.util, "find_spec", lambda name, *a: None if name.startswith("thunder.tests") else real(name, *a)
     )
     assert opinfo.available() == "this Thunder has no thunder.tests (its wheel or checkout ships no test suite)"
+    assert opinfo_line().startswith("opinfos  not Thunder's (this Thunder has no thunder.tests")
+    monkeypatch.setattr(opinfo, "_LOADED", {})
+    alone = opinfo.source(INPUT_DTYPES)  # torch's suite, for the ops Thunder registers automatically
+    assert alone is not None and {e.suite for e in alone.entries} == {opinfo.TORCH_SUITE}
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("thunder.tests") or name == "expecttest" else real(name, *a),
+    )
     assert opinfo_line().startswith("opinfos  none: this Thunder has no thunder.tests")
+    assert "expecttest" in opinfo_line()
     monkeypatch.setattr(opinfo, "_LOADED", {})
     assert opinfo.source(INPUT_DTYPES) is None  # no OpInfo steps: catalog programs only
     assert opinfo.describe_source(0.3, INPUT_DTYPES) == {"rate": 0.3, "unavailable": opinfo.available()}

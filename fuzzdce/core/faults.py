@@ -402,8 +402,14 @@ class UnsoundDce(Fault):
 @dataclass(frozen=True, eq=False)
 class Misstatement(Fault):
     """A trace states a tensor's metadata otherwise than it is when it runs (``metadata``): the kind
-    of trace, the op that defines the tensor and the attribute misstated (shape, dtype, device,
-    requires_grad), never the program's shapes or names."""
+    of trace, the code that stated it, and the attribute misstated (shape, dtype, device,
+    requires_grad), never the program's shapes or names.
+
+    The code that stated it is the op's own where the op decomposes (Thunder's ``cos``: its
+    decomposition's prims state it for that op alone), and the meta function of a prim, which states
+    its outputs itself (``stated_by``). One meta function may serve many prims: every torch op
+    Thunder registers automatically is stated by one adaptor, which runs the op on fake tensors, so
+    a misstatement it makes is one fault at whichever such op a program meets it."""
 
     KIND: ClassVar[str] = "misstated metadata"
 
@@ -411,12 +417,14 @@ class Misstatement(Fault):
     trace: str
     op: str
     attribute: str
+    stated_by: str = ""  # the meta function of a prim that stated it (module.qualname); "" for a decomposed op
 
     def identity(self) -> Identity:
-        return (self.KIND, self.oracle, self.trace, self.op, self.attribute)
+        return (self.KIND, self.oracle, self.trace, self.stated_by or self.op, self.attribute)
 
     def parts(self) -> tuple[str, ...]:
-        return (self.oracle, f"{self.attribute} misstated", f"at {self.op}", f"in a {self.trace or 'labelled'} trace")
+        by = (f"stated by {self.stated_by}",) if self.stated_by else ()
+        return (self.oracle, f"{self.attribute} misstated", f"at {self.op}", *by, f"in a {self.trace or 'labelled'} trace")
 
 
 @dataclass(frozen=True, eq=False)
@@ -571,10 +579,10 @@ def dce_fault(oracle: str, wrong: str) -> UnsoundDce:
     return UnsoundDce(oracle, wrong)
 
 
-def metadata_fault(oracle: str, trace: str, op: str, attribute: str) -> Misstatement:
+def metadata_fault(oracle: str, trace: str, op: str, attribute: str, stated_by: str = "") -> Misstatement:
     """A tensor's ``attribute`` that ``op`` defines, in a ``trace`` (forward, backward), stated
     otherwise than it runs (``Misstatement``)."""
-    return Misstatement(oracle, trace, op, attribute)
+    return Misstatement(oracle, trace, op, attribute, stated_by)
 
 
 def job_fault(oracle: str, failure: str) -> JobFailed:

@@ -38,7 +38,7 @@ from fuzzdce.results.records import BugRecord, RunSummary
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.grad_rules import grad_rule_ids
+from fuzzdce.running.grad_rules import grad_rule_ids, rule_families
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import resolve
@@ -293,7 +293,11 @@ class Campaign:
             ),
             op_counts=dict(s.ops.most_common()),
             # Thunder's grad rules the programs ran under stock, of every one this Thunder registers.
-            grad_rules={"total": len(grad_rule_ids()), "reached": dict(s.grad_rules.most_common())},
+            grad_rules={
+                "total": len(grad_rule_ids()),
+                "reached": dict(s.grad_rules.most_common()),
+                "families": rule_families(),
+            },
             # The OpInfo source programs drew steps from (ops reached by source: ``report.source_lines``).
             opinfo=s.opinfo,
             dropped_steps=dict(s.dropped.most_common()),

@@ -40,6 +40,8 @@ from fuzzdce.core.signatures import short_id
 from fuzzdce.fuzzing.config import DriverSettings, derive_seed
 from fuzzdce.fuzzing.steering import ROUND, Steering
 from fuzzdce.strategies import programs
+from fuzzdce.strategies.opinfo import source
+from fuzzdce.strategies.programs import INPUT_DTYPES
 
 
 class GenerationEnd(StrEnum):
@@ -187,7 +189,9 @@ class HypothesisDriver:
     def __init__(self, host: DriverHost, options: DriverSettings, *, run_round: Callable[[int], None] | None = None) -> None:
         self.host = host
         self.options = options
-        self.steering = Steering() if options.steer else None
+        # Steering weighs OpInfo entries too where programs draw them (their source loaded once here).
+        opinfos = source(INPUT_DTYPES) if options.steer and options.opinfo_rate > 0 else None
+        self.steering = Steering(opinfos) if options.steer else None
         self.run_round = run_round or self.hypothesis_round
         self.deadline: float | None = None
         self.stopped = False

@@ -26,6 +26,7 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.running.coverage import program_activity
 from fuzzdce.strategies import CATALOG
+from fuzzdce.strategies.opinfo import OpInfoSource
 from fuzzdce.strategies.programs import INPUT_DOMAINS, INPUT_DTYPES, Weights
 
 ROUND = 15  # programs per steered round: weights are recomputed between rounds
@@ -46,7 +47,8 @@ def inverse_weights(names: Iterable[str], counts: Mapping[str, int]) -> dict[str
 class Steering:
     """What the campaign drew so far, turned into weights for the next round and targets per program."""
 
-    def __init__(self) -> None:
+    def __init__(self, opinfos: OpInfoSource | None = None) -> None:
+        self.opinfos = opinfos  # the OpInfo source programs draw steps from, if any
         self.ops: Counter = Counter()
         self.dtypes: Counter = Counter()
         self.domains: Counter = Counter()
@@ -55,19 +57,32 @@ class Steering:
         self.rules: Counter = Counter()  # Thunder's grad rule -> programs that ran it under stock
         self.new_rules: Counter = Counter()  # op -> evaluated programs holding it that reached a new rule
 
+    def steered(self, names: Iterable[str]) -> dict[str, int]:
+        """Weights of ops by name (``Step.op``): rarely drawn ones more, never drawn most, and those
+        whose programs changed subsymbols or reached new grad rules, in proportion."""
+        return {
+            name: max(
+                weight,
+                round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)),
+                round(NEW_RULES * self.new_rules[name] / max(self.evaluated[name], 1)),
+            )
+            for name, weight in inverse_weights(names, self.ops).items()
+        }
+
     def weights(self) -> Weights:
+        """The next round's weights: the catalog's entries, and where programs draw OpInfo steps
+        (``opinfos``), its entries alike, so an OpInfo never drawn, whose op's rule no program ran,
+        is drawn first."""
+        opinfo_weights = None
+        if self.opinfos is not None:
+            by_op = self.steered(entry.op for entry in self.opinfos.entries)
+            opinfo_weights = {entry.name: by_op[entry.op] for entry in self.opinfos.entries}
         return Weights(
-            ops={
-                name: max(
-                    weight,
-                    round(ACTIVE * self.active[name] / max(self.evaluated[name], 1)),
-                    round(NEW_RULES * self.new_rules[name] / max(self.evaluated[name], 1)),
-                )
-                for name, weight in inverse_weights((spec.name for spec in CATALOG), self.ops).items()
-            },
+            ops=self.steered(spec.name for spec in CATALOG),
             dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),
             domains=inverse_weights(INPUT_DOMAINS, self.domains),
             stop_in=STOP_IN,
+            opinfos=opinfo_weights,
         )
 
     def novelty(self, program: Program) -> float:

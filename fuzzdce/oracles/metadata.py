@@ -9,8 +9,9 @@ bound symbol of the forward and backward execution traces defines, while the pat
 records the first that differs per run (``Outcome.misstated``). This oracle judges those records:
 one violation per kind of trace and per misstatement, naming the op.
 
-Its fault (``faults.metadata_fault``) is the kind of trace, the op and the attribute misstated: a
-wrong dtype stated for ``sum`` is one fault whatever the shapes or names of a program.
+Its fault (``faults.metadata_fault``) is the kind of trace, the code that stated it (the op, or the
+meta function of a prim) and the attribute misstated: a wrong dtype stated for ``sum`` is one fault
+whatever the shapes or names of a program.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ class Misstated(NamedTuple):
     attribute: str
     stated: str
     actual: str
+    stated_by: str = ""  # the meta function of a prim that stated it (``faults.Misstatement``)
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
     violations, seen = [], set()
     for m in outcome.misstated:
-        fault = metadata_fault(ORACLE_NAME, m.trace, m.op, m.attribute)
+        fault = metadata_fault(ORACLE_NAME, m.trace, m.op, m.attribute, m.stated_by)
         if fault in seen:  # the same misstatement on every call of the function
             continue
         seen.add(fault)

@@ -248,9 +248,15 @@ def merged_grad_rules(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     if not known:
         return None
     reached: Counter = Counter()
+    families: dict[str, set[str]] = {}
     for entry in known:
         reached.update(entry.get("reached", {}))
-    return {"total": max(e.get("total", 0) for e in known), "reached": dict(reached.most_common())}
+        for family, rules in entry.get("families", {}).items():
+            families.setdefault(family, set()).update(rules)
+    merged = {"total": max(e.get("total", 0) for e in known), "reached": dict(reached.most_common())}
+    if families:
+        merged["families"] = {family: sorted(rules) for family, rules in sorted(families.items())}
+    return merged
 
 
 def the_one(values: Iterable[Any]) -> Any:

@@ -22,7 +22,7 @@ from fuzzdce import __version__
 from fuzzdce.core.model import CompilePath, Placement
 from fuzzdce.running.paths import PATHS, cuda_unavailable
 from fuzzdce.running.placements import PLACEMENTS, splitter_fix_native, symcall_native
-from fuzzdce.strategies.opinfo import MODULE, available
+from fuzzdce.strategies.opinfo import MODULE, TORCH_MODULE, available, torch_available
 
 NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
 
@@ -53,11 +53,16 @@ def environment_lines() -> list[str]:
 
 
 def opinfo_line() -> str:
-    """Whether programs draw steps from this Thunder's OpInfos (``strategies.opinfo``), or why not."""
-    why = available()
-    if why:
-        return f"opinfos  none: {why}; programs draw from the catalog alone (--opinfo-rate has no effect)"
-    return f"opinfos  {MODULE} (--opinfo-rate: the share of programs holding an OpInfo step)"
+    """Which OpInfos programs draw steps from (``strategies.opinfo``): Thunder's own, torch's for
+    the ops Thunder registers automatically, or neither, and why not."""
+    thunder_why, torch_why = available(), torch_available()
+    if thunder_why and torch_why:
+        return f"opinfos  none: {thunder_why}; {torch_why}; programs draw from the catalog alone (--opinfo-rate has no effect)"
+    suites = [MODULE if not thunder_why else f"not Thunder's ({thunder_why})"]
+    suites.append(
+        f"{TORCH_MODULE}.op_db for the ops Thunder registers automatically" if not torch_why else f"not torch's ({torch_why})"
+    )
+    return f"opinfos  {'; '.join(suites)} (--opinfo-rate: the share of programs holding OpInfo steps)"
 
 
 def placement_lines(placements: Iterable[Placement] = PLACEMENTS.values()) -> list[str]:

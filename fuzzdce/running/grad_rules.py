@@ -37,6 +37,46 @@ def grad_rule_ids() -> frozenset[str]:
     return frozenset(rule_name(i) for i in (*transforms._grad_fn_map, *transforms.augmented_forward_impls))
 
 
+AUTOMATIC = "automatic registration"  # a torch op Thunder has no symbol of its own for: torch's autograd is its rule
+
+
+def namespace(rule: str) -> str:
+    """Where a rule's op lives: ``prims``, ``torch``, ``Tensor``, ``nn.functional``, ``linalg``, ...
+    (``torch.nn.functional.silu`` -> ``nn.functional``; ``Tensor.as_strided`` -> ``Tensor``)."""
+    if "." not in rule:
+        return rule
+    head, rest = rule.split(".", 1)
+    if head != "torch":
+        return head
+    if "." not in rest:
+        return "torch"
+    return "nn.functional" if rest.startswith("nn.functional.") else rest.split(".", 1)[0]
+
+
+def automatically_registered() -> frozenset[str]:
+    """The rules of the torch ops this Thunder registers automatically (``thunder.torch.
+    default_torch_ops``), by name; empty where it registers none."""
+    try:
+        from thunder.torch import _torch_to_thunder_function_map  # noqa: PLC0415
+        from thunder.torch.default_torch_ops import torch_auto_registered_ops  # noqa: PLC0415
+    except ImportError:
+        return frozenset()
+    symbols = (_torch_to_thunder_function_map.get(f) for fs in torch_auto_registered_ops.values() for f in fs)
+    return frozenset(rule_name(s.id) for s in symbols if s is not None)
+
+
+def rule_families() -> dict[str, list[str]]:
+    """Every grad rule this Thunder registers, by family: the namespace of its op, and whether the
+    rule is Thunder's own or torch's behind the automatic registration (``torch (automatic
+    registration)``). What the report counts reached and never reached per family."""
+    automatic = automatically_registered()
+    families: dict[str, list[str]] = {}
+    for rule in sorted(grad_rule_ids()):
+        family = namespace(rule) + (f" ({AUTOMATIC})" if rule in automatic else "")
+        families.setdefault(family, []).append(rule)
+    return families
+
+
 @contextlib.contextmanager
 def observed_grad_rules(outcome: Outcome) -> Iterator[None]:
     """While active, each symbol id Thunder's grad transform finds a rule for (its own, an
@@ -74,3 +114,17 @@ def coverage_line(data: Mapping[str, Any] | None, limit: int = 12) -> str | None
     reached: Mapping[str, int] = data.get("reached", {})
     most = ", ".join(f"{rule} {n}" for rule, n in sorted(reached.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
     return f"grad rules reached: {len(reached)} of {data.get('total', '?')}" + (f" ({most}, ...)" if most else "")
+
+
+def family_lines(data: Mapping[str, Any] | None, shown: int = 8) -> list[str]:
+    """Per family of rules (``rule_families``, stored with the campaign), the reached and the
+    registered, and the first ``shown`` never reached: what is left for generation to reach."""
+    if not data or not data.get("families"):
+        return []
+    reached = data.get("reached", {})
+    lines = ["grad rules by family (reached of registered; never reached):"]
+    for family, rules in sorted(data["families"].items(), key=lambda kv: -len(kv[1])):
+        never = [rule for rule in rules if rule not in reached]
+        listed = ", ".join(never[:shown]) + (f", ... ({len(never) - shown} more)" if len(never) > shown else "")
+        lines.append(f"  {family}: {len(rules) - len(never)} of {len(rules)}" + (f"; never: {listed}" if never else ""))
+    return lines

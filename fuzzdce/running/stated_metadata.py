@@ -55,13 +55,14 @@ OBSERVED = {"computation": CallStage.FORWARD, "backward_fn": CallStage.BACKWARD}
 class Stated:
     """One tensor proxy's metadata as its trace states it, in torch's terms, and how to compare."""
 
-    __slots__ = ("name", "op", "shape", "dtype", "device", "requires_grad")
+    __slots__ = ("name", "op", "stated_by", "shape", "dtype", "device", "requires_grad")
 
-    def __init__(self, proxy, op: str, *, is_input: bool) -> None:
+    def __init__(self, proxy, op: str, stated_by: str = "", *, is_input: bool) -> None:
         from thunder.core import devices, dtypes
 
         self.name = proxy.name
         self.op = op
+        self.stated_by = stated_by
         # A number as itself; a number proxy's dimension as (None, the value it was traced with).
         self.shape = tuple(d if type(d) is int else (None, getattr(d, "value", None)) for d in _shape_of(proxy))
         self.dtype = dtypes.to_torch_dtype(proxy.dtype)
@@ -100,14 +101,30 @@ def _shape_of(proxy) -> tuple:
     return tuple(shape if shape is not None else proxy.shape)
 
 
-def op_of(bsym, name: str) -> str:
-    """The op that defines proxy ``name`` in top-level ``bsym``: itself, or in a fusion region the
-    first of its subsymbols defining it (the region is no op of the program's)."""
+def defining_symbol(bsym, name: str):
+    """The symbol that defines proxy ``name`` in top-level ``bsym``: its own, or in a fusion region
+    the first of its subsymbols defining it (the region is no op of the program's)."""
     if getattr(bsym.sym, "is_fusion", False):
         for sub in bsym.subsymbols:
             if any(p.name == name for p in sub.flat_proxy_outs):
-                return sub.sym.name
-    return bsym.sym.name
+                return sub.sym
+    return bsym.sym
+
+
+def op_of(bsym, name: str) -> str:
+    """The op that defines proxy ``name`` in top-level ``bsym`` (``defining_symbol``), by name."""
+    return defining_symbol(bsym, name).name
+
+
+def stated_by(bsym, name: str) -> str:
+    """The code that stated proxy ``name``'s metadata where it is not the op alone's: the meta
+    function of a prim (``module.qualname``; every torch op Thunder registers automatically shares
+    one); "" for an op its decomposition states."""
+    symbol = defining_symbol(bsym, name)
+    meta = getattr(symbol, "meta", None) if getattr(symbol, "is_prim", False) else None
+    if meta is None:
+        return ""
+    return f"{getattr(meta, '__module__', '')}.{getattr(meta, '__qualname__', type(meta).__name__)}"
 
 
 def _defines_inputs(bsym) -> bool:
@@ -133,7 +150,7 @@ class Observer:
                 wrong = s.differs(value, traced_run=self.runs == 1)
                 if wrong is not None:
                     self.found = True
-                    self.outcome.misstated.append(Misstated(str(self.trace_kind), s.op, s.name, *wrong))
+                    self.outcome.misstated.append(Misstated(str(self.trace_kind), s.op, s.name, *wrong, s.stated_by))
                     return
         except Exception as e:  # fuzzdce's own failure to compare: never Thunder's, never in its way
             self.found = True
@@ -166,7 +183,7 @@ def observing_copy(trace, observer: Observer):
         if not tensors:
             continue
         is_input = observer.trace_kind == CallStage.FORWARD and _defines_inputs(bsym)
-        stated = tuple(Stated(p, op_of(bsym, p.name), is_input=is_input) for p in tensors)
+        stated = tuple(Stated(p, op_of(bsym, p.name), stated_by(bsym, p.name), is_input=is_input) for p in tensors)
         name = f"fuzzdce_observe_{next(counter)}"
 
         def check(*values, stated=stated) -> None:

@@ -57,6 +57,13 @@ from fuzzdce.strategies.catalog import CATALOG
 DEFAULT_OPINFO_RATE = 0.3
 PREFIX = "opinfo:"  # an OpInfo step's ``Step.op``: PREFIX + the OpInfo's name
 MODULE = "thunder.tests.opinfos"
+# The two suites OpInfos come from: Thunder's own (its symbols), and torch's (``op_db``) for the ops
+# Thunder runs through its automatic registration (``thunder.torch.default_torch_ops``), as Thunder's
+# own ``test_auto_register_torchops.py`` picks them.
+THUNDER_SUITE, TORCH_SUITE = "thunder", "torch"
+SUITES = (THUNDER_SUITE, TORCH_SUITE)
+TORCH_MODULE = "torch.testing._internal.common_methods_invocations"
+AUTO_REGISTERED = "thunder.torch.default_torch_ops"
 
 # Which inputs of an OpInfo a sample is drawn from: its sample inputs, its reference inputs (where
 # it has them), and its sample inputs moved onto the points where it is singular (where it says).
@@ -104,6 +111,7 @@ class Entry:
     kinds: tuple[str, ...]
     opinfo: Any = field(compare=False, repr=False, default=None)
     domain: tuple[float | None, float | None] = (None, None)
+    suite: str = THUNDER_SUITE
 
     @property
     def op(self) -> str:
@@ -132,6 +140,93 @@ def available() -> str | None:
     if missing:
         return f"{MODULE} imports {', '.join(missing)}, not installed here"
     return None
+
+
+def torch_available() -> str | None:
+    """None when torch's OpInfos (``op_db``) import here and this Thunder lists the ops it registers
+    automatically, else why not: torch's suite imports ``expecttest``, a test dependency."""
+    try:
+        if importlib.util.find_spec(AUTO_REGISTERED) is None:
+            return "this Thunder registers no torch ops automatically"
+    except ModuleNotFoundError:
+        return "this Thunder registers no torch ops automatically"
+    missing = [name for name in ("expecttest", "numpy") if importlib.util.find_spec(name) is None]
+    if missing:
+        return f"{TORCH_MODULE} imports {', '.join(missing)}, not installed here"
+    return None
+
+
+# --- torch's OpInfos, for the ops Thunder registers automatically ----------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteSample:
+    """A sample as Thunder's suite gives one: the op's arguments, its input first."""
+
+    args: tuple
+    kwargs: dict
+
+
+class TorchSuiteOpInfo:
+    """One of torch's OpInfos (``op_db``) read as Thunder's are (``OpInfoSource``), for one torch
+    callable Thunder registers automatically: Thunder has no rule of its own for it, so it runs
+    through torch's (a symbol per callable, and a VJP rule from torch's autograd). Its ``call`` is
+    that callable's dotted name (``torch.Tensor.absolute`` for ``abs``'s alias): the name Thunder
+    registered, which a program must call to reach it, not another name of the same function. Its
+    samples put the input first, as Thunder's do; it has no ``singularity_fn``."""
+
+    def __init__(self, opinfo: Any, call: str) -> None:
+        self.suite_opinfo = opinfo
+        self.call = call
+        variant = opinfo.variant_test_name
+        self.name = call + (f"_{variant}" if variant else "")
+        self.domain = tuple(getattr(opinfo, "domain", None) or (None, None))
+        self.singularity_fn = None
+        self.singularity_fn_producer = lambda sample: None
+        self.reference_input_generator = getattr(opinfo, "reference_inputs_func", None)
+
+    def dtypes(self) -> set:
+        return set(self.suite_opinfo.dtypes)
+
+    def _samples(self, generator: Any, device: str, dtype: Any, requires_grad: bool) -> Iterator[SuiteSample]:
+        from thunder.core.dtypes import to_torch_dtype  # noqa: PLC0415
+
+        for sample in generator(device, to_torch_dtype(dtype), requires_grad=requires_grad):
+            yield SuiteSample((sample.input, *sample.args), dict(sample.kwargs))
+
+    def sample_inputs(self, device: str, dtype: Any, requires_grad: bool = False) -> Iterator[SuiteSample]:
+        return self._samples(self.suite_opinfo.sample_inputs, device, dtype, requires_grad)
+
+    def reference_inputs(self, device: str, dtype: Any, requires_grad: bool = False) -> Iterator[SuiteSample]:
+        return self._samples(self.suite_opinfo.reference_inputs, device, dtype, requires_grad)
+
+
+def auto_registered_calls() -> dict[str, str]:
+    """The torch callables this Thunder registers automatically, by the name Thunder's own test of
+    them matches OpInfos with (``linalg.matmul``, ``Tensor.absolute``, ``torch.lobpcg``) -> dotted."""
+    from thunder.torch import _get_torch_function_name  # noqa: PLC0415
+    from thunder.torch.default_torch_ops import torch_auto_registered_ops  # noqa: PLC0415
+
+    calls: dict[str, str] = {}
+    for module, functions in torch_auto_registered_ops.items():
+        prefix = module.__name__.removeprefix("torch.")
+        dotted = "torch.Tensor" if module is torch.Tensor else module.__name__
+        for function in functions:
+            name = _get_torch_function_name(module, function)
+            calls.setdefault(f"{prefix}.{name}", f"{dotted}.{name}")
+    return calls
+
+
+def torch_suite_opinfos(op_db: Iterable[Any], calls: Mapping[str, str]) -> list[TorchSuiteOpInfo]:
+    """One ``TorchSuiteOpInfo`` per OpInfo of ``op_db`` and automatically registered callable its
+    name or an alias's names (a function, ``torch.``'s, or a ``Tensor`` method: each is its own
+    symbol in Thunder, with its own rule), as Thunder's ``test_auto_register_torchops`` matches them."""
+    found = []
+    for opinfo in op_db:
+        names = [opinfo.name, *(alias.name for alias in opinfo.aliases)]
+        keys = dict.fromkeys(k for n in names for k in (f"torch.{n}", n, f"Tensor.{n}") if k in calls)
+        found.extend(TorchSuiteOpInfo(opinfo, calls[key]) for key in keys)
+    return found
 
 
 # --- torch calls -------------------------------------------------------------------------------------
@@ -354,6 +449,8 @@ def written(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any], keep: 
     results = results_of(runs[0])
     if not any(isinstance(r, torch.Tensor) and r.dtype in DTYPE_NAMES for r in results) or len(results) > MAX_RESULTS:
         return NO_RESULT
+    if any(isinstance(r, torch.Tensor) and (r.layout != torch.strided or r.dtype not in DTYPE_NAMES) for r in results):
+        return UNWRITABLE  # a sparse or complex result: nothing the oracles compare, nor a later step reads
     if not same_results(*runs):
         return RANDOM
     return OpInfoSample(
@@ -430,7 +527,11 @@ class OpInfoSource:
             if id(opinfo) in properties:
                 self.skipped[name] = NO_TENSOR
                 continue
-            call = torch_call(opinfo, functions, methods, _torch_to_thunder_function_map)
+            suite = TORCH_SUITE if isinstance(opinfo, TorchSuiteOpInfo) else THUNDER_SUITE
+            if suite == TORCH_SUITE:
+                call = opinfo.call
+            else:
+                call = torch_call(opinfo, functions, methods, _torch_to_thunder_function_map)
             if call is None:
                 self.skipped[name] = NO_TORCH_CALL
                 continue
@@ -453,7 +554,7 @@ class OpInfoSource:
                 kinds += (REFERENCE,)
             if opinfo.singularity_fn is not None or getattr(opinfo.singularity_fn_producer, "__name__", "") != "<lambda>":
                 kinds += (SINGULARITY,)
-            self.entries.append(Entry(name, call, dtypes, kinds, opinfo, tuple(opinfo.domain)))
+            self.entries.append(Entry(name, call, dtypes, kinds, opinfo, tuple(opinfo.domain), suite))
         # name -> weight of its draw (``programs.weighted``; missing: 1)
         self.weights = {e.name: BEYOND_CATALOG for e in self.entries if not in_catalog(e.call)}
 
@@ -462,7 +563,9 @@ class OpInfoSource:
         same in every process; or, where there is none, why (the commonest reason among them)."""
         key = (entry.name, dtype, kind)
         if key not in self._samples:
-            self._samples[key] = self._made(entry, dtype, kind)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torch's deprecation notes (torch.cholesky, torch.lu), per sample
+                self._samples[key] = self._made(entry, dtype, kind)
         return self._samples[key]
 
     def _made(self, entry: Entry, dtype: str, kind: str) -> tuple[OpInfoSample, ...] | str:
@@ -503,6 +606,7 @@ class OpInfoSource:
             "usable": len(self.entries),
             "skipped": skipped,
             "beyond_catalog": sorted(e.name for e in self.entries if not in_catalog(e.call)),
+            "suites": {suite: sorted(e.name for e in self.entries if e.suite == suite) for suite in SUITES},
         }
 
 
@@ -520,17 +624,28 @@ def source(input_dtypes: Sequence[str]) -> OpInfoSource | None:
         raise ValueError(f"the OpInfo source was made for dtypes {_LOADED.get('dtypes')}, not {tuple(input_dtypes)}")
     if "source" not in _LOADED:
         _LOADED["dtypes"] = tuple(input_dtypes)
-        found = None
+        suites: list[Any] = []
+        properties: Iterable[Any] = ()
         if available() is None:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     from thunder.tests import opinfos  # noqa: PLC0415 - seconds: only when OpInfo steps are on
 
-                found = OpInfoSource(opinfos.opinfos, input_dtypes, getattr(opinfos, "tensor_properties", ()))
-            except Exception:  # a suite that does not import here: catalog programs only
-                found = None
-        _LOADED["source"] = found
+                suites.extend(opinfos.opinfos)
+                properties = getattr(opinfos, "tensor_properties", ())
+            except Exception:  # noqa: S110 - a suite that does not import here: the other, or the catalog alone
+                pass
+        if torch_available() is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    from torch.testing._internal.common_methods_invocations import op_db  # noqa: PLC0415 - seconds
+
+                suites.extend(torch_suite_opinfos(op_db, auto_registered_calls()))
+            except Exception:  # noqa: S110 - torch's suite does not import here: Thunder's alone
+                pass
+        _LOADED["source"] = OpInfoSource(suites, input_dtypes, properties) if suites else None
     return _LOADED["source"]
 
 
@@ -569,7 +684,12 @@ def source_lines(op_counts: Mapping[str, int], described: Mapping[str, Any] | No
         return [line + f"; OpInfo unavailable ({described['unavailable']})"]
     reached = sorted(op.removeprefix(PREFIX) for op in op_counts if op.startswith(PREFIX))
     beyond = [name for name in reached if name in set(described.get("beyond_catalog", ()))]
-    line += f"; OpInfo {len(reached)} of {described['usable']} usable OpInfos (in {described['rate']:.0%} of programs)"
+    line += f"; OpInfo {len(reached)} of {described['usable']} usable OpInfos (in {described['rate']:.0%} of programs"
+    suites = described.get("suites", {})
+    if suites:
+        parts = [f"{suite}'s {len(set(reached) & set(names))} of {len(names)}" for suite, names in suites.items() if names]
+        line += ": " + ", ".join(parts)
+    line += ")"
     if beyond:
         line += f", {len(beyond)} calling an op no catalog entry calls: {', '.join(beyond)}"
     lines = [line]

@@ -53,6 +53,8 @@ class Weights:
     dtypes: Mapping[str, int] = dataclasses.field(default_factory=dict)
     domains: Mapping[str, int] = dataclasses.field(default_factory=dict)
     stop_in: int = 4
+    # Per OpInfo entry (``Entry.name``), in place of the source's own weights; None: the source's.
+    opinfos: Mapping[str, int] | None = None
 
 
 def weighted(options: Sequence[T], weights: Mapping[str, int], key=str) -> st.SearchStrategy[T]:
@@ -77,6 +79,9 @@ INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bflo
 # Input value domains in ``Domain``'s order: the first is the one everything shrinks to.
 INPUT_DOMAINS = tuple(Domain)
 MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
+# A program holding OpInfo steps holds 1 to this many (shrinking to 1): each is a Thunder symbol (or
+# an automatically registered torch op) with its own grad rule, so a compile tests several.
+MAX_OPINFO_STEPS = 4
 
 
 def index_choice() -> st.SearchStrategy[int]:
@@ -354,11 +359,11 @@ class OpInfoPlan:
 
 
 @st.composite
-def opinfo_plans(draw, opinfos: OpInfoSource, first: int):
-    """An OpInfo (one calling an op no catalog entry calls ``BEYOND_CATALOG`` times likelier), a
-    dtype it supports, a kind of inputs it has, one of those samples, and per tensor of it whether
-    it requires grad and, where its values are drawn, its layout."""
-    entry = draw(weighted(opinfos.entries, opinfos.weights, key=lambda e: e.name))
+def opinfo_plans(draw, opinfos: OpInfoSource, first: int, weights: Mapping[str, int] | None = None):
+    """An OpInfo (by ``weights``, else the source's: one calling an op no catalog entry calls
+    ``BEYOND_CATALOG`` times likelier), a dtype it supports, a kind of inputs it has, one of those
+    samples, and per tensor of it whether it requires grad and, where its values are drawn, its layout."""
+    entry = draw(weighted(opinfos.entries, opinfos.weights if weights is None else weights, key=lambda e: e.name))
     dtype = draw(choose(entry.dtypes))
     kind = draw(choose(entry.kinds))
     samples = opinfos.samples(entry, dtype, kind)
@@ -480,22 +485,23 @@ def programs(
     Steps that torch rejects are dropped rather than rejected, so every drawn program is valid in
     eager (shape- and dtype-wise) and no example is discarded. ``weights`` steers the draw (ops
     then drawn by entry, not by family first). With ``opinfo_rate``, that share of programs holds
-    one step drawn from Thunder's OpInfos (``opinfos``, default this process's ``opinfo.source``;
-    none where this Thunder has none): its sample's tensors are inputs of their own, and its call
-    is placed among the catalog's steps (``op_block``).
+    1 to ``MAX_OPINFO_STEPS`` steps drawn from OpInfos (``opinfos``, default this process's
+    ``opinfo.source``: Thunder's and torch's; none where neither imports): each sample's tensors are
+    inputs of their own, and its call is placed among the catalog's steps (``op_block``).
     """
     inputs = draw(tensor_inputs(weights=weights, strings=string_choices(catalog), **input_options))
     dropped: list[str] = []
-    pending = None
+    plans: list[OpInfoPlan] = []  # the OpInfo steps still to place, in order
     if opinfo_rate > 0:
         opinfos = opinfos if opinfos is not None else source(INPUT_DTYPES)
         if opinfos is not None and opinfos.entries and draw(chance(opinfo_rate)):
-            pending = draw(opinfo_plans(opinfos, len(inputs)))
-            if pending.sample is None:  # no sample of it at that dtype that eager takes: counted, never run
-                dropped.append(f"{pending.entry.op}{REJECTED_NOTE}{pending.why}")
-                pending = None
-            else:
-                inputs = (*inputs, *pending.leaves)
+            for _ in range(draw(st.integers(1, MAX_OPINFO_STEPS))):
+                plan = draw(opinfo_plans(opinfos, len(inputs), None if weights is None else weights.opinfos))
+                if plan.sample is None:  # no sample of it at that dtype that eager takes: counted, never run
+                    dropped.append(f"{plan.entry.op}{REJECTED_NOTE}{plan.why}")
+                else:
+                    plans.append(plan)
+                    inputs = (*inputs, *plan.leaves)
     metas: list[Meta | None] = input_metas(inputs)
     steps: list[Step] = []
     choose_op = op_choice(catalog) if weights is None else weighted(catalog, weights.ops, key=lambda spec: spec.name)
@@ -504,17 +510,17 @@ def programs(
     # nothing); after a few rejected attempts the program may stay empty. A pending OpInfo step is
     # placed before the program may stop.
     attempts = 0
-    opinfo_values: list[int] = []  # the OpInfo step's tensor results, once placed (step ``opinfo_at``)
-    opinfo_at = -1
+    # Each placed OpInfo step: (its step's index, its tensor results' value indices).
+    opinfo_placed: list[tuple[int, list[int]]] = []
     while len(steps) < max_ops:
         block = draw(
             op_block(
                 choose_op,
                 metas,
-                ask_to_continue=(bool(steps) or attempts >= 4) and pending is None,
+                ask_to_continue=(bool(steps) or attempts >= 4) and not plans,
                 stop_in=stop_in,
-                pending=pending,
-                last=len(steps) == max_ops - 1,
+                pending=plans[0] if plans else None,
+                last=max_ops - len(steps) <= len(plans),
             )
         )
         if block is None:
@@ -522,7 +528,7 @@ def programs(
         attempts += 1
         spec, step = block
         if isinstance(spec, OpInfoPlan):
-            pending = None
+            plans.pop(0)
             placed = None if step is None else infer_opinfo(step, metas, spec.given())
             if placed is None:
                 dropped.append(spec.entry.op)
@@ -530,9 +536,9 @@ def programs(
             step, new_metas, viewed = placed
             for i in viewed:  # a value a result views must not be written: the view would change too
                 metas[i] = dataclasses.replace(metas[i], writable=False)
-            opinfo_at = len(steps)
+            values = [len(metas) + k for k, m in enumerate(new_metas) if m is not None and not m.is_python]
+            opinfo_placed.append((len(steps), values))
             steps.append(step)
-            opinfo_values = [len(metas) + k for k, m in enumerate(new_metas) if m is not None and not m.is_python]
             metas.extend(new_metas)
             continue
         inferred = None if step is None else infer(step, metas)
@@ -553,8 +559,9 @@ def programs(
         if candidate not in outputs:
             outputs.append(candidate)
     # An OpInfo step is there to be run: when no output reads it, its first tensor result is one.
-    if opinfo_values and opinfo_at not in Program(tuple(inputs), tuple(steps), tuple(outputs)).live_steps():
-        outputs.append(opinfo_values[0])
+    for at, values in opinfo_placed:
+        if values and at not in Program(tuple(inputs), tuple(steps), tuple(outputs)).live_steps():
+            outputs.append(values[0])
     # Values at the edges of the ops that read each input (``strategies.edges``), drawn last: the
     # ops decide where the edges are.
     inputs = with_edges(inputs, steps, names_of(catalog), draw(edge_modes(len(inputs))))
