@@ -248,3 +248,20 @@ def test_doctor_says_whether_this_thunder_ships_its_opinfos(monkeypatch):
     assert opinfo.source(INPUT_DTYPES) is None  # no OpInfo steps: catalog programs only
     assert opinfo.describe_source(0.3, INPUT_DTYPES) == {"rate": 0.3, "unavailable": opinfo.available()}
     assert not any(opinfo_steps(p) for p in drawn(10))
+
+
+def test_a_wrong_value_is_sited_at_the_op_called_whatever_drew_the_step():
+    """The same wrong ``arcsin`` is one fault whether an OpInfo, a catalog entry or a program read
+    back from its source drew the step: the site is the op the statement calls (``called_op``),
+    not the step's source-prefixed name."""
+    from fuzzdce.core.faults import value_fault
+    from fuzzdce.core.program import Program, Ref, Step, TensorInput
+    from fuzzdce.running.localise import localised
+
+    wrong = Violation("outputs", "jit", "not close", "AssertionError", fault=value_fault("outputs", "", "jit"))
+    sites = set()
+    for op in ("opinfo:torch.Tensor.arcsin", "arcsin"):
+        program = Program((TensorInput((2,)),), (Step(op, "{0}.arcsin()", (Ref(0),)), Step("neg", "torch.neg({0})", (Ref(1),))), (2,))
+        found = localised(program, wrong, lambda prefix: [wrong])  # wrong from the first step on
+        sites.add((found.site, found.fault))
+    assert sites == {("arcsin", value_fault("outputs", "", "jit").localised_at("arcsin"))}

@@ -97,6 +97,22 @@ def op_name(node: ast.expr) -> str:
     return type(node).__name__.lower()
 
 
+def called_op(statement: str) -> str:
+    """The op a program's statement calls, by ``op_name``: the same for a step however it was drawn
+    (a catalog entry's variant, an OpInfo's sample, a model block's step) and for the program read
+    back from its source, so what a fault is sited at does not depend on where the step came from.
+    ``setitem`` for a statement writing into a value (``v0[i] = v1``)."""
+    try:
+        node = ast.parse(statement).body[0]
+    except (SyntaxError, IndexError):
+        return statement
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+        return "setitem"
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr)):
+        return op_name(node.value)
+    return type(node).__name__.lower()
+
+
 class _Template(ast.NodeTransformer):
     """Rewrites an expression's reads of the function's values into numbered markers (their
     ``Ref`` arguments, in order of first read) and its other names into ``GLOBAL_SPELLINGS``."""

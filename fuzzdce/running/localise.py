@@ -29,6 +29,7 @@ from collections.abc import Callable
 from fuzzdce.core.faults import WrongValue
 from fuzzdce.core.model import JobFailure, Judges, Violation
 from fuzzdce.core.program import Program
+from fuzzdce.core.program_source import called_op
 from fuzzdce.oracles import ORACLES
 
 # Runs ``program`` on the violation's path under its Thunder: the violations, or None (no result).
@@ -91,7 +92,8 @@ def localised(program: Program, violation: Violation, run: RunPrefix) -> Violati
     if found is None:
         return violation
     step, there = found
-    op, statement = program.steps[step].op, program.statement(step)
+    statement = program.statement(step)
+    op = called_op(statement)
     if (there.oracle, there.error_type) == (violation.oracle, violation.error_type):
         message = f"{violation.message} (values first differ at `{statement}`)"
     else:
