@@ -16,8 +16,8 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput, with_step_inse
 from fuzzdce.core.program_source import parse_function, program_of_function
 from fuzzdce.fuzzing.driver import no_local_constants
 from fuzzdce.fuzzing.minify import Criterion, Failure, run_minify
-from fuzzdce.results.report import render
 from fuzzdce.results.records import RunSummary
+from fuzzdce.results.report import render
 from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running import doctor
 from fuzzdce.running.placements import resolve
@@ -115,7 +115,9 @@ def test_a_block_eager_rejects_is_dropped_counted_and_the_program_drawn_from_the
     rejected = [p for p in programs if any(model_blocks.REJECTED_NOTE in d for d in p.dropped)]
     assert rejected, "some mutation eager rejects (mixed dtypes, an in-place write autograd refuses)"
     assert not any(s.op.startswith(model_blocks.PREFIX) for p in rejected for s in p.steps)
-    assert all(model_blocks.eager_rejects(p) is None for p in programs if any(s.op.startswith(model_blocks.PREFIX) for s in p.steps))
+    assert all(
+        model_blocks.eager_rejects(p) is None for p in programs if any(s.op.startswith(model_blocks.PREFIX) for s in p.steps)
+    )
     dropped = Counter(d for p in programs for d in p.dropped)
     lines = model_blocks.dropped_lines(dropped)
     assert lines[0].startswith(f"model blocks drawn and rejected by eager (dropped, never run): {len(rejected)} (")
@@ -136,7 +138,7 @@ def test_a_missing_model_file_is_skipped_and_doctor_names_it(monkeypatch):
     assert found.traced == [] and "thunder.tests.no_such_model_file does not import here" in found.skipped["gone.Attention"]
     monkeypatch.setattr(model_blocks, "BLOCKS", (*model_blocks.BLOCKS, absent))
     monkeypatch.setattr(doctor, "BLOCKS", model_blocks.BLOCKS)
-    assert "skipped: no_such_model_file (ModuleNotFoundError" in doctor.blocks_line()
+    assert "; no_such_model_file (ModuleNotFoundError" in doctor.blocks_line()
     assert "nanogpt_model" in doctor.blocks_line()
 
 

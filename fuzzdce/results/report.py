@@ -19,10 +19,10 @@ from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.store import REPRO_FILE
-from fuzzdce.strategies.model_blocks import dropped_lines, reached_part
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line
 from fuzzdce.running.path_running import GUARD_NOTE
+from fuzzdce.strategies.model_blocks import dropped_lines, reached_part
 from fuzzdce.strategies.opinfo import source_lines
 
 

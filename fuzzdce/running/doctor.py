@@ -64,7 +64,7 @@ def opinfo_line() -> str:
 def blocks_line() -> str:
     """Which model files Thunder ships here that ``--block-rate`` draws blocks from, and those absent
     (an older Thunder) or not importing (a package they need not installed): their blocks are skipped."""
-    missing = model_files_missing()
+    missing = model_files_missing(BLOCKS)
     files = list(dict.fromkeys(f"{MODELS}.{b.model}" for b in BLOCKS))
     present = [f.removeprefix(MODELS + ".") for f in files if f not in missing]
     line = f"blocks   {len(BLOCKS)} model blocks from {MODELS}: {', '.join(present) or 'none'} (--block-rate)"

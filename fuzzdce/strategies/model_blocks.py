@@ -47,7 +47,6 @@ import torch.fx
 from fuzzdce.core.program import (
     Domain,
     Program,
-    Ref,
     Step,
     TensorInput,
     with_input,
@@ -175,7 +174,12 @@ BLOCKS: tuple[Block, ...] = (
         (Data(lambda b, t: (6, 16)),),
         resizable=False,  # three experts' tokens: 2, 1, 3 rows, fixed when traced
     ),
-    Block("llama4.Llama4MoE", "llama4_moe", lambda m: m.Llama4MoE(m.Config("tiny", 16, 8, 3, 1, torch.float32, "cpu")), (Data(tokens(16)),)),
+    Block(
+        "llama4.Llama4MoE",
+        "llama4_moe",
+        lambda m: m.Llama4MoE(m.Config("tiny", 16, 8, 3, 1, torch.float32, "cpu")),
+        (Data(tokens(16)),),
+    ),
     Block("litgpt.Block", "litgpt_model", lambda m: m.Block(_litgpt(m), block_idx=0), (Data(tokens(16)),)),
 )
 
@@ -184,11 +188,11 @@ def model_file(block: Block) -> str:
     return f"{MODELS}.{block.model}"
 
 
-def model_files_missing() -> dict[str, str]:
+def model_files_missing(blocks: Sequence[Block] = BLOCKS) -> dict[str, str]:
     """Model file -> why it does not import here (absent from this Thunder, or a package it needs
-    not installed), for each model file a block is in; empty when every one imports."""
+    not installed), for each model file one of ``blocks`` is in; empty when every one imports."""
     missing: dict[str, str] = {}
-    for name in dict.fromkeys(model_file(b) for b in BLOCKS):
+    for name in dict.fromkeys(model_file(b) for b in blocks):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -277,7 +281,11 @@ class _Source:
             return f"-{self.write(args[0])}"
         if target is operator.getitem:
             index = args[1]
-            items = [self.write(i, subscript=True) for i in index] if isinstance(index, tuple) else [self.write(index, subscript=True)]
+            items = (
+                [self.write(i, subscript=True) for i in index]
+                if isinstance(index, tuple)
+                else [self.write(index, subscript=True)]
+            )
             return f"{self.write(args[0])}[{', '.join(items)}{',' if isinstance(index, tuple) and len(index) == 1 else ''}]"
         if target is getattr and len(args) == 2 and isinstance(args[1], str):
             return f"{self.write(args[0])}.{args[1]}"
@@ -314,7 +322,10 @@ def _unpacked_by_index(node: torch.fx.Node, value: Any) -> bool:
     if not isinstance(value, (tuple, list)) or not value or not node.users:
         return False
     return all(
-        u.op == "call_function" and u.target is operator.getitem and isinstance(u.args[1], int) and -len(value) <= u.args[1] < len(value)
+        u.op == "call_function"
+        and u.target is operator.getitem
+        and isinstance(u.args[1], int)
+        and -len(value) <= u.args[1] < len(value)
         for u in node.users
     )
 
@@ -391,7 +402,7 @@ class BlockSource:
         self.total = len(blocks)
         self.traced: list[TracedBlock] = []
         self.skipped: dict[str, str] = {}
-        missing = model_files_missing()
+        missing = model_files_missing(blocks)
         for block in blocks:
             if model_file(block) in missing:
                 self.skipped[block.name] = f"{model_file(block)} does not import here ({missing[model_file(block)]})"
@@ -406,7 +417,7 @@ _LOADED: dict[str, BlockSource] = {}
 
 
 def source() -> BlockSource:
-    """This process's blocks, traced on the first call (about a second)."""
+    """This process's blocks, traced on the first call (3-4 s, the model files imported)."""
     if "source" not in _LOADED:
         _LOADED["source"] = BlockSource()
     return _LOADED["source"]
@@ -419,9 +430,14 @@ SHAPE_KEEPING = tuple(spec for spec in CATALOG if spec.family in SHAPE_KEEPING_F
 
 def _fits(metas: Sequence[Meta | None], value: int, results: tuple) -> bool:
     """Whether a step's results can stand for ``value``: one tensor of its shape and dtype."""
-    return len(results) == 1 and meta_of(results[0]) is not None and (meta_of(results[0]).shape, meta_of(results[0]).dtype) == (
-        metas[value].shape,
-        metas[value].dtype,
+    return (
+        len(results) == 1
+        and meta_of(results[0]) is not None
+        and (meta_of(results[0]).shape, meta_of(results[0]).dtype)
+        == (
+            metas[value].shape,
+            metas[value].dtype,
+        )
     )
 
 
@@ -610,7 +626,10 @@ def dropped_lines(dropped: Mapping[str, int]) -> list[str]:
     """The report's blocks drawn and dropped because eager rejects their mutation, and mutations
     that found nothing to change (the block then ran unmutated)."""
     lines = []
-    for note, words in ((REJECTED_NOTE, "model blocks drawn and rejected by eager (dropped, never run)"), (NOT_APPLIED_NOTE, "block mutations not applied (the block ran unmutated)")):
+    for note, words in (
+        (REJECTED_NOTE, "model blocks drawn and rejected by eager (dropped, never run)"),
+        (NOT_APPLIED_NOTE, "block mutations not applied (the block ran unmutated)"),
+    ):
         found: dict[str, int] = {}
         for name, n in dropped.items():
             if name.startswith(PREFIX) and note in name:
