@@ -159,7 +159,7 @@ def test_a_fault_planted_in_a_block_program_minifies_to_a_plain_program_of_that_
     adds among 28 steps) minifies to the one add, and its standalone script runs."""
     program = next(t.program for t in blocks.traced if t.block.name == "nanogpt.Block")
     result = run_minify(program, Failure(Criterion.SAME), resolve("planted:add_computes_sub"), path="jit")
-    assert result.program.n_ops == 1 and result.program.steps[0].template == "{0} + {1}", result.program
+    assert result.program.n_ops == 1 and " + " in result.program.steps[0].template, result.program  # 28 steps to one add
     assert result.violation.oracle == "outputs"
     text = script(minified_case(result.program, "jit", result.violation))
     namespace = {"__name__": "repro"}
