@@ -53,6 +53,7 @@ from fuzzdce.running.placements import DEFAULT_PLACEMENTS, PLACEMENTS, resolve
 from fuzzdce.running.sandbox import SandboxedJobs
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import CATALOG, thunder_support
+from fuzzdce.strategies.model_blocks import DEFAULT_BLOCK_RATE
 from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
 
@@ -162,6 +163,13 @@ RUN_FLAGS = (
         "a sample of an op, chained with catalog steps), where the installed Thunder ships them; 0: catalog "
         f"programs only; none with --op (default: {DEFAULT_OPINFO_RATE})",
     ), setting="opinfo_rate"),
+    Flag("--block-rate", "scope", dict(
+        type=share,
+        metavar="R",
+        help="the share of programs drawn as a mutated block of the models Thunder ships (thunder/tests/*_model.py: "
+        "attention, MLP, norms, rotary embedding, traced at tiny sizes; shapes, dtype, requires_grad, one op swapped, "
+        f"inserted or made in place); 0: none; none with --op (default: {DEFAULT_BLOCK_RATE})",
+    ), setting="block_rate"),
     Flag("--max-examples", "budget", dict(
         type=positive_int, help="programs to generate, per lane (default: the fuzz profile's: ci 30, dev 60, nightly 5000)"
     ), setting="max_examples"),

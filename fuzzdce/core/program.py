@@ -607,3 +607,24 @@ def with_tensor_shapes(program: Program, shape_of: Callable[[tuple[int, ...]], t
         replace(s, shape=shape_of(s.shape)) if isinstance(s, TensorInput) and s.view_of is None else s for s in program.inputs
     )
     return replace(program, inputs=views_follow_bases(inputs))
+
+
+def with_step_inserted(program: Program, before: int, step: Step, replacing: int) -> Program:
+    """``program`` with ``step`` inserted before step ``before`` (``n_ops``: at the end), its first
+    result read instead of value ``replacing`` by every later step and by the return: ``x`` becomes
+    ``f(x)`` from there on. Every value after the insertion is renumbered; ``step`` reads values
+    defined before it, by their numbers in ``program``."""
+    first = program.first_value(before)
+    shifted = {index: index + step.n_out for index in range(first, program.first_value(program.n_ops))}
+    after = {**shifted, replacing: first}
+
+    def renumbered(value: Any, mapping: dict[int, int]) -> Any:
+        return Ref(mapping.get(value.index, value.index)) if isinstance(value, Ref) else value
+
+    def moved(old: Step, mapping: dict[int, int]) -> Step:
+        args = tuple(renumbered(a, mapping) for a in old.args)
+        return replace(old, args=args, kwargs=tuple((k, renumbered(v, mapping)) for k, v in old.kwargs))
+
+    steps = (*program.steps[:before], step, *(moved(s, after) for s in program.steps[before:]))
+    outputs = tuple(after.get(o, o) for o in program.outputs)
+    return replace(program, steps=steps, outputs=outputs)

@@ -17,6 +17,7 @@ from fuzzdce.running.paths import DEFAULT_PATHS, PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB
 from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
+from fuzzdce.strategies.model_blocks import DEFAULT_BLOCK_RATE
 from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
 # A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
@@ -49,10 +50,15 @@ class Scope:
     # The share of programs holding one step drawn from Thunder's own OpInfos (``strategies.opinfo``),
     # where this Thunder ships them; 0: catalog programs only. None are drawn when ``ops`` names entries.
     opinfo_rate: float = DEFAULT_OPINFO_RATE
+    # The share of programs drawn as a mutated block of the models Thunder ships
+    # (``strategies.model_blocks``); 0: none. None are drawn when ``ops`` names entries.
+    block_rate: float = DEFAULT_BLOCK_RATE
 
     def __post_init__(self) -> None:
         if not 0 <= self.opinfo_rate <= 1:
             raise UsageError(f"--opinfo-rate expects a share between 0 and 1, got {self.opinfo_rate}")
+        if not 0 <= self.block_rate <= 1:
+            raise UsageError(f"--block-rate expects a share between 0 and 1, got {self.block_rate}")
         unknown = [p for p in self.paths if p not in PATHS]
         if unknown:
             raise UsageError(f"unknown path {unknown[0]!r}: choose from {', '.join(PATHS)}")
@@ -151,6 +157,7 @@ class DriverSettings:
     catalog: tuple[OpSpec, ...] = CATALOG
     steer: bool = False
     opinfo_rate: float = 0.0  # the share of programs holding an OpInfo step (``strategies.opinfo``)
+    block_rate: float = 0.0  # the share of programs that are a mutated model block (``strategies.model_blocks``)
 
 
 @dataclass(frozen=True)
@@ -269,6 +276,7 @@ class CampaignConfig:
             catalog=tuple(BY_NAME[op] for op in scope.ops) if scope.ops else CATALOG,
             steer=scope.steer,
             opinfo_rate=0.0 if scope.ops else scope.opinfo_rate,  # none when ``--op`` names the entries to draw
+            block_rate=0.0 if scope.ops else scope.block_rate,
         )
         return PhaseSettings(
             run=self.identity(),

@@ -40,6 +40,7 @@ from fuzzdce.core.signatures import short_id
 from fuzzdce.fuzzing.config import DriverSettings, derive_seed
 from fuzzdce.fuzzing.steering import ROUND, Steering
 from fuzzdce.strategies import programs
+from fuzzdce.strategies.model_blocks import programs_with_blocks
 from fuzzdce.strategies.opinfo import source
 from fuzzdce.strategies.programs import INPUT_DTYPES
 
@@ -211,6 +212,10 @@ class HypothesisDriver:
 
     def strategy(self, weights=None):
         options = self.options
+        if options.block_rate > 0:  # the block draw comes first: with none, programs draw as they always did
+            return programs_with_blocks(
+                block_rate=options.block_rate, catalog=options.catalog, weights=weights, opinfo_rate=options.opinfo_rate
+            )
         return programs(catalog=options.catalog, weights=weights, opinfo_rate=options.opinfo_rate)
 
     def hypothesis_test(self, round_number: int = 0) -> Callable[[], None]:

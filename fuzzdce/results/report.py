@@ -22,6 +22,7 @@ from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line, family_lines
 from fuzzdce.running.path_running import GUARD_NOTE
+from fuzzdce.strategies.model_blocks import dropped_lines, reached_part
 from fuzzdce.strategies.opinfo import source_lines
 
 
@@ -146,7 +147,9 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
     if summary.op_counts is not None:
         ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
         out += [f"op coverage ({len(summary.op_counts)} ops): {ops}"]
-        out += source_lines(summary.op_counts, summary.opinfo, summary.dropped_steps)
+        by_source = source_lines(summary.op_counts, summary.opinfo, summary.dropped_steps)
+        by_source[0] += reached_part(summary.op_counts)
+        out += by_source + dropped_lines(summary.dropped_steps)
     grad_line = coverage_line(summary.grad_rules)
     if grad_line:
         out += [grad_line, *family_lines(summary.grad_rules)]

@@ -22,6 +22,7 @@ from fuzzdce import __version__
 from fuzzdce.core.model import CompilePath, Placement
 from fuzzdce.running.paths import PATHS, cuda_unavailable
 from fuzzdce.running.placements import PLACEMENTS, splitter_fix_native, symcall_native
+from fuzzdce.strategies.model_blocks import BLOCKS, MODELS, model_files_missing
 from fuzzdce.strategies.opinfo import MODULE, TORCH_MODULE, available, torch_available
 
 NATIVE, NEEDS_PATCH, CANNOT = "native", "needs patch", "cannot take it"
@@ -63,6 +64,18 @@ def opinfo_line() -> str:
         f"{TORCH_MODULE}.op_db for the ops Thunder registers automatically" if not torch_why else f"not torch's ({torch_why})"
     )
     return f"opinfos  {'; '.join(suites)} (--opinfo-rate: the share of programs holding OpInfo steps)"
+
+
+def blocks_line() -> str:
+    """Which model files Thunder ships here that ``--block-rate`` draws blocks from, and those absent
+    (an older Thunder) or not importing (a package they need not installed): their blocks are skipped."""
+    missing = model_files_missing(BLOCKS)
+    files = list(dict.fromkeys(f"{MODELS}.{b.model}" for b in BLOCKS))
+    present = [f.removeprefix(MODELS + ".") for f in files if f not in missing]
+    line = f"blocks   {len(BLOCKS)} model blocks from {MODELS}: {', '.join(present) or 'none'} (--block-rate)"
+    if missing:
+        line += "; skipped: " + "; ".join(f"{f.removeprefix(MODELS + '.')} ({why})" for f, why in missing.items())
+    return line
 
 
 def placement_lines(placements: Iterable[Placement] = PLACEMENTS.values()) -> list[str]:
@@ -120,6 +133,7 @@ def diagnosis() -> str:
             *environment_lines(),
             *device_lines(),
             opinfo_line(),
+            blocks_line(),
             "this Thunder:",
             *change_lines(),
             "placements:",

@@ -232,7 +232,7 @@ def torch_suite_opinfos(op_db: Iterable[Any], calls: Mapping[str, str]) -> list[
 # --- torch calls -------------------------------------------------------------------------------------
 
 
-def _public_callables() -> tuple[dict[int, str], dict[int, str]]:
+def public_callables() -> tuple[dict[int, str], dict[int, str]]:
     """(id -> dotted name) of the public torch functions, the first namespace of ``NAMESPACES``
     naming each; (id -> name) of ``torch.Tensor``'s public methods."""
     functions: dict[int, str] = {}
@@ -513,7 +513,7 @@ class OpInfoSource:
         from thunder.core.dtypes import to_torch_dtype  # noqa: PLC0415 - Thunder's, imported with the suite
         from thunder.torch import _torch_to_thunder_function_map  # noqa: PLC0415
 
-        functions, methods = _public_callables()
+        functions, methods = public_callables()
         self.total = 0
         self.entries: list[Entry] = []
         self.skipped: dict[str, str] = {}

@@ -279,10 +279,14 @@ def result_metas(spec: OpSpec, operands: list[Meta], results: tuple) -> list[Met
 
 
 @st.composite
-def steps_for(draw, spec: OpSpec, metas: list[Meta | None]):
-    """Draw one application of ``spec`` to live values, or None if no live value fits it."""
+def steps_for(draw, spec: OpSpec, metas: list[Meta | None], first: int | None = None):
+    """Draw one application of ``spec`` to live values, or None if no live value fits it. With
+    ``first``, its first operand is that value (a model block's step swapped or wrapped, where the
+    value is the block's own: ``strategies.model_blocks``), or None if the value does not fit."""
     first_rule = spec.operands[0]
     firsts = [i for i, m in enumerate(metas) if m is not None and first_rule.accepts(spec.dtypes, m, m)]
+    if first is not None:
+        firsts = [first] if first in firsts else []
     if not firsts:
         return None
     # Count back from the newest value, so shrinking the index makes ops use the latest result.
