@@ -252,17 +252,6 @@ OPS: tuple[OpSpec, ...] = (
     reduction("median_all", "torch.median({0})", NUMERIC, p=no_params, torch_op="torch.median", edges=ORDER),
     reduction("mode", "torch.mode({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=ORDER),
     reduction(
-        "nanmedian_dim",
-        "torch.nanmedian({0}, {dim}, keepdim={keepdim})",
-        NUMERIC,
-        family="tuple",
-        torch_op="torch.nanmedian",
-        edges=ORDER,
-    ),
-    reduction("msort", "torch.msort({0})", NUMERIC, p=no_params, edges=ORDER),
-    reduction("cummax", "torch.cummax({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=ORDER),
-    reduction("cummin", "torch.cummin({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=ORDER),
-    reduction(
         "kthvalue",
         "torch.kthvalue({0}, {k}, {dim})",
         NUMERIC,
