@@ -116,15 +116,23 @@ def with_edges(
 
     A view input follows its base (its values are the base's); a bool input has no edges. An input
     read by an op with ties and drawn ``only`` among its points sees repeated values; ``mixed``
-    keeps half the domain's values."""
+    keeps half the domain's values. An input whose values may tie where a reader's gradient is a
+    choice (``Edges.subgradient``: drawn at its points, or from the ``ties`` domain) is drawn not
+    requiring grad: torch and Thunder may rightly give such a gradient to different elements."""
     found = readers(inputs, steps, catalog)
     result = []
     for i, (spec, mode) in enumerate(zip(inputs, modes)):
-        if mode == "domain" or not isinstance(spec, TensorInput) or spec.view_of is not None or spec.dtype == "bool":
+        if not isinstance(spec, TensorInput) or spec.view_of is not None or spec.dtype == "bool":
+            result.append(spec)
+            continue
+        unique = {(op.name, repr(step.kwargs)): (op, step) for step, op in found.get(i, ())}  # each once
+        if mode != "domain" or spec.domain == Domain.TIES:
+            if spec.requires_grad and any(op.edges.subgradient for op, _ in unique.values()):
+                spec = dataclasses.replace(spec, requires_grad=False)
+        if mode == "domain":
             result.append(spec)
             continue
         values: list[float] = []
-        unique = {(op.name, repr(step.kwargs)): (op, step) for step, op in found.get(i, ())}  # each once
         for op, step in unique.values():
             values.extend(edge_values(op.edges, dict(step.kwargs), spec.dtype, Domain(spec.domain)))
         if not values:
@@ -132,3 +140,20 @@ def with_edges(
             continue
         result.append(dataclasses.replace(spec, edges=tuple(sorted(values)), edges_only=mode == "only"))
     return (*result, *inputs[len(result) :])
+
+
+def with_known_edges(catalog: Mapping[str, OpSpec], known: Mapping[str, Edges]) -> dict[str, OpSpec]:
+    """``catalog`` with the points ``known`` gives each op name (``opinfo.OpInfoSource.known_edges``:
+    what Thunder's OpInfos say of the op) added to its entry's edges, and an entry with those edges
+    alone for each name the catalog has not (an OpInfo step's ``Step.op``), so that ``with_edges``
+    reads both alike."""
+    merged = dict(catalog)
+    for name, edges in known.items():
+        spec = merged.get(name)
+        if spec is None:
+            merged[name] = OpSpec(name, "opinfo", "", edges=edges)
+        elif spec.edges is None:
+            merged[name] = dataclasses.replace(spec, edges=edges)
+        else:
+            merged[name] = dataclasses.replace(spec, edges=spec.edges.union(edges))
+    return merged

@@ -70,8 +70,8 @@ from fuzzdce.strategies.spec import Meta, OpSpec, choose
 
 PREFIX = "block:"  # a block step's ``Step.op``: PREFIX + block name + "/" + op name
 MODELS = "thunder.tests"  # where Thunder's wheel ships its model files
-# The share of programs drawn as a mutated model block, by default: measured in docs/extending.md.
-DEFAULT_BLOCK_RATE = 0.05
+# The share of programs drawn as a mutated model block, by default: none (docs/extending.md says why).
+DEFAULT_BLOCK_RATE = 0.0
 REJECTED_NOTE = " rejected: "  # a dropped block's name: ``block:NAME rejected: WHY`` (``Program.dropped``)
 NOT_APPLIED_NOTE = " not applied: "  # a mutation that found no step to change: the block runs unmutated
 TRACE_BATCH, TRACE_SEQ = 2, 4  # the sizes a block is traced at; its metas (what mutations fit) are these

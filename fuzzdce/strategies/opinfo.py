@@ -44,6 +44,7 @@ import random
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -52,6 +53,7 @@ from fuzzdce.core.errors import UsageError
 from fuzzdce.core.program import DTYPES, Domain, TensorInput, input_expression
 from fuzzdce.core.program_source import DTYPE_NAMES, step_of, value_domain
 from fuzzdce.strategies.catalog import CATALOG
+from fuzzdce.strategies.spec import ORDER, Edges
 
 # The share of programs holding one OpInfo step, by default: measured in docs/extending.md.
 DEFAULT_OPINFO_RATE = 0.3
@@ -483,6 +485,40 @@ def singular(opinfo: Any, sample: Any) -> Any | None:
     return type(sample)(*move(sample.args), **{k: move(v) for k, v in sample.kwargs.items()})
 
 
+# Where singular points are looked for (``singular_points``): a grid of float64 values, and how many
+# of the points found, nearest 0 first, are kept (floor-like functions are singular at every integer).
+SINGULAR_GRID = (-10.0, 10.0, 2001)
+MAX_SINGULAR_POINTS = 6
+# Order statistics no catalog entry calls: their OpInfo steps draw ties as the catalog's do (``ORDER``).
+ORDER_BEYOND_CATALOG = frozenset({"max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"})
+
+
+def singular_points(opinfo: Any) -> tuple[float, ...]:
+    """Where an OpInfo says its op is special, as edge points (``spec.Edges.kinks``): the finite ends
+    of its ``domain`` (the suite draws its samples inside them: acos's +-1, rsqrt's 0.1), and the
+    points where its ``singularity_fn`` (the signed distance to the nearest singularity, which the
+    suite pushes samples away from) is zero.
+
+    The singularity function is asked of its op's defaults (a producer is given a sample of one
+    tensor and no keywords: softplus's threshold 20, hardtanh's +-1; one that needs more, min and
+    max's, gives none): each value ``x`` of a grid is moved onto ``x - distance(x)``, and a point is
+    kept where the distance there is zero, nearest 0 first. Points are exact in float64; the
+    catalog's ``edge_values`` rounds them to each dtype and adds their neighbours."""
+    low, high = (tuple(opinfo.domain) + (None, None))[:2]
+    points = [float(end) for end in (low, high) if end is not None and math.isfinite(end)]
+    grid = torch.linspace(*SINGULAR_GRID, dtype=torch.float64)
+    try:
+        with torch.no_grad():
+            distance = opinfo.singularity_fn_producer(SimpleNamespace(args=(grid,), kwargs={}))
+            onto = grid - distance(grid) if distance is not None else grid[:0]
+            again = distance(onto) if distance is not None else onto
+        zeros = onto[torch.isfinite(onto) & (again.abs() <= 1e-9 * (1 + onto.abs()))]
+    except Exception:  # a producer that needs a real sample (two tensors, a keyword): no points
+        zeros = grid[:0]
+    found = sorted({round(float(v), 12) + 0.0 for v in zeros.tolist()}, key=lambda v: (abs(v), v))  # + 0.0: no -0.0
+    return tuple(points + [v for v in found[:MAX_SINGULAR_POINTS] if v not in points])
+
+
 NAMES = {spec.name for spec in CATALOG}
 
 
@@ -518,6 +554,7 @@ class OpInfoSource:
         self.entries: list[Entry] = []
         self.skipped: dict[str, str] = {}
         self._samples: dict[tuple[str, str, str], tuple[OpInfoSample, ...] | str] = {}
+        self._known_edges: dict[str, Edges] | None = None
         seen: dict[str, int] = {}
         properties = {id(p) for p in properties}
         for opinfo in opinfos:
@@ -557,6 +594,37 @@ class OpInfoSource:
             self.entries.append(Entry(name, call, dtypes, kinds, opinfo, tuple(opinfo.domain), suite))
         # name -> weight of its draw (``programs.weighted``; missing: 1)
         self.weights = {e.name: BEYOND_CATALOG for e in self.entries if not in_catalog(e.call)}
+
+    def known_edges(self) -> dict[str, Edges]:
+        """What the OpInfos say of where their ops are special (``singular_points``), as edges by op
+        name, made once: for each catalog entry calling an OpInfo's op (by ``op_name``), that OpInfo's
+        points; for each OpInfo step (``Entry.op``), its points and the edges of the catalog entries
+        calling its op (an order statistic's ties among them), so that a sample's drawn tensors meet
+        both. ``strategies.edges.with_known_edges`` merges them into a program's catalog."""
+        if self._known_edges is None:
+            by_op: dict[str, Edges] = {}
+            for entry in self.entries:
+                name = op_name(entry.call)
+                by_op[name] = by_op.get(name, Edges()).union(Edges(kinks=singular_points(entry.opinfo)))
+            from_catalog: dict[str, Edges] = {}
+            for spec in CATALOG:
+                if spec.edges is not None and spec.torch_name:
+                    name = op_name(spec.torch_name)
+                    from_catalog[name] = from_catalog.get(name, Edges()).union(spec.edges)
+            known: dict[str, Edges] = {}
+            for entry in self.entries:
+                name = op_name(entry.call)
+                edges = by_op[name].union(from_catalog.get(name, Edges()))
+                if name in ORDER_BEYOND_CATALOG:
+                    edges = edges.union(ORDER)
+                if edges.points:
+                    known[entry.op] = edges
+            for spec in CATALOG:
+                edges = by_op.get(op_name(spec.torch_name)) if spec.torch_name else None
+                if edges is not None and edges.points:
+                    known[spec.name] = edges
+            self._known_edges = known
+        return self._known_edges
 
     def samples(self, entry: Entry, dtype: str, kind: str) -> tuple[OpInfoSample, ...] | str:
         """The samples of ``entry`` at ``dtype`` from its ``kind`` of inputs that eager runs, the

@@ -15,10 +15,10 @@ from fuzzdce.strategies.spec import (
     FLOATS,
     INTS,
     NUMERIC,
+    ORDER,
     SAME,
     SCALARS,
     STRING,
-    TIES,
     Edges,
     Operand,
     OpSpec,
@@ -97,8 +97,10 @@ HYPERBOLIC = Edges(saturates=(overflow(lambda m: math.log(2) + math.log(m)), ove
 NEAR_ZERO = Edges(kinks=(0.0,), saturates=(tiny,))  # log, reciprocal, rsqrt, sqrt: the derivative blows up
 UNIT_BOUNDS = Edges(kinks=(-1.0, 1.0))  # asin, atanh, erfinv: the derivative blows up at +-1
 SIGMOID = Edges(kinks=(0.0,), saturates=(*saturation(1.0), 100.0, -100.0))
-TANH = Edges(kinks=(0.0,), saturates=(*saturation(0.5), 20.0, -20.0))
-SATURATES = Edges(saturates=(*saturation(1.0), 20.0, -20.0, 100.0, -100.0))  # gelu, silu, mish, softplus's tail
+TANH = Edges(kinks=(0.0,), saturates=(*saturation(0.5), 20.0, -20.0, 100.0, -100.0))
+SATURATES = Edges(saturates=(*saturation(1.0), 20.0, -20.0, 100.0, -100.0))  # gelu, silu, mish
+# elu, celu, selu: linear above 0, exp(x) - 1 below, which rounds to -1 like sigmoid's tail.
+ELU = Edges(kinks=(0.0,), saturates=(saturation(1.0)[1], -20.0, -100.0))
 BOUNDS = Edges(kinks=("lo", "hi"))  # clamp's, clip's bounds (a parameter named so)
 
 
@@ -175,13 +177,17 @@ OPS: tuple[OpSpec, ...] = (
     activation("hardsigmoid", edges=Edges(kinks=(-3.0, 3.0))),
     activation("hardtanh", edges=UNIT_BOUNDS),
     activation("leaky_relu", ", negative_slope={slope}", p=params(slope=const(st.sampled_from([0.01, 0.2]))), edges=AT_ZERO),
-    activation("elu", edges=AT_ZERO),
-    activation("celu", edges=AT_ZERO),
-    activation("selu", edges=AT_ZERO),
+    activation("elu", edges=ELU),
+    activation("celu", edges=ELU),
+    activation("selu", edges=ELU),
     activation("mish", edges=SATURATES),
-    # softplus is linear past beta * x > 20 (its threshold): beta 1 and 2 meet it at 20 and 10.
+    # softplus is linear past beta * x > 20 (its threshold): beta 1 and 2 meet it at 20 and 10; its
+    # exp(beta * x) underflows far below 0 (at -100 the result is a float32 subnormal).
     activation(
-        "softplus", ", beta={beta}", p=params(beta=const(st.sampled_from([1.0, 2.0]))), edges=Edges(kinks=(20.0, 10.0, 0.0))
+        "softplus",
+        ", beta={beta}",
+        p=params(beta=const(st.sampled_from([1.0, 2.0]))),
+        edges=Edges(kinks=(20.0, 10.0, 0.0), saturates=(100.0, -100.0)),
     ),
     activation("softsign", yields=Domain.UNIT, edges=AT_ZERO),
     activation("tanhshrink", edges=TANH),
@@ -226,8 +232,8 @@ OPS: tuple[OpSpec, ...] = (
     binary("remainder", NUMERIC, template="torch.remainder({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),
     binary("fmod", NUMERIC, template="torch.fmod({0}, {1}.clamp(min=1))", divisor=Domain.POSITIVE),
     binary("pow", ALL_FLOATS, template="torch.pow({0}, {1})", divisor=Domain.REAL),
-    binary("maximum", NUMERIC, edges=TIES),
-    binary("minimum", NUMERIC, edges=TIES),
+    binary("maximum", NUMERIC, edges=ORDER),
+    binary("minimum", NUMERIC, edges=ORDER),
     binary("atan2", ALL_FLOATS, edges=AT_ZERO),
     binary("copysign", ALL_FLOATS, edges=AT_ZERO),
     binary("nextafter", FLOATS),

@@ -12,9 +12,10 @@ from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     FLOATS,
     INTS,
+    LOGITS,
+    ORDER,
     STRING,
     TIES,
-    Edges,
     Meta,
     Operand,
     OpSpec,
@@ -37,7 +38,6 @@ F = "torch.nn.functional"
 
 ONE_OPERAND = (Operand(),)
 # Logits far apart: softmax saturates to one-hot, log_softmax to -inf differences.
-LOGITS = Edges(kinks=(0.0,), saturates=(100.0, -100.0, 1e4))
 
 
 def nn(name: str, template: str, dtypes=ALL_FLOATS, operands=ONE_OPERAND, p=None, **kw) -> OpSpec:
@@ -97,7 +97,7 @@ OPS: tuple[OpSpec, ...] = (
         edges=LOGITS,
     ),
     nn("log_softmax_f", f"{F}.log_softmax({{0}}, dim={{dim}})", p=params(dim=dim), torch_op=f"{F}.log_softmax", edges=LOGITS),
-    nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields=Domain.PROB),
+    nn("softmin", f"{F}.softmin({{0}}, dim={{dim}})", p=params(dim=dim), yields=Domain.PROB, edges=LOGITS),
     nn("layer_norm", f"{F}.layer_norm({{0}}, {{shape}})", p=normalized_shape, edges=TIES),
     nn(
         "layer_norm_affine",
@@ -147,8 +147,8 @@ OPS: tuple[OpSpec, ...] = (
     nn("one_hot", f"{F}.one_hot({{0}}.long().clamp(0, 2), 3)", INTS),
     nn("avg_pool1d", f"{F}.avg_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
     nn("avg_pool2d", f"{F}.avg_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args),
-    nn("max_pool1d", f"{F}.max_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=TIES),
-    nn("max_pool2d", f"{F}.max_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=TIES),
+    nn("max_pool1d", f"{F}.max_pool1d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=ORDER),
+    nn("max_pool2d", f"{F}.max_pool2d({{0}}, {{k}}, {{s}})", FLOATS, p=pool_args, edges=ORDER),
     nn("adaptive_avg_pool2d", f"{F}.adaptive_avg_pool2d({{0}}, {{size}})", FLOATS, p=params(size=const(st.sampled_from([1, 2])))),
     nn("interpolate", f"{F}.interpolate({{0}}, scale_factor=2.0, mode='nearest')", FLOATS),
     nn("dropout_p0", f"{F}.dropout({{0}}, p=0.0)", torch_op=f"{F}.dropout"),

@@ -13,8 +13,10 @@ from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     BOOL,
     FLOATS,
+    LOGITS,
     NUMBER,
     NUMERIC,
+    ORDER,
     SAME,
     TIES,
     Edges,
@@ -189,12 +191,12 @@ OPS: tuple[OpSpec, ...] = (
     reduction("sum_dtype", "torch.sum({0}, {dim}, dtype=torch.float64)", NUMERIC, p=params(dim=dim), torch_op="torch.sum"),
     reduction("mean", "torch.mean({0}, dim={dim}, keepdim={keepdim})"),
     reduction("prod", "torch.prod({0}, {dim}, keepdim={keepdim})", NUMERIC),
-    reduction("amax", "torch.amax({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=TIES),
-    reduction("amin", "torch.amin({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=TIES),
+    reduction("amax", "torch.amax({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=ORDER),
+    reduction("amin", "torch.amin({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=ORDER),
     reduction("all", "torch.all({0}, dim={dim}, keepdim={keepdim})", ALL),
     reduction("any", "torch.any({0}, dim={dim}, keepdim={keepdim})", ALL),
-    reduction("argmax", "torch.argmax({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=TIES),
-    reduction("argmin", "torch.argmin({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=TIES),
+    reduction("argmax", "torch.argmax({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=ORDER),
+    reduction("argmin", "torch.argmin({0}, dim={dim}, keepdim={keepdim})", NUMERIC, edges=ORDER),
     # var, std and norms where values tie: a slice of equal values has zero spread, zero norm (the
     # derivative of sqrt at 0)
     reduction("var", "torch.var({0}, dim={dim}, correction={correction})", p=params(dim=dim, correction=CORRECTION), edges=TIES),
@@ -206,8 +208,8 @@ OPS: tuple[OpSpec, ...] = (
     ),
     reduction("logsumexp", "torch.logsumexp({0}, dim={dim}, keepdim={keepdim})", edges=Edges(saturates=(100.0, -100.0, 1e4))),
     reduction("cumsum", "torch.cumsum({0}, dim={dim})", NUMERIC, p=params(dim=dim)),
-    reduction("softmax", "torch.softmax({0}, dim={dim})", p=params(dim=dim), yields=Domain.PROB),
-    reduction("log_softmax", "torch.log_softmax({0}, dim={dim})", p=params(dim=dim)),
+    reduction("softmax", "torch.softmax({0}, dim={dim})", p=params(dim=dim), yields=Domain.PROB, edges=LOGITS),
+    reduction("log_softmax", "torch.log_softmax({0}, dim={dim})", p=params(dim=dim), edges=LOGITS),
     reduction(
         "vector_norm",
         "torch.linalg.vector_norm({0}, ord={ord}, dim={dim})",
@@ -218,21 +220,21 @@ OPS: tuple[OpSpec, ...] = (
     reduction("tensor_mean", "{0}.mean()", p=no_params),
     reduction("tensor_sum", "{0}.sum({dim})", NUMERIC, p=params(dim=dim)),
     # ops returning tuples (some elements are left unused: dead code by construction)
-    reduction("max_dim", "torch.max({0}, {dim}, keepdim={keepdim})", NUMERIC, family="tuple", torch_op="torch.max", edges=TIES),
-    reduction("min_dim", "torch.min({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", torch_op="torch.min", edges=TIES),
-    reduction("max_all", "torch.max({0})", NUMERIC, p=no_params, torch_op="torch.max", edges=TIES),
+    reduction("max_dim", "torch.max({0}, {dim}, keepdim={keepdim})", NUMERIC, family="tuple", torch_op="torch.max", edges=ORDER),
+    reduction("min_dim", "torch.min({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", torch_op="torch.min", edges=ORDER),
+    reduction("max_all", "torch.max({0})", NUMERIC, p=no_params, torch_op="torch.max", edges=ORDER),
     reduction(
         "sort",
         "torch.sort({0}, dim={dim}, descending={desc})",
         NUMERIC,
         p=params(dim=dim, desc=KEEPDIM),
         family="tuple",
-        edges=TIES,
+        edges=ORDER,
     ),
     reduction(
-        "argsort", "torch.argsort({0}, dim={dim}, descending={desc})", NUMERIC, p=params(dim=dim, desc=KEEPDIM), edges=TIES
+        "argsort", "torch.argsort({0}, dim={dim}, descending={desc})", NUMERIC, p=params(dim=dim, desc=KEEPDIM), edges=ORDER
     ),
-    reduction("topk", "torch.topk({0}, {k}, dim={dim}, largest={largest})", NUMERIC, p=topk_args, family="tuple", edges=TIES),
+    reduction("topk", "torch.topk({0}, {k}, dim={dim}, largest={largest})", NUMERIC, p=topk_args, family="tuple", edges=ORDER),
     reduction(
         "var_mean",
         "torch.var_mean({0}, dim={dim}, correction={correction})",
@@ -241,21 +243,21 @@ OPS: tuple[OpSpec, ...] = (
         edges=TIES,
     ),
     reduction("std_mean", "torch.std_mean({0}, dim={dim})", p=params(dim=dim), family="tuple", edges=TIES),
-    reduction("aminmax", "torch.aminmax({0}, dim={dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=TIES),
+    reduction("aminmax", "torch.aminmax({0}, dim={dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=ORDER),
     reduction("frexp", "torch.frexp({0})", FLOATS, p=no_params, family="tuple"),
     # order statistics: special where values tie (which index a tie's gradient goes to)
     reduction(
-        "median_dim", "torch.median({0}, {dim}, keepdim={keepdim})", NUMERIC, family="tuple", torch_op="torch.median", edges=TIES
+        "median_dim", "torch.median({0}, {dim}, keepdim={keepdim})", NUMERIC, family="tuple", torch_op="torch.median", edges=ORDER
     ),
-    reduction("median_all", "torch.median({0})", NUMERIC, p=no_params, torch_op="torch.median", edges=TIES),
-    reduction("mode", "torch.mode({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=TIES),
+    reduction("median_all", "torch.median({0})", NUMERIC, p=no_params, torch_op="torch.median", edges=ORDER),
+    reduction("mode", "torch.mode({0}, {dim})", NUMERIC, p=params(dim=dim), family="tuple", edges=ORDER),
     reduction(
         "kthvalue",
         "torch.kthvalue({0}, {k}, {dim})",
         NUMERIC,
         p=lambda x: topk_args(x).map(lambda d: {"k": max(d["k"], 1), "dim": d["dim"]}),
         family="tuple",
-        edges=TIES,
+        edges=ORDER,
     ),
     # shape and view ops
     shape_op("reshape", "torch.reshape({0}, {shape})", params(shape=reshape_target)),

@@ -11,6 +11,7 @@ import hypothesis.strategies as st
 from fuzzdce.strategies.spec import (
     ALL_FLOATS,
     FLOATS,
+    ORDER,
     TIES,
     Meta,
     Operand,
@@ -55,7 +56,7 @@ OPS: tuple[OpSpec, ...] = (
         dtypes=FLOATS,
         edges=TIES,
     ),
-    training("centre_by_max", "{0} - {0}.amax(dim={dim}, keepdim=True)", p=params(dim=dim), edges=TIES),
+    training("centre_by_max", "{0} - {0}.amax(dim={dim}, keepdim=True)", p=params(dim=dim), edges=ORDER),
     training(
         "scale_by_norm",
         "{0} / torch.linalg.vector_norm({0}, dim={dim}, keepdim=True).clamp_min(1e-6)",

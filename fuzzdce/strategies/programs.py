@@ -35,7 +35,7 @@ from fuzzdce.core.program import (
     input_strides,
 )
 from fuzzdce.strategies.catalog import CATALOG
-from fuzzdce.strategies.edges import edge_modes, with_edges
+from fuzzdce.strategies.edges import edge_modes, with_edges, with_known_edges
 from fuzzdce.strategies.opinfo import REJECTED_NOTE, Entry, OpInfoSample, OpInfoSource, made, source
 from fuzzdce.strategies.spec import SAME, Meta, OpSpec, choose
 
@@ -317,6 +317,23 @@ def names_of(catalog: tuple[OpSpec, ...]) -> dict[str, OpSpec]:
     return known[1]
 
 
+_EDGE_CATALOGS: dict[tuple[int, int], tuple[tuple[OpSpec, ...], OpInfoSource, dict[str, OpSpec]]] = {}
+
+
+def edge_catalog(catalog: tuple[OpSpec, ...], opinfos: OpInfoSource | None) -> dict[str, OpSpec]:
+    """The entries whose edges a program's inputs meet, by name: ``catalog``'s, and where the OpInfos
+    are loaded, with what they know of each op (``OpInfoSource.known_edges``: domain ends, singular
+    points, an OpInfo step's ties) joined in; made once per catalog and source. Without OpInfos the
+    catalog's alone: nothing is imported for them."""
+    if opinfos is None:
+        return names_of(catalog)
+    known = _EDGE_CATALOGS.get((id(catalog), id(opinfos)))
+    if known is None or known[0] is not catalog or known[1] is not opinfos:
+        known = (catalog, opinfos, with_known_edges(names_of(catalog), opinfos.known_edges()))
+        _EDGE_CATALOGS[(id(catalog), id(opinfos))] = known
+    return known[2]
+
+
 def by_family(catalog: tuple[OpSpec, ...]) -> dict[str, tuple[OpSpec, ...]]:
     families: dict[str, list[OpSpec]] = {}
     for spec in catalog:
@@ -491,7 +508,9 @@ def programs(
     then drawn by entry, not by family first). With ``opinfo_rate``, that share of programs holds
     1 to ``MAX_OPINFO_STEPS`` steps drawn from OpInfos (``opinfos``, default this process's
     ``opinfo.source``: Thunder's and torch's; none where neither imports): each sample's tensors are
-    inputs of their own, and its call is placed among the catalog's steps (``op_block``).
+    inputs of their own, and its call is placed among the catalog's steps (``op_block``). Where
+    ``opinfos`` is loaded (or given, at any rate), what its OpInfos know of each op's edges joins the
+    catalog's (``edge_catalog``).
     """
     inputs = draw(tensor_inputs(weights=weights, strings=string_choices(catalog), **input_options))
     dropped: list[str] = []
@@ -567,7 +586,8 @@ def programs(
         if values and at not in Program(tuple(inputs), tuple(steps), tuple(outputs)).live_steps():
             outputs.append(values[0])
     # Values at the edges of the ops that read each input (``strategies.edges``), drawn last: the
-    # ops decide where the edges are.
-    inputs = with_edges(inputs, steps, names_of(catalog), draw(edge_modes(len(inputs))))
+    # ops decide where the edges are. Where the OpInfos are loaded, what they know of each op's
+    # domain and singular points joins the catalog's (``OpInfoSource.known_edges``).
+    inputs = with_edges(inputs, steps, edge_catalog(catalog, opinfos), draw(edge_modes(len(inputs))))
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(inputs), tuple(steps), tuple(outputs), seed, dropped=tuple(dropped))

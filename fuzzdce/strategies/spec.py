@@ -155,7 +155,13 @@ class Edges:
     - ``saturates``: where the result saturates, overflows or its derivative vanishes or blows up
       (exp at ``log(finfo.max)``, sigmoid at +-20, log near 0), both signs written out;
     - ``ties``: the op is special where values repeat (max, sort, median): an input it reads is
-      sometimes drawn from its points alone, so that values tie.
+      sometimes drawn from its points alone, so that values tie;
+    - ``subgradient``: at its points the op has no derivative and its gradient is a choice among
+      subgradients (which of tied maxima takes it, or all of them in shares): torch and Thunder may
+      rightly choose differently (torch gives ``max(x, dim)``'s gradient to the index it returns,
+      Thunder shares it among the ties). An input drawn at them, or from the ``ties`` domain, is
+      drawn not requiring grad (``strategies.edges.with_edges``): its outputs are compared, its
+      gradient is not, so that no convention is reported as a wrong gradient.
 
     Each point is drawn exactly and one unit in the last place either side, in the input's dtype
     (``strategies.edges.edge_values``): what ``hypothesis.strategies.floats`` does at its bounds, for
@@ -164,10 +170,21 @@ class Edges:
     kinks: tuple[Point, ...] = ()
     saturates: tuple[Point, ...] = ()
     ties: bool = False
+    subgradient: bool = False
 
     @property
     def points(self) -> tuple[Point, ...]:
         return self.kinks + self.saturates
+
+    def union(self, other: Edges) -> Edges:
+        """Both edges' points (each once) and what either says of ties: how what Thunder's OpInfos
+        know of an op joins what its catalog entry says (``strategies.edges.with_known_edges``)."""
+        return Edges(
+            kinks=self.kinks + tuple(k for k in other.kinks if k not in self.points),
+            saturates=self.saturates + tuple(p for p in other.saturates if p not in self.points),
+            ties=self.ties or other.ties,
+            subgradient=self.subgradient or other.subgradient,
+        )
 
 
 def overflow(inverse: Callable[[float], float]) -> Callable[[object], float]:
@@ -181,8 +198,13 @@ def tiny(finfo) -> float:
     return finfo.tiny
 
 
-# The points where values tie: few, so that a slice of values drawn from them repeats one.
+# The points where values tie: few, so that a slice of values drawn from them repeats one. ``TIES``
+# for ops whose value or gradient is singular where values tie (var, norms: zero spread), ``ORDER``
+# for the order statistics (max, sort, topk, median, max_pool), whose gradient there is a choice.
 TIES = Edges(kinks=(0.0, 1.0), ties=True)
+ORDER = Edges(kinks=(0.0, 1.0), ties=True, subgradient=True)
+# Where softmax-like ops saturate: logits far apart (exp under- and overflows), and one far beyond the rest.
+LOGITS = Edges(kinks=(0.0,), saturates=(100.0, -100.0, 1e4))
 
 
 Relation = Callable[[Meta, Meta], bool]
