@@ -112,23 +112,28 @@ def test_steering_favours_entries_whose_programs_reached_a_new_grad_rule():
 
 
 def test_steering_weighs_opinfo_entries_as_catalog_entries():
-    """With an OpInfo source, a steered round draws an OpInfo never drawn first, and one whose
+    """With an OpInfo source, a steered round draws first an OpInfo whose op's own grad rule no
+    program ran (less each time it is drawn and still not run), then one never drawn, and one whose
     programs reached a new grad rule more than one drawn as often that reached none."""
     from types import SimpleNamespace
 
-    from fuzzdce.fuzzing.steering import NEW_RULES, UNSEEN, Steering
+    from fuzzdce.fuzzing.steering import NEW_RULES, UNREACHED, UNSEEN, Steering
+    from fuzzdce.running.grad_rules import rule_of_call
     from fuzzdce.strategies.opinfo import Entry
 
-    entries = [Entry(name, f"torch.{name}", ("float32",), ("sample",)) for name in ("fft.fft", "cummin", "geqrf")]
+    calls = {"fft": "torch.fft.fft", "cummin": "torch.cummin", "geqrf": "torch.geqrf", "cos": "torch.cos", "sin": "torch.sin"}
+    assert rule_of_call("torch.fft.fft") == "torch.fft.fft" and rule_of_call("torch.cos") is None  # decomposed
+    entries = [Entry(name, call, ("float32",), ("sample",)) for name, call in calls.items()]
     steering = Steering(SimpleNamespace(entries=entries))
 
     def drawn(name):
-        return Program((TensorInput((2,)),), (Step(f"opinfo:{name}", f"torch.{name}({{0}})", (Ref(0),)),), (1,))
+        return Program((TensorInput((2,)),), (Step(f"opinfo:{name}", f"{calls[name]}({{0}})", (Ref(0),)),), (1,))
 
-    for name in ("cummin", "geqrf"):
+    for name in ("cummin", "geqrf", "sin"):
         steering.drew(drawn(name))
         steering.evaluated[f"opinfo:{name}"] += 1
-    steering.new_rules["opinfo:geqrf"] += 1
+    steering.new_rules["opinfo:sin"] += 1
+    steering.rules["torch.geqrf"] += 1  # geqrf's rule was run
     weights = steering.weights().opinfos
-    assert weights == {"fft.fft": UNSEEN, "cummin": UNSEEN // 2, "geqrf": NEW_RULES}
+    assert weights == {"fft": UNREACHED, "cummin": UNREACHED // 2, "geqrf": UNSEEN // 2, "cos": UNSEEN, "sin": NEW_RULES}
     assert Steering().weights().opinfos is None  # no source: the source's own weights

@@ -4,7 +4,8 @@
   exact: catalog entries, input dtypes and value domains the campaign drew rarely weigh more, never
   drawn ones most; so do entries in whose programs the placements changed subsymbols, in
   proportion, and entries whose programs ran one of Thunder's grad rules no program had run before
-  (``running.grad_rules``), in proportion; programs grow longer (more ops per compile). A steered campaign runs in rounds
+  (``running.grad_rules``), in proportion; OpInfo entries likewise, and those whose op's own grad
+  rule no program has run yet most; programs grow longer (more ops per compile). A steered campaign runs in rounds
   of ``ROUND`` programs, each with weights from everything drawn before it.
 - **``target()``** inside the test, which Hypothesis hill-climbs: how many subsymbols the placements
   changed against stock in this program (DCE activity), how much of the program is new to the
@@ -25,6 +26,7 @@ from hypothesis import event, target
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.running.coverage import program_activity
+from fuzzdce.running.grad_rules import rule_of_call
 from fuzzdce.strategies import CATALOG
 from fuzzdce.strategies.opinfo import OpInfoSource
 from fuzzdce.strategies.programs import INPUT_DOMAINS, INPUT_DTYPES, Weights
@@ -38,6 +40,9 @@ ACTIVE = 4 * UNSEEN
 # Weight of an entry every one of whose evaluated programs reached a grad rule not reached before (in
 # proportion for fewer): Thunder's code not yet run is what generation should favour next.
 NEW_RULES = 2 * UNSEEN
+# Weight of an OpInfo whose op's own grad rule (``grad_rules.rule_of_call``) no program has run yet:
+# the rules never reached are what the steering is for, so they come before what is merely unseen.
+UNREACHED = 2 * UNSEEN
 
 
 def inverse_weights(names: Iterable[str], counts: Mapping[str, int]) -> dict[str, int]:
@@ -49,6 +54,9 @@ class Steering:
 
     def __init__(self, opinfos: OpInfoSource | None = None) -> None:
         self.opinfos = opinfos  # the OpInfo source programs draw steps from, if any
+        # OpInfo entry -> the grad rule Thunder has for the symbol its call maps to (None: unknown,
+        # differentiated through its decomposition): where steering finds the rules never reached.
+        self.entry_rules = {e.name: rule_of_call(e.call) for e in opinfos.entries} if opinfos is not None else {}
         self.ops: Counter = Counter()
         self.dtypes: Counter = Counter()
         self.domains: Counter = Counter()
@@ -76,7 +84,13 @@ class Steering:
         opinfo_weights = None
         if self.opinfos is not None:
             by_op = self.steered(entry.op for entry in self.opinfos.entries)
-            opinfo_weights = {entry.name: by_op[entry.op] for entry in self.opinfos.entries}
+            opinfo_weights = {}
+            for entry in self.opinfos.entries:
+                rule, drawn = self.entry_rules.get(entry.name), self.ops[entry.op]
+                unreached = rule is not None and rule not in self.rules
+                # A rule no program ran weighs most, less each time its entry is drawn and it is
+                # still not run (a sample that never differentiates, a path failing before).
+                opinfo_weights[entry.name] = max(by_op[entry.op], UNREACHED // (1 + drawn)) if unreached else by_op[entry.op]
         return Weights(
             ops=self.steered(spec.name for spec in CATALOG),
             dtypes=inverse_weights(INPUT_DTYPES, self.dtypes),

@@ -15,6 +15,7 @@ keys: "grad rules reached: N of M" in the report (``summary.json``'s ``grad_rule
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ def rule_name(sym_id: Any) -> str:
     return str(sym_id)
 
 
+@functools.cache
 def grad_rule_ids() -> frozenset[str]:
     """Every grad rule this Thunder registers: the ids of ``_grad_fn_map`` and of the VJP rules."""
     from thunder.core import transforms
@@ -75,6 +77,25 @@ def rule_families() -> dict[str, list[str]]:
         family = namespace(rule) + (f" ({AUTOMATIC})" if rule in automatic else "")
         families.setdefault(family, []).append(rule)
     return families
+
+
+def rule_of_call(dotted: str) -> str | None:
+    """The grad rule Thunder has for the symbol it maps a torch callable to (``torch.Tensor.arcsin``
+    -> ``torch.arcsin``), or None: a callable Thunder maps to no symbol, or to one it differentiates
+    through its decomposition (whose prims' rules a program reaches instead)."""
+    import operator  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+    from thunder.torch import _torch_to_thunder_function_map  # noqa: PLC0415
+
+    try:
+        function = operator.getitem if dotted == "operator.getitem" else eval(dotted, {"torch": torch})  # noqa: S307 - a dotted torch name
+        symbol = _torch_to_thunder_function_map.get(function)
+    except Exception:  # a name this torch does not have, or an unhashable callable: no rule known
+        return None
+    sym_id = getattr(symbol, "id", None)  # a few map to a plain function: no symbol, no rule
+    rule = rule_name(sym_id) if sym_id is not None else None
+    return rule if rule in grad_rule_ids() else None
 
 
 @contextlib.contextmanager
