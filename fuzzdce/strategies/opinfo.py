@@ -56,7 +56,7 @@ from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import ORDER, Edges
 
 # The share of programs holding one OpInfo step, by default: measured in docs/extending.md.
-DEFAULT_OPINFO_RATE = 0.3
+DEFAULT_OPINFO_RATE = 0.5
 PREFIX = "opinfo:"  # an OpInfo step's ``Step.op``: PREFIX + the OpInfo's name
 MODULE = "thunder.tests.opinfos"
 # The two suites OpInfos come from: Thunder's own (its symbols), and torch's (``op_db``) for the ops
