@@ -269,3 +269,15 @@ def test_a_wrong_value_is_sited_at_the_op_called_whatever_drew_the_step():
         found = localised(program, wrong, lambda prefix: [wrong])  # wrong from the first step on
         sites.add((found.site, found.fault))
     assert sites == {("arcsin", value_fault("outputs", "", "jit").localised_at("arcsin"))}
+
+
+def test_a_sample_that_draws_random_numbers_is_random_though_its_results_agree():
+    """``bernoulli`` of ones is all ones under every seed, yet it draws from the generator: a program
+    holding it would differ between eager and Thunder wherever the two draw apart (a resized call),
+    as ``fractional_max_pool2d``'s random windows did on a sample small enough to agree twice."""
+    entry = opinfo.Entry("bernoulli", "torch.bernoulli", ("float32",), (opinfo.SAMPLE,))
+    assert opinfo.written(entry, (torch.ones(3),), {}, keep=True) == opinfo.RANDOM
+    assert isinstance(
+        opinfo.written(opinfo.Entry("neg", "torch.neg", ("float32",), (opinfo.SAMPLE,)), (torch.ones(3),), {}, keep=True),
+        opinfo.OpInfoSample,
+    )

@@ -441,11 +441,15 @@ def written(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any], keep: 
     except (SyntaxError, UsageError):
         return UNWRITABLE
     tensors = {f"a{k}": made(spec) for k, (spec, _) in enumerate(specs)}
-    runs = []
+    runs, draws = [], False
     for seed in (1, 2):
         try:
             with seeded(seed), torch.no_grad():
+                before = torch.default_generator.get_state()
                 runs.append(eval(text, {"torch": torch, **tensors}))  # noqa: S307 - our own source
+                # An op that draws from the generator is random, though two seeds may give the same
+                # result (fractional_max_pool2d's random windows on a small input often coincide).
+                draws = draws or not torch.equal(before, torch.default_generator.get_state())
         except Exception:  # eager rejects it: no program holds it
             return EAGER_REJECTS
     results = results_of(runs[0])
@@ -453,7 +457,7 @@ def written(entry: Entry, args: Sequence[Any], kwargs: Mapping[str, Any], keep: 
         return NO_RESULT
     if any(isinstance(r, torch.Tensor) and (r.layout != torch.strided or r.dtype not in DTYPE_NAMES) for r in results):
         return UNWRITABLE  # a sparse or complex result: nothing the oracles compare, nor a later step reads
-    if not same_results(*runs):
+    if draws or not same_results(*runs):
         return RANDOM
     return OpInfoSample(
         template=step.template,
