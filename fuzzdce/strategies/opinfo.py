@@ -745,6 +745,9 @@ def rejected_counts(dropped: Mapping[str, int]) -> dict[str, dict[str, int]]:
     return found
 
 
+SHOWN = 12  # OpInfos named on the report's line; summary.json's ``op_counts`` has them all
+
+
 def source_lines(op_counts: Mapping[str, int], described: Mapping[str, Any] | None, dropped: Mapping[str, int]) -> list[str]:
     """The report's ops reached by source: catalog entries and OpInfos drawn (those calling an op
     no catalog entry calls named), the OpInfos skipped and why, those drawn and rejected."""
@@ -763,7 +766,8 @@ def source_lines(op_counts: Mapping[str, int], described: Mapping[str, Any] | No
         line += ": " + ", ".join(parts)
     line += ")"
     if beyond:
-        line += f", {len(beyond)} calling an op no catalog entry calls: {', '.join(beyond)}"
+        named = ", ".join(beyond[:SHOWN]) + (f", ... ({len(beyond) - SHOWN} more)" if len(beyond) > SHOWN else "")
+        line += f", {len(beyond)} calling an op no catalog entry calls: {named}"
     lines = [line]
     skipped = described.get("skipped", {})
     if skipped:
