@@ -207,7 +207,9 @@ def test_a_campaign_counts_a_rejected_opinfo_and_reports_no_bug_of_it(monkeypatc
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     summary = campaign.summary()
-    assert summary.n_bugs == 0 and summary.invalid_programs == 0
+    # Stock's own faults in the catalog's steps may be found (boolean indexing, a flag): none of them
+    # holds the rejected OpInfo's call, which never ran.
+    assert summary.invalid_programs == 0 and not any("opinfo:add_mismatched" in bug.ops for bug in summary.bugs)
     assert opinfo.rejected_counts(summary.dropped_steps)[opinfo.EAGER_REJECTS]["add_mismatched"] >= 1
     assert summary.opinfo["usable"] == 2 and summary.op_counts.get("opinfo:neg")
     text = render(summary, None)
