@@ -99,3 +99,29 @@ def test_a_thunder_that_ran_other_execution_traces_localises_its_own_wrong_value
     assert mine.message == theirs.message, "the two wrong values no longer read alike"
     assert mine.site == theirs.site == "add"
     assert any(run[0] == other.name and run[2] != tuple(ADD_BETWEEN.ops) for run in runs)
+
+
+@pytest.mark.parametrize("steps, wrong_from", [(40, 25), (40, 0), (40, 39), (12, 7)])
+def test_a_long_programs_wrong_value_is_localised_in_few_prefix_runs(steps, wrong_from):
+    """A chain of ``steps`` ops, wrong from step ``wrong_from`` on: localised at that step, by
+    bisection past ``SCANNED_STEPS`` (about log2 of its steps prefix runs, not one per step), by one
+    run per step up to it below."""
+    from fuzzdce.core.faults import value_fault
+    from fuzzdce.core.model import Violation
+    from fuzzdce.running.localise import SCANNED_STEPS, first_wrong
+
+    chain = tuple(Step("add", "torch.add({0}, 1)", (Ref(i),)) for i in range(steps))
+    program = Program((TensorInput((2,)),), chain, (steps,))
+    wrong = Violation("outputs", "jit", "not close", "AssertionError", fault=value_fault("outputs", "", "jit"))
+    asked = []
+
+    def run(prefix):
+        asked.append(prefix.n_ops - 1)
+        return [wrong] if prefix.n_ops - 1 >= wrong_from else []
+
+    step, _ = first_wrong(program, wrong, run)
+    assert step == wrong_from
+    if steps == 40:  # past SCANNED_STEPS: six or seven runs, where one per step would be up to forty
+        assert steps > SCANNED_STEPS and len(asked) <= 7, asked
+    else:
+        assert asked == list(range(wrong_from + 1))

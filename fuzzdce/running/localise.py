@@ -69,19 +69,44 @@ def wrong_alike(violation: Violation, other: Violation) -> bool:
     return other.oracle == violation.oracle
 
 
+# A program of more live steps than this is localised by bisection over its prefixes (about log2 of
+# its steps prefix runs, not one per step): a model block's 60-step program wrong on four paths ran
+# some 240 prefix compiles, minutes for one program. Up to this many, each prefix runs, in order.
+SCANNED_STEPS = 16
+
+
 def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple[int, Violation] | None:
     """The first step, in program order, among those the outputs depend on, whose prefix is wrong
-    where ``violation`` is, and the prefix's violation (None: none is)."""
-    live = program.live_steps()
-    for step in range(program.n_ops):
-        if step not in live:
-            continue
+    where ``violation`` is, and the prefix's violation (None: none is).
+
+    Past ``SCANNED_STEPS`` live steps, the step is found by bisection: the first of the live steps
+    whose prefix is wrong while the prefix before it, as the search met them, is not. Where a wrong
+    value stays wrong downstream (a chain of ops, a block), that is the first wrong step; where it
+    does not (an op after it computes a right value from it), bisection may name a later op that
+    is wrong too. Deterministic either way: one program names one op."""
+
+    def wrong_at(step: int) -> Violation | None:
         shown = run(program.read_prefix(step))
         wrong = [v for v in shown or [] if wrong_alike(violation, v)]
-        if wrong:
-            same = [v for v in wrong if (v.oracle, v.error_type) == (violation.oracle, violation.error_type)]
-            return step, (same or wrong)[0]
-    return None
+        same = [v for v in wrong if (v.oracle, v.error_type) == (violation.oracle, violation.error_type)]
+        return (same or wrong)[0] if wrong else None
+
+    live = sorted(program.live_steps())
+    if len(live) <= SCANNED_STEPS:
+        for step in live:
+            there = wrong_at(step)
+            if there is not None:
+                return step, there
+        return None
+    low, high, found = 0, len(live) - 1, None  # the first wrong lies in live[low..high]
+    while low <= high:
+        middle = (low + high) // 2
+        there = wrong_at(live[middle])
+        if there is not None:
+            found, high = (live[middle], there), middle - 1
+        else:
+            low = middle + 1
+    return found
 
 
 def localised(program: Program, violation: Violation, run: RunPrefix) -> Violation:
