@@ -10,6 +10,8 @@ inputs loses ``requires_grad`` with right values, and addcdiv's gradient through
 the op to blame is hstack). The message then says what is wrong there and what it causes. Returning
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
 itself; when none is, the value stays "not localised" (its fault is then the oracle, the call and the path).
+A long program (a model block's 20-80 steps) is localised by bisection over its prefixes
+(``SCANNED_STEPS``): a few prefix runs instead of one per step.
 
 The one localisation: the evaluator localises every wrong value it reports (``localised``), a
 campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
