@@ -111,16 +111,10 @@ def defining_symbol(bsym, name: str):
     return bsym.sym
 
 
-def op_of(bsym, name: str) -> str:
-    """The op that defines proxy ``name`` in top-level ``bsym`` (``defining_symbol``), by name."""
-    return defining_symbol(bsym, name).name
-
-
-def stated_by(bsym, name: str) -> str:
-    """The code that stated proxy ``name``'s metadata where it is not the op alone's: the meta
-    function of a prim (``module.qualname``; every torch op Thunder registers automatically shares
-    one); "" for an op its decomposition states."""
-    symbol = defining_symbol(bsym, name)
+def stated_by(symbol) -> str:
+    """The code that stated a tensor's metadata, given the ``symbol`` defining it, where it is not
+    the op alone's: the meta function of a prim (``module.qualname``; every torch op Thunder
+    registers automatically shares one); "" for an op its decomposition states."""
     meta = getattr(symbol, "meta", None) if getattr(symbol, "is_prim", False) else None
     if meta is None:
         return ""
@@ -183,7 +177,8 @@ def observing_copy(trace, observer: Observer):
         if not tensors:
             continue
         is_input = observer.trace_kind == CallStage.FORWARD and _defines_inputs(bsym)
-        stated = tuple(Stated(p, op_of(bsym, p.name), stated_by(bsym, p.name), is_input=is_input) for p in tensors)
+        symbols = [defining_symbol(bsym, p.name) for p in tensors]
+        stated = tuple(Stated(p, s.name, stated_by(s), is_input=is_input) for p, s in zip(tensors, symbols))
         name = f"fuzzdce_observe_{next(counter)}"
 
         def check(*values, stated=stated) -> None:
