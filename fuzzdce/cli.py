@@ -200,6 +200,11 @@ RUN_FLAGS = (
     Flag("--timeout", "workers", dict(
         type=positive_int, default=60, help="seconds per compile path (default: 60)"
     ), setting="timeout"),
+    Flag("--compile-every-placement", "workers", dict(
+        action="store_true",
+        help="compile every placement on every path, even where stock's compile, probing it, showed it changes "
+        "nothing there (by default such a placement takes stock's outcome there, judged by every oracle)",
+    ), setting="share_compiles", convert=lambda every: not every),
     Flag("--memory-limit", "workers", dict(
         type=count_or_zero,
         default=DEFAULT_MEMORY_LIMIT_MB,

@@ -279,6 +279,11 @@ class Outcome:
     # exception's type): counted per path in summary.json's ``not_checked`` and printed in the
     # report, so that a check switched off by a fuzzdce regression never reads as a clean run.
     not_checked: list[tuple[str, str]] = field(default_factory=list)
+    # Stock's run that probed other placements (``running.probes``): those that did as stock at every
+    # call of what they replaced on this path, whose outcome here is this one.
+    unchanged_by: tuple[str, ...] = ()
+    # Set on such a placement's outcome: whose compile it is ("stock"), the placement not compiled.
+    shared_from: str = ""
 
     def could_not_check(self, who: str, what: str, error: BaseException | None = None) -> None:
         """Record that ``who`` could not ``what`` on this outcome (``error``: the exception swallowed)."""
@@ -443,6 +448,9 @@ class Placement:
     native: Callable[[], str | None] = field(default=never_native, repr=False)
     missing: Callable[[], str | None] = field(default=nothing_missing, repr=False)
     build: Build | None = None
+    # Where it would change nothing on a path, may stock's compile serve as its own
+    # (``running.probes``)? Not a gated run's: its calls are counted as its own.
+    shares_compiles: bool = True
 
     @property
     def is_stock(self) -> bool:

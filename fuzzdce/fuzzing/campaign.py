@@ -59,6 +59,14 @@ def distinct_counts(findings: Iterable[Finding]) -> Counter:
     return counts
 
 
+def compiles_summary(counts) -> dict[str, dict[str, int]] | None:
+    """Placement -> {"compiled": paths, "as_stock": paths} (``Stats.compiles``); None when none ran."""
+    out: dict[str, dict[str, int]] = {}
+    for (placement, as_stock), n in sorted(counts.items()):
+        out.setdefault(placement, {"compiled": 0, "as_stock": 0})["as_stock" if as_stock else "compiled"] += n
+    return out or None
+
+
 class Campaign:
     """Fuzz ``config``'s placements x its paths; the driver's host (``DriverHost``).
 
@@ -91,7 +99,10 @@ class Campaign:
         self.seed = settings.run.seed
         self.log = log
         if evaluator is None:
-            evaluator = Evaluator(self.sandbox() if settings.evaluation.sandbox else None, cache=True)
+            evaluation = settings.evaluation
+            evaluator = Evaluator(
+                self.sandbox() if evaluation.sandbox else None, cache=True, share_compiles=evaluation.share_compiles
+            )
         self.evaluator = evaluator
         output = settings.output
         self.builds = build_specs(self.placements)  # what the records and reproducers select a build by
@@ -300,6 +311,8 @@ class Campaign:
             },
             # The OpInfo source programs drew steps from (ops reached by source: ``report.source_lines``).
             opinfo=s.opinfo,
+            # Per placement, the paths it compiled on and those where stock's compile served it.
+            compiles=compiles_summary(s.compiles),
             dropped_steps=dict(s.dropped.most_common()),
             # Per placement: in how many programs it changed subsymbols against the reference, and in which symbols.
             dce_activity=s.dce.summary(self.names),

@@ -113,6 +113,9 @@ class Workers:
 
     timeout: float | None = 60.0  # seconds per compile path
     sandbox: bool = False  # run Thunder's work in a child process with the limits below
+    # Stock's compile serves a placement that changes nothing on a path (``running.probes``);
+    # False: every placement compiles on every path.
+    share_compiles: bool = True
     # Of each worker: its address space, or its resident size where it may use CUDA (which cannot
     # start under an address-space limit: ``workers.memory_limits``); None: no limit.
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB

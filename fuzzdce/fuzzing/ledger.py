@@ -65,6 +65,8 @@ class Stats:
     grad_rules: Counter = field(default_factory=Counter)
     # What the OpInfo source drawn from was (``opinfo.describe_source``): None when none was on.
     opinfo: dict | None = None
+    # (placement, whether stock's compile served it) -> paths (``running.probes``).
+    compiles: Counter = field(default_factory=Counter)
 
     @property
     def seconds_per_program(self) -> float:
@@ -89,6 +91,7 @@ class Stats:
         self.not_checked.update(other.not_checked)
         self.grad_rules.update(other.grad_rules)
         self.opinfo = self.opinfo or other.opinfo
+        self.compiles.update(other.compiles)
 
 
 class Ledger:
@@ -183,6 +186,8 @@ class Ledger:
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
             for outcome in evaluation.outcomes.values():
                 self.stats.not_checked.update((who, outcome.path, what) for who, what in outcome.not_checked)
+                if name != STOCK and outcome.failure is None and not outcome.skipped:
+                    self.stats.compiles[(name, bool(outcome.shared_from))] += 1
 
     def save(self, recorded: list[tuple[Finding, AddResult]], evaluations: Mapping[str, Evaluation]) -> None:
         """Write the bug of each finding just ``recorded`` to the folder, once per bug, after the

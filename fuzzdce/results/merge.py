@@ -230,6 +230,7 @@ def merged_summary(runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugReco
         op_counts=summed(each, "op_counts"),
         grad_rules=merged_grad_rules(each),
         opinfo=next((r["opinfo"] for r in each if r.get("opinfo")), None),
+        compiles=merged_compiles(each),
         dropped_steps=summed(each, "dropped_steps"),
         dce_activity=merged_activity(each),
         notes=tuple(merged_notes(each)),
@@ -240,6 +241,17 @@ def merged_summary(runs: Mapping[str, Mapping[str, Any]], bugs: Sequence[BugReco
         versions=next((r["versions"] for r in each if r.get("versions")), {}),
         runs={run_id: dict(run) for run_id, run in runs.items()},
     )
+
+
+def merged_compiles(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]] | None:
+    """Per placement, the runs' paths compiled and shared with stock, summed."""
+    out: dict[str, dict[str, int]] = {}
+    for run in runs:
+        for placement, counts in (run.get("compiles") or {}).items():
+            mine = out.setdefault(placement, {"compiled": 0, "as_stock": 0})
+            for kind, n in counts.items():
+                mine[kind] = mine.get(kind, 0) + n
+    return out or None
 
 
 def merged_grad_rules(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -442,7 +442,7 @@ def by_standing(records: Iterable[BugRecord]) -> list[tuple[str, list[BugRecord]
 RUN_FIELDS = (
     "seed", "campaign_seed", "shard", "placements", "paths", "reference", "thunders", "programs", "invalid_programs",
     "evaluation_seconds", "wall_seconds", "unsupported_splits", "counts", "op_counts", "grad_rules", "dropped_steps",
-    "dce_activity", "notes", "not_checked", "versions", "timeline", "memory", "opinfo",
+    "dce_activity", "notes", "not_checked", "versions", "timeline", "memory", "opinfo", "compiles",
 )  # fmt: skip
 
 
@@ -477,6 +477,8 @@ class RunSummary:
     # The OpInfo source programs drew steps from (``strategies.opinfo.OpInfoSource.describe``): its
     # rate, the OpInfos that draw, those skipped and why, those calling an op no catalog entry calls.
     opinfo: dict[str, Any] | None = None
+    # Placement -> {"compiled": paths, "as_stock": paths}: where stock's compile served it (``running.probes``).
+    compiles: dict[str, dict[str, int]] | None = None
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None
     notes: tuple[dict[str, Any], ...] = ()
@@ -557,6 +559,7 @@ class RunSummary:
             "op_counts": self.op_counts,
             "grad_rules": self.grad_rules,
             "opinfo": self.opinfo,
+            "compiles": self.compiles,
             "dropped_steps": dict(self.dropped_steps),
             "dce_activity": self.dce_activity,
             "notes": [dict(n) for n in self.notes],
@@ -567,7 +570,7 @@ class RunSummary:
             "versions": dict(self.versions),
             "runs": self.runs,
         }
-        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "grad_rules", "opinfo")
+        optional = ("shards", "machine_seconds", "phases", "generation_ended", "op_counts", "grad_rules", "opinfo", "compiles")
         optional += ("dce_activity", "timeline", "memory", "runs")
         return {k: v for k, v in data.items() if not (k in optional and v is None)}
 

@@ -150,6 +150,11 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         by_source = source_lines(summary.op_counts, summary.opinfo, summary.dropped_steps)
         by_source[0] += reached_part(summary.op_counts)
         out += by_source + dropped_lines(summary.dropped_steps)
+    if summary.compiles:  # where stock's compile served a placement that changed nothing (running.probes)
+        out.append(
+            "compiles shared with stock (paths where the placement did as stock at every call): "
+            + ", ".join(f"{p} {c['as_stock']} of {c['as_stock'] + c['compiled']}" for p, c in summary.compiles.items())
+        )
     grad_line = coverage_line(summary.grad_rules)
     if grad_line:
         out += [grad_line, *family_lines(summary.grad_rules)]

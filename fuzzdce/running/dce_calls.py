@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.subsymbols import Change, Renaming, align_children, portable_node
 from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.probes import in_shadow
 
 LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran
 
@@ -112,6 +113,8 @@ def observed_dce(outcome: Outcome) -> Iterator[None]:
 
     def dce(trace, *args, **kwargs):
         result = current(trace, *args, **kwargs)
+        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+            return result
         label = f"{LABEL} {calls[0]}"
         calls[0] += 1
         try:

@@ -78,7 +78,11 @@ def _attributes(owners) -> dict[tuple[int, str], tuple[str, Any, Any]]:
 
 def replaced_by(enter: Callable[[], Any]) -> tuple[list[Replaced], contextlib.ExitStack]:
     """Enter ``enter()`` (a placement's context manager) and return what it replaced in Thunder's
-    modules and classes, by original object, with the stack that exits it."""
+    modules and classes, by original object, with the stack that exits it. Entered and left once
+    before: a module it imports is then loaded before the attributes are compared (one imported on
+    entering has no attribute before, and what the placement replaced there would go unseen)."""
+    with enter():
+        pass
     before = _attributes(_thunder_namespaces())
     stack = contextlib.ExitStack()
     stack.enter_context(enter())
@@ -556,6 +560,7 @@ def gated(placement: Placement, gating: Gating) -> Placement:
         placement.description,
         placement.native,
         placement.missing,
+        shares_compiles=False,
     )
 
 

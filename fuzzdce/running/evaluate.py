@@ -30,6 +30,7 @@ from fuzzdce.running.localise import judges_alike, localised, needs_localising, 
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
+from fuzzdce.running.probes import shared_outcome, shares_compiles
 
 
 @dataclass
@@ -105,6 +106,9 @@ class Job:
     reference: Placement | None = None
     device: str | None = None
     scope: Scope | None = None
+    # The placements evaluated beside it on the program: stock's compile probes them (``probes``),
+    # and one that did as stock at every call takes stock's outcome instead of compiling.
+    shares: tuple[Placement, ...] = ()
 
     @property
     def is_reference(self) -> bool:
@@ -163,11 +167,14 @@ class LocalJobs:
         self.eager: dict[str | None, Outcome] = {}  # eager's outcome, by device
         self.stock: dict[str, Outcome] = {}
         self.base: dict[str, Outcome] = {}  # the reference's outcomes, when it is not stock, by path
+        # Stock's violations by path, as its own job judged them: what a placement sharing stock's
+        # outcome shows too, but for the oracles that compare with the reference (``shared_violations``).
+        self.stock_checked: dict[str, list[Violation]] = {}
         self.builds: dict[str, BuildWorker] = {}
 
     def __call__(self, job: Job) -> Outcome | PathResult:
         if self.program != job.program:
-            self.program, self.eager, self.stock, self.base = job.program, {}, {}, {}
+            self.program, self.eager, self.stock, self.base, self.stock_checked = job.program, {}, {}, {}, {}
         if job.path == EAGER:
             eager = self.eager_on(job.device, job)
             return portable(eager, with_traces=False) if self.portable else eager
@@ -180,15 +187,23 @@ class LocalJobs:
             if base is not None:
                 note_dce_activity(outcome, base)
             violations = check_outcome(outcome, eager, base)
+            self.stock_checked[job.path] = violations
         elif job.placement.build is not None:
             outcome, violations = self.run_build(job, base, eager)
             if job.is_reference:
                 self.base[job.path] = outcome
         else:
-            outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
-            if base is not None:
-                note_dce_activity(outcome, base)
-            violations = check_outcome(outcome, eager, base)
+            stock = self.stock.get(job.path)
+            if stock is not None and job.placement.name in stock.unchanged_by:
+                outcome = shared_outcome(stock, job.placement.name)
+                if base is not None:
+                    note_dce_activity(outcome, base)
+                violations = self.shared_violations(outcome, eager, base)
+            else:
+                outcome = run_path(job.path, job.program, job.placement, timeout=job.timeout)
+                if base is not None:
+                    note_dce_activity(outcome, base)
+                violations = check_outcome(outcome, eager, base)
             if job.is_reference:
                 self.base[job.path] = outcome
         violations = judged(violations, eager)
@@ -224,11 +239,24 @@ class LocalJobs:
         return eager
 
     def stock_outcome(self, job: Job) -> Outcome:
-        """Stock's outcome on the job's path, run once per program and path."""
+        """Stock's outcome on the job's path, run once per program and path, probing the
+        placements evaluated beside it (``Job.shares``)."""
         stock = self.stock.get(job.path)
         if stock is None:
-            stock = self.stock[job.path] = run_path(job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout)
+            stock = self.stock[job.path] = run_path(
+                job.path, job.program, PLACEMENTS[STOCK], timeout=job.timeout, shadows=job.shares
+            )
         return stock
+
+    def shared_violations(self, outcome: Outcome, eager: Outcome, base: Outcome | None) -> list[Violation]:
+        """The violations of a placement's outcome that is stock's (``probes.shared_outcome``):
+        stock's own where its job judged them here (the same outcome, the same eager), but for the
+        oracles that compare with the reference, which judge this one again."""
+        checked = self.stock_checked.get(outcome.path)
+        if checked is None:
+            return check_outcome(outcome, eager, base)
+        again = [o for o in ORACLES.values() if o.needs_stock]
+        return [v for v in checked if not ORACLES[v.oracle].needs_stock] + check_outcome(outcome, eager, base, oracles=again)
 
     def reference_outcome(self, job: Job) -> Outcome:
         """The reference's outcome on the job's path (its job's, or run now for the comparison alone)."""
@@ -324,8 +352,9 @@ class Evaluator:
     path, reference) runs twice: a campaign's shrink steps, settled programs and generation share
     one cache."""
 
-    def __init__(self, run_job: RunJob | None = None, *, cache: bool = False) -> None:
+    def __init__(self, run_job: RunJob | None = None, *, cache: bool = False, share_compiles: bool = True) -> None:
         self.run_job = run_job if run_job is not None else LocalJobs()
+        self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``probes``)
         self.cache: dict[str, object] | None = {} if cache else None
         self.jobs_run = 0  # jobs run, not answered from the cache
 
@@ -349,7 +378,7 @@ class Evaluator:
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
         stop_on_harness_error(result)
-        if key is not None:
+        if key is not None and not (job.shares and isinstance(result, JobFailure)):  # asked again without probing
             self.cache[key] = cached_copy(result)
         return result
 
@@ -381,6 +410,7 @@ class Evaluator:
         eager = self.eager_outcome(program, None, timeout, cache)
         chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
         results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
+        shares = tuple(p for p in chosen if shares_compiles(p)) if self.share_compiles else ()
         if eager.failure is not None:
             return results
         eager_on = {None: eager}
@@ -394,12 +424,18 @@ class Evaluator:
                 reference_eager = eager_on[PATHS[path].device]
                 if reference_eager.failure is not None:
                     continue  # eager itself hung or crashed on the path's device: no reference there
-                job = Job(program, placement, path, timeout, against)
+                job = Job(program, placement, path, timeout, against, shares=shares)
                 if reference_eager.error is not None and not self.judged_where_eager_rejects(
                     placement, base, job, results, cache
                 ):
                     continue
                 result = self.run_cached(job, cache)
+                if isinstance(result, JobFailure) and job.shares:
+                    # The job hung or died in its process, maybe in a placement's shadow (``probes``):
+                    # asked again without probing, which this program does no more.
+                    shares = ()
+                    job = dataclasses.replace(job, shares=shares)
+                    result = self.run_cached(job, cache)
                 shown_against = results.get(base.name) if placement.name != base.name else None
                 stock_outcome = shown_against.outcomes.get(path) if shown_against is not None else None
                 if isinstance(result, JobFailure):

@@ -21,6 +21,7 @@ from typing import Any
 
 from fuzzdce.core.model import Outcome
 from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.probes import in_shadow
 
 
 def rule_name(sym_id: Any) -> str:
@@ -113,6 +114,8 @@ def observed_grad_rules(outcome: Outcome) -> Iterator[None]:
 
     def get_gradfn_and_executor(bsym, *args, **kwargs):
         result = current(bsym, *args, **kwargs)
+        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+            return result
         try:
             sym_id = bsym.sym.id
             if result[0] is not None or sym_id in transforms.augmented_forward_impls:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -48,6 +48,7 @@ from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
+from fuzzdce.running.probes import probing, shares_compiles
 from fuzzdce.running.stated_metadata import observed_metadata
 from fuzzdce.running.variants import guard_program, guard_variants, resized_program
 from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, timed_out
@@ -161,6 +162,7 @@ def run_path(
     timeout: float | None = 60.0,
     device: str | None = None,
     through: CallLabel | None = None,
+    shadows: Sequence[Placement] = (),
 ) -> Outcome:
     """Run ``program`` through ``path`` ("eager" or a key of ``PATHS``) under ``placement``; eager
     on ``device`` (None: the CPU), a compile path on its own (``CompilePath.device``).
@@ -168,6 +170,10 @@ def run_path(
     ``through``: a compile path makes its calls up to this one only, and nothing but the calls is
     observed (no DCE calls, grad rules, stated metadata, gated edits): what judging that call's
     values needs (a localising prefix, ``evaluate.Scope``), at a fraction of the cost.
+
+    ``shadows``: placements probed while stock (``placement``) compiles (``probes``); the outcome's
+    ``unchanged_by`` names those that did as stock at every call. A probed run that failed, or that
+    a shadow spoiled, is made again without them and names none.
 
     Never raises for anything the program or Thunder does: exceptions become ``Outcome.error``, a
     run past ``timeout`` seconds becomes ``Outcome.failure`` of kind ``FailureKind.TIMEOUT``, a
@@ -177,8 +183,10 @@ def run_path(
     outcome's (``Outcome.printed``), never the report's. Raises ``DeviceLost`` when the device's
     context did not survive the run: nothing after it in this process could use the device.
     """
+    shadows = [p for p in shadows if shares_compiles(p)] if path != EAGER and through is None else []
     outcome = Outcome(path, placement.name, device=device if path == EAGER else PATHS[path].device)
     start = time.perf_counter()
+    probe = None
     with captured_output() as printed:
         try:
             with time_limit(timeout), uninitialised_memory_filled(), placement():
@@ -188,6 +196,7 @@ def run_path(
                     run_compiled(PATHS[path], program, outcome, through=through)
                 else:
                     with (
+                        probing(shadows) if shadows else contextlib.nullcontext() as probe,
                         observed_edits(outcome),
                         observed_dce(outcome),
                         observed_grad_rules(outcome),
@@ -197,6 +206,11 @@ def run_path(
         except (Exception, CompileTimeout) as e:
             record_failure(outcome, e, timeout)
         lost = device_lost(outcome.device) if outcome.device is not None and not outcome.skipped else ""
+    if probe is not None and (outcome.failure is not None or probe.spoiled):
+        # Stock's own run decides what stock does: the probe's shadows may be what failed.
+        return run_path(path, program, placement, timeout=timeout, device=device)
+    if probe is not None:
+        outcome.unchanged_by = probe.unchanged()
     outcome.printed = printed.getvalue()[-PRINTED_CHARACTERS:]
     outcome.seconds = time.perf_counter() - start
     if lost:

@@ -46,6 +46,7 @@ import torch
 from fuzzdce.core.model import CallStage, Outcome
 from fuzzdce.oracles.metadata import ORACLE_NAME, Misstated
 from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.probes import in_shadow
 
 # The execution traces whose functions run a program, by the name Thunder gives their function: the
 # forward (the whole computation without grad) and the backward.
@@ -199,6 +200,8 @@ def observed_metadata(outcome: Outcome) -> Iterator[None]:
     observed: list[str] = []
 
     def python_callable(self, *args, **kwargs):
+        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+            return original(self, *args, **kwargs)
         try:
             kind = OBSERVED.get(self.siginfo().name)
         except Exception:

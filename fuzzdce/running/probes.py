@@ -1,0 +1,307 @@
+"""One compile for every placement that would change nothing on a path: stock's, with each
+placement's replacements run beside Thunder's own as shadows (issue 55).
+
+A placement replaces some of Thunder's functions (``decisions.replaced_by`` finds which). While
+stock compiles a program on a path, each call of a function some placement replaced is first made
+as each placement would make it, on the trace being recorded, which is then restored
+(``decisions._TraceState``, the snapshot a recording gated run takes), and then as stock makes it.
+A placement whose every call produced what stock's did (the same bound symbols, their proxies'
+names, shapes, dtypes and devices, their decompositions at every depth; the same value; the same
+exception) would have compiled this path exactly as stock did: its outcome there is stock's
+(``Outcome.shared_from``), judged by every oracle again, and it is not compiled.
+
+A placement is probed no further after its first call that differs: it compiles as usual. It is
+never shared where
+- it replaced nothing (``identity``, whose point is to compile again), or no call of what it
+  replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
+- a call gave back what is not plain data here (a tensor, a function: the placement computes
+  values when the program runs, where only running it shows what it does);
+- a shadow changed what the call was given (the arguments, compared before and after).
+A probed run that fails (a time-out, running out of memory, fuzzdce's own error), or whose shadow
+changed its arguments, is run again as plain stock and shares nothing (``path_running.run_path``).
+
+Nested calls: inside a shadow, a call of something the shadowed placement replaced is made as that
+placement makes it (as its own compile would). Inside stock's probed call, a nested call is probed
+for the other placements only: the outer comparison covers what the shadowed ones produce.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from fuzzdce.core.model import Placement
+from fuzzdce.running.decisions import Replaced, _TraceState, replaced_by
+from fuzzdce.running.placements import set_attribute
+
+# How deep a value is compared; deeper, it is not plain data here (never shared).
+MAX_DEPTH = 64
+
+
+class NotPlainData(Exception):
+    """A value a probe cannot compare: a tensor, a function, an object of unknown kind."""
+
+
+def _plain_scalar(value: Any) -> bool:
+    """A value its ``repr`` says all of: a number, a string, a dtype or device (torch's, Thunder's)."""
+    import torch
+    from thunder.core.devices import Device
+    from thunder.core.dtypes import dtype
+
+    plain = (bool, int, float, complex, str, bytes, slice, enum.Enum, torch.dtype, torch.device, dtype, Device)
+    return value is None or value is Ellipsis or isinstance(value, plain)
+
+
+def fingerprint(value: Any, *, strict: bool = True, depth: int = 0) -> Any:
+    """``value`` as comparable plain data: proxies by kind, name and metadata, bound symbols with
+    their arguments, outputs, tags and decomposition, traces by their bound symbols, containers by
+    their items. Anything else raises ``NotPlainData`` when ``strict``, and is compared by identity
+    when not (arguments: what matters there is whether a shadow changed them)."""
+    from thunder.core.proxies import Proxy
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import TraceCtx
+
+    if depth > MAX_DEPTH:
+        raise NotPlainData("nested too deep")
+    deeper = dict(strict=strict, depth=depth + 1)
+    if _plain_scalar(value):
+        return (type(value).__name__, repr(value))
+    if isinstance(value, Proxy):
+        return (
+            type(value).__name__,
+            value.name,
+            *(repr(getattr(value, a, None)) for a in ("shape", "dtype", "device", "requires_grad", "value")),
+        )
+    if isinstance(value, BoundSymbol):
+        return (
+            "bsym",
+            value.sym.name,
+            value.sym.id if _plain_scalar(value.sym.id) else repr(value.sym.id),
+            fingerprint(value.args, **deeper),
+            fingerprint(value.kwargs, **deeper),
+            fingerprint(tuple(value.flat_outs), **deeper),
+            tuple(sorted(str(t) for t in (getattr(value, "tags", None) or ()))),
+            tuple(fingerprint(s, **deeper) for s in value.subsymbols),
+        )
+    if isinstance(value, TraceCtx):
+        return ("trace", tuple(fingerprint(b, **deeper) for b in value.bound_symbols))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(fingerprint(v, **deeper) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((repr(k), fingerprint(v, **deeper)) for k, v in value.items()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return (type(value).__name__, tuple(fingerprint(getattr(value, f.name), **deeper) for f in fields))
+    if isinstance(getattr(value, "name", None), str) and type(value).__module__.startswith("thunder"):
+        return (type(value).__name__, value.name)  # a Symbol, a Thunder dtype or device
+    if strict:
+        raise NotPlainData(type(value).__name__)
+    return ("object", id(value))
+
+
+@dataclasses.dataclass
+class _Made:
+    """What one call made: a fingerprint of its value and of what it appended to the scope being
+    recorded, or the exception it raised."""
+
+    raw: Any = None
+    error: BaseException | None = None
+    shape: Any = None
+
+
+def _make(function: Callable, args, kwargs, state: _TraceState) -> _Made:
+    scope = state.scope()
+    start = len(scope) if isinstance(scope, list) else None
+    made = _Made()
+    try:
+        made.raw = function(*args, **kwargs)
+    except Exception as e:
+        made.error = e
+    appended = list(scope[start:]) if start is not None else []
+    made.shape = (made.raw if made.error is None else None, appended)
+    return made
+
+
+def _differs(stock: _Made, mine: _Made) -> str:
+    """Why a placement's call did otherwise than stock's ("" when it did the same)."""
+    if stock.error is not None or mine.error is not None:
+        if stock.error is None or mine.error is None:
+            return "one of the two raised"
+        same = type(stock.error) is type(mine.error) and str(stock.error) == str(mine.error)
+        return "" if same else "raised otherwise"
+    try:
+        return "" if fingerprint(stock.shape) == fingerprint(mine.shape) else "made otherwise"
+    except NotPlainData as e:
+        return f"made what is not plain data here ({e})"
+
+
+class Probe:
+    """The probed run in progress: which placements still did as stock at every call."""
+
+    active: Probe | None = None  # the one in this process, read by the observers (``in_shadow``)
+
+    def __init__(self, placements: Sequence[str]) -> None:
+        self.placements = list(placements)
+        self.called: set[str] = set()
+        self.diverged: dict[str, str] = {}  # placement -> why, at its first call that differed
+        self.spoiled = ""  # a shadow changed its call's arguments: this run is not stock's
+        self.shadow_of: str | None = None  # the placement whose shadow is running
+        # Inside stock's probed call, the placements whose shadows made it: their nested calls are
+        # unprobed (the outer comparison covers what those produce); another placement's are probed.
+        self.covered: frozenset[str] = frozenset()
+
+    @property
+    def shadowing(self) -> bool:
+        return self.shadow_of is not None
+
+    def unchanged(self) -> tuple[str, ...]:
+        """The placements whose every call did as stock (and that made one at all)."""
+        if self.spoiled:
+            return ()
+        return tuple(p for p in self.placements if p in self.called and p not in self.diverged)
+
+    def wrap(self, original: Callable, replacements: dict[str, Callable]) -> Callable:
+        def probed_call(*args, **kwargs):
+            if self.shadow_of is not None:
+                return replacements.get(self.shadow_of, original)(*args, **kwargs)
+            live = [(name, r) for name, r in replacements.items() if name not in self.diverged and name not in self.covered]
+            if self.spoiled or not live:
+                return original(*args, **kwargs)
+            state = _TraceState()
+            given = fingerprint((args, kwargs), strict=False)
+            mine: dict[str, _Made] = {}
+            for name, replacement in live:
+                self.shadow_of = name
+                try:
+                    mine[name] = _make(replacement, args, kwargs, state)
+                finally:
+                    self.shadow_of = None
+                    state.restore()
+                if fingerprint((args, kwargs), strict=False) != given:
+                    self.spoiled = f"{name}'s version of {getattr(original, '__qualname__', original)} changed its arguments"
+                    return original(*args, **kwargs)
+            outer = self.covered
+            self.covered = outer | mine.keys()
+            try:
+                stock = _make(original, args, kwargs, state)
+            finally:
+                self.covered = outer
+            for name, made in mine.items():
+                self.called.add(name)
+                why = _differs(stock, made)
+                if why:
+                    self.diverged[name] = why
+            if stock.error is not None:
+                raise stock.error
+            return stock.raw
+
+        probed_call.__wrapped__ = original  # type: ignore[attr-defined]
+        return probed_call
+
+
+def shares_compiles(placement: Placement) -> bool:
+    """May ``placement``'s compile on a path be stock's where it changes nothing there?"""
+    return not placement.is_stock and placement.build is None and placement.shares_compiles
+
+
+@contextlib.contextmanager
+def probing(placements: Sequence[Placement]) -> Iterator[Probe]:
+    """While active (inside stock, which patches nothing), each call of what ``placements``
+    replaced is probed (``Probe``); afterwards ``probe.unchanged()`` names the placements that did
+    as stock at every call."""
+    probe = Probe([p.name for p in placements])
+    with contextlib.ExitStack() as stack:
+        by_original: dict[int, tuple[Callable, dict[str, Callable], list]] = {}
+        for placement in placements:
+            replaced, entered = _replaced(placement)
+            stack.enter_context(entered)
+            for r in replaced:
+                # Thunder's own back in place while the next placement is entered: each wraps the original.
+                for owner, attr in r.owners:
+                    stack.enter_context(set_attribute(owner, attr, r.original))
+                _, replacements, owners = by_original.setdefault(id(r.original), (r.original, {}, []))
+                replacements[placement.name] = r.replacement
+                owners += [o for o in r.owners if o not in owners]
+        wrappers: dict[int, Callable] = {}
+        for original, replacements, owners in by_original.values():
+            wrapper = probe.wrap(original, replacements)
+            wrappers[id(wrapper)] = original
+            for owner, attr in owners:
+                stack.enter_context(set_attribute(owner, attr, wrapper))
+        previous, Probe.active = Probe.active, probe
+        loaded = len(sys.modules)
+        try:
+            yield probe
+        finally:
+            Probe.active = previous
+            if len(sys.modules) != loaded:
+                stack.callback(_unbind, wrappers)
+
+
+def _unbind(wrappers: dict[int, Callable]) -> None:
+    """Thunder's own function back wherever a module imported during the probed run bound a
+    probe's wrapper by name (``from x import f`` while ``f`` was wrapped), which would outlive it."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "thunder" or name.startswith("thunder.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if id(value) in wrappers:
+                setattr(module, attr, wrappers[id(value)])
+
+
+# Where each placement replaced something, by (placement, modules loaded) when it was last
+# entered: a placement entered again is checked at those places only (finding them scans every
+# Thunder module and class twice, a cost per path and placement).
+_TARGETS: dict[tuple[str, int], list[tuple[Any, str]]] = {}
+
+
+def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
+    """``decisions.replaced_by(placement.factory)``, from the places found when it was last
+    entered while as many modules were loaded, if it replaced each of them again."""
+    key = (placement.name, len(sys.modules))
+    targets = _TARGETS.get(key)
+    if targets:
+        before = [vars(owner).get(attr) for owner, attr in targets]
+        stack = contextlib.ExitStack()
+        stack.enter_context(placement.factory())
+        after = [vars(owner).get(attr) for owner, attr in targets]
+        if all(b is not None and a is not b for b, a in zip(before, after)):
+            found: dict[tuple[int, int], Replaced] = {}
+            for (owner, attr), original, replacement in zip(targets, before, after):
+                label = f"{getattr(original, '__module__', '')}.{getattr(original, '__qualname__', attr)}"
+                r = found.setdefault((id(original), id(replacement)), Replaced(label, attr, original, replacement))
+                r.owners.append((owner, attr))
+            return list(found.values()), stack
+        stack.close()
+    replaced, stack = replaced_by(placement.factory)
+    _TARGETS[(placement.name, len(sys.modules))] = [target for r in replaced for target in r.owners]
+    return replaced, stack
+
+
+def in_shadow() -> bool:
+    """Is a placement's shadow running (an observer stands aside: it is not stock's call)?"""
+    probe = Probe.active
+    return probe is not None and probe.shadowing
+
+
+def shared_outcome(stock, placement: str):
+    """Stock's outcome on a path as ``placement``'s, which did as stock at every call there: a copy
+    whose lists the oracles may extend without touching stock's."""
+    return dataclasses.replace(
+        stock,
+        placement=placement,
+        notes=list(stock.notes),
+        not_checked=list(stock.not_checked),
+        misstated=list(stock.misstated),
+        dce_calls=list(stock.dce_calls),
+        grad_rules=list(stock.grad_rules),
+        split_reasons=list(stock.split_reasons),
+        compared_traces=dict(stock.compared_traces),
+        comparison=None,
+        unchanged_by=(),
+        shared_from=stock.placement,
+    )

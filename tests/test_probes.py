@@ -1,0 +1,169 @@
+"""Stock's compile serves a placement that changes nothing on a path (``running.probes``): each
+mechanism proven by what it must share, what it must not, and the same verdicts either way."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import pytest
+from sample_programs import DEAD_CODE_PROGRAM
+
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.running import evaluate
+from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.path_running import run_path
+from fuzzdce.running.placements import PLACEMENTS, patch_everywhere, resolve
+
+# neg decomposes into one prim: no DCE placement has anything to remove.
+NEG = Program((TensorInput((3,), "float32"),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,), seed=3)
+
+# A bfloat16 add with alpha: its decomposition holds a check (prims.ne) that symcall's DCE removes.
+ADD_BF16 = Program(
+    (TensorInput((2,), "bfloat16"), TensorInput((2,), "bfloat16")),
+    (Step("add", "torch.add({0}, {1}, alpha=2)", (Ref(0), Ref(1))),),
+    (2,),
+    seed=4,
+)
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """Every compile an evaluation makes: (placement, path)."""
+    made = []
+    real = evaluate.run_path
+
+    def recorded(path, program, placement, **settings):
+        if path != "eager":
+            made.append((placement.name, path))
+        return real(path, program, placement, **settings)
+
+    monkeypatch.setattr(evaluate, "run_path", recorded)
+    return made
+
+
+def verdicts(evaluations) -> dict[str, list]:
+    return {
+        name: sorted((v.oracle, v.path, str(v.fault), v.message) for v in evaluation.violations)
+        for name, evaluation in evaluations.items()
+    }
+
+
+def test_a_placement_that_changes_nothing_takes_stocks_compile(compiles):
+    """rdnp removes nothing from neg's decomposition: it is not compiled, its outcome is stock's."""
+    rdnp = PLACEMENTS["rdnp"]
+    evaluation = Evaluator()(NEG, [rdnp], paths=["jit", "jit-grad"])[rdnp.name]
+    assert all(outcome.shared_from == "stock" for outcome in evaluation.outcomes.values()), evaluation.outcomes
+    assert ("rdnp", "jit") not in compiles and ("stock", "jit") in compiles, compiles
+    assert not evaluation.violations
+
+
+def test_a_placement_whose_call_edits_is_compiled_and_its_fault_found(compiles):
+    """A wrong DCE (it drops the producer of its parent's output, a bfloat16 add's last
+    ``convert_element_type``) edits a decomposition: compiled, and its fault shown as it is without sharing."""
+    wrong = resolve("planted_dce:symcall_drops_output_producer")
+    shared = Evaluator()(ADD_BF16, [wrong], paths=["jit"])
+    assert not shared[wrong.name].outcomes["jit"].shared_from and (wrong.name, "jit") in compiles
+    assert shared[wrong.name].violations
+    assert verdicts(shared) == verdicts(Evaluator(share_compiles=False)(ADD_BF16, [wrong], paths=["jit"]))
+
+
+def test_a_wrong_value_made_when_the_program_runs_is_never_shared():
+    """A placement that rebinds add to sub after every DCE returns traces the probe can compare,
+    and they differ; its wrong value is found with sharing as without."""
+    wrong = resolve("planted:add_computes_sub")
+    program = Program((TensorInput((3,)),), (Step("add", "torch.add({0}, {0})", (Ref(0),)),), (1,), seed=2)
+    shared = Evaluator()(program, [wrong], paths=["jit"])
+    assert not shared[wrong.name].outcomes["jit"].shared_from
+    assert any(v.oracle == "outputs" for v in shared[wrong.name].violations)
+
+
+def test_identity_replaces_nothing_and_is_compiled_again(compiles):
+    """``identity`` calibrates by compiling again: a placement that replaced nothing is never shared."""
+    identity = PLACEMENTS["identity"]
+    evaluation = Evaluator()(NEG, [identity], paths=["jit"])[identity.name]
+    assert not evaluation.outcomes["jit"].shared_from and ("identity", "jit") in compiles
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [NEG, ADD_BF16, DEAD_CODE_PROGRAM], ids=["neg", "add-bf16", "dead-code"])
+def test_the_same_verdicts_with_and_without_sharing(program):
+    """Precision and recall alike: every placement's violations on every path are what compiling
+    it gives (the splitter's KeyError under symcall included)."""
+    placements = [resolve(n) for n in ("rdnp", "symcall", "symcall-fixed", "planted_dce:symcall_drops_output_producer")]
+    paths = ["jit", "jit-grad", "thunderfx"]
+    shared = Evaluator()(program, placements, paths=paths)
+    compiled = Evaluator(share_compiles=False)(program, placements, paths=paths)
+    assert verdicts(shared) == verdicts(compiled)
+    assert any(o.shared_from for e in shared.values() for o in e.outcomes.values())
+
+
+def test_symcalls_edit_inside_the_splitter_is_seen():
+    """symcall replaces ``Symbol.__call__`` only; the splitter calls it inside a function that
+    symcall-fixed replaces. Probed together, symcall's call there is still probed."""
+    program = Program((TensorInput((), "int32"),), (Step("mul", "torch.mul({0}, -1)", (Ref(0),)),), (1,), seed=1073)
+    symcall, fixed = PLACEMENTS["symcall"], PLACEMENTS["symcall-fixed"]
+    stock = run_path("thunderfx", program, PLACEMENTS["stock"], shadows=[symcall, fixed])
+    assert "symcall" not in stock.unchanged_by and not stock.split_reasons
+    assert run_path("thunderfx", program, symcall).split_reasons  # what compiling it shows
+
+
+def test_stock_observed_alike_with_shadows():
+    """The observers stand aside in a shadow: stock's DCE calls, grad rules and metadata are its own."""
+    plain = run_path("jit-grad", ADD_BF16, PLACEMENTS["stock"])
+    probed = run_path("jit-grad", ADD_BF16, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall"], PLACEMENTS["rdnp"]])
+    for field in ("dce_calls", "grad_rules", "misstated", "error"):
+        assert getattr(probed, field) == getattr(plain, field), field
+    assert [label for label, _ in probed.traces] == [label for label, _ in plain.traces]
+
+
+@contextlib.contextmanager
+def rdnp_that_reverses_its_argument():
+    """A placement whose version of ``remove_duplicate_number_proxies`` reverses the list it is given."""
+    from thunder.core import transform_common
+
+    original = transform_common.remove_duplicate_number_proxies
+
+    def reversing(bsyms):
+        bsyms.reverse()
+        bsyms.reverse()
+        bsyms.append(bsyms[-1]) if bsyms else None
+        result = original(bsyms[:-1] if bsyms else bsyms)
+        return result
+
+    with patch_everywhere(transform_common, "remove_duplicate_number_proxies", reversing):
+        yield
+
+
+def untimed(trace) -> str:
+    """A trace as printed, without how long its transform took."""
+    return re.sub(r"\(took \d+ milliseconds\)", "", str(trace))
+
+
+def test_a_shadow_that_changes_its_arguments_spoils_the_probe():
+    """Stock's run is made again without shadows, and shares nothing."""
+    from fuzzdce.core.model import Placement
+
+    mutating = Placement("mutating", rdnp_that_reverses_its_argument)
+    probed = run_path("jit", NEG, PLACEMENTS["stock"], shadows=[mutating])
+    plain = run_path("jit", NEG, PLACEMENTS["stock"])
+    assert probed.unchanged_by == () and probed.error == plain.error
+    assert [untimed(t) for _, t in probed.traces] == [untimed(t) for _, t in plain.traces]
+
+
+def test_a_gated_placement_is_never_probed():
+    from fuzzdce.running.decisions import Gating, gated
+    from fuzzdce.running.probes import shares_compiles
+
+    assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating(limit=0)))
+    assert not shares_compiles(PLACEMENTS["stock"])
+
+
+def test_the_summary_counts_and_merges_the_paths_stock_served():
+    from fuzzdce.fuzzing.campaign import compiles_summary
+    from fuzzdce.results.merge import merged_compiles
+
+    one = compiles_summary({("rdnp", True): 5, ("rdnp", False): 1, ("symcall", False): 6})
+    assert one == {"rdnp": {"compiled": 1, "as_stock": 5}, "symcall": {"compiled": 6, "as_stock": 0}}
+    assert merged_compiles([{"compiles": one}, {"compiles": one}, {}])["rdnp"] == {"compiled": 2, "as_stock": 10}
+    assert compiles_summary({}) is None
