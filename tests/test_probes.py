@@ -167,3 +167,38 @@ def test_the_summary_counts_and_merges_the_paths_stock_served():
     assert one == {"rdnp": {"compiled": 1, "as_stock": 5}, "symcall": {"compiled": 6, "as_stock": 0}}
     assert merged_compiles([{"compiles": one}, {"compiles": one}, {}])["rdnp"] == {"compiled": 2, "as_stock": 10}
     assert compiles_summary({}) is None
+
+
+@contextlib.contextmanager
+def cos_patched_in_torch():
+    """A placement whose effect is outside Thunder: torch.cos itself replaced."""
+    import torch
+
+    original = torch.cos
+    torch.cos = lambda x: original(x) + 1
+    try:
+        yield
+    finally:
+        torch.cos = original
+
+
+@contextlib.contextmanager
+def thunder_flag_set():
+    """A placement whose effect is a flag of Thunder's, not a function."""
+    from thunder.core import transform_common
+
+    transform_common.FUZZDCE_TEST_FLAG = True
+    try:
+        yield
+    finally:
+        del transform_common.FUZZDCE_TEST_FLAG
+
+
+@pytest.mark.parametrize("factory", [cos_patched_in_torch, thunder_flag_set])
+def test_a_placement_with_effects_beyond_thunders_functions_is_never_probed(factory):
+    from fuzzdce.core.model import Placement
+    from fuzzdce.running.probes import other_effects, shares_compiles
+
+    placement = Placement(f"test-{factory.__name__}", factory)
+    assert other_effects(placement) and not shares_compiles(placement)
+    assert not other_effects(PLACEMENTS["symcall-fixed"])

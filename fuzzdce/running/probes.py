@@ -14,6 +14,8 @@ A placement is probed no further after its first call that differs: it compiles 
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
   replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
+- entering it changes more than Thunder's functions: an attribute outside Thunder (torch's), or
+  one of Thunder's that is not a function (``other_effects``);
 - a call gave back what is not plain data here (a tensor, a function: the placement computes
   values when the program runs, where only running it shows what it does);
 - a shadow changed what the call was given (the arguments, compared before and after).
@@ -35,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzdce.core.model import Placement
-from fuzzdce.running.decisions import Replaced, _TraceState, replaced_by
+from fuzzdce.running.decisions import Replaced, _thunder_namespaces, _TraceState, replaced_by
 from fuzzdce.running.placements import set_attribute
 
 # How deep a value is compared; deeper, it is not plain data here (never shared).
@@ -205,7 +207,9 @@ class Probe:
 
 def shares_compiles(placement: Placement) -> bool:
     """May ``placement``'s compile on a path be stock's where it changes nothing there?"""
-    return not placement.is_stock and placement.build is None and placement.shares_compiles
+    if placement.is_stock or placement.build is not None or not placement.shares_compiles:
+        return False
+    return not other_effects(placement)
 
 
 @contextlib.contextmanager
@@ -257,6 +261,48 @@ def _unbind(wrappers: dict[int, Callable]) -> None:
 # entered: a placement entered again is checked at those places only (finding them scans every
 # Thunder module and class twice, a cost per path and placement).
 _TARGETS: dict[tuple[str, int], list[tuple[Any, str]]] = {}
+
+
+# Placement name -> what entering it changes besides Thunder's functions ("" if nothing): such a
+# placement is never probed (its effect is not a call the probe can compare).
+_OTHER_EFFECTS: dict[str, str] = {}
+
+
+def _attributes_everywhere() -> dict[tuple[str, str], Any]:
+    """Every loaded module's attributes, Thunder's classes' and torch's tensor classes', by identity."""
+    import torch
+
+    owners = [(name, m) for name, m in list(sys.modules.items()) if m is not None and not name.startswith("thunder")]
+    owners += _thunder_namespaces() + [("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase)]
+    snapshot = {}
+    for name, owner in owners:
+        try:
+            items = list(vars(owner).items())
+        except TypeError:
+            continue
+        snapshot.update(((name, attr), value) for attr, value in items if attr != "__warningregistry__")
+    return snapshot
+
+
+def other_effects(placement: Placement) -> str:
+    """What entering ``placement`` changes besides replacing functions in Thunder's modules and
+    classes: an attribute elsewhere (torch's), or one of Thunder's that is not a function (a flag).
+    "" when nothing: then its effect is its calls, which a probe compares. Asked once per process."""
+    known = _OTHER_EFFECTS.get(placement.name)
+    if known is not None:
+        return known
+    with placement.factory():  # what it imports is loaded before the comparison
+        pass
+    before = _attributes_everywhere()
+    with placement.factory():
+        after = _attributes_everywhere()
+    missing = object()
+    changed = [key for key in before.keys() | after.keys() if before.get(key, missing) is not after.get(key, missing)]
+    thunders = ("thunder.", "thunder")
+    other = [f"{owner}.{attr}" for owner, attr in changed if not owner.startswith(thunders)]
+    other += [f"{o}.{a}" for o, a in changed if o.startswith(thunders) and not callable(after.get((o, a), before.get((o, a))))]
+    _OTHER_EFFECTS[placement.name] = why = f"it changes {', '.join(sorted(other)[:3])}" if other else ""
+    return why
 
 
 def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
