@@ -6,7 +6,9 @@ Prints, from one run on this machine:
   path's own compile function in its own context (Dynamo without Inductor, through the same
   stand-in for ``torch._inductor.compile``, which takes Thunder main's ``options=`` too), its calls
   in order (backward on the grad call, the resized call), its guard calls, and its trace recording,
-  but no oracle, no comparison with stock and no sandbox. Bare, fuzzdce in process and fuzzdce
+  but no oracle, no comparison with stock and no sandbox. The bare loop compiles every placement on
+  every path; fuzzdce compiles a placement only where stock's compile, probing it, saw it change
+  something (``running.probes``; the figure says on how many paths stock's served). Bare, fuzzdce in process and fuzzdce
   sandboxed are interleaved program by program, in rotating order, so a machine's changing load
   weighs on all three alike. The baseline fails loudly: a call that raises where fuzzdce's own run
   of the same program, path and placement recorded no error stops the benchmark (a baseline that
@@ -166,11 +168,17 @@ def overhead(programs, placements, paths) -> dict[str, float]:
         run(programs[0])
     totals = dict.fromkeys(settings, 0.0)
     names = list(settings)
+    served = compiled = 0
     for i, program in enumerate(programs):
         for name in names[i % 3 :] + names[: i % 3]:
             totals[name] += settings[name](program)
         check_bare_against(last["raised"], last["evaluations"])  # the sandboxed outcomes carry their errors too
+        for placement, evaluation in last["evaluations"].items():
+            if placement != "stock":
+                served += sum(bool(o.shared_from) for o in evaluation.outcomes.values())
+                compiled += sum(not o.shared_from for o in evaluation.outcomes.values())
     sandboxed.close()
+    print(f"  placements' paths served by stock's compile (running.probes): {served} of {served + compiled}")
     return {name: total / len(programs) for name, total in totals.items()}
 
 

@@ -7,7 +7,8 @@ the bare loop of ``benchmarks/campaign.py`` (each path's compile and calls under
 no oracle, no sandbox: the compile floor). Every setting runs on every program, interleaved program
 by program in rotating order, so a machine's changing load weighs on all alike; each set of
 placements has its own worker (no set reuses another's results). Prints, per set: compiles per
-program (placements x paths), seconds per program and programs per minute for fuzzdce and for the
+program (placements x paths: the floor's), the paths fuzzdce compiled per program (the others served
+by stock's compile, ``running.probes``), seconds per program and programs per minute for fuzzdce and for the
 floor, their ratio, and fuzzdce's cost per compile against one placement's (1.00: cost grows as
 the compiles do).
 
@@ -81,7 +82,7 @@ def figure(programs, sets, paths) -> dict[int, dict[str, float]]:
     run = {"bare": bare, "fuzzdce": fuzzdce}
     for k, kind in settings:  # warm-up outside the timing: first-use imports, each worker's start
         run[kind](k, programs[0])
-    seconds = {setting: 0.0 for setting in settings}
+    seconds = {setting: 0.0 for setting in settings} | {(k, "compiled"): 0.0 for k in sets}
     timed = programs[1:]
     for i, program in enumerate(timed):
         shift = i % len(settings)
@@ -89,24 +90,26 @@ def figure(programs, sets, paths) -> dict[int, dict[str, float]]:
             seconds[k, kind] += run[kind](k, program)
         for k in sets:  # the floor failing where fuzzdce recorded no error: it did less work
             check_bare_against(last[k, "raised"], last[k, "evaluations"])
+            outcomes = [o for e in last[k, "evaluations"].values() for o in e.outcomes.values()]
+            seconds[k, "compiled"] += sum(not o.shared_from for o in outcomes)
         print(f"  {i + 1}/{len(timed)} programs", file=sys.stderr, flush=True)
     for evaluator in evaluators.values():
         evaluator.close()
-    return {k: {kind: seconds[k, kind] / len(timed) for kind in ("bare", "fuzzdce")} for k in sets}
+    return {k: {kind: seconds[k, kind] / len(timed) for kind in ("bare", "fuzzdce", "compiled")} for k in sets}
 
 
 def print_figure(costs: dict[int, dict[str, float]], paths) -> None:
     one = min(costs)
     per_compile_one = costs[one]["fuzzdce"] / (one * len(paths))
     print(
-        f"{'placements':>10} {'compiles':>8} {'floor s/prog':>12} {'fuzzdce s/prog':>14} {'prog/min':>8} "
+        f"{'placements':>10} {'compiles':>8} {'compiled':>8} {'floor s/prog':>12} {'fuzzdce s/prog':>14} {'prog/min':>8} "
         f"{'x floor':>7} {'per compile vs ' + str(one):>18}"
     )
     for k, cost in sorted(costs.items()):
         compiles = k * len(paths)
         per_compile = cost["fuzzdce"] / compiles / per_compile_one
         print(
-            f"{k:>10} {compiles:>8} {cost['bare']:>12.3f} {cost['fuzzdce']:>14.3f} {60 / cost['fuzzdce']:>8.1f} "
+            f"{k:>10} {compiles:>8} {cost['compiled']:>8.1f} {cost['bare']:>12.3f} {cost['fuzzdce']:>14.3f} {60 / cost['fuzzdce']:>8.1f} "
             f"{cost['fuzzdce'] / cost['bare']:>7.2f} {per_compile:>18.2f}"
         )
 
