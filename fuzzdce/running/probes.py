@@ -14,8 +14,8 @@ A placement is probed no further after its first call that differs: it compiles 
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
   replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
-- entering it changes more than Thunder's functions: an attribute outside Thunder (torch's), or
-  one of Thunder's that is not a function (``other_effects``);
+- entering it changes more than Thunder's functions: a function outside Thunder (torch's), or
+  an attribute of Thunder's that is not a function (a flag: ``other_effects``);
 - a call gave back what is not plain data here (a tensor, a function: the placement computes
   values when the program runs, where only running it shows what it does);
 - a shadow changed what the call was given (the arguments, compared before and after).
@@ -299,7 +299,9 @@ def other_effects(placement: Placement) -> str:
     missing = object()
     changed = [key for key in before.keys() | after.keys() if before.get(key, missing) is not after.get(key, missing)]
     thunders = ("thunder.", "thunder")
-    other = [f"{owner}.{attr}" for owner, attr in changed if not owner.startswith(thunders)]
+    # Outside Thunder, a function replaced (torch's); a number that moved there is a counter or a
+    # clock of another library's (Hypothesis times its garbage collections), not the placement's.
+    other = [f"{o}.{a}" for o, a in changed if not o.startswith(thunders) and callable(after.get((o, a), before.get((o, a))))]
     other += [f"{o}.{a}" for o, a in changed if o.startswith(thunders) and not callable(after.get((o, a), before.get((o, a))))]
     _OTHER_EFFECTS[placement.name] = why = f"it changes {', '.join(sorted(other)[:3])}" if other else ""
     return why
