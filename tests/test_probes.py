@@ -12,7 +12,7 @@ from sample_programs import DEAD_CODE_PROGRAM
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running import evaluate
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.path_running import run_path
+from fuzzdce.running.path_running import PROBE_NOTE, run_path
 from fuzzdce.running.placements import PLACEMENTS, patch_everywhere, resolve
 
 # neg decomposes into one prim: no DCE placement has anything to remove.
@@ -148,6 +148,7 @@ def test_a_shadow_that_changes_its_arguments_spoils_the_probe():
     probed = run_path("jit", NEG, PLACEMENTS["stock"], shadows=[mutating])
     plain = run_path("jit", NEG, PLACEMENTS["stock"])
     assert probed.unchanged_by == () and probed.error == plain.error
+    assert any(note.startswith(PROBE_NOTE) and "changed its arguments" in note for note in probed.notes), probed.notes
     assert [untimed(t) for _, t in probed.traces] == [untimed(t) for _, t in plain.traces]
 
 

@@ -56,6 +56,8 @@ from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, time
 # How a path notes a guard call (``Outcome.notes``): the property varied and whether the call hit
 # the cache. Counted per program, they are the report's line of guarded properties varied.
 GUARD_NOTE = "guard call varied "
+# How stock's outcome notes a probed run given up and made again plainly (``probes``).
+PROBE_NOTE = "placements not probed here, stock compiled again: "
 
 
 def make_guard_call(outcome: Outcome, label: CallLabel, fn: Callable, program) -> Call | None:
@@ -208,7 +210,10 @@ def run_path(
         lost = device_lost(outcome.device) if outcome.device is not None and not outcome.skipped else ""
     if probe is not None and (outcome.failure is not None or probe.spoiled):
         # Stock's own run decides what stock does: the probe's shadows may be what failed.
-        return run_path(path, program, placement, timeout=timeout, device=device)
+        plain = run_path(path, program, placement, timeout=timeout, device=device)
+        why = probe.spoiled or (outcome.failure.message.splitlines() or [""])[0][:200]
+        plain.notes.append(f"{PROBE_NOTE}{why}")
+        return plain
     if probe is not None:
         outcome.unchanged_by = probe.unchanged()
     outcome.printed = printed.getvalue()[-PRINTED_CHARACTERS:]

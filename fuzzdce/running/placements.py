@@ -13,6 +13,7 @@ once the context exits.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import sys
@@ -290,6 +291,9 @@ def symcall_fixed() -> Iterator[None]:
         yield
 
 
+# Reading a function's source and parsing it, each time a placement is entered, cost more than
+# the rest of entering it: the answer is kept per function object (a patched one is another object).
+@functools.lru_cache(maxsize=64)
 def _calls(function, pattern: str) -> list[str]:
     """Names of the functions ``function``'s own code calls that contain ``pattern`` (not comments)."""
     import ast
@@ -329,15 +333,20 @@ def symcall_native() -> str | None:
 
 
 def splitter_fix_native() -> str | None:
+    from thunder.dynamo import utils as dynamo_utils
+
+    return _splitter_fix_native(dynamo_utils.try_execute_thunder_symbol)
+
+
+@functools.lru_cache(maxsize=16)
+def _splitter_fix_native(try_execute_thunder_symbol) -> str | None:
     """The splitter makes the node's input proxies in the trace that runs the symbol: inside that
     trace's context (a ``tracectx(`` before the proxies), or handing the proxies the very trace it
     then enters (``get_proxy_inputs_from_node(node, T)`` and ``tracectx(T)``: Thunder since bc399d4a3)."""
     import ast
     import textwrap
 
-    from thunder.dynamo import utils as dynamo_utils
-
-    body = inspect.getsource(dynamo_utils.try_execute_thunder_symbol)
+    body = inspect.getsource(try_execute_thunder_symbol)
     proxies_at = body.find("get_proxy_inputs_from_node(")
     trace_at = body.find("tracectx(")
     if 0 <= trace_at < proxies_at:

@@ -58,61 +58,91 @@ def _plain_scalar(value: Any) -> bool:
     return value is None or value is Ellipsis or isinstance(value, plain)
 
 
-def fingerprint(value: Any, *, strict: bool = True, depth: int = 0) -> Any:
-    """``value`` as comparable plain data: proxies by kind, name and metadata, bound symbols with
-    their arguments, outputs, tags and decomposition, traces by their bound symbols, containers by
-    their items. Anything else raises ``NotPlainData`` when ``strict``, and is compared by identity
-    when not (arguments: what matters there is whether a shadow changed them)."""
+# What a proxy is besides its name: two proxies of one name that differ here are two values.
+PROXY_FIELDS = ("shape", "dtype", "device", "requires_grad", "value")
+
+
+def _same_proxy(a, b) -> bool:
+    if a.name != b.name:
+        return False
+    for attr in PROXY_FIELDS:
+        x, y = getattr(a, attr, None), getattr(b, attr, None)
+        if x is not y and repr(x) != repr(y):
+            return False
+    return True
+
+
+def same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Do two values a call made say the same as plain data: proxies by name and metadata, bound
+    symbols by symbol, arguments, outputs, tags and decomposition, traces by their bound symbols,
+    containers item by item? Raises ``NotPlainData`` where one is neither (a tensor, a function):
+    what it would do when the program runs is not compared here."""
     from thunder.core.proxies import Proxy
     from thunder.core.symbol import BoundSymbol
     from thunder.core.trace import TraceCtx
 
     if depth > MAX_DEPTH:
         raise NotPlainData("nested too deep")
-    deeper = dict(strict=strict, depth=depth + 1)
-    if _plain_scalar(value):
-        return (type(value).__name__, repr(value))
-    if isinstance(value, Proxy):
+    if type(a) is not type(b):
+        return False
+    if _plain_scalar(a):
+        return a is b or repr(a) == repr(b)  # NaN, -0.0 and 0.0 told apart as printed
+    if a is b and not isinstance(a, list | dict | TraceCtx | BoundSymbol):  # an immutable object shared
+        return True
+    deeper = depth + 1
+    if isinstance(a, Proxy):
+        return _same_proxy(a, b)
+    if isinstance(a, BoundSymbol):
         return (
-            type(value).__name__,
-            value.name,
-            *(repr(getattr(value, a, None)) for a in ("shape", "dtype", "device", "requires_grad", "value")),
+            (a.sym is b.sym or (a.sym.name, repr(a.sym.id)) == (b.sym.name, repr(b.sym.id)))
+            and same(a.args, b.args, deeper)
+            and same(a.kwargs, b.kwargs, deeper)
+            and same(tuple(a.flat_outs), tuple(b.flat_outs), deeper)
+            and sorted(map(str, getattr(a, "tags", None) or ())) == sorted(map(str, getattr(b, "tags", None) or ()))
+            and same(list(a.subsymbols), list(b.subsymbols), deeper)
         )
-    if isinstance(value, BoundSymbol):
-        return (
-            "bsym",
-            value.sym.name,
-            value.sym.id if _plain_scalar(value.sym.id) else repr(value.sym.id),
-            fingerprint(value.args, **deeper),
-            fingerprint(value.kwargs, **deeper),
-            fingerprint(tuple(value.flat_outs), **deeper),
-            tuple(sorted(str(t) for t in (getattr(value, "tags", None) or ()))),
-            tuple(fingerprint(s, **deeper) for s in value.subsymbols),
-        )
-    if isinstance(value, TraceCtx):
-        return ("trace", tuple(fingerprint(b, **deeper) for b in value.bound_symbols))
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(fingerprint(v, **deeper) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((repr(k), fingerprint(v, **deeper)) for k, v in value.items()))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return (type(value).__name__, tuple(fingerprint(getattr(value, f.name), **deeper) for f in fields))
-    if isinstance(getattr(value, "name", None), str) and type(value).__module__.startswith("thunder"):
-        return (type(value).__name__, value.name)  # a Symbol, a Thunder dtype or device
-    if strict:
-        raise NotPlainData(type(value).__name__)
-    return ("object", id(value))
+    if isinstance(a, TraceCtx):
+        return same(list(a.bound_symbols), list(b.bound_symbols), deeper)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y, deeper) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k], deeper) for k in a)
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return all(same(getattr(a, f.name), getattr(b, f.name), deeper) for f in dataclasses.fields(a))
+    if isinstance(getattr(a, "name", None), str) and type(a).__module__.startswith("thunder"):
+        return a.name == b.name  # a Symbol, an enum of Thunder's
+    raise NotPlainData(type(a).__name__)
+
+
+def given_state(args, kwargs) -> tuple:
+    """What a call was given, shallowly by identity: each argument, the items of a list, dict or
+    trace it is, and each bound symbol's subsymbols and arguments there. A shadow that changed any
+    of it in place changed what stock's call is then given."""
+    from thunder.core.symbol import BoundSymbol
+    from thunder.core.trace import TraceCtx
+
+    def of(value):
+        if isinstance(value, BoundSymbol):
+            return (id(value), id(value.subsymbols), tuple(map(id, value.subsymbols)), id(value.args))
+        if isinstance(value, TraceCtx):
+            return (id(value), tuple(of(b) for b in value.bound_symbols))
+        if isinstance(value, list):
+            return (id(value), tuple(of(v) for v in value))
+        if isinstance(value, dict):
+            return (id(value), tuple((k, id(v)) for k, v in value.items()))
+        return id(value)
+
+    return tuple(of(a) for a in args), tuple((k, of(v)) for k, v in kwargs.items())
 
 
 @dataclasses.dataclass
 class _Made:
-    """What one call made: a fingerprint of its value and of what it appended to the scope being
-    recorded, or the exception it raised."""
+    """What one call made: its value and what it appended to the scope being recorded, or the
+    exception it raised."""
 
     raw: Any = None
     error: BaseException | None = None
-    shape: Any = None
+    appended: list = dataclasses.field(default_factory=list)
 
 
 def _make(function: Callable, args, kwargs, state: _TraceState) -> _Made:
@@ -123,8 +153,7 @@ def _make(function: Callable, args, kwargs, state: _TraceState) -> _Made:
         made.raw = function(*args, **kwargs)
     except Exception as e:
         made.error = e
-    appended = list(scope[start:]) if start is not None else []
-    made.shape = (made.raw if made.error is None else None, appended)
+    made.appended = list(scope[start:]) if start is not None else []
     return made
 
 
@@ -133,10 +162,10 @@ def _differs(stock: _Made, mine: _Made) -> str:
     if stock.error is not None or mine.error is not None:
         if stock.error is None or mine.error is None:
             return "one of the two raised"
-        same = type(stock.error) is type(mine.error) and str(stock.error) == str(mine.error)
-        return "" if same else "raised otherwise"
+        alike = type(stock.error) is type(mine.error) and str(stock.error) == str(mine.error)
+        return "" if alike else "raised otherwise"
     try:
-        return "" if fingerprint(stock.shape) == fingerprint(mine.shape) else "made otherwise"
+        return "" if same((stock.raw, stock.appended), (mine.raw, mine.appended)) else "made otherwise"
     except NotPlainData as e:
         return f"made what is not plain data here ({e})"
 
@@ -174,7 +203,7 @@ class Probe:
             if self.spoiled or not live:
                 return original(*args, **kwargs)
             state = _TraceState()
-            given = fingerprint((args, kwargs), strict=False)
+            given = given_state(args, kwargs)
             mine: dict[str, _Made] = {}
             for name, replacement in live:
                 self.shadow_of = name
@@ -183,7 +212,7 @@ class Probe:
                 finally:
                     self.shadow_of = None
                     state.restore()
-                if fingerprint((args, kwargs), strict=False) != given:
+                if given_state(args, kwargs) != given:
                     self.spoiled = f"{name}'s version of {getattr(original, '__qualname__', original)} changed its arguments"
                     return original(*args, **kwargs)
             outer = self.covered
