@@ -221,3 +221,16 @@ def test_another_librarys_counters_moving_do_not_stop_probing():
     draw()
     probes._OTHER_EFFECTS.clear()
     assert all(probes.shares_compiles(PLACEMENTS[name]) for name in ("rdnp", "symcall", "symcall-fixed"))
+
+
+def test_a_placement_that_registers_a_grad_rule_otherwise_is_never_probed_and_stock_stays_stock():
+    """``cos_grad_flipped`` changes an entry of Thunder's grad-rule table, which no call shows: it
+    is compiled, and stock's probed run is stock's (each placement is left once its replacements
+    are found)."""
+    from fuzzdce.running.probes import other_effects
+
+    flipped = resolve("planted:cos_grad_flipped")
+    assert "entries of thunder.core.transforms._grad_fn_map" in other_effects(flipped)
+    program = Program((TensorInput((3,)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,), seed=5)
+    evaluations = Evaluator()(program, [flipped, PLACEMENTS["rdnp"]], paths=["jit-grad"])
+    assert evaluations["stock"].violations == [] and evaluations[flipped.name].violations

@@ -14,8 +14,9 @@ A placement is probed no further after its first call that differs: it compiles 
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
   replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
-- entering it changes more than Thunder's functions: a function outside Thunder (torch's), or
-  an attribute of Thunder's that is not a function (a flag: ``other_effects``);
+- entering it changes more than Thunder's functions: a function outside Thunder (torch's), an
+  attribute of Thunder's that is not a function (a flag), or an entry of a dict of Thunder's (a
+  grad rule registered otherwise: ``other_effects``);
 - a call gave back what is not plain data here (a tensor, a function: the placement computes
   values when the program runs, where only running it shows what it does);
 - a shadow changed what the call was given (the arguments, compared before and after).
@@ -245,17 +246,16 @@ def shares_compiles(placement: Placement) -> bool:
 def probing(placements: Sequence[Placement]) -> Iterator[Probe]:
     """While active (inside stock, which patches nothing), each call of what ``placements``
     replaced is probed (``Probe``); afterwards ``probe.unchanged()`` names the placements that did
-    as stock at every call."""
+    as stock at every call. Each placement is entered only to find its replacements, and left."""
     probe = Probe([p.name for p in placements])
     with contextlib.ExitStack() as stack:
         by_original: dict[int, tuple[Callable, dict[str, Callable], list]] = {}
         for placement in placements:
             replaced, entered = _replaced(placement)
-            stack.enter_context(entered)
+            # Left at once: its replacements are kept, nothing else of it stays in place while stock
+            # runs (a change the probe cannot see, such as a dict's entry, is no stock's).
+            entered.close()
             for r in replaced:
-                # Thunder's own back in place while the next placement is entered: each wraps the original.
-                for owner, attr in r.owners:
-                    stack.enter_context(set_attribute(owner, attr, r.original))
                 _, replacements, owners = by_original.setdefault(id(r.original), (r.original, {}, []))
                 replacements[placement.name] = r.replacement
                 owners += [o for o in r.owners if o not in owners]
@@ -313,6 +313,27 @@ def _attributes_everywhere() -> dict[tuple[str, str], Any]:
     return snapshot
 
 
+def _thunder_tables() -> dict[tuple[str, str], dict]:
+    """A shallow copy of each dict held by a Thunder module (its registries: grad rules, ops,
+    executors' implementations): a placement may change an entry (``mock.patch.dict``)."""
+    return {
+        (name, attr): dict(value)
+        for name, module in list(sys.modules.items())
+        if module is not None and (name == "thunder" or name.startswith("thunder."))
+        for attr, value in list(vars(module).items())
+        if isinstance(value, dict) and not attr.startswith("__")
+    }
+
+
+def _entries_changed(before: dict[tuple[str, str], dict], after: dict[tuple[str, str], dict]) -> list[str]:
+    changed = []
+    for key, table in after.items():
+        old = before.get(key, {})
+        if table.keys() != old.keys() or any(table[k] is not old[k] for k in table):
+            changed.append(f"entries of {key[0]}.{key[1]}")
+    return changed
+
+
 def other_effects(placement: Placement) -> str:
     """What entering ``placement`` changes besides replacing functions in Thunder's modules and
     classes: an attribute elsewhere (torch's), or one of Thunder's that is not a function (a flag).
@@ -322,9 +343,9 @@ def other_effects(placement: Placement) -> str:
         return known
     with placement.factory():  # what it imports is loaded before the comparison
         pass
-    before = _attributes_everywhere()
+    before, tables = _attributes_everywhere(), _thunder_tables()
     with placement.factory():
-        after = _attributes_everywhere()
+        after, tables_after = _attributes_everywhere(), _thunder_tables()
     missing = object()
     changed = [key for key in before.keys() | after.keys() if before.get(key, missing) is not after.get(key, missing)]
     thunders = ("thunder.", "thunder")
@@ -332,6 +353,7 @@ def other_effects(placement: Placement) -> str:
     # clock of another library's (Hypothesis times its garbage collections), not the placement's.
     other = [f"{o}.{a}" for o, a in changed if not o.startswith(thunders) and callable(after.get((o, a), before.get((o, a))))]
     other += [f"{o}.{a}" for o, a in changed if o.startswith(thunders) and not callable(after.get((o, a), before.get((o, a))))]
+    other += _entries_changed(tables, tables_after)
     _OTHER_EFFECTS[placement.name] = why = f"it changes {', '.join(sorted(other)[:3])}" if other else ""
     return why
 
