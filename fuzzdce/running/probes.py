@@ -286,7 +286,7 @@ def _unbind(wrappers: dict[int, Callable]) -> None:
                 setattr(module, attr, wrappers[id(value)])
 
 
-# Where each placement replaced something, by (placement, modules loaded) when it was last
+# Where each placement replaced something, by (placement, Thunder's modules loaded) when it was last
 # entered: a placement entered again is checked at those places only (finding them scans every
 # Thunder module and class twice, a cost per path and placement).
 _TARGETS: dict[tuple[str, int], list[tuple[Any, str]]] = {}
@@ -358,10 +358,15 @@ def other_effects(placement: Placement) -> str:
     return why
 
 
+def _thunder_modules() -> int:
+    """How many of Thunder's modules are loaded: one loaded since may hold another alias."""
+    return sum(1 for name in list(sys.modules) if name.startswith("thunder"))
+
+
 def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
     """``decisions.replaced_by(placement.factory)``, from the places found when it was last
     entered while as many modules were loaded, if it replaced each of them again."""
-    key = (placement.name, len(sys.modules))
+    key = (placement.name, _thunder_modules())
     targets = _TARGETS.get(key)
     if targets:
         before = [vars(owner).get(attr) for owner, attr in targets]
@@ -377,7 +382,7 @@ def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStac
             return list(found.values()), stack
         stack.close()
     replaced, stack = replaced_by(placement.factory)
-    _TARGETS[(placement.name, len(sys.modules))] = [target for r in replaced for target in r.owners]
+    _TARGETS[(placement.name, _thunder_modules())] = [target for r in replaced for target in r.owners]
     return replaced, stack
 
 
