@@ -1,3 +1,4 @@
+import functools
 import os
 import sys
 import warnings
@@ -54,6 +55,13 @@ def pytest_configure(config):
 
     if profiles.requested_profile(config.getoption("fuzz_profile")) is None:
         profiles.load(None, config.getoption("fuzz_database"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # One thread per xdist worker: ``-n 2`` on 2 cores fills them. torch's intra-op threads,
+        # spinning beside the other worker's, made the eager-heavy draws (test_model_blocks) 2 to 4
+        # times slower.
+        import torch
+
+        torch.set_num_threads(1)
 
 
 def evaluate_under(program, placement_name, paths=None):
@@ -63,3 +71,23 @@ def evaluate_under(program, placement_name, paths=None):
     from fuzzdce.running.placements import resolve
 
     return Evaluator()(program, [resolve(placement_name)], paths=paths or DEFAULT_PATHS)
+
+
+@functools.cache
+def _evaluated_together(program, placement_names: tuple[str, ...], paths: tuple[str, ...], guards_per_program):
+    from fuzzdce.running.evaluate import Evaluator
+    from fuzzdce.running.placements import resolve
+
+    return Evaluator()(program, [resolve(name) for name in placement_names], paths=list(paths))
+
+
+def evaluate_among(program, placement_name, together, paths):
+    """``evaluate_under(program, placement_name, paths)``, read from one evaluation of ``program``
+    under stock and every placement of ``together`` (this process's, made by the first test that
+    asks): tests parametrized by placement share stock's compilations (the fast subset's time)."""
+    from fuzzdce.running import variants
+
+    assert placement_name in together, (placement_name, together)
+    # a test varying every guarded property (``every_guard``) gets an evaluation made so
+    evaluations = _evaluated_together(program, tuple(together), tuple(paths), variants.GUARDS_PER_PROGRAM)
+    return {name: evaluations[name] for name in ("stock", placement_name)}

@@ -1,6 +1,7 @@
 """The shape of the code: extension points declared below everything else, no import cycles."""
 
 import ast
+import functools
 import io
 import pathlib
 
@@ -18,6 +19,13 @@ from fuzzdce.running.workers import ReplyStatus
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "fuzzdce"
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """``source``'s tree, parsed once in this process: the tests below read each module's tree, none
+    changes it."""
+    return ast.parse(source)
+
+
 def module_name(path: pathlib.Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -25,7 +33,7 @@ def module_name(path: pathlib.Path) -> str:
 
 def fuzzdce_imports(path: pathlib.Path) -> list[tuple[str, bool]]:
     """(imported fuzzdce module, imported at module level?) for each import in ``path``."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path.read_text())
     top_level = {id(node) for node in tree.body}
     found = []
     for node in ast.walk(tree):
@@ -110,7 +118,7 @@ NOT_VOCABULARY = {
 
 def string_literals(path: pathlib.Path) -> list[tuple[int, str]]:
     """(line, value) of every string constant in ``path`` but docstrings."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path.read_text())
     bodies = (n.body for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     docstrings = {id(body[0].value) for body in bodies if body and isinstance(body[0], ast.Expr)}
     return [
@@ -256,7 +264,7 @@ def upward_dependencies(sources: dict[str, str]) -> list[str]:
     only a higher wing defines, or a read ``param.attr`` of an attribute only higher wings' classes
     define (``sources``: module name -> its text). A parameter annotated with no fuzzdce class
     (``BinaryIO``, Thunder's ``BoundSymbol``) is what its annotation says: its reads are that type's."""
-    trees = {module: ast.parse(text) for module, text in sources.items()}
+    trees = {module: parsed(text) for module, text in sources.items()}
     wings_of_class, attributes = wing_classes(trees)
     found = []
     for module, tree in sorted(trees.items()):
@@ -332,7 +340,7 @@ JOIN_DECISIONS = frozenset(
 
 def functions_defined(path: pathlib.Path) -> set[str]:
     """The module's own functions (a method may hand a decision on: ``Finding.cause_key``)."""
-    return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return {node.name for node in parsed(path.read_text()).body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
 def test_only_the_joining_module_decides_a_join():
@@ -358,7 +366,7 @@ def test_oracles_build_faults_only_through_the_constructors_of_faults():
     for name, path in MODULES.items():
         if not name.startswith("fuzzdce.oracles"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in classes:
                 wrong.append((name, node.lineno, node.func.id))
             if (
@@ -425,7 +433,7 @@ def text_matched(call: ast.Call) -> ast.AST | None:
 def identity_text_reads(source: str, module: str = "") -> list[tuple[int, str]]:
     """(line, expression) of each prefix, suffix or regex match over a fault's or a label's text,
     outside ``DISPLAY_FUNCTIONS``."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     display = {
         id(n)
         for f in ast.walk(tree)

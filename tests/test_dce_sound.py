@@ -2,7 +2,7 @@
 flagged, and activity counts what a placement changed against stock."""
 
 import pytest
-from conftest import evaluate_under
+from conftest import evaluate_among, evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
 
@@ -19,6 +19,12 @@ def test_a_dce_dropping_dont_dce_subsymbols_is_caught():
     evaluation = evaluations["planted:dce_drops_dont_dce"]
     assert any(v.oracle == "dce-sound" and "DONT_DCE" in v.key for v in evaluation.violations), evaluation.violations
     assert evaluations["stock"].violations == []
+
+
+def dead_code_under_drops_live():
+    """The dead-code program under stock and ``planted:dce_drops_live`` on jit, evaluated once for
+    the tests that read it."""
+    return evaluate_among(DEAD_CODE_PROGRAM, "planted:dce_drops_live", ["planted:dce_drops_live"], paths=["jit"])
 
 
 def with_subsymbol(trace, index, extra):
@@ -43,7 +49,7 @@ def test_removing_a_dont_dce_subsymbol_whose_outputs_nobody_reads_is_flagged_and
 
     from fuzzdce.oracles import dce_sound
 
-    placement = evaluate_under(DEAD_CODE_PROGRAM, "stock", paths=["jit"])["stock"].outcomes["jit"]
+    placement = dead_code_under_drops_live()["stock"].outcomes["jit"]
     label, trace = next((lbl, t) for lbl, t in placement.traces if any(b.subsymbols for b in t.bound_symbols))
     index = next(i for i, b in enumerate(trace.bound_symbols) if b.subsymbols and b.flat_proxy_args)
     arg = trace.bound_symbols[index].flat_proxy_args[0]
@@ -62,16 +68,19 @@ def test_removing_a_dont_dce_subsymbol_whose_outputs_nobody_reads_is_flagged_and
 
 
 def test_a_dce_dropping_a_live_subsymbol_is_caught():
-    evaluations = evaluate_under(DEAD_CODE_PROGRAM, "planted:dce_drops_live", paths=["jit"])
+    evaluations = dead_code_under_drops_live()
     evaluation = evaluations["planted:dce_drops_live"]
     assert "dce-sound" in oracles_hit(evaluation), evaluation.violations
     assert any("read by kept" in v.key for v in evaluation.violations if v.oracle == "dce-sound")
 
 
-@pytest.mark.parametrize("placement", ["rdnp", "symcall", "symcall-fixed", "identity"])
+BUILT_IN = ("rdnp", "symcall", "symcall-fixed", "identity")
+
+
+@pytest.mark.parametrize("placement", BUILT_IN)
 @pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, MUTATING], ids=["dead-code", "mutating"])
 def test_the_built_in_placements_are_sound_on_sample_programs(placement, program):
-    evaluation = evaluate_under(program, placement, paths=["jit", "jit-grad", "jit-symbolic"])[placement]
+    evaluation = evaluate_among(program, placement, BUILT_IN, paths=["jit", "jit-grad", "jit-symbolic"])[placement]
     assert "dce-sound" not in oracles_hit(evaluation), evaluation.violations
 
 
@@ -83,16 +92,16 @@ BROADCAST_EQ = Program(
 )
 
 
-@pytest.mark.parametrize("placement", ["rdnp", "symcall"])
+@pytest.mark.parametrize("placement", BUILT_IN[:2])
 def test_a_duplicate_shape_query_removed_under_symbolic_values_is_not_flagged(placement):
     """Under symbolic values a decomposition may query a shape whose number proxies an earlier
     symbol already defined; removing that duplicate definition loses nothing."""
-    evaluation = evaluate_under(BROADCAST_EQ, placement, paths=["jit-symbolic"])[placement]
+    evaluation = evaluate_among(BROADCAST_EQ, placement, BUILT_IN[:2], paths=["jit-symbolic"])[placement]
     assert "dce-sound" not in oracles_hit(evaluation), evaluation.violations
 
 
 def test_activity_is_empty_against_itself_and_counts_removals_against_stock():
-    evaluations = evaluate_under(DEAD_CODE_PROGRAM, "planted:dce_drops_live", paths=["jit"])
+    evaluations = dead_code_under_drops_live()
     stock = evaluations["stock"].outcomes["jit"]
     planted = evaluations["planted:dce_drops_live"].outcomes["jit"]
     assert activity(stock, stock) == {}

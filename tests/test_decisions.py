@@ -130,8 +130,15 @@ def test_what_a_placement_replaces_is_found_by_comparing_thunders_attributes():
         ("planted_dce:rdnp_ignores_dont_dce", CLONE_ADD_, "jit", ("copy_", "DONT_DCE")),
         # A user module's patch of transform_common.dce: a broadcast a kept sibling reads dropped.
         ("planted_dce:user_dce_drops_read_by_kept", SOFTMAX, "jit", ("broadcast_in_dim", "read by kept")),
-        # Symbol.__call__ patched: a number's conversion taken for folded.
-        ("planted_dce:symcall_folds_number_proxy", ADD_ALPHA, "thunderfx", ("convert_element_type", "read by kept")),
+        # Symbol.__call__ patched: a number's conversion taken for folded (the fast subset has one
+        # Symbol.__call__ patch above).
+        pytest.param(
+            "planted_dce:symcall_folds_number_proxy",
+            ADD_ALPHA,
+            "thunderfx",
+            ("convert_element_type", "read by kept"),
+            marks=pytest.mark.slow,
+        ),
     ],
     ids=["output-producer", "dont-dce", "read-by-kept", "number-proxy"],
 )

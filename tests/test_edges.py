@@ -337,6 +337,7 @@ def drawn_with(op: str, dtype: str, opinfos_) -> list[Program]:
     return found
 
 
+@pytest.mark.slow  # four draws of programs, 5-7 s (the fast subset keeps the OpInfo join above)
 def test_a_catalog_op_meets_its_opinfos_domain_end_and_singular_points(opinfos):
     """Measured: rsqrt at 0.1 and atanh at +-0.99 (their OpInfos' domain ends), exactly or one ulp
     off, in a fair share of programs with the OpInfos' knowledge and in none without. (tan's poles

@@ -3,7 +3,7 @@ are stock's bit for bit; other execution traces are activity, never a finding.""
 
 import pytest
 import torch
-from conftest import evaluate_under
+from conftest import evaluate_among
 from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
 
@@ -14,12 +14,17 @@ from fuzzdce.oracles import exact
 from fuzzdce.running.coverage import DceActivity, activity_lines
 
 PATHS = ["jit", "jit-grad", "jit-symbolic", "jit-torchcompile", "thunderfx"]
+ULP_OFF = "planted:computation_off_by_one_ulp"
+CORRECT = ("identity", "rdnp", "symcall-fixed")
+# Each program is evaluated once under stock, the fault and the correct placements, for all the
+# tests below (``evaluate_among``).
+TOGETHER = {DEAD_CODE_PROGRAM: (ULP_OFF, *CORRECT), MUTATING: CORRECT}
 
 
 def test_a_result_one_unit_in_the_last_place_off_is_caught_by_exact_alone():
     """Every value is within eager's tolerance (float32's default), so no other oracle sees it."""
-    fault = "planted:computation_off_by_one_ulp"
-    evaluations = evaluate_under(DEAD_CODE_PROGRAM, fault, paths=PATHS)
+    fault = ULP_OFF
+    evaluations = evaluate_among(DEAD_CODE_PROGRAM, fault, TOGETHER[DEAD_CODE_PROGRAM], paths=PATHS)
     caught = evaluations[fault].violations
     assert {v.oracle for v in caught} == {"exact"}, caught
     assert {v.path for v in caught} == set(PATHS)
@@ -27,10 +32,10 @@ def test_a_result_one_unit_in_the_last_place_off_is_caught_by_exact_alone():
     assert evaluations["stock"].violations == []
 
 
-@pytest.mark.parametrize("placement", ["identity", "rdnp", "symcall-fixed"])
+@pytest.mark.parametrize("placement", CORRECT)
 @pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, MUTATING], ids=["dead code", "mutating"])
 def test_correct_placements_give_stocks_bits(placement, program):
-    evaluations = evaluate_under(program, placement, paths=PATHS)
+    evaluations = evaluate_among(program, placement, TOGETHER[program], paths=PATHS)
     assert evaluations[placement].violations == [], evaluations[placement].violations
     compared = [p for p, o in evaluations[placement].outcomes.items() if not o.execution_differs]
     assert compared, "no path ran stock's execution trace: nothing was compared"

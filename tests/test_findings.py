@@ -256,6 +256,7 @@ def test_a_quiet_round_that_ran_short_is_followed_by_another():
     assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
 
 
+@pytest.mark.slow  # draws 70 programs, 5-6 s
 def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says(tmp_path):
     """``fuzz_test`` is the campaign's own Hypothesis test: under a profile of N examples it
     evaluates N programs (it once stopped at the campaign's default of 60)."""

@@ -139,7 +139,8 @@ AUTOMATIC_META = "thunder.torch.meta_adaptor.<locals>.meta_func"
 STOCK_MISSTATES = {"metadata | dtype misstated | at unsqueeze | in a backward trace"}
 
 
-@pytest.mark.parametrize("path", ["jit", "jit-grad"])
+# The fast subset (-m "not slow") checks the grad path (forward and backward traces); the full suite jit too.
+@pytest.mark.parametrize("path", [pytest.param("jit", marks=pytest.mark.slow), "jit-grad"])
 def test_stock_states_what_runs_on_drawn_and_hand_written_programs(path, monkeypatch):
     """Precision: under stock, across drawn programs and hand-written ones, nothing misstated (but
     the real misstatements pinned below), no check missed, and the observer saw every program

@@ -55,6 +55,7 @@ def source():
 
 @pytest.fixture(scope="module")
 def with_opinfo(source):
+    """Drawn programs with OpInfo steps: 60 draws, 4-5 s (the tests reading them are slow)."""
     return [p for p in drawn(60) if opinfo_steps(p)]
 
 
@@ -88,6 +89,7 @@ def test_torchs_opinfos_call_the_name_thunder_registers_automatically(source):
     assert source.samples(source.entries[[e.name for e in source.entries].index("torch.fft.fft")], "float32", opinfo.SAMPLE)
 
 
+@pytest.mark.slow  # draws 80 programs with OpInfo steps, about 5 s
 def test_programs_hold_several_opinfo_steps(source):
     from fuzzdce.strategies.programs import MAX_OPINFO_STEPS
 
@@ -95,6 +97,7 @@ def test_programs_hold_several_opinfo_steps(source):
     assert set(counts) - {0} == set(range(1, MAX_OPINFO_STEPS + 1)), counts
 
 
+@pytest.mark.slow
 def test_opinfo_programs_are_plain_torch_that_runs_in_eager_and_reads_back(with_opinfo):
     assert len(with_opinfo) >= 30
     for program in with_opinfo:
@@ -112,6 +115,7 @@ def test_opinfo_programs_are_plain_torch_that_runs_in_eager_and_reads_back(with_
                 assert mine.dtype == theirs.dtype and torch.equal(mine.nan_to_num(0.5), theirs.nan_to_num(0.5))
 
 
+@pytest.mark.slow
 def test_opinfo_steps_chain_with_catalog_steps_and_mix_requires_grad(with_opinfo):
     steps = [(p, i, s) for p in with_opinfo for i, s in enumerate(p.steps) if s.op.startswith(opinfo.PREFIX)]
     reads_a_computed_value = [s for p, _, s in steps if any(r >= len(p.inputs) for r in s.refs())]
@@ -133,6 +137,7 @@ def test_a_share_of_programs_holds_an_opinfo_step(source):
     assert not any(opinfo_steps(p) for p in drawn(20, rate=0.0))
 
 
+@pytest.mark.slow
 def test_an_opinfo_program_minifies_and_its_standalone_script_runs(with_opinfo):
     """Minify against a stand-in failing while the OpInfo step is there: it alone is left, and the
     standalone script of it runs eager and Thunder."""

@@ -40,11 +40,16 @@ def test_unsupported_reads_the_type_and_the_words():
     assert not guards.unsupported(ErrorInfo("KeyError", "'t3'", "", ""))
 
 
-# The fast subset (-m "not slow") checks one correct placement; the full suite all three.
+# The fast subset (-m "not slow") checks one correct placement on the number and in-place programs;
+# the full suite all three on all four.
 @pytest.mark.parametrize(
     "placement", [pytest.param("identity", marks=pytest.mark.slow), "rdnp", pytest.param("symcall-fixed", marks=pytest.mark.slow)]
 )
-@pytest.mark.parametrize("program", [DEAD_CODE_PROGRAM, SIN, TIMES_NUMBER, MUTATING], ids=["dead", "sin", "number", "mutating"])
+@pytest.mark.parametrize(
+    "program",
+    [pytest.param(DEAD_CODE_PROGRAM, marks=pytest.mark.slow), pytest.param(SIN, marks=pytest.mark.slow), TIMES_NUMBER, MUTATING],
+    ids=["dead", "sin", "number", "mutating"],
+)
 def test_correct_placements_raise_where_stock_raises(placement, program, every_guard):  # noqa: F811
     paths = [*GUARDED_PATHS, "jit-grad", "thunderfx", "jit-torchcompile"]
     evaluations = evaluate_under(program, placement, paths=paths)
