@@ -234,3 +234,14 @@ def test_a_placement_that_registers_a_grad_rule_otherwise_is_never_probed_and_st
     program = Program((TensorInput((3,)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,), seed=5)
     evaluations = Evaluator()(program, [flipped, PLACEMENTS["rdnp"]], paths=["jit-grad"])
     assert evaluations["stock"].violations == [] and evaluations[flipped.name].violations
+
+
+@pytest.mark.parametrize("path", ["jit-symbolic", "thunderfx-dynamic"])
+def test_no_probe_where_shapes_are_symbolic(path):
+    """Under symbolic shapes Thunder records shape queries outside the trace a shadow's snapshot
+    restores: a symcall shadow's ``shape`` query stayed in stock's trace (i0 defined twice). Stock
+    runs there as stock, unprobed."""
+    from fuzzdce.oracles import names
+
+    probed = run_path(path, DEAD_CODE_PROGRAM, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall"]])
+    assert probed.unchanged_by == () and names.check(probed, None) == []

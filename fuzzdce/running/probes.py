@@ -14,6 +14,9 @@ A placement is probed no further after its first call that differs: it compiles 
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
   replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
+- the path computes with symbolic shapes (``CompilePath.symbolic_shapes``): Thunder then records
+  shape queries outside the trace a shadow's snapshot restores, and a shadow's query stayed in
+  stock's trace (a name defined twice);
 - entering it changes more than Thunder's functions: a function outside Thunder (torch's), an
   attribute of Thunder's that is not a function (a flag), or an entry of a dict of Thunder's (a
   grad rule registered otherwise: ``other_effects``);
