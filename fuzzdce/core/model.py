@@ -405,9 +405,6 @@ class CompilePath:
     unavailable: Callable[[], str] = field(default=available_everywhere, repr=False)
     splits_graphs: bool = False  # thunderfx: the splitter may hand FX nodes to another backend
     device: str | None = None  # where inputs live (None: as made, on the CPU)
-    # Shapes as symbolic values: Thunder then records shape queries where a probe's snapshot of the
-    # trace does not reach, and a shadow's query would stay in stock's trace (``running.probes``).
-    symbolic_shapes: bool = False
 
 
 PlacementFactory = Callable[[], ContextManager[Any]]

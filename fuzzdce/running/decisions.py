@@ -221,6 +221,20 @@ class _TraceState:
                 del scope[length:]
 
 
+@contextlib.contextmanager
+def outside_the_trace() -> Iterator[None]:
+    """No trace is recorded inside: what fuzzdce reads of a proxy while Thunder traces is not
+    recorded into the program's trace (under symbolic values a tensor proxy's ``shape`` is a
+    ``prims.shape`` call, appended to the scope open at the time)."""
+    from thunder.core.trace import reset_tracectx, set_tracectx
+
+    token = set_tracectx(None)
+    try:
+        yield
+    finally:
+        reset_tracectx(token)
+
+
 def _produce(function, args, kwargs, state: _TraceState) -> _Produced:
     scope = state.scope()
     start = len(scope) if isinstance(scope, list) else None
@@ -229,10 +243,11 @@ def _produce(function, args, kwargs, state: _TraceState) -> _Produced:
         produced.raw = function(*args, **kwargs)
     except Exception as e:
         produced.error = e
-    if start is not None:
-        produced.bsyms = list(scope[start:])
-        produced.appended = tuple(portable_node(b) for b in produced.bsyms)
-    produced.value = _shape_of(produced.raw, produced.bsyms)
+    with outside_the_trace():
+        if start is not None:
+            produced.bsyms = list(scope[start:])
+            produced.appended = tuple(portable_node(b) for b in produced.bsyms)
+        produced.value = _shape_of(produced.raw, produced.bsyms)
     return produced
 
 
@@ -526,7 +541,8 @@ class Gate:
             self.shadowing -= 1
             state.restore()
         mine = _produce(replaced.replacement, args, kwargs, state)
-        edit = edit_between(index, replaced, base, mine, _given(args, kwargs, base))
+        with outside_the_trace():
+            edit = edit_between(index, replaced, base, mine, _given(args, kwargs, base))
         if edit is not None:
             self.edits.append(edit)
         if mine.error is not None:

@@ -248,13 +248,12 @@ PATHS: dict[str, CompilePath] = {
             jit_symbolic_values,
             (CallLabel.PLAIN, CallLabel.RESIZED, *SYMBOLIC_GUARDS),
             record_jit_traces,
-            symbolic_shapes=True,
         ),
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
         ),
         THUNDERFX,
-        dataclasses.replace(THUNDERFX, name="thunderfx-dynamic", compile=thunderfx_dynamic, symbolic_shapes=True),
+        dataclasses.replace(THUNDERFX, name="thunderfx-dynamic", compile=thunderfx_dynamic),
         # Where Thunder's users run it. The CUDA paths differ from their CPU twins by device alone;
         # jit-cuda takes Thunder's default executors (nvFuser among them where it loads), jit-nvfuser
         # puts nvFuser first and runs only where it loads.

@@ -14,15 +14,15 @@ A placement is probed no further after its first call that differs: it compiles 
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
   replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
-- the path computes with symbolic shapes (``CompilePath.symbolic_shapes``): Thunder then records
-  shape queries outside the trace a shadow's snapshot restores, and a shadow's query stayed in
-  stock's trace (a name defined twice);
 - entering it changes more than Thunder's functions: a function outside Thunder (torch's), an
   attribute of Thunder's that is not a function (a flag), or an entry of a dict of Thunder's (a
   grad rule registered otherwise: ``other_effects``);
 - a call gave back what is not plain data here (a tensor, a function: the placement computes
   values when the program runs, where only running it shows what it does);
 - a shadow changed what the call was given (the arguments, compared before and after).
+The probe compares what the calls made outside the trace (``decisions.outside_the_trace``): under
+symbolic values reading a tensor proxy's shape is a ``prims.shape`` call, which would otherwise be
+recorded into stock's trace.
 A probed run that fails (a time-out, running out of memory, fuzzdce's own error), or whose shadow
 changed its arguments, is run again as plain stock and shares nothing (``path_running.run_path``).
 
@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzdce.core.model import Placement
-from fuzzdce.running.decisions import Replaced, _thunder_namespaces, _TraceState, replaced_by
+from fuzzdce.running.decisions import Replaced, _thunder_namespaces, _TraceState, outside_the_trace, replaced_by
 from fuzzdce.running.placements import set_attribute
 
 # How deep a value is compared; deeper, it is not plain data here (never shared).
@@ -225,11 +225,12 @@ class Probe:
                 stock = _make(original, args, kwargs, state)
             finally:
                 self.covered = outer
-            for name, made in mine.items():
-                self.called.add(name)
-                why = _differs(stock, made)
-                if why:
-                    self.diverged[name] = why
+            with outside_the_trace():
+                for name, made in mine.items():
+                    self.called.add(name)
+                    why = _differs(stock, made)
+                    if why:
+                        self.diverged[name] = why
             if stock.error is not None:
                 raise stock.error
             return stock.raw
