@@ -216,7 +216,7 @@ def test_generation_ends_early_when_the_causes_waiting_would_fill_the_time_left(
     assert clean.driver.ended == GenerationEnd.PROGRAMS and clean.full_evaluations == 30
     faulty = slow_campaign({"exp": wrong_values})
     faulty.driver.run()
-    waiting = faulty.shrinker.waiting_seconds(100.0)
+    waiting = faulty.shrinker.waiting_seconds(100.0, faulty.stats.seconds_per_compile)
     assert faulty.driver.ended == GenerationEnd.TIME and faulty.full_evaluations < 30
     assert waiting >= faulty.plan.left(Phase.WRITING) > 100, "it ended before the work waiting filled the time left"
 

@@ -5,6 +5,8 @@ import time
 from collections import Counter
 from types import SimpleNamespace
 
+import pytest
+
 from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.joining import same_failure
@@ -13,7 +15,7 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.config import ShrinkingSettings
 from fuzzdce.fuzzing.shrinking import Shrinker
-from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, LEFT_AFTER_GENERATION, SHRINK_END, Phase, PhaseClock, TimePlan
+from fuzzdce.fuzzing.time_plan import LEFT_AFTER_GENERATION, SHRINK_END, SHRINK_STEP_COMPILES, Phase, PhaseClock, TimePlan
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
 
@@ -149,7 +151,22 @@ def test_the_work_waiting_counts_each_program_to_shrink_once():
     )
     ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
     shrinker = Shrinker(SimpleNamespace(ledger=ledger))
-    assert shrinker.waiting_seconds(3.0) == 2 * EVALUATIONS_PER_CAUSE * 3.0
+    assert shrinker.waiting_seconds(3.0, 0.5) == 2 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
+
+
+def test_the_work_waiting_is_counted_in_compiles_whatever_the_placements():
+    """A shrink step compiles one path under one or two Thunders however many a campaign evaluates:
+    a campaign of seven Thunders (22 compiles a program at the same seconds per compile) reserves
+    one more full evaluation per cause than stock alone (settling), not seven times its work. The
+    old count, full evaluations per cause, reserved 3.7 times stock's here."""
+    store = store_of((Verdict.REGRESSION, ("p",), wrong_values("a"), program(), None))
+    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
+    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    per_compile = 0.15
+    stock_alone = shrinker.waiting_seconds(6 * per_compile, per_compile)
+    seven_thunders = shrinker.waiting_seconds(22 * per_compile, per_compile)
+    assert seven_thunders - stock_alone == pytest.approx((22 - 6) * per_compile)
+    assert seven_thunders < 1.5 * stock_alone
 
 
 def test_each_lane_shrinks_its_own_share_of_the_causes_first():

@@ -184,7 +184,9 @@ class Campaign:
 
     def generation_over(self) -> bool:
         """Is the time left no more than the work waiting after generation (``TimePlan.generation_over``)?"""
-        return self.plan.generation_over(self.shrinker.waiting_seconds(self.stats.seconds_per_program))
+        return self.plan.generation_over(
+            self.shrinker.waiting_seconds(self.stats.seconds_per_program, self.stats.seconds_per_compile)
+        )
 
     def should_pause(self) -> bool:
         """Asked between programs and rounds: is this process past its recycling threshold?"""

@@ -67,11 +67,19 @@ class Stats:
     opinfo: dict | None = None
     # (placement, whether stock's compile served it) -> paths (``running.probes``).
     compiles: Counter = field(default_factory=Counter)
+    # Compiles the evaluations made, stock's included (each path under each Thunder not served by
+    # stock's compile): what a shrink step's cost is counted in (``time_plan.cause_seconds``).
+    compiled: int = 0
 
     @property
     def seconds_per_program(self) -> float:
         """The mean seconds of a full evaluation (0 before the first)."""
         return self.seconds / max(self.programs, 1)
+
+    @property
+    def seconds_per_compile(self) -> float:
+        """The mean seconds of evaluation per compile (a full evaluation's before any is counted)."""
+        return self.seconds / self.compiled if self.compiled else self.seconds_per_program
 
     def merge(self, other: Stats) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
@@ -92,6 +100,7 @@ class Stats:
         self.grad_rules.update(other.grad_rules)
         self.opinfo = self.opinfo or other.opinfo
         self.compiles.update(other.compiles)
+        self.compiled += other.compiled
 
 
 class Ledger:
@@ -186,6 +195,8 @@ class Ledger:
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
             for outcome in evaluation.outcomes.values():
                 self.stats.not_checked.update((who, outcome.path, what) for who, what in outcome.not_checked)
+                if outcome.path != EAGER and not outcome.shared_from and not outcome.skipped:
+                    self.stats.compiled += 1
                 if name != STOCK and outcome.failure is None and not outcome.skipped:
                     self.stats.compiles[(name, bool(outcome.shared_from))] += 1
 

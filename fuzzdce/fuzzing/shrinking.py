@@ -46,7 +46,7 @@ from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.fuzzing.bisection import bisect_failure
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
-from fuzzdce.fuzzing.time_plan import EVALUATIONS_PER_CAUSE, PASS_EVALUATIONS, Phase, hypothesis_seconds, lane_share
+from fuzzdce.fuzzing.time_plan import PASS_STEP_COMPILES, Phase, cause_seconds, hypothesis_seconds, lane_share
 from fuzzdce.running.evaluate import violations_of
 from fuzzdce.running.placements import PLACEMENTS
 
@@ -121,17 +121,18 @@ class Shrinker:
             and smallest.program not in self.shown
         )
 
-    def waiting_seconds(self, evaluation_seconds: float) -> float:
+    def waiting_seconds(self, evaluation_seconds: float, compile_seconds: float) -> float:
         """The work waiting after generation, in seconds, when a program takes
-        ``evaluation_seconds`` to evaluate in full: ``EVALUATIONS_PER_CAUSE`` evaluations for each
-        distinct smallest program of the causes to shrink (the causes one program shows, on several
-        paths or oracles, are mostly one shrink: its settled program shows the others)."""
+        ``evaluation_seconds`` to evaluate in full and a compile ``compile_seconds``:
+        ``time_plan.cause_seconds`` for each distinct smallest program of the causes to shrink (the
+        causes one program shows, on several paths or oracles, are mostly one shrink: its settled
+        program shows the others)."""
         waiting = {
             members[0].program
             for key, members in self.store.causes().items()
             if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members)
         }
-        return len(waiting) * EVALUATIONS_PER_CAUSE * evaluation_seconds
+        return len(waiting) * cause_seconds(evaluation_seconds, compile_seconds)
 
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
         """Does a settled program show one of ``members`` (``placed_marks``)?"""
@@ -172,10 +173,11 @@ class Shrinker:
 
     def passes_each(self) -> float:
         """The seconds a cause's statement-level passes and settling take: the mean of this
-        shrinking's so far, or ``PASS_EVALUATIONS`` full evaluations before any."""
+        shrinking's so far, or, before any, one full evaluation and ``PASS_STEP_COMPILES`` compiles."""
         if self.pass_seconds:
             return sum(self.pass_seconds) / len(self.pass_seconds)
-        return PASS_EVALUATIONS * self.campaign.stats.seconds_per_program
+        stats = self.campaign.stats
+        return cause_seconds(stats.seconds_per_program, stats.seconds_per_compile, PASS_STEP_COMPILES)
 
     def thunders(self) -> dict[str, Placement]:
         """Every Thunder the campaign evaluates, by name: stock, the reference, the placements."""

@@ -2,8 +2,8 @@
 
 ``--time-budget S`` is the campaign's wall time (``TimePlan``), counted from the process's start
 (``process_started_at``: a command's imports count too). Generation ends when the time left is no
-more than the work waiting after it (``Shrinker.waiting_seconds``: ``EVALUATIONS_PER_CAUSE`` full
-evaluations' time per program whose causes wait to be shrunk), within ``LEFT_AFTER_GENERATION`` of
+more than the work waiting after it (``Shrinker.waiting_seconds``: ``cause_seconds`` per program whose
+causes wait to be shrunk, one full evaluation and its shrink steps' compiles), within ``LEFT_AFTER_GENERATION`` of
 the budget; shrinking ends at ``SHRINK_END``, joining at ``JOIN_END``; confirming and writing the
 findings folder have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds. Within
 shrinking, Hypothesis's shrink of a cause has its share of the time the waiting causes' passes leave
@@ -40,14 +40,26 @@ class Phase(StrEnum):
 # faults (shrinking had 3.4% of its lane-seconds, 12 of 20 bugs cut short): the most is now 40%,
 # which a campaign with few causes waiting never reaches.
 LEFT_AFTER_GENERATION = (0.10, 0.40)
-# The work a program whose causes wait to be shrunk leaves after generation, in full evaluations of
-# a program (the mean of generation's). ``PASS_EVALUATIONS`` is what every cause must have: its
-# statement-level passes (each step one path under one or two Thunders, a small part of a full
-# evaluation), a wrong value's localising prefixes, its result settled everywhere once, its bug
-# confirmed. Measured in a 900-s stock campaign (2 lanes, 0.93 s per full evaluation): about 4 per
-# cause. Hypothesis's shrink of shapes, values and dtypes has the rest of ``EVALUATIONS_PER_CAUSE``.
-PASS_EVALUATIONS = 4.0
-EVALUATIONS_PER_CAUSE = 6.0
+# The work a program whose causes wait to be shrunk leaves after generation: its smallest program
+# settled (once on every path under every Thunder: one full evaluation, generation's mean), and its
+# shrink steps, each of which compiles one path under one or two Thunders (``shrinking.Configuration``)
+# however many Thunders the campaign evaluates, so they are counted in compiles (generation's mean
+# seconds per compile). Measured in a 900-s stock campaign (2 lanes, a full evaluation 6 compiles in
+# 0.93 s): about 4 full evaluations' time per cause for its statement-level passes, a wrong value's
+# localising prefixes, settling and confirming (``PASS_STEP_COMPILES``: 1 evaluation and 18
+# compiles), and 6 with Hypothesis's shrink of shapes, values and dtypes (``SHRINK_STEP_COMPILES``).
+# Counted in full evaluations instead, a campaign of seven Thunders (22 compiles each) reserved
+# about three times what its causes' steps compile, and generation ended early.
+PASS_STEP_COMPILES = 18
+SHRINK_STEP_COMPILES = 30
+
+
+def cause_seconds(evaluation_seconds: float, compile_seconds: float, step_compiles: int = SHRINK_STEP_COMPILES) -> float:
+    """The seconds one cause's work after generation takes: one full evaluation of
+    ``evaluation_seconds`` (settling) and ``step_compiles`` compiles of ``compile_seconds``."""
+    return evaluation_seconds + step_compiles * compile_seconds
+
+
 # Of the time budget, from the campaign's start: shrinking ends, then joining (the lanes' settling,
 # then the merged campaign's); confirming and writing have the rest.
 SHRINK_END = 0.95
