@@ -39,6 +39,27 @@ def working_directorys_findings_left_alone(request):
 
 
 @pytest.fixture
+def runs(monkeypatch):
+    """Every ``run_path`` an evaluation makes: (placement, path, program's ops, through)."""
+    from fuzzdce.running import evaluate
+
+    made = []
+    real = evaluate.run_path
+
+    def recorded(path, program, placement, **settings):
+        made.append((placement.name, path, tuple(program.ops) if hasattr(program, "ops") else (), settings.get("through")))
+        return real(path, program, placement, **settings)
+
+    monkeypatch.setattr(evaluate, "run_path", recorded)
+    return made
+
+
+def compiled(runs) -> list[tuple[str, str]]:
+    """The compiles among ``runs`` (the ``runs`` fixture's): (placement, path), eager left out."""
+    return [(placement, path) for placement, path, _, _ in runs if path != "eager"]
+
+
+@pytest.fixture
 def stock():
     from fuzzdce.running.placements import resolve
 

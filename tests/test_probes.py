@@ -7,10 +7,10 @@ import contextlib
 import re
 
 import pytest
+from conftest import compiled
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.running import evaluate
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.path_running import PROBE_NOTE, run_path
 from fuzzdce.running.placements import PLACEMENTS, patch_everywhere, resolve
@@ -27,21 +27,6 @@ ADD_BF16 = Program(
 )
 
 
-@pytest.fixture
-def compiles(monkeypatch):
-    """Every compile an evaluation makes: (placement, path)."""
-    made = []
-    real = evaluate.run_path
-
-    def recorded(path, program, placement, **settings):
-        if path != "eager":
-            made.append((placement.name, path))
-        return real(path, program, placement, **settings)
-
-    monkeypatch.setattr(evaluate, "run_path", recorded)
-    return made
-
-
 def verdicts(evaluations) -> dict[str, list]:
     return {
         name: sorted((v.oracle, v.path, str(v.fault), v.message) for v in evaluation.violations)
@@ -49,21 +34,21 @@ def verdicts(evaluations) -> dict[str, list]:
     }
 
 
-def test_a_placement_that_changes_nothing_takes_stocks_compile(compiles):
+def test_a_placement_that_changes_nothing_takes_stocks_compile(runs):
     """rdnp removes nothing from neg's decomposition: it is not compiled, its outcome is stock's."""
     rdnp = PLACEMENTS["rdnp"]
     evaluation = Evaluator()(NEG, [rdnp], paths=["jit", "jit-grad"])[rdnp.name]
     assert all(outcome.shared_from == "stock" for outcome in evaluation.outcomes.values()), evaluation.outcomes
-    assert ("rdnp", "jit") not in compiles and ("stock", "jit") in compiles, compiles
+    assert ("rdnp", "jit") not in compiled(runs) and ("stock", "jit") in compiled(runs), runs
     assert not evaluation.violations
 
 
-def test_a_placement_whose_call_edits_is_compiled_and_its_fault_found(compiles):
+def test_a_placement_whose_call_edits_is_compiled_and_its_fault_found(runs):
     """A wrong DCE (it drops the producer of its parent's output, a bfloat16 add's last
     ``convert_element_type``) edits a decomposition: compiled, and its fault shown as it is without sharing."""
     wrong = resolve("planted_dce:symcall_drops_output_producer")
     shared = Evaluator()(ADD_BF16, [wrong], paths=["jit"])
-    assert not shared[wrong.name].outcomes["jit"].shared_from and (wrong.name, "jit") in compiles
+    assert not shared[wrong.name].outcomes["jit"].shared_from and (wrong.name, "jit") in compiled(runs)
     assert shared[wrong.name].violations
     assert verdicts(shared) == verdicts(Evaluator(share_compiles=False)(ADD_BF16, [wrong], paths=["jit"]))
 
@@ -78,11 +63,11 @@ def test_a_wrong_value_made_when_the_program_runs_is_never_shared():
     assert any(v.oracle == "outputs" for v in shared[wrong.name].violations)
 
 
-def test_identity_replaces_nothing_and_is_compiled_again(compiles):
+def test_identity_replaces_nothing_and_is_compiled_again(runs):
     """``identity`` calibrates by compiling again: a placement that replaced nothing is never shared."""
     identity = PLACEMENTS["identity"]
     evaluation = Evaluator()(NEG, [identity], paths=["jit"])[identity.name]
-    assert not evaluation.outcomes["jit"].shared_from and ("identity", "jit") in compiles
+    assert not evaluation.outcomes["jit"].shared_from and ("identity", "jit") in compiled(runs)
 
 
 @pytest.mark.slow

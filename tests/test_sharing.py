@@ -10,7 +10,6 @@ import pytest
 
 from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.running import evaluate
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.placements import resolve
 
@@ -25,20 +24,6 @@ ADD_BETWEEN = Program(
     (3,),
     seed=2,
 )
-
-
-@pytest.fixture
-def runs(monkeypatch):
-    """Every ``run_path`` an evaluation makes: (placement, path, program's ops, through)."""
-    made = []
-    real = evaluate.run_path
-
-    def recorded(path, program, placement, **settings):
-        made.append((placement.name, path, tuple(program.ops) if hasattr(program, "ops") else (), settings.get("through")))
-        return real(path, program, placement, **settings)
-
-    monkeypatch.setattr(evaluate, "run_path", recorded)
-    return made
 
 
 def wrong_values(evaluation):

@@ -59,12 +59,20 @@ class Replaced:
     owners: list[tuple[Any, str]] = field(default_factory=list)
 
 
+def thunder_modules() -> list[tuple[str, Any]]:
+    """(name, module) of every loaded Thunder module: where a placement's replacements, a probe's
+    wrappers and Thunder's registries live."""
+    return [
+        (name, module)
+        for name, module in list(sys.modules.items())
+        if module is not None and (name == "thunder" or name.startswith("thunder."))
+    ]
+
+
 def _thunder_namespaces() -> list[tuple[str, Any]]:
     """(qualified name, owner) of every loaded Thunder module and of each class defined in one."""
     owners = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "thunder" or name.startswith("thunder.")):
-            continue
+    for name, module in thunder_modules():
         owners.append((name, module))
         for attr, value in list(vars(module).items()):
             if inspect.isclass(value) and getattr(value, "__module__", None) == name:
@@ -235,7 +243,10 @@ def outside_the_trace() -> Iterator[None]:
         reset_tracectx(token)
 
 
-def _produce(function, args, kwargs, state: _TraceState) -> _Produced:
+def _produce(function, args, kwargs, state: _TraceState, *, as_nodes: bool = True) -> _Produced:
+    """Call ``function`` on the trace being recorded: what it returned or raised, and the bound
+    symbols it appended to the open scope. ``as_nodes``: also as ``Node`` trees (``appended``,
+    ``value``), converted outside the trace; a probe compares the objects themselves."""
     scope = state.scope()
     start = len(scope) if isinstance(scope, list) else None
     produced = _Produced()
@@ -243,11 +254,12 @@ def _produce(function, args, kwargs, state: _TraceState) -> _Produced:
         produced.raw = function(*args, **kwargs)
     except Exception as e:
         produced.error = e
-    with outside_the_trace():
-        if start is not None:
-            produced.bsyms = list(scope[start:])
+    if start is not None:
+        produced.bsyms = list(scope[start:])
+    if as_nodes:
+        with outside_the_trace():
             produced.appended = tuple(portable_node(b) for b in produced.bsyms)
-        produced.value = _shape_of(produced.raw, produced.bsyms)
+            produced.value = _shape_of(produced.raw, produced.bsyms)
     return produced
 
 

@@ -41,7 +41,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzdce.core.model import Placement
-from fuzzdce.running.decisions import Replaced, _thunder_namespaces, _TraceState, outside_the_trace, replaced_by
+from fuzzdce.running.decisions import (
+    Replaced,
+    _produce,
+    _Produced,
+    _thunder_namespaces,
+    _TraceState,
+    outside_the_trace,
+    replaced_by,
+    thunder_modules,
+)
 from fuzzdce.running.placements import set_attribute
 
 # How deep a value is compared; deeper, it is not plain data here (never shared).
@@ -139,29 +148,7 @@ def given_state(args, kwargs) -> tuple:
     return tuple(of(a) for a in args), tuple((k, of(v)) for k, v in kwargs.items())
 
 
-@dataclasses.dataclass
-class _Made:
-    """What one call made: its value and what it appended to the scope being recorded, or the
-    exception it raised."""
-
-    raw: Any = None
-    error: BaseException | None = None
-    appended: list = dataclasses.field(default_factory=list)
-
-
-def _make(function: Callable, args, kwargs, state: _TraceState) -> _Made:
-    scope = state.scope()
-    start = len(scope) if isinstance(scope, list) else None
-    made = _Made()
-    try:
-        made.raw = function(*args, **kwargs)
-    except Exception as e:
-        made.error = e
-    made.appended = list(scope[start:]) if start is not None else []
-    return made
-
-
-def _differs(stock: _Made, mine: _Made) -> str:
+def _differs(stock: _Produced, mine: _Produced) -> str:
     """Why a placement's call did otherwise than stock's ("" when it did the same)."""
     if stock.error is not None or mine.error is not None:
         if stock.error is None or mine.error is None:
@@ -169,7 +156,7 @@ def _differs(stock: _Made, mine: _Made) -> str:
         alike = type(stock.error) is type(mine.error) and str(stock.error) == str(mine.error)
         return "" if alike else "raised otherwise"
     try:
-        return "" if same((stock.raw, stock.appended), (mine.raw, mine.appended)) else "made otherwise"
+        return "" if same((stock.raw, stock.bsyms), (mine.raw, mine.bsyms)) else "made otherwise"
     except NotPlainData as e:
         return f"made what is not plain data here ({e})"
 
@@ -208,11 +195,11 @@ class Probe:
                 return original(*args, **kwargs)
             state = _TraceState()
             given = given_state(args, kwargs)
-            mine: dict[str, _Made] = {}
+            mine: dict[str, _Produced] = {}
             for name, replacement in live:
                 self.shadow_of = name
                 try:
-                    mine[name] = _make(replacement, args, kwargs, state)
+                    mine[name] = _produce(replacement, args, kwargs, state, as_nodes=False)
                 finally:
                     self.shadow_of = None
                     state.restore()
@@ -222,7 +209,7 @@ class Probe:
             outer = self.covered
             self.covered = outer | mine.keys()
             try:
-                stock = _make(original, args, kwargs, state)
+                stock = _produce(original, args, kwargs, state, as_nodes=False)
             finally:
                 self.covered = outer
             with outside_the_trace():
@@ -282,9 +269,7 @@ def probing(placements: Sequence[Placement]) -> Iterator[Probe]:
 def _unbind(wrappers: dict[int, Callable]) -> None:
     """Thunder's own function back wherever a module imported during the probed run bound a
     probe's wrapper by name (``from x import f`` while ``f`` was wrapped), which would outlive it."""
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "thunder" or name.startswith("thunder.")):
-            continue
+    for _, module in thunder_modules():
         for attr, value in list(vars(module).items()):
             if id(value) in wrappers:
                 setattr(module, attr, wrappers[id(value)])
@@ -322,8 +307,7 @@ def _thunder_tables() -> dict[tuple[str, str], dict]:
     executors' implementations): a placement may change an entry (``mock.patch.dict``)."""
     return {
         (name, attr): dict(value)
-        for name, module in list(sys.modules.items())
-        if module is not None and (name == "thunder" or name.startswith("thunder."))
+        for name, module in thunder_modules()
         for attr, value in list(vars(module).items())
         if isinstance(value, dict) and not attr.startswith("__")
     }
@@ -364,7 +348,7 @@ def other_effects(placement: Placement) -> str:
 
 def _thunder_modules() -> int:
     """How many of Thunder's modules are loaded: one loaded since may hold another alias."""
-    return sum(1 for name in list(sys.modules) if name.startswith("thunder"))
+    return len(thunder_modules())
 
 
 def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
