@@ -27,9 +27,8 @@ from typing import Protocol
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.control import current_build_context
 from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
-from hypothesis.reporting import with_reporter
-
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
+from hypothesis.reporting import with_reporter
 
 try:  # Hypothesis's internals (the pinned version's): see ``no_local_constants``
     from hypothesis.internal.conjecture import providers as _providers
