@@ -98,7 +98,10 @@ class IndependentDraws(HypothesisProvider):
     programs then meets the same few OpInfos again and again (seed 11, 25 programs: 12 distinct
     OpInfos in 47 OpInfo steps; drawn afresh, 25 in 25), and reaches few of Thunder's grad rules.
     The choices of each program are recorded as ever, so the database replays and shrinking
-    (which runs on Hypothesis's own backend) are unchanged."""
+    (which runs on Hypothesis's own backend) are unchanged. What is given up: Hypothesis's
+    hill-climbing of ``target()`` inside a round (``steering``'s targets are statistics now; its
+    weights steer), and its stopping a round once every program was drawn (the driver's own
+    "nothing new" check ends generation a round later)."""
 
 
 # The backend generation rounds use (``IndependentDraws``), registered the way Hypothesis documents
