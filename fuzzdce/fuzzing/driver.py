@@ -6,7 +6,8 @@ its choice sequence, and Hypothesis goes on drawing until the round's programs a
 has a seed of its own, derived from the campaign's; rounds go on until the programs or the time
 are spent, or a round draws no program not evaluated before (Hypothesis has nothing new to draw).
 A finding's choices are saved to the example database under ``GENERATION_KEY``, so the first round
-of a later campaign sharing that database replays them.
+of a later campaign sharing that database replays them. Each program of a round is drawn afresh
+from Hypothesis's own distributions (``INDEPENDENT_DRAWS``), not as a variant of the one before.
 
 **Shrinking** (``shrink``): one Hypothesis run per cause, its database holding that cause's smallest
 program's choices and its phases only ``reuse`` and ``shrink``. Its test fails only when a program
@@ -26,6 +27,7 @@ from typing import Protocol
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.control import current_build_context
 from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 from hypothesis.reporting import with_reporter
 
 try:  # Hypothesis's internals (the pinned version's): see ``no_local_constants``
@@ -83,6 +85,29 @@ GENERATION_KEY = b"fuzzdce.generation"
 SHRINK_KEY = b"fuzzdce.shrink"
 
 Choices = tuple  # a program's Hypothesis choice sequence
+
+
+class IndependentDraws(HypothesisProvider):
+    """Hypothesis's own provider (its distributions, its constants, the run's seeded randomness),
+    registered as a backend of its own name (``INDEPENDENT_DRAWS``): what a backend other than
+    ``"hypothesis"`` changes is the generate phase, which then draws each example afresh.
+
+    Under the ``"hypothesis"`` backend, generation follows each random example with up to five
+    mutations of it (one span copied over another of the same label) and, early on, with its
+    novel prefix extended by the simplest choices: near-copies of one program. A campaign of 40-50
+    programs then meets the same few OpInfos again and again (seed 11, 25 programs: 12 distinct
+    OpInfos in 47 OpInfo steps; drawn afresh, 26 in 26), and reaches few of Thunder's grad rules.
+    The choices of each program are recorded as ever, so the database replays and shrinking
+    (which runs on Hypothesis's own backend) are unchanged. What is given up: Hypothesis's
+    hill-climbing of ``target()`` inside a round (``steering``'s targets are statistics now; its
+    weights steer), and its stopping a round once every program was drawn (the driver's own
+    "nothing new" check ends generation a round later)."""
+
+
+# The backend generation rounds use (``IndependentDraws``), registered the way Hypothesis documents
+# for alternative backends (``settings.backend``).
+INDEPENDENT_DRAWS = "fuzzdce-independent"
+AVAILABLE_PROVIDERS.setdefault(INDEPENDENT_DRAWS, f"{__name__}.IndependentDraws")
 
 
 def current_choices() -> Choices | None:
@@ -265,6 +290,7 @@ class HypothesisDriver:
             deadline=None,
             suppress_health_check=list(HealthCheck),
             print_blob=False,
+            backend=INDEPENDENT_DRAWS,
             **overrides,
         )(test)
         test._hypothesis_internal_database_key = GENERATION_KEY

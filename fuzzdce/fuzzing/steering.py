@@ -7,7 +7,8 @@
   (``running.grad_rules``), in proportion; OpInfo entries likewise, and those whose op's own grad
   rule no program has run yet most; programs grow longer (more ops per compile). A steered campaign runs in rounds
   of ``ROUND`` programs, each with weights from everything drawn before it.
-- **``target()``** inside the test, which Hypothesis hill-climbs: how many subsymbols the placements
+- **``target()``** inside the test (Hypothesis's statistics show it; rounds draw each program afresh,
+  ``driver.IndependentDraws``, so Hypothesis hill-climbs none of it inside them): how many subsymbols the placements
   changed against stock in this program (DCE activity), how much of the program is new to the
   campaign (entries, dtypes, domains drawn rarely so far), and how many of Thunder's grad rules it
   ran under stock that no program had run before.
