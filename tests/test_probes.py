@@ -237,3 +237,49 @@ def test_a_probe_leaves_no_shape_query_in_stocks_trace_under_symbolic_shapes(pat
     assert names.check(probed, None) == []
     assert trees(probed) == trees(plain)
     assert run_path(path, NEG, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall"]]).unchanged_by == ("symcall",)
+
+
+# Found by a seven-placement campaign: identity's compile differed from stock's probed one on
+# thunderfx by its names alone (dce-sound: "logical_and has subsymbol t10 = bitwise_and(t8, t9),
+# which stock does not have"), because the snapshot's restore gave the trace a new names set while
+# another trace held the old one.
+SPLIT_PROGRAM = """
+import torch
+
+
+def program(v0, v1, v2):
+    v3 = v2.rot90(-5, (1, -1))
+    v4 = torch.logical_and(v0, v0)
+    v5 = torch.lt(v1, v1)  # dead
+    v6 = v5.int()  # dead
+    return (v4, v3)
+
+
+def make_inputs(requires_grad=False):
+    g = torch.Generator().manual_seed(0)
+    return [
+        torch.randint(-2, 3, (), generator=g, dtype=torch.int64),
+        torch.randint(1, 6, (1, 1), generator=g, dtype=torch.int64).mT,
+        torch.rand((5, 5, 5), generator=g) < 0.5,
+    ]
+"""
+
+
+def test_a_probed_compile_is_stocks_own_names_included(tmp_path):
+    """Stock's probed traces are its unprobed ones, names and all, where the splitter's shadow ran
+    beside it (symcall-fixed replaces ``try_execute_thunder_symbol``): the snapshot is restored in
+    place. With a new names set instead, a later trace's names shift by one."""
+    from fuzzdce.core.subsymbols import portable_trace
+    from fuzzdce.running.script_program import load_script
+
+    script = tmp_path / "repro.py"
+    script.write_text(SPLIT_PROGRAM)
+    program = load_script(script)
+
+    def trees(outcome):
+        return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
+
+    plain = run_path("thunderfx", program, PLACEMENTS["stock"])
+    probed = run_path("thunderfx", program, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall-fixed"]])
+    assert probed.unchanged_by == ("symcall-fixed",)
+    assert trees(probed) == trees(plain)

@@ -220,9 +220,13 @@ class _TraceState:
         if trace is None:
             return
         trace.name_ctr, trace.obj_name_ctr = self.counters
-        trace.names = set(self.names)
+        # In place: another trace may hold these very objects (one made from this one shares its
+        # names), and a name it takes after the restore must be this trace's too.
+        trace.names.clear()
+        trace.names.update(self.names)
         if hasattr(trace, "_object_ctx"):
-            trace._object_ctx = dict(self.objects)
+            trace._object_ctx.clear()
+            trace._object_ctx.update(self.objects)
         trace.scopes[:] = self.scopes
         for scope, length in zip(self.scopes, self.lengths):
             if length is not None:
