@@ -27,6 +27,13 @@ ADD_BF16 = Program(
 )
 
 
+def trees(outcome) -> list:
+    """An outcome's traces as portable trees, names included (what a probe must leave as it was)."""
+    from fuzzdce.core.subsymbols import portable_trace
+
+    return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
+
+
 def verdicts(evaluations) -> dict[str, list]:
     return {
         name: sorted((v.oracle, v.path, str(v.fault), v.message) for v in evaluation.violations)
@@ -226,11 +233,7 @@ def test_a_probe_leaves_no_shape_query_in_stocks_trace_under_symbolic_shapes(pat
     """Under symbolic values reading a tensor proxy's shape records a ``prims.shape`` call. The
     probe compares what the calls made outside the trace: stock's probed trace is its unprobed one
     (before, the comparison's reads stayed in it: "i0 defined twice"), and the probe shares."""
-    from fuzzdce.core.subsymbols import portable_trace
     from fuzzdce.oracles import names
-
-    def trees(outcome):
-        return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
 
     plain = run_path(path, DEAD_CODE_PROGRAM, PLACEMENTS["stock"])
     probed = run_path(path, DEAD_CODE_PROGRAM, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall"]])
@@ -269,15 +272,11 @@ def test_a_probed_compile_is_stocks_own_names_included(tmp_path):
     """Stock's probed traces are its unprobed ones, names and all, where the splitter's shadow ran
     beside it (symcall-fixed replaces ``try_execute_thunder_symbol``): the snapshot is restored in
     place. With a new names set instead, a later trace's names shift by one."""
-    from fuzzdce.core.subsymbols import portable_trace
     from fuzzdce.running.script_program import load_script
 
     script = tmp_path / "repro.py"
     script.write_text(SPLIT_PROGRAM)
     program = load_script(script)
-
-    def trees(outcome):
-        return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
 
     plain = run_path("thunderfx", program, PLACEMENTS["stock"])
     probed = run_path("thunderfx", program, PLACEMENTS["stock"], shadows=[PLACEMENTS["symcall-fixed"]])

@@ -185,8 +185,7 @@ def run_path(
     outcome's (``Outcome.printed``), never the report's. Raises ``DeviceLost`` when the device's
     context did not survive the run: nothing after it in this process could use the device.
     """
-    probed = path != EAGER and through is None
-    shadows = [p for p in shadows if shares_compiles(p)] if probed else []
+    shadows = [p for p in shadows if shares_compiles(p)] if path != EAGER and through is None else []
     outcome = Outcome(path, placement.name, device=device if path == EAGER else PATHS[path].device)
     start = time.perf_counter()
     probe = None

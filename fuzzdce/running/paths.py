@@ -244,10 +244,7 @@ PATHS: dict[str, CompilePath] = {
         JIT,
         JIT_GRAD,
         CompilePath(
-            "jit-symbolic",
-            jit_symbolic_values,
-            (CallLabel.PLAIN, CallLabel.RESIZED, *SYMBOLIC_GUARDS),
-            record_jit_traces,
+            "jit-symbolic", jit_symbolic_values, (CallLabel.PLAIN, CallLabel.RESIZED, *SYMBOLIC_GUARDS), record_jit_traces
         ),
         CompilePath(
             "jit-torchcompile", jit_torch_compile_executor, (CallLabel.GRAD,), record_jit_traces, context=dynamo_without_inductor
