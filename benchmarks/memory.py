@@ -6,8 +6,8 @@ seconds, from outside, so the figures do not depend on the code under test. Prin
 (the driver, each lane, each lane's worker, whose successive children are one process here), its
 resident MB at the start (after ``--warmup`` seconds of imports) and end, its peak, and its growth
 per minute and per 100 jobs, for each variant: ``without`` (``--recycle-jobs 0 --recycle-rss 0
---recycle-lane-rss 0``) and ``with`` (the defaults, or ``--recycle-jobs N`` / ``--recycle-rss MB`` /
-``--recycle-lane-rss MB``). Also prints the cost of a worker's fresh child (its first job, imports
+--recycle-lane-growth 0``) and ``with`` (the defaults, or ``--recycle-jobs N`` / ``--recycle-rss MB`` /
+``--recycle-lane-growth MB``). Also prints the cost of a worker's fresh child (its first job, imports
 included, against the next).
 
     PYTHONPATH=. python benchmarks/memory.py [--minutes 20] [--jobs 2] [--variant both|with|without]
@@ -277,7 +277,7 @@ def main() -> None:
     parser.add_argument("--variant", choices=["both", "with", "without"], default="both")
     parser.add_argument("--recycle-jobs", type=int, help="for the `with` variant (default: fuzzdce's)")
     parser.add_argument("--recycle-rss", type=int, help="for the `with` variant (default: fuzzdce's)")
-    parser.add_argument("--recycle-lane-rss", type=int, help="for the `with` variant (default: fuzzdce's)")
+    parser.add_argument("--recycle-lane-growth", type=int, help="for the `with` variant (default: fuzzdce's)")
     parser.add_argument("--sample-every", type=float, default=10.0, help="seconds between samples")
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds of imports before the start figure")
     parser.add_argument("--seed", type=int, default=1)
@@ -299,9 +299,9 @@ def main() -> None:
         with_recycle += ["--recycle-jobs", str(args.recycle_jobs)]
     if args.recycle_rss is not None:
         with_recycle += ["--recycle-rss", str(args.recycle_rss)]
-    if args.recycle_lane_rss is not None:
-        with_recycle += ["--recycle-lane-rss", str(args.recycle_lane_rss)]
-    variants = {"without": ["--recycle-jobs", "0", "--recycle-rss", "0", "--recycle-lane-rss", "0"], "with": with_recycle}
+    if args.recycle_lane_growth is not None:
+        with_recycle += ["--recycle-lane-growth", str(args.recycle_lane_growth)]
+    variants = {"without": ["--recycle-jobs", "0", "--recycle-rss", "0", "--recycle-lane-growth", "0"], "with": with_recycle}
     for name in ("without", "with") if args.variant == "both" else (args.variant,):
         print("\n".join(report(run_variant(name, variants[name], args), args)), flush=True)
 

@@ -20,7 +20,7 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
 from fuzzdce.fuzzing.campaign import Campaign
-from fuzzdce.fuzzing.config import DEFAULT_RECYCLE_LANE_RSS_MB, CampaignConfig
+from fuzzdce.fuzzing.config import DEFAULT_RECYCLE_LANE_GROWTH_MB, CampaignConfig
 from fuzzdce.fuzzing.lanes import raise_keyboard_interrupt, run_lanes
 from fuzzdce.fuzzing.minify import Criterion, Failure, Result, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject
@@ -226,13 +226,14 @@ RUN_FLAGS = (
         help="replace each worker's process, between jobs, once its resident memory passes MB; "
         f"0: never (default: {DEFAULT_RECYCLE_RSS_MB})",
     ), setting="recycle_rss_mb"),
-    Flag("--recycle-lane-rss", "workers", dict(
+    Flag("--recycle-lane-growth", "workers", dict(
         type=count_or_zero,
-        default=DEFAULT_RECYCLE_LANE_RSS_MB,
+        default=DEFAULT_RECYCLE_LANE_GROWTH_MB,
         metavar="MB",
-        help="a lane whose process passes MB resident stops after its Hypothesis round and a fresh process "
-        f"goes on with the lane's programs and time left; 0: never (default: {DEFAULT_RECYCLE_LANE_RSS_MB})",
-    ), setting="recycle_lane_rss_mb"),
+        help="a lane whose process has grown MB resident since it started stops after its current program, and a "
+        "fresh process goes on from its results with the lane's programs and time left; "
+        f"0: never (default: {DEFAULT_RECYCLE_LANE_GROWTH_MB})",
+    ), setting="recycle_lane_growth_mb"),
     Flag("--findings", "output", dict(
         metavar="DIR",
         default=DEFAULT_FINDINGS_DIR,

@@ -8,11 +8,17 @@ import json
 import pytest
 from worker_jobs import run
 
-from fuzzdce.core.model import EAGER, JobFailure, Outcome
+from fuzzdce.core.findings import FindingStore
+from fuzzdce.core.model import EAGER, JobFailure, Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.timeline import sample
+from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.fuzzing import lanes as lanes_module
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import failure_type
+from fuzzdce.fuzzing.ledger import Stats
+from fuzzdce.fuzzing.shrinking import Shrinker
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.memory import CampaignMemory, ProcessMemory, resident_mb
 from fuzzdce.running.workers import Worker
@@ -170,8 +176,8 @@ def test_a_campaign_past_its_threshold_stops_after_a_round_that_another_would_fo
     worker = Worker(run, recycle_jobs=0, recycle_rss_mb=0)
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
     evaluator = Evaluator(CheapWorkerJobs(worker, dies_on="jit"))
-    # Every process is past 1 MB; 0 means never.
-    campaign = Campaign(config, evaluator=evaluator, log=lambda line: None, run_round=finding_round, recycle_rss_mb=threshold)
+    campaign = Campaign(config, evaluator=evaluator, log=lambda line: None, run_round=finding_round, recycle_growth_mb=threshold)
+    campaign.own_memory.start_rss_mb = 0.0  # as if it started empty: it has grown past 1 MB; 0 means never
     campaign.run()
     assert rounds == rounds_run and campaign.full_evaluations == len(rounds_run)
     assert campaign.recycled == bool(threshold)
@@ -190,25 +196,27 @@ def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_program
 def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
     import time
 
-    from fuzzdce.core.findings import FindingStore
-    from fuzzdce.fuzzing import lanes as lanes_module
-    from fuzzdce.fuzzing.ledger import Stats
-
     started = []
-    monkeypatch.setattr(lanes_module.Lanes, "start", lambda self, lane, config: started.append((lane, config)))
+    monkeypatch.setattr(
+        lanes_module.Lanes, "start", lambda self, lane, config, predecessor=None: started.append((lane, config, predecessor))
+    )
     began = time.time() - 100  # the campaign has run 100 s
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=100, seed=7, time_budget=600).replaced(started_at=began)
     lanes = lanes_module.Lanes(config, 2)
-    assert [(lane, c.budget.seed) for lane, c in started] == [(0, 7), (1, 8)]
+    assert [(lane, c.budget.seed) for lane, c, _ in started] == [(0, 7), (1, 8)]
     result = lanes_module.LaneResult(1, FindingStore(), Stats(), False, CampaignMemory(), True, programs_left=30)
-    lanes.restart(result)
-    lane, again = started[-1]
-    # What is left of its programs; the campaign's time plan, from the campaign's start.
+    assert lanes.restart(result)
+    lane, again, predecessor = started[-1]
+    # What is left of its programs; the campaign's time plan, from the campaign's start; its predecessor's results.
     assert lane == 1 and again.budget.max_examples == 30 and again.budget.seed not in (7, 8)
     assert (again.budget.time_budget, again.budget.started_at) == (600, began)
-    lanes.config = config.replaced(started_at=time.time() - 601)  # its time is spent: no restart
-    lanes.restart(result)
-    assert len(started) == 3
+    assert predecessor is result and lanes.handed_over == {1: result}
+    # Generation's time is spent but not shrinking's: a fresh process shrinks what its predecessor left.
+    lanes.config = config.replaced(started_at=time.time() - 550)
+    assert lanes.restart(dataclasses.replace(result, programs_left=0)) and started[-1][1].budget.max_examples == 0
+    lanes.config = config.replaced(started_at=time.time() - 590)  # shrinking's time is spent: no restart
+    assert not lanes.restart(result)
+    assert len(started) == 4
     unstarted = lanes_module.Lanes(CampaignConfig.of(("stock",), ("jit",), time_budget=600), 1)
     assert (
         abs(unstarted.config.budget.started_at - time.time()) < 5
@@ -228,9 +236,52 @@ def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_me
     folder = tmp_path / "findings"
     argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--op", "add"]
     argv += ["--max-examples", "50", "--time-budget", "120", "--seed", "5", "--jobs", "2", "--findings", str(folder)]
-    assert main(argv + ["--database", "none", "--recycle-lane-rss", "1", "--recycle-jobs", "2"]) == 1
+    assert main(argv + ["--database", "none", "--recycle-lane-growth", "1", "--recycle-jobs", "2"]) == 1
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["programs"] <= 100 and summary["bugs"]["regression"]
     memory = summary["memory"]
     assert {p["process"] for p in memory["processes"]} >= {"driver", "lane 0", "lane 0 worker", "lane 1", "lane 1 worker"}
     assert memory["recycled"]["lanes"] >= 2 and memory["recycled"]["workers"] >= 1
+
+
+def test_a_fresh_process_goes_on_from_its_recycled_predecessor_with_its_causes_waiting():
+    """A recycled lane's successor holds its predecessor's findings, counts, timeline and memory: the
+    causes left unshrunk wait in its own time plan (before, they waited unseen for the merged
+    campaign, and a 900-s campaign whose lanes recycled after every round shrank few of its bugs)."""
+    config = CampaignConfig.of(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
+    earlier = Campaign(config, evaluator=Evaluator(lambda job: None), log=lambda line: None)
+    violation = Violation(
+        "names", "jit", "jit forward 0: amax outputs v2, which none of its subsymbols produces", "MalformedTrace"
+    )
+    earlier.store.add(Verdict.SHARED, ("stock",), violation, SUB)
+    stats = Stats(programs=7, seconds=7.0)
+    stats.timeline.append(sample(3.0, 7, 1))
+    memory = CampaignMemory()
+    memory.add(ProcessMemory("lane 0", 860.0, 1900.0, 1950.0))
+    memory.recycled_lanes = 1
+
+    successor = Campaign(config, evaluator=Evaluator(lambda job: None), log=lambda line: None, process="lane 0")
+    assert successor.shrinker.waiting_seconds(1.0, 0.1) == 0
+    successor.carry_on(earlier.store, stats, memory, Shrinker(earlier))
+    assert successor.shrinker.waiting_seconds(1.0, 0.1) > 0  # the cause it left is this process's to shrink
+    assert successor.stats.programs == 7 and len(successor.store) == 1
+    assert successor.stats.timeline == stats.timeline and successor.stats.lane_timelines == []  # one lane's timeline
+    (lane,) = (p for p in successor.memory().summary()["processes"] if p["process"] == "lane 0")
+    assert lane["start_rss_mb"] == 860.0 and lane["peak_rss_mb"] == 1950.0 and successor.memory().recycled_lanes == 1
+
+
+def test_the_parent_keeps_a_predecessors_results_until_its_successor_hands_back_its_own(monkeypatch):
+    class Dead:
+        def is_alive(self):
+            return False
+
+        def join(self, timeout=None):
+            pass
+
+    monkeypatch.setattr(lanes_module.Lanes, "start", lambda self, lane, config, predecessor=None: None)
+    lanes = lanes_module.Lanes(CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=7, time_budget=600), 1)
+    recycled = lanes_module.LaneResult(0, FindingStore(), Stats(programs=3), False, CampaignMemory(), True, programs_left=7)
+    assert lanes.restart(recycled) and lanes.finished == []  # its successor's results will hold these
+    lanes.running[0] = Dead()  # the successor died without handing back
+    lanes.forget_dead()
+    assert lanes.finished == [recycled] and lanes.lost == 1 and lanes.handed_over == {}

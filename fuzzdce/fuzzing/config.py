@@ -20,10 +20,11 @@ from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.strategies.model_blocks import DEFAULT_BLOCK_RATE
 from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
-# A lane starts near 660 MB resident (torch and Thunder imported) and grows 3-5 MB a minute (on 2
-# shared cores; the issue saw 10 on an idle machine): past 1024 MB, after an hour or more, it hands
-# over to a fresh process after its current program: about 10 s of imports, a fraction of a percent.
-DEFAULT_RECYCLE_LANE_RSS_MB = 1024
+# A lane's process starts near 865 MB resident (torch, Thunder and its OpInfos imported) and grows
+# (``Campaign.should_pause``): once it has grown 1024 MB it hands over to a fresh process after its
+# current program (about 10 s of imports). Counted as growth, not size: a fixed size of 1024 MB,
+# set when a lane started near 660 MB, recycled every lane of a 900-s campaign after each round.
+DEFAULT_RECYCLE_LANE_GROWTH_MB = 1024
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -123,9 +124,9 @@ class Workers:
     # resident size, whichever comes first (0: never): its memory grows over a long campaign.
     recycle_jobs: int = DEFAULT_RECYCLE_JOBS
     recycle_rss_mb: int = DEFAULT_RECYCLE_RSS_MB
-    # A lane (a process of its own) past this resident size stops after its current program and a fresh
-    # process carries on with what is left of its programs and time (0: never).
-    recycle_lane_rss_mb: int = DEFAULT_RECYCLE_LANE_RSS_MB
+    # A lane (a process of its own) grown this many MB resident since it started stops after its current
+    # program and a fresh process carries on from its results with what is left of its programs and time (0: never).
+    recycle_lane_growth_mb: int = DEFAULT_RECYCLE_LANE_GROWTH_MB
 
 
 @dataclass(frozen=True)

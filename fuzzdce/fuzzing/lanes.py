@@ -6,12 +6,16 @@ database, and run ``config.lane(i)``: seeds ``seed, seed+1, ...``, and the paren
 up, the smallest program and earliest sighting win, timelines combine), confirmed once, and
 written again.
 
-A lane's process grows (about 8 MB a minute, as its worker's does), so past
-``config.workers.recycle_lane_rss_mb`` it stops after its current program (its causes left for the merged campaign to shrink) and hands back its results as at the end; the
-parent absorbs that like any lane's results and starts the lane again, in a fresh process with a
-seed of its own (``derive_seed(lane_seed, "restart", k)``) and what is left of the lane's programs
-and time budget. A restarted lane knows nothing of its earlier findings, as lanes know nothing of
-each other's: it may find them again (the counts add up; the smallest program wins).
+A lane's process grows, so once it has grown ``config.workers.recycle_lane_growth_mb`` since it
+started it stops after its current program and hands back its results as at the end. The parent
+starts the lane again, in a fresh process with a seed of its own (``derive_seed(lane_seed,
+"restart", k)``), what is left of the lane's programs and time budget, and the results its
+predecessor handed back (``Campaign.carry_on``): the fresh process goes on as the same lane, so the
+causes waiting to be shrunk are its own, its time plan counts them, and it shrinks them. (Left to
+the merged campaign instead, they waited unseen while every fresh process generated to the end of
+generation's time, and most of a 900-s campaign's bugs were never shrunk.) The parent keeps a
+predecessor's results until its successor hands back its own, which hold them; a successor that
+dies without handing back leaves the parent its predecessor's.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class LaneResult:
     recycled: bool
     programs_left: int
     shrinker: Shrinker | None = None  # its settled programs (the campaign it points to stays behind)
+    restarts: int = 0  # its lane's fresh processes before this one
 
 
 @dataclass
@@ -62,7 +67,7 @@ class HarnessStop:
     message: str
 
 
-def _lane_main(config: CampaignConfig, lane: int, results) -> None:
+def _lane_main(config: CampaignConfig, lane: int, results, predecessor: LaneResult | None = None) -> None:
     quiet_library_warnings()
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     prefix = f"[lane {lane}] "
@@ -70,8 +75,10 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
         config,
         log=lambda line: print(prefix + line, file=sys.stderr, flush=True),
         process=f"lane {lane}",
-        recycle_rss_mb=config.workers.recycle_lane_rss_mb,
+        recycle_growth_mb=config.workers.recycle_lane_growth_mb,
     )
+    if predecessor is not None:
+        campaign.carry_on(predecessor.store, predecessor.stats, predecessor.memory, predecessor.shrinker)
     try:
         campaign.run()
     except HarnessError as e:  # fuzzdce's own error: the parent stops every lane and says so
@@ -81,11 +88,16 @@ def _lane_main(config: CampaignConfig, lane: int, results) -> None:
         results.put(HarnessStop(lane, harness_message(f"lane {lane}", unexpected_exception(e))))
         return
     memory = campaign.memory()
-    memory.recycled_lanes = int(campaign.recycled)
+    memory.recycled_lanes += int(campaign.recycled)
     left = campaign.max_examples - campaign.full_evaluations
     shrinker = campaign.shrinker
     shrinker.campaign = None  # only its state crosses to the parent
-    results.put(LaneResult(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker))
+    restarts = 0 if predecessor is None else predecessor.restarts + 1
+    results.put(
+        LaneResult(
+            lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker, restarts
+        )
+    )
 
 
 class Lanes:
@@ -99,13 +111,14 @@ class Lanes:
         self.running: dict[int, Any] = {}  # lane -> its current process
         self.restarts: dict[int, int] = {lane: 0 for lane in range(jobs)}
         self.finished: list[LaneResult] = []
+        self.handed_over: dict[int, LaneResult] = {}  # lane -> its recycled process's results, until its successor's
         self.lost = 0  # lane processes that ended without handing back their results (killed)
         self.jobs = jobs
         for lane in range(jobs):
             self.start(lane, self.config.lane(lane, jobs))
 
-    def start(self, lane: int, config: CampaignConfig) -> None:
-        process = self.context.Process(target=_lane_main, args=(config, lane, self.results))
+    def start(self, lane: int, config: CampaignConfig, predecessor: LaneResult | None = None) -> None:
+        process = self.context.Process(target=_lane_main, args=(config, lane, self.results, predecessor))
         process.start()
         self.running[lane] = process
 
@@ -121,31 +134,35 @@ class Lanes:
                 self.running.pop(result.lane).join(timeout=30)
                 self.terminate()
                 raise HarnessError(result.message)
-            self.finished.append(result)
             self.running.pop(result.lane).join(timeout=30)
-            if restart and result.recycled:
-                self.restart(result)
+            self.handed_over.pop(result.lane, None)  # its successor's results hold its predecessors'
+            if not (restart and result.recycled and self.restart(result)):
+                self.finished.append(result)
 
-    def restart(self, result: LaneResult) -> None:
-        """Start the lane again in a fresh process, with what is left of its programs and time (the
-        campaign's time plan counts from its start, which the lane keeps)."""
+    def restart(self, result: LaneResult) -> bool:
+        """Start the lane again in a fresh process that goes on from ``result`` (its findings, counts
+        and settled programs), with what is left of its programs and time (the campaign's time plan
+        counts from its start, which the lane keeps). None starts once shrinking's time is over.
+        Returns whether one started."""
         lane_config = self.config.lane(result.lane, self.jobs)
-        if (
-            TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at).over(Phase.GENERATION)
-            or result.programs_left <= 0
-        ):
-            return
+        if TimePlan(lane_config.budget.time_budget, lane_config.budget.started_at).over(Phase.SHRINKING):
+            return False
         self.restarts[result.lane] += 1
-        restarted = lane_config.restarted(self.restarts[result.lane], result.programs_left)
-        self.start(result.lane, restarted)
+        restarted = lane_config.restarted(self.restarts[result.lane], max(result.programs_left, 0))
+        self.handed_over[result.lane] = result
+        self.start(result.lane, restarted, result)
+        return True
 
     def forget_dead(self) -> None:
-        """Lanes whose process ended without handing back its results (killed): their findings are on disk."""
+        """Lanes whose process ended without handing back its results (killed): their findings are on
+        disk; what its predecessor handed back, if any, is what the parent knows of the lane."""
         for lane, process in list(self.running.items()):
             if not process.is_alive() and self.results.empty():
                 process.join(timeout=1)
                 del self.running[lane]
                 self.lost += 1
+                if lane in self.handed_over:
+                    self.finished.append(self.handed_over.pop(lane))
 
     def terminate(self) -> None:
         for process in self.running.values():

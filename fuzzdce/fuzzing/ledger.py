@@ -81,9 +81,10 @@ class Stats:
         """The mean seconds of evaluation per compile (a full evaluation's before any is counted)."""
         return self.seconds / self.compiled if self.compiled else self.seconds_per_program
 
-    def merge(self, other: Stats) -> None:
+    def merge(self, other: Stats, *, same_lane: bool = False) -> None:
         """Add another lane's counts (wall time is the merged campaign's own); keep its timeline
-        apart, to combine with the others' (timeline.combine)."""
+        apart, to combine with the others' (timeline.combine). ``same_lane``: they are this lane's
+        earlier process's, whose timeline this one's continues (its samples count from them)."""
         self.programs += other.programs
         self.invalid += other.invalid
         self.seconds += other.seconds
@@ -93,7 +94,11 @@ class Stats:
         self.notes.update(other.notes)
         self.dropped.update(other.dropped)
         self.dce.merge(other.dce)
-        self.lane_timelines.append(list(other.timeline))
+        if same_lane:
+            self.timeline[:0] = other.timeline
+            self.lane_timelines.extend(other.lane_timelines)
+        else:
+            self.lane_timelines.append(list(other.timeline))
         self.phases.update(other.phases)
         self.generation_ended += other.generation_ended
         self.not_checked.update(other.not_checked)
