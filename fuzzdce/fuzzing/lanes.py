@@ -56,7 +56,6 @@ class LaneResult:
     recycled: bool
     programs_left: int
     shrinker: Shrinker | None = None  # its settled programs (the campaign it points to stays behind)
-    restarts: int = 0  # its lane's fresh processes before this one
 
 
 @dataclass
@@ -92,12 +91,7 @@ def _lane_main(config: CampaignConfig, lane: int, results, predecessor: LaneResu
     left = campaign.max_examples - campaign.full_evaluations
     shrinker = campaign.shrinker
     shrinker.campaign = None  # only its state crosses to the parent
-    restarts = 0 if predecessor is None else predecessor.restarts + 1
-    results.put(
-        LaneResult(
-            lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker, restarts
-        )
-    )
+    results.put(LaneResult(lane, campaign.store, campaign.stats, campaign.interrupted, memory, campaign.recycled, left, shrinker))
 
 
 class Lanes:
