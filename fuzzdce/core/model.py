@@ -192,6 +192,18 @@ class Call:
     # Whether the call reused a cached computation ("hit") or compiled anew ("miss"), where the
     # compiled function says (``thunder.cache_misses``); empty otherwise.
     cache: str = ""
+    # Eager's only: the kernels the call ran that torch says have no deterministic implementation
+    # (``calls.nondeterministic_kernels``): its values may differ between two runs of the same code,
+    # so no oracle compares them (``has_deterministic_values``).
+    nondeterministic: tuple[str, ...] = ()
+
+
+def has_deterministic_values(eager_call: Call | None) -> bool:
+    """Can a value of eager's call ``eager_call`` be compared with another run's? Not where torch
+    says a kernel it ran has no deterministic implementation (``Call.nondeterministic``): there two
+    runs of the same execution trace differ (max_unpool2d through repeated indices: 1 of 54
+    elements, once in hundreds of runs)."""
+    return eager_call is None or not eager_call.nondeterministic
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ inputs after each call must equal stock's bit for bit: a difference eager's tole
 is compared; ``evaluate`` records that as activity (``Outcome.execution_differs``), never a finding.
 
 Left out: calls either side raised, guard calls (they compile again after the traces are
-recorded), and paths that run on a device (``Outcome.device``: kernels there need not be
-deterministic).
+recorded), paths that run on a device (``Outcome.device``: kernels there need not be
+deterministic), and calls whose eager twin ran a kernel torch says is not deterministic on the CPU
+either (``model.has_deterministic_values``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import torch
 
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, Violation, has_deterministic_values
 from fuzzdce.core.subsymbols import Renaming, align, top_level_nodes
 
 NAME = "exact"
@@ -123,6 +124,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     for label, call in outcome.calls.items():
         theirs = stock.calls.get(label)
         if theirs is None or call.error is not None or theirs.error is not None:
+            continue
+        if not has_deterministic_values(reference.calls.get(label)):
             continue
         for attribute, what in COMPARED:
             mine, expected = getattr(call, attribute), getattr(theirs, attribute)

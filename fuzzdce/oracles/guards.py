@@ -24,7 +24,7 @@ import dataclasses
 import re
 
 from fuzzdce.core.faults import guard_fault
-from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation, has_deterministic_values
 from fuzzdce.oracles.outputs import compare, float64_value
 from fuzzdce.oracles.raises import raised as raised_to_caller
 
@@ -67,6 +67,8 @@ def first_call_right(outcome: Outcome, reference: Outcome) -> bool:
     call, expected = outcome.calls.get(CallLabel.PLAIN), reference.calls.get(CallLabel.PLAIN)
     if call is None or expected is None or call.error is not None or call.outputs is None:
         return False
+    if not has_deterministic_values(expected):  # its values say nothing either way
+        return False
     return compare(call.outputs, expected.outputs, float64=float64_value(reference, CallLabel.PLAIN, "outputs")) is None
 
 
@@ -91,6 +93,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         expected = reference.guard_calls.get(label)
         if expected is None or call.error is not None or expected.error is not None or call.outputs is None:
             continue  # an error is judged above
+        if not has_deterministic_values(expected):
+            continue
         reason = mismatch(call, expected, float64_value(reference, label, "outputs"))
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")

@@ -9,7 +9,9 @@ exception is recorded, not raised. A call's float64 twin runs on the same inputs
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import re
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +171,35 @@ def _to_float64(value: Any) -> Any:
     if type(value) in (tuple, list) and any(isinstance(v, torch.Tensor) for v in value):
         return type(value)(_to_float64(v) for v in value)
     return value
+
+
+# How torch names a kernel that has no deterministic implementation, in the alert
+# ``torch.use_deterministic_algorithms`` raises or warns with.
+NONDETERMINISTIC_ALERT = re.compile(r"^(\S+) does not have a deterministic implementation")
+
+
+@contextlib.contextmanager
+def nondeterministic_kernels() -> Iterator[list[str]]:
+    """The kernels run inside that torch says have no deterministic implementation: torch's own
+    list (its ``alertNotDeterministic`` calls), read from the warnings of
+    ``use_deterministic_algorithms(True, warn_only=True)``. Uninitialised memory stays as it is
+    (``fill_uninitialized_memory`` off), and the settings are restored afterwards."""
+    found: list[str] = []
+    was = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.utils.deterministic.fill_uninitialized_memory = False
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield found
+    finally:
+        torch.use_deterministic_algorithms(was[0], warn_only=was[1])
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+        for warning in caught:
+            match = NONDETERMINISTIC_ALERT.match(str(warning.message))
+            if match and match[1] not in found:
+                found.append(match[1])
 
 
 @dataclass

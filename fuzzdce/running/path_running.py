@@ -33,6 +33,7 @@ from fuzzdce.core.errors import (
 )
 from fuzzdce.core.model import (
     EAGER,
+    STOCK,
     Call,
     CallLabel,
     CompilePath,
@@ -43,7 +44,7 @@ from fuzzdce.core.model import (
     Placement,
 )
 from fuzzdce.oracles.guards import unsupported
-from fuzzdce.running.calls import cache_words, harness_line, make_call, needs_float64
+from fuzzdce.running.calls import cache_words, harness_line, make_call, needs_float64, nondeterministic_kernels
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
@@ -100,6 +101,27 @@ def run_eager(program, outcome: Outcome) -> None:
         )
     outcome.error = outcome.calls[CallLabel.PLAIN].error
     run_float64(outcome, made)
+    note_nondeterminism(outcome, made)
+
+
+# The note of an eager call that ran a kernel torch says is not deterministic (``Call.nondeterministic``).
+NONDETERMINISTIC_NOTE = "values not compared: torch says a kernel has no deterministic implementation: "
+
+
+@safe_point
+def note_nondeterminism(outcome: Outcome, made: list[tuple[Call, Callable, Any, dict]]) -> None:
+    """Each eager call that succeeded, made once more to learn which kernels it runs that torch says
+    have no deterministic implementation (``calls.nondeterministic_kernels``; the run's values are
+    thrown away: torch's deterministic mode may choose other kernels): recorded on the call
+    (``Call.nondeterministic``), whose values no oracle then compares, and noted."""
+    for call, fn, program, kwargs in made:
+        if call.error is not None:
+            continue
+        with nondeterministic_kernels() as kernels:
+            make_call(Outcome(EAGER, STOCK, device=outcome.device), call.label, fn, program, **kwargs)
+        if kernels:
+            call.nondeterministic = tuple(kernels)
+            outcome.notes.append(f"{NONDETERMINISTIC_NOTE}{', '.join(kernels)} ({call.label} call)")
 
 
 @safe_point
