@@ -29,7 +29,7 @@ from fuzzdce.results.html_report import REPORT_FILE, write_report
 from fuzzdce.results.issue import issue_markdown
 from fuzzdce.results.records import Upstream
 from fuzzdce.results.report import render
-from fuzzdce.results.standalone import TO_DEVICE, Check, compile_call, fails, minified_case, script, script_of_folder
+from fuzzdce.results.standalone import TO_DEVICE, Check, bug_case, compile_call, fails, minified_case, script, script_of_folder
 from fuzzdce.results.store import load_known, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -272,3 +272,17 @@ def test_a_bugs_script_checks_what_the_finding_is_and_fails_here(tmp_path):
     text = script_of_folder(folder / bug.id)
     assert "the gradient of v{i} differs from eager's" in text and "torch.ones_like" in text
     assert len(text.splitlines()) <= 40 and fails(text) is True
+
+
+def test_a_bugs_script_checks_a_failure_its_smallest_program_shows():
+    """A bug joined by one decision held a split on a 1-op program and a wrong gradient on a 4-op
+    one; its script, of the 1-op program, checked the gradient (the first path and check) and
+    passed while the bug was there. It checks what the smallest program shows."""
+    from test_records import BUG, MEMBER
+
+    elsewhere = dataclasses.replace(MEMBER, path="jit", oracle="grads", program="def program(v0):\n    return (v0,)\n")
+    shown = dataclasses.replace(MEMBER, path="thunderfx", oracle="outputs", program=BUG.program, inputs=BUG.inputs)
+    record = dataclasses.replace(BUG, members=(elsewhere, shown))
+    case = bug_case(record)
+    assert (case.path, case.oracle) == ("thunderfx", "outputs")
+    assert bug_case(dataclasses.replace(record, members=(elsewhere,))).path == "jit"  # none shown: the first still

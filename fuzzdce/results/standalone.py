@@ -322,9 +322,12 @@ def placement_note(placement: str) -> list[str]:
 
 
 def bug_case(record: BugRecord, repro_text: str = "") -> Case:
-    """The case of a campaign's bug: its smallest program, the first of its members (``repro_text``:
-    its repro.py, where a guard call's inputs are)."""
-    member = min(record.members, key=member_order)
+    """The case of a campaign's bug: its smallest program, and the first of the members that program
+    shows (``repro_text``: its repro.py, where a guard call's inputs are). A bug joins members of other
+    programs too (one decision of a placement: a split on one op, a wrong gradient on four), and a
+    script of the smallest program checking one of those would pass while the bug is there."""
+    shown = [m for m in record.members if (m.program, m.inputs) == (record.program, record.inputs)]
+    member = min(shown or record.members, key=member_order)
     check, guards = check_of(member.oracle, member.fault), guard_source(repro_text)
     if check == Check.GUARDS and not guards:
         check = Check.RUNS
