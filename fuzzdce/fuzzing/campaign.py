@@ -344,10 +344,13 @@ class Campaign:
         interrupted: bool,
         memory: CampaignMemory | None = None,
         shrinker: Shrinker | None = None,
+        *,
+        same_lane: bool = False,
     ) -> None:
         """Fold in a lane's results (its findings, counts, whether it was interrupted, its
-        processes' memory, and its settled programs)."""
-        self.ledger.merge(store, stats)
+        processes' memory, and its settled programs). ``same_lane``: they are this lane's earlier
+        process's (``carry_on``), whose timeline this one continues."""
+        self.ledger.merge(store, stats, same_lane=same_lane)
         if shrinker is not None:
             self.shrinker.absorb(shrinker)
         self.interrupted |= interrupted
@@ -358,11 +361,7 @@ class Campaign:
         """Go on from this lane's earlier process, recycled: its findings, counts, timeline, memory
         and settled programs become this campaign's, so the causes it left wait here to be shrunk
         and the time plan counts them (``Shrinker.waiting_seconds``)."""
-        self.ledger.store.merge(store)
-        self.stats.merge(stats, same_lane=True)
-        if shrinker is not None:
-            self.shrinker.absorb(shrinker)
-        self.absorbed_memory.merge(memory)
+        self.absorb(store, stats, False, memory, shrinker, same_lane=True)
 
     def mark_interrupted(self) -> None:
         """Ctrl-C or SIGTERM reached whoever drives this campaign, or fuzzdce's own error stopped it:

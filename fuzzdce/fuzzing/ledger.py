@@ -223,10 +223,10 @@ class Ledger:
                 self.folder.write_record(bug)
                 written.add(bug.id)
 
-    def merge(self, store: FindingStore, stats: Stats) -> None:
-        """Fold in another lane's findings and counts."""
+    def merge(self, store: FindingStore, stats: Stats, *, same_lane: bool = False) -> None:
+        """Fold in another lane's findings and counts (``same_lane``: ``Stats.merge``'s)."""
         self.store.merge(store)
-        self.stats.merge(stats)
+        self.stats.merge(stats, same_lane=same_lane)
 
     def rewrite(self, *, remove_others: bool = True) -> None:
         """Rewrite every bug's reproducer and record and, with ``remove_others``, drop the folders
