@@ -123,7 +123,7 @@ def test_steering_weighs_opinfo_entries_as_catalog_entries():
 
     calls = {"fft": "torch.fft.fft", "cummin": "torch.cummin", "geqrf": "torch.geqrf", "cos": "torch.cos", "sin": "torch.sin"}
     assert rule_of_call("torch.fft.fft") == "torch.fft.fft" and rule_of_call("torch.cos") is None  # decomposed
-    entries = [Entry(name, call, ("float32",), ("sample",)) for name, call in calls.items()]
+    entries = [Entry(name, call, ("float32",), ("sample",), rule=rule_of_call(call)) for name, call in calls.items()]
     steering = Steering(SimpleNamespace(entries=entries))
 
     def drawn(name):
@@ -137,3 +137,41 @@ def test_steering_weighs_opinfo_entries_as_catalog_entries():
     weights = steering.weights().opinfos
     assert weights == {"fft": UNREACHED, "cummin": UNREACHED // 2, "geqrf": UNSEEN // 2, "cos": UNSEEN, "sin": NEW_RULES}
     assert Steering().weights().opinfos is None  # no source: the source's own weights
+
+
+def test_a_campaign_counts_programs_grad_rules_and_bugs_by_the_source_of_its_programs():
+    """Each program is counted under its source (an OpInfo step makes an OpInfo program, a model
+    block's steps a block program, else the catalog), with the rules its stock paths ran; merged
+    runs add up; the report gives each source's programs, rules (and those only it reached), and
+    bugs under their smallest program's source."""
+    from fuzzdce.fuzzing.ledger import Ledger
+    from fuzzdce.strategies.sources import BLOCK_PROGRAMS, CATALOG_PROGRAMS, OPINFO_PROGRAMS, source_of
+
+    assert source_of(["cos"]) == CATALOG_PROGRAMS and source_of(["cos", "opinfo:fft"]) == OPINFO_PROGRAMS
+    assert source_of(["opinfo:fft", "block:nanogpt.MLP/gelu"]) == BLOCK_PROGRAMS
+    ledger = Ledger(["stock"], log=lambda line: None)
+    cos = Program((TensorInput((2, 3)),), (Step("cos", "torch.cos({0})", (Ref(0),)),), (1,), seed=1)
+    fft = Program((TensorInput((2, 3)),), (Step("opinfo:torch.fft.fft", "torch.fft.fft({0}).abs()", (Ref(0),)),), (1,), seed=1)
+    for program in (cos, fft, fft):
+        ledger.count(program, evaluate_under(program, "stock", paths=["jit-grad"]))
+    stats = ledger.stats
+    assert stats.sources == {CATALOG_PROGRAMS: 1, OPINFO_PROGRAMS: 2}
+    assert stats.source_rules[(CATALOG_PROGRAMS, "prims.cos")] == 1
+    assert stats.source_rules[(OPINFO_PROGRAMS, "torch.fft.fft")] == 2
+    assert (CATALOG_PROGRAMS, "torch.fft.fft") not in stats.source_rules
+    by_source = {
+        CATALOG_PROGRAMS: {"programs": 1, "reached": {"prims.cos": 1}},
+        OPINFO_PROGRAMS: {"programs": 2, "reached": {"torch.fft.fft": 2, "prims.cos": 1}},
+    }
+    merged = merged_grad_rules([{"grad_rules": {"total": 9, "reached": {}, "by_source": by_source}}] * 2)
+    assert merged["by_source"][OPINFO_PROGRAMS] == {"programs": 4, "reached": {"torch.fft.fft": 4, "prims.cos": 2}}
+    from fuzzdce.core.vocabulary import Verdict
+    from fuzzdce.results.records import BugRecord
+
+    bug = BugRecord("b1", "k1", Verdict.SHARED, ("stock",), (), ops=("cos", "opinfo:torch.fft.fft"))
+    summary = RunSummary(op_counts={"cos": 1}, grad_rules={**merged, "reached": {"prims.cos": 3}}, bugs=(bug,))
+    assert (
+        "catalog programs: 2 programs, 1 rule (0 no other source reached), 0 bugs; "
+        "OpInfo programs: 4 programs, 2 rules (1 no other source reached), 1 bug"
+    ) in render(summary, None)
+    assert RunSummary.from_json(summary.to_json()).bugs[0].ops == bug.ops  # summary.json lists each bug's ops

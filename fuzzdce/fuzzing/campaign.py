@@ -315,6 +315,14 @@ class Campaign:
                 "total": len(grad_rule_ids()),
                 "reached": dict(s.grad_rules.most_common()),
                 "families": rule_families(),
+                # Per source of the programs (``strategies.sources``): programs, and rules they reached.
+                "by_source": {
+                    source: {
+                        "programs": n,
+                        "reached": {rule: k for (src, rule), k in s.source_rules.most_common() if src == source},
+                    }
+                    for source, n in s.sources.items()
+                },
             },
             # The OpInfo source programs drew steps from (ops reached by source: ``report.source_lines``).
             opinfo=s.opinfo,

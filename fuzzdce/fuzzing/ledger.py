@@ -23,6 +23,7 @@ from fuzzdce.fuzzing.driver import GenerationEnd
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.coverage import DceActivity
 from fuzzdce.running.evaluate import Evaluation, violations_of
+from fuzzdce.strategies.sources import source_of
 
 Log = Callable[[str], None]
 
@@ -63,6 +64,10 @@ class Stats:
     not_checked: Counter = field(default_factory=Counter)
     # Thunder's grad rule -> programs in which some path under stock ran it (``running.grad_rules``).
     grad_rules: Counter = field(default_factory=Counter)
+    # Source (``strategies.sources``: catalog programs, OpInfo programs, model blocks) -> programs,
+    # and (source, grad rule) -> programs of that source in which some path under stock ran it.
+    sources: Counter = field(default_factory=Counter)
+    source_rules: Counter = field(default_factory=Counter)
     # What the OpInfo source drawn from was (``opinfo.describe_source``): None when none was on.
     opinfo: dict | None = None
     # (placement, whether stock's compile served it) -> paths (``running.probes``).
@@ -103,6 +108,8 @@ class Stats:
         self.generation_ended += other.generation_ended
         self.not_checked.update(other.not_checked)
         self.grad_rules.update(other.grad_rules)
+        self.sources.update(other.sources)
+        self.source_rules.update(other.source_rules)
         self.opinfo = self.opinfo or other.opinfo
         self.compiles.update(other.compiles)
         self.compiled += other.compiled
@@ -195,7 +202,11 @@ class Ledger:
             if outcome.skipped:
                 self.stats.notes[(outcome.path, f"skipped: {outcome.skipped}")] += 1
         self.stats.dce.add(evaluations)
-        self.stats.grad_rules.update(set().union(*(o.grad_rules for o in stock.outcomes.values())))
+        rules = set().union(*(o.grad_rules for o in stock.outcomes.values()))
+        self.stats.grad_rules.update(rules)
+        source = source_of(program.ops)
+        self.stats.sources[source] += 1
+        self.stats.source_rules.update((source, rule) for rule in rules)
         for name, evaluation in evaluations.items():
             self.stats.occurrences.update((name, v.path, v.oracle) for v in evaluation.violations)
             for outcome in evaluation.outcomes.values():

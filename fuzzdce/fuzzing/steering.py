@@ -27,7 +27,6 @@ from hypothesis import event, target
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program
 from fuzzdce.running.coverage import program_activity
-from fuzzdce.running.grad_rules import rule_of_call
 from fuzzdce.strategies import CATALOG
 from fuzzdce.strategies.opinfo import OpInfoSource
 from fuzzdce.strategies.programs import INPUT_DOMAINS, INPUT_DTYPES, Weights
@@ -41,7 +40,7 @@ ACTIVE = 4 * UNSEEN
 # Weight of an entry every one of whose evaluated programs reached a grad rule not reached before (in
 # proportion for fewer): Thunder's code not yet run is what generation should favour next.
 NEW_RULES = 2 * UNSEEN
-# Weight of an OpInfo whose op's own grad rule (``grad_rules.rule_of_call``) no program has run yet:
+# Weight of an OpInfo whose op's own grad rule (``opinfo.Entry.rule``) no program has run yet:
 # the rules never reached are what the steering is for, so they come before what is merely unseen.
 UNREACHED = 2 * UNSEEN
 
@@ -57,7 +56,7 @@ class Steering:
         self.opinfos = opinfos  # the OpInfo source programs draw steps from, if any
         # OpInfo entry -> the grad rule Thunder has for the symbol its call maps to (None: unknown,
         # differentiated through its decomposition): where steering finds the rules never reached.
-        self.entry_rules = {e.name: rule_of_call(e.call) for e in opinfos.entries} if opinfos is not None else {}
+        self.entry_rules = {e.name: e.rule for e in opinfos.entries} if opinfos is not None else {}
         self.ops: Counter = Counter()
         self.dtypes: Counter = Counter()
         self.domains: Counter = Counter()

@@ -261,13 +261,22 @@ def merged_grad_rules(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
         return None
     reached: Counter = Counter()
     families: dict[str, set[str]] = {}
+    programs: Counter = Counter()
+    by_source: dict[str, Counter] = {}
     for entry in known:
         reached.update(entry.get("reached", {}))
         for family, rules in entry.get("families", {}).items():
             families.setdefault(family, set()).update(rules)
+        for source, part in entry.get("by_source", {}).items():
+            programs[source] += part.get("programs", 0)
+            by_source.setdefault(source, Counter()).update(part.get("reached", {}))
     merged = {"total": max(e.get("total", 0) for e in known), "reached": dict(reached.most_common())}
     if families:
         merged["families"] = {family: sorted(rules) for family, rules in sorted(families.items())}
+    if programs:
+        merged["by_source"] = {
+            source: {"programs": n, "reached": dict(by_source[source].most_common())} for source, n in programs.items()
+        }
     return merged
 
 

@@ -297,7 +297,7 @@ class BugRecord:
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
         "id", "key", "verdict", "placements", "placement", "paths", "oracles", "message", "count",
-        "first_seen_seconds", "n_ops", "n_inputs", "known", "upstream", "confirmed",
+        "first_seen_seconds", "n_ops", "n_inputs", "ops", "known", "upstream", "confirmed",
     )  # fmt: skip
 
     @classmethod

@@ -21,6 +21,7 @@ from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line, family_lines
+from fuzzdce.running.grad_rules import source_lines as grad_source_lines
 from fuzzdce.running.path_running import GUARD_NOTE
 from fuzzdce.strategies.model_blocks import dropped_lines, reached_part
 from fuzzdce.strategies.opinfo import source_lines
@@ -158,6 +159,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
     grad_line = coverage_line(summary.grad_rules)
     if grad_line:
         out += [grad_line, *family_lines(summary.grad_rules)]
+        out += grad_source_lines(summary.grad_rules, (b.ops for b in summary.bugs))
     if summary.dropped_steps:
         out.append(f"steps drawn but dropped (no operand fitted, or torch rejected them): {sum(summary.dropped_steps.values())}")
     varied = [n for n in summary.notes if n["note"].startswith(GUARD_NOTE)]

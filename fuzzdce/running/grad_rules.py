@@ -15,30 +15,15 @@ keys: "grad rules reached: N of M" in the report (``summary.json``'s ``grad_rule
 from __future__ import annotations
 
 import contextlib
-import functools
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from fuzzdce.core.grad_rule_names import grad_rule_ids, rule_name, rule_of_call  # noqa: F401 - the map's names, here too
 from fuzzdce.core.model import Outcome
 from fuzzdce.running.placements import patch_everywhere
 from fuzzdce.running.probes import in_shadow
-
-
-def rule_name(sym_id: Any) -> str:
-    """A symbol id as a rule's name: ``PrimIDs.COS`` -> ``prims.cos``; a string id (``torch.gelu``) as it is."""
-    name = getattr(sym_id, "name", None)
-    if name is not None and type(sym_id).__name__ == "PrimIDs":
-        return f"prims.{name.lower()}"
-    return str(sym_id)
-
-
-@functools.cache
-def grad_rule_ids() -> frozenset[str]:
-    """Every grad rule this Thunder registers: the ids of ``_grad_fn_map`` and of the VJP rules."""
-    from thunder.core import transforms
-
-    return frozenset(rule_name(i) for i in (*transforms._grad_fn_map, *transforms.augmented_forward_impls))
-
+from fuzzdce.strategies.sources import SOURCES, source_of
 
 AUTOMATIC = "automatic registration"  # a torch op Thunder has no symbol of its own for: torch's autograd is its rule
 
@@ -78,25 +63,6 @@ def rule_families() -> dict[str, list[str]]:
         family = namespace(rule) + (f" ({AUTOMATIC})" if rule in automatic else "")
         families.setdefault(family, []).append(rule)
     return families
-
-
-def rule_of_call(dotted: str) -> str | None:
-    """The grad rule Thunder has for the symbol it maps a torch callable to (``torch.Tensor.arcsin``
-    -> ``torch.arcsin``), or None: a callable Thunder maps to no symbol, or to one it differentiates
-    through its decomposition (whose prims' rules a program reaches instead)."""
-    import operator  # noqa: PLC0415
-
-    import torch  # noqa: PLC0415
-    from thunder.torch import _torch_to_thunder_function_map  # noqa: PLC0415
-
-    try:
-        function = operator.getitem if dotted == "operator.getitem" else eval(dotted, {"torch": torch})  # noqa: S307 - a dotted torch name
-        symbol = _torch_to_thunder_function_map.get(function)
-    except Exception:  # a name this torch does not have, or an unhashable callable: no rule known
-        return None
-    sym_id = getattr(symbol, "id", None)  # a few map to a plain function: no symbol, no rule
-    rule = rule_name(sym_id) if sym_id is not None else None
-    return rule if rule in grad_rule_ids() else None
 
 
 @contextlib.contextmanager
@@ -152,3 +118,24 @@ def family_lines(data: Mapping[str, Any] | None, shown: int = 8) -> list[str]:
         listed = ", ".join(never[:shown]) + (f", ... ({len(never) - shown} more)" if len(never) > shown else "")
         lines.append(f"  {family}: {len(rules) - len(never)} of {len(rules)}" + (f"; never: {listed}" if never else ""))
     return lines
+
+
+def source_lines(data: Mapping[str, Any] | None, bug_ops: Iterable[Iterable[str]] = ()) -> list[str]:
+    """Per source of the programs (``strategies.sources``: catalog programs, OpInfo programs, model
+    blocks), its programs, the grad rules they reached (and of those, the ones no other source's
+    programs reached) and its bugs, each bug counted under its smallest program's source (``bug_ops``:
+    each bug's smallest program's ops). Empty where the campaign recorded no sources."""
+    by_source = (data or {}).get("by_source") or {}
+    if not by_source:
+        return []
+    bugs = Counter(source_of(ops) for ops in bug_ops)
+    parts = []
+    for source in sorted(by_source, key=lambda s: SOURCES.index(s) if s in SOURCES else len(SOURCES)):
+        reached = set(by_source[source].get("reached", {}))
+        others = set().union(*(set(part.get("reached", {})) for other, part in by_source.items() if other != source))
+        programs, n_bugs = by_source[source].get("programs", 0), bugs.get(source, 0)
+        parts.append(
+            f"{source}: {programs} program{'s' * (programs != 1)}, {len(reached)} rule{'s' * (len(reached) != 1)} "
+            f"({len(reached - others)} no other source reached), {n_bugs} bug{'s' * (n_bugs != 1)}"
+        )
+    return ["grad rules and bugs by source (a bug under its smallest program's): " + "; ".join(parts)]

@@ -78,6 +78,8 @@ INDEX_RANGE = 255
 INPUT_DTYPES = ("float32", "float64", "int64", "bool", "int32", "float16", "bfloat16")
 # Input value domains in ``Domain``'s order: the first is the one everything shrinks to.
 INPUT_DOMAINS = tuple(Domain)
+# The share of OpInfo steps drawn in a floating dtype where the OpInfo has others too (``opinfo_dtypes``).
+GRAD_DTYPE_SHARE = 0.75
 MAX_TUPLE = 6  # ops returning more values than this (unbind of a long dim) are not added
 # A program holding OpInfo steps holds 1 to this many (shrinking to 1): each is a Thunder symbol (or
 # an automatically registered torch op) with its own grad rule, so a compile tests several.
@@ -379,13 +381,26 @@ class OpInfoPlan:
         return {self.first + k: made(spec) for k, spec in enumerate(self.leaves)}
 
 
+def opinfo_dtypes(dtypes: Sequence[str]) -> st.SearchStrategy[str]:
+    """One of an OpInfo's ``dtypes``: a floating one in ``GRAD_DTYPE_SHARE`` of draws where it has
+    both kinds, shrinking to its first (``INPUT_DTYPES``' order). Only a floating tensor requires
+    grad, and a grad rule runs only where one does: drawn evenly, an op supporting every dtype
+    fuzzdce draws had 3 samples in 7 that could reach no grad rule. Integer and boolean samples
+    stay: they test the forward."""
+    floating = [d for d in dtypes if DTYPES[d].is_floating_point]
+    if not floating or len(floating) == len(dtypes):
+        return choose(dtypes)
+    others = [d for d in dtypes if d not in floating]
+    return chance(1 - GRAD_DTYPE_SHARE).flatmap(lambda other: choose(others if other else floating))
+
+
 @st.composite
 def opinfo_plans(draw, opinfos: OpInfoSource, first: int, weights: Mapping[str, int] | None = None):
     """An OpInfo (by ``weights``, else the source's: one calling an op no catalog entry calls
     ``BEYOND_CATALOG`` times likelier), a dtype it supports, a kind of inputs it has, one of those
     samples, and per tensor of it whether it requires grad and, where its values are drawn, its layout."""
     entry = draw(weighted(opinfos.entries, opinfos.weights if weights is None else weights, key=lambda e: e.name))
-    dtype = draw(choose(entry.dtypes))
+    dtype = draw(opinfo_dtypes(entry.dtypes))
     kind = draw(choose(entry.kinds))
     samples = opinfos.samples(entry, dtype, kind)
     pick = draw(index_choice())
