@@ -39,10 +39,12 @@ def fuzz_test(
     *,
     timeout: float = 60.0,
     evaluator: Evaluator | None = None,
+    opinfo_rate: float | None = None,
 ):
     """A pytest test function fuzzing ``placements`` on ``paths`` under the loaded Hypothesis settings.
 
     ``evaluator`` replaces the in-process evaluation (tests of fuzzdce itself use a stand-in).
+    ``opinfo_rate``: the share of programs holding OpInfo steps (``--opinfo-rate``; None: the default).
     """
     for name in placements:
         resolve(name)  # a bad name fails at collection, clearly
@@ -50,7 +52,8 @@ def fuzz_test(
     def test_fuzzdce(request) -> None:
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
-        config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False)
+        rate = {} if opinfo_rate is None else {"opinfo_rate": opinfo_rate}
+        config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False, **rate)
         try:
             config.scope.check_runnable()
         except UsageError as e:  # a CUDA path on a machine without CUDA: not run, and said so, never a pass

@@ -97,5 +97,13 @@ def test_dev_installs_from_the_constraints_file():
     assert not any("==" in d for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
 
 
+def test_dev_fuzz_starts_fuzzdce_as_a_process_of_its_own():
+    """``--time-budget`` counts from the fuzzdce process's start (``time_plan.process_started_at``):
+    exec'd from ./dev, that process is the script's, and ``./dev fuzz --time-budget 60`` on a fresh
+    machine spent its whole budget building the venv (0 programs)."""
+    fuzz = next(line for line in (ROOT / "dev").read_text().splitlines() if line.strip().startswith("fuzz)"))
+    assert '"$VENV/bin/fuzzdce" run "$@"' in fuzz and "exec" not in fuzz.split(";")[1]
+
+
 # Every test here starts processes, services or whole campaigns (./dev test -m "not slow" leaves them out).
 pytestmark = pytest.mark.slow
