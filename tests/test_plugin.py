@@ -141,7 +141,7 @@ def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp
         test_dce="""
         from fuzzdce.testing import fuzz_test
 
-        test_symcall = fuzz_test(placements=["stock", "symcall"], paths=["thunderfx"])
+        test_symcall = fuzz_test(placements=["stock", "symcall"], paths=["thunderfx"], opinfo_rate=0.0)
         """
     )
     result = pytester.runpytest_subprocess(
