@@ -67,6 +67,7 @@ class OnePath:
         self.path, self.budget = path, budget
         self.stock = resolve("stock")
         self.seen: set[Program] = set()
+        self.outcomes: dict[Program, object] = {}  # each distinct program's outcome on the path
         self.drawn_again = 0
         self.rules: Counter = Counter()
         self.driver: HypothesisDriver | None = None
@@ -79,6 +80,7 @@ class OnePath:
             return
         outcome = run_path(self.path, program, self.stock, timeout=60.0)
         self.seen.add(program)
+        self.outcomes[program] = outcome
         self.rules.update(set(outcome.grad_rules))
         if self.driver is not None and self.driver.steering is not None:
             self.driver.steering.observe(program, {STOCK: SimpleNamespace(outcomes={self.path: outcome}, invalid=False)})

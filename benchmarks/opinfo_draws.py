@@ -37,28 +37,11 @@ from fuzzdce.core.program import DTYPES, Program
 from fuzzdce.fuzzing.config import DriverSettings
 from fuzzdce.fuzzing.driver import HypothesisDriver
 from fuzzdce.running.grad_rules import AUTOMATIC, grad_rule_ids, rule_families
-from fuzzdce.running.path_running import run_path
 from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE, source
 from fuzzdce.strategies.programs import INPUT_DTYPES
 from fuzzdce.strategies.spec import choose
 
 ARMS = ("before", "after")
-
-
-class Diagnosed(OnePath):
-    """``OnePath``, keeping each program's outcome: what the reasons are read from."""
-
-    def __init__(self, path: str, budget: int) -> None:
-        super().__init__(path, budget)
-        self.outcomes: dict[Program, object] = {}
-
-    def examine(self, program, choices, weights) -> None:
-        if program in self.seen or len(self.seen) >= self.budget:
-            return super().examine(program, choices, weights)
-        outcome = run_path(self.path, program, self.stock, timeout=60.0)
-        self.seen.add(program)
-        self.outcomes[program] = outcome
-        self.rules.update(set(outcome.grad_rules))
 
 
 def read_inputs(program: Program, step: int) -> set[int]:
@@ -76,7 +59,7 @@ def read_inputs(program: Program, step: int) -> set[int]:
     return {i for i in seen if i < len(program.inputs)}
 
 
-def why_not_reached(host: Diagnosed) -> Counter:
+def why_not_reached(host: OnePath) -> Counter:
     """Of the OpInfo steps with a rule of their own: reached, or why not."""
     rule_of = {e.op: e.rule for e in source(INPUT_DTYPES).entries}
     reasons: Counter = Counter()
@@ -104,8 +87,8 @@ def arm_patches(arm: str, stack: ExitStack) -> None:
         stack.enter_context(mock.patch.object(sys.modules["fuzzdce.strategies.programs"], "opinfo_dtypes", choose))
 
 
-def measure(arm: str, programs: int, seed_value: int, path: str, opinfo_rate: float) -> tuple[Diagnosed, float]:
-    host = Diagnosed(path, programs)
+def measure(arm: str, programs: int, seed_value: int, path: str, opinfo_rate: float) -> tuple[OnePath, float]:
+    host = OnePath(path, programs)
     options = DriverSettings(hypothesis=settings(database=None), max_examples=programs, seed=seed_value, opinfo_rate=opinfo_rate)
     host.driver = HypothesisDriver(host, options)
     start = time.perf_counter()

@@ -28,6 +28,7 @@ from fuzzdce.results.store import DEFAULT_FINDINGS_DIR
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.placements import DEFAULT_PLACEMENTS, resolve
+from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
 # The exit code of a session a harness error stopped: fuzzdce run's (and pytest's own for an internal error).
 HARNESS_EXIT = 3
@@ -39,12 +40,12 @@ def fuzz_test(
     *,
     timeout: float = 60.0,
     evaluator: Evaluator | None = None,
-    opinfo_rate: float | None = None,
+    opinfo_rate: float = DEFAULT_OPINFO_RATE,
 ):
     """A pytest test function fuzzing ``placements`` on ``paths`` under the loaded Hypothesis settings.
 
     ``evaluator`` replaces the in-process evaluation (tests of fuzzdce itself use a stand-in).
-    ``opinfo_rate``: the share of programs holding OpInfo steps (``--opinfo-rate``; None: the default).
+    ``opinfo_rate``: the share of programs holding OpInfo steps (``--opinfo-rate``).
     """
     for name in placements:
         resolve(name)  # a bad name fails at collection, clearly
@@ -52,8 +53,9 @@ def fuzz_test(
     def test_fuzzdce(request) -> None:
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
-        rate = {} if opinfo_rate is None else {"opinfo_rate": opinfo_rate}
-        config = CampaignConfig.of(placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False, **rate)
+        config = CampaignConfig.of(
+            placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False, opinfo_rate=opinfo_rate
+        )
         try:
             config.scope.check_runnable()
         except UsageError as e:  # a CUDA path on a machine without CUDA: not run, and said so, never a pass

@@ -117,8 +117,8 @@ def test_steering_weighs_opinfo_entries_as_catalog_entries():
     programs reached a new grad rule more than one drawn as often that reached none."""
     from types import SimpleNamespace
 
+    from fuzzdce.core.grad_rule_names import rule_of_call
     from fuzzdce.fuzzing.steering import NEW_RULES, UNREACHED, UNSEEN, Steering
-    from fuzzdce.running.grad_rules import rule_of_call
     from fuzzdce.strategies.opinfo import Entry
 
     calls = {"fft": "torch.fft.fft", "cummin": "torch.cummin", "geqrf": "torch.geqrf", "cos": "torch.cos", "sin": "torch.sin"}

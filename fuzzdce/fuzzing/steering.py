@@ -54,9 +54,6 @@ class Steering:
 
     def __init__(self, opinfos: OpInfoSource | None = None) -> None:
         self.opinfos = opinfos  # the OpInfo source programs draw steps from, if any
-        # OpInfo entry -> the grad rule Thunder has for the symbol its call maps to (None: unknown,
-        # differentiated through its decomposition): where steering finds the rules never reached.
-        self.entry_rules = {e.name: e.rule for e in opinfos.entries} if opinfos is not None else {}
         self.ops: Counter = Counter()
         self.dtypes: Counter = Counter()
         self.domains: Counter = Counter()
@@ -86,7 +83,7 @@ class Steering:
             by_op = self.steered(entry.op for entry in self.opinfos.entries)
             opinfo_weights = {}
             for entry in self.opinfos.entries:
-                rule, drawn = self.entry_rules.get(entry.name), self.ops[entry.op]
+                rule, drawn = entry.rule, self.ops[entry.op]
                 unreached = rule is not None and rule not in self.rules
                 # A rule no program ran weighs most, less each time its entry is drawn and it is
                 # still not run (a sample that never differentiates, a path failing before).

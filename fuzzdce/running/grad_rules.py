@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from fuzzdce.core.grad_rule_names import grad_rule_ids, rule_name, rule_of_call  # noqa: F401 - the map's names, here too
+from fuzzdce.core.grad_rule_names import grad_rule_ids, rule_name
 from fuzzdce.core.model import Outcome
 from fuzzdce.running.placements import patch_everywhere
 from fuzzdce.running.probes import in_shadow
