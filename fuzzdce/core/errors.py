@@ -24,6 +24,15 @@ class CompileTimeout(BaseException):
     """
 
 
+class OutOfTime(BaseException):
+    """A job was cut at the end of the campaign's time budget (``Evaluator.deadline``): it says
+    nothing of the program, so nothing is judged of it, and the campaign writes what it found.
+
+    A ``BaseException`` for the reason ``HarnessError`` is one: Hypothesis must not take it for a
+    finding and shrink it.
+    """
+
+
 class HarnessError(BaseException):
     """fuzzdce's own code failed (or was called with arguments it does not take): not a Thunder bug.
 

@@ -22,7 +22,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from fuzzdce.core.errors import HarnessError, harness_message, unexpected_exception
+from fuzzdce.core.errors import HarnessError, OutOfTime, harness_message, unexpected_exception
 from fuzzdce.core.findings import Finding, FindingStore
 from fuzzdce.core.model import STOCK, Placement
 from fuzzdce.core.program import Program
@@ -127,6 +127,9 @@ class Campaign:
         )
         # --time-budget is the campaign's wall time, split among its phases (time_plan.TimePlan).
         self.plan = TimePlan(settings.time_budget, self.epoch)
+        # No job runs past the budget's end: phases end between jobs, and a job started near one's
+        # end ran up to its own limit (60 s) past the whole budget. (A stand-in evaluator ignores it.)
+        self.evaluator.deadline = self.plan.end(Phase.WRITING)
         self.phases = PhaseClock(self.ledger.stats.phases)
         self.ledger.shrink_baseline = settings.shrinking.shrink_baseline
         self.max_examples = settings.generation.max_examples
@@ -134,6 +137,7 @@ class Campaign:
         self.distinct_programs: set[Program] = set()  # those programs, each once
         self.driver = HypothesisDriver(self, settings.generation, run_round=run_round)
         self.interrupted = False
+        self.spent = False  # a job was cut at the time budget's end (``OutOfTime``): nothing more runs
         self.started = time.monotonic()
         self.shrinker = Shrinker(self)
 
@@ -229,7 +233,11 @@ class Campaign:
         before is not evaluated again (programs are deterministic)."""
         if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
-        evaluations = self.evaluate_everywhere(program)
+        try:
+            evaluations = self.evaluate_everywhere(program)
+        except OutOfTime as e:  # not counted: generation's time is over, and the driver ends it
+            self.out_of_time(e)
+            return []
         self.full_evaluations += 1
         self.distinct_programs.add(program)
         self.ledger.count(program, evaluations)
@@ -385,6 +393,7 @@ class Campaign:
         self.started = time.monotonic()
         self.epoch = self.settings.started_at or time.time()
         self.plan = TimePlan(self.settings.time_budget, self.epoch)
+        self.evaluator.deadline = self.plan.end(Phase.WRITING)
         chosen_ops = self.settings.ops
         ops = f"ops {', '.join(chosen_ops)}; " if chosen_ops else ""
         self.log(
@@ -409,9 +418,13 @@ class Campaign:
                 self.log(
                     f"{self.progress_line()} -- generation ended ({self.driver.ended}); shrinking {len(self.store.causes())} causes"
                 )
-                self.shrink_causes()
-                with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
-                    self.shrinker.settle_rest()
+                try:
+                    self.shrink_causes()
+                    with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
+                        self.shrinker.settle_rest()
+                except OutOfTime as e:
+                    self.out_of_time(e)
+                    self.shrinker.mark_cut_short()
             if self.recycled:
                 self.log(
                     f"{self.ledger.progress_line()} -- recycled after round {self.driver.rounds}: "
@@ -437,11 +450,14 @@ class Campaign:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
-            if self.settings.output.confirm and not self.interrupted:
+            if self.settings.output.confirm and not self.interrupted and not self.spent:
                 self.log(f"fuzzdce: joining {len(self.store.causes())} causes: each minimal program on every path")
-                self.join()
-                with self.phases.timed(Phase.CONFIRMING):
-                    self.shrinker.confirm(self.ledger.bugs())
+                try:
+                    self.join()
+                    with self.phases.timed(Phase.CONFIRMING):
+                        self.shrinker.confirm(self.ledger.bugs())
+                except OutOfTime as e:
+                    self.out_of_time(e)
             with self.phases.timed(Phase.WRITING):
                 self.ledger.rewrite(remove_others=self.settings.output.owns_findings)
         except KeyboardInterrupt:
@@ -454,6 +470,12 @@ class Campaign:
             self.sample()
             self.write_summary()
         self.log(f"fuzzdce: {self.ledger.progress_line()}; finished in {self.stats.wall_seconds:.0f} s")
+
+    def out_of_time(self, cut: OutOfTime) -> None:
+        """A job was cut at the time budget's end: no more jobs run, and what was found is written."""
+        if not self.spent:
+            self.log(f"fuzzdce: out of time: {cut}; nothing more is run, and what was found is written")
+        self.spent = True
 
     def evaluate(self, program: Program, placements: list[Placement], paths: list[str], **options):
         """``program`` on ``paths`` under ``placements`` and the reference (``options``: the

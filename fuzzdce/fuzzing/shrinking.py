@@ -302,14 +302,17 @@ class Shrinker:
     def join(self) -> None:
         """Shrink what no one did (time allowing), settle every cause's smallest program, bisect the
         causes no shrink bisected, then join each cause to the causes its settled programs show."""
-        with self.campaign.phases.timed(Phase.SHRINKING):
-            self.shrink_all()
-        self.settle_rest()
-        for key, _ in self.ordered_causes():  # the first cause of each bug first
-            if self.campaign.driver.stopped or self.campaign.plan.over(Phase.JOINING):
-                break
-            self.decide(key)
-        self.link()
+        try:
+            with self.campaign.phases.timed(Phase.SHRINKING):
+                self.shrink_all()
+            self.settle_rest()
+            for key, _ in self.ordered_causes():  # the first cause of each bug first
+                if self.campaign.driver.stopped or self.campaign.plan.over(Phase.JOINING):
+                    break
+                self.decide(key)
+        finally:  # what was settled is joined, even where a job was cut at the budget's end (``OutOfTime``)
+            self.mark_cut_short()
+            self.link()
 
     # --- deciding ----------------------------------------------------------------------------------
 
@@ -342,8 +345,12 @@ class Shrinker:
             smallest = members[0]
             if smallest.program not in self.shown and not self.shown_by_a_settled_program(members):
                 self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=bool(smallest.shrunk))
-        for members in self.store.causes().values():  # no time was left to shrink these
-            if campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
+        self.mark_cut_short()
+
+    def mark_cut_short(self) -> None:
+        """Mark the causes of failing verdicts no shrink finished: no time was left to shrink them."""
+        for members in self.store.causes().values():
+            if self.campaign.ledger.fails(members[0].verdict) and members[0].shrunk is None:
                 members[0].shrunk = False
 
     def link(self) -> None:

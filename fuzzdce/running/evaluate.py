@@ -15,11 +15,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.errors import DeviceLost, HarnessError, harness_message, unexpected_exception
+from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_message, unexpected_exception
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
@@ -336,6 +337,13 @@ def job_key(job: Job) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
+def timed_out(result) -> bool:
+    """Did a job's result (a ``JobFailure``, or an outcome carrying one) run past its time limit?"""
+    outcome = result.outcome if isinstance(result, PathResult) else result
+    failure = outcome if isinstance(outcome, JobFailure) else getattr(outcome, "failure", None)
+    return failure is not None and failure.kind == FailureKind.TIMEOUT
+
+
 def cached_copy(result):
     """What the cache keeps of a job's result: outcomes without tensors, traces printed only when
     there are violations (``portable``)."""
@@ -357,12 +365,17 @@ class Evaluator:
         self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``probes``)
         self.cache: dict[str, object] | None = {} if cache else None
         self.jobs_run = 0  # jobs run, not answered from the cache
+        # ``time.time()`` past which no job runs (a campaign's time budget's end; None: none): a job
+        # is given no more than the time left, and one cut short by it raises ``OutOfTime``, where
+        # its own limit would have made it a ``timeout`` finding.
+        self.deadline: float | None = None
 
     def run_cached(self, job: Job, use_cache: bool):
         """``run_job(job)``, or its cached result; a harness error stops the campaign either way."""
         key = job_key(job) if self.cache is not None and use_cache else None
         if key is not None and key in self.cache:
             return self.cache[key]
+        job, cut_to = self.within_deadline(job)
         try:
             result = self.run_job(job)
         except DeviceLost as e:
@@ -378,9 +391,25 @@ class Evaluator:
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
         stop_on_harness_error(result)
-        if key is not None and not (job.shares and isinstance(result, JobFailure)):  # asked again without probing
+        if cut_to is not None and timed_out(result):
+            raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {cut_to:.1f} s")
+        # A job asked again without probing, or one given less time than its own limit (its
+        # reference may have been the one cut), is not kept.
+        if key is not None and cut_to is None and not (job.shares and isinstance(result, JobFailure)):
             self.cache[key] = cached_copy(result)
         return result
+
+    def within_deadline(self, job: Job) -> tuple[Job, float | None]:
+        """``job`` with its time limit cut to the time left before ``deadline``, and the seconds it
+        was cut to (None where its own limit ends first); ``OutOfTime`` where no time is left."""
+        if self.deadline is None:
+            return job, None
+        left = self.deadline - time.time()
+        if left <= 0:
+            raise OutOfTime("the time budget is spent")
+        if job.timeout is not None and job.timeout <= left:
+            return job, None
+        return dataclasses.replace(job, timeout=left), left
 
     def __call__(
         self,
