@@ -63,13 +63,16 @@ def test_a_fuzzdce_program_reads_back_exactly():
             TensorInput((2, 3), domain=Domain.POSITIVE),
             TensorInput((3, 2), "float64", transposed=True),
             TensorInput((2, 3), view_of=0),
+            TensorInput((), "float16", requires_grad=False),  # never requires grad: read back so
+            TensorInput((2,), requires_grad=False, values=(0.5, -1.0)),
         ),
         (
             Step("log", "torch.log({0})", (Ref(0),)),
             Step("split", "torch.split({0}, 1)", (Ref(1),), n_out=3),
             Step("add", "{0} + {1}", (Ref(3), Ref(2))),
+            Step("mul", "{0} * {1}", (Ref(5), Ref(4))),
         ),
-        (6, 4),
+        (6, 4, 7),
         seed=7,
     )
     source = original.source() + "\n" + original.inputs_source()

@@ -463,10 +463,15 @@ def input_expression(spec: Input) -> str:
     return _input_expression(spec)
 
 
+# What a floating input drawn not to require grad says on its line of ``make_inputs``: a reader of
+# the script is told, and ``program_source`` reads it back so.
+NEVER_REQUIRES_GRAD = "# never requires grad"
+
+
 def _grad_note(spec: Input) -> str:
     """A comment on a floating input drawn not to require grad, which a grad call leaves so."""
     floating = isinstance(spec, TensorInput) and spec.dtype.startswith(("float", "bfloat"))
-    return "  # never requires grad" if floating and not spec.requires_grad and spec.view_of is None else ""
+    return f"  {NEVER_REQUIRES_GRAD}" if floating and not spec.requires_grad and spec.view_of is None else ""
 
 
 def _input_expression(spec: Input) -> str:

@@ -29,6 +29,7 @@ import torch
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.program import (
     DTYPES,
+    NEVER_REQUIRES_GRAD,
     Domain,
     Input,
     NumberInput,
@@ -290,6 +291,7 @@ def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Inp
     values (drawn at an op's edges) draws nothing more: each later drawn one keeps its values too,
     or its draws would shift."""
     function = parse_function(source, "make_inputs")
+    lines = source.splitlines()
     seed = 0
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed" and node.args:
@@ -308,7 +310,7 @@ def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Inp
     specs: list[Input] = []
     drifted = False  # an earlier input drew from ``g`` and is read back as its values: later draws shift
     for i, (element, value) in enumerate(zip(elements, made)):
-        spec = _exact_spec(element, value, i, exact)
+        spec = _exact_spec(element, value, i, exact, requires_grad=not never_requires_grad(element, lines))
         draws = element is not None and any(isinstance(n, ast.Name) and n.id == "g" for n in ast.walk(element))
         if exact and draws:
             if drifted and isinstance(value, torch.Tensor) and isinstance(spec, TensorInput) and spec.view_of is None:
@@ -318,9 +320,18 @@ def inputs_of_make_inputs(source: str, *, exact: bool = True) -> tuple[tuple[Inp
     return tuple(specs), seed
 
 
-def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = True) -> Input:
+def never_requires_grad(element: ast.expr | None, lines: list[str]) -> bool:
+    """Is ``element`` an input fuzzdce wrote as never requiring grad (``program.NEVER_REQUIRES_GRAD``
+    on its line)? Read as requiring it, a program failing only without grad (thunderfx splitting a
+    plain call) passed when read back. A user's own line says nothing: its input may require grad."""
+    if element is None or element.end_lineno is None or element.end_lineno > len(lines):
+        return False
+    return NEVER_REQUIRES_GRAD in lines[element.end_lineno - 1]
+
+
+def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = True, requires_grad: bool = True) -> Input:
     """The spec whose ``input_expression`` is ``element``'s text, else ``input_spec(value)`` (its
-    values kept with ``exact``)."""
+    values kept with ``exact``); ``requires_grad``: whether it requires grad in the grad call."""
     if element is None or not isinstance(value, torch.Tensor) or value.dtype not in DTYPE_NAMES:
         return input_spec(value, f"input {index}", exact=exact)
     text = ast.dump(element)
@@ -331,10 +342,11 @@ def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = 
     for domain in Domain:
         for transposed in (False, True):
             for strided in (False, True):
-                spec = TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], transposed, domain, strided)
+                spec = TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], transposed, domain, strided, requires_grad=requires_grad)
                 if ast.dump(ast.parse(input_expression(spec), mode="eval").body) == text:
                     return spec
-    return input_spec(value, f"input {index}", exact=exact)
+    spec = input_spec(value, f"input {index}", exact=exact)
+    return dataclasses.replace(spec, requires_grad=requires_grad)
 
 
 # --- a step's expression, read and rewritten -------------------------------------------------------
