@@ -70,7 +70,7 @@ def test_the_seeds_program_names_the_raise_on_add_and_not_the_ne_removal(evaluat
     assert failure.oracle == "splits"
     assert culprit is not None and culprit.kind == "raise", found
     assert culprit.error_type == "KeyError" and culprit.before.startswith("t1 = ltorch.add(t0, t1")
-    assert culprit.malformation_kinds == ("output name is also an input",)
+    assert culprit.malformation_kinds == (decisions.REUSES_A_NAME,)
     assert culprit.error_frame == "thunder/core/transform_common.py:dce"
     assert found.alone and found.without
     (other,) = found.others
@@ -250,7 +250,14 @@ def test_a_decision_survives_the_bug_record_and_is_said_in_its_report(tmp_path):
 def test_malformations_name_what_is_wrong_with_a_bound_symbol():
     t0, t1, t2 = Name("t0"), Name("t1"), Name("t2")
     clash = Node("add", (t0, t1), (t1,), subsymbols=(Node("add", (t0, t1), (t1,)),))
-    assert decisions.malformations(clash) == ((decisions.OUTPUT_IS_INPUT, "output name t1 is also an input"),)
+    assert decisions.malformations(clash) == ((decisions.REUSES_A_NAME, "output name t1 is also an input (and 1 more)"),)
+    # The same clash inside the decomposition (the splitter's names, an upcast under exp): one kind.
+    inner = Node("exp", (t0,), (t2,), subsymbols=(Node("convert", (t0,), (t0,)), Node("exp", (t0,), (t1,)), Node("convert", (t1,), (t2,))))
+    assert decisions.malformations(inner) == ((decisions.REUSES_A_NAME, "subsymbol `t0 = convert(t0)` defines t0, also its input"),)
+    redefined = Node("mul", (t0,), (t2,), subsymbols=(Node("neg", (t0,), (t1,)), Node("mul", (t1, t1), (t1,), subsymbols=(Node("neg", (t1,), (t0,)),))))
+    assert decisions.malformations(redefined) == (
+        (decisions.REUSES_A_NAME, "subsymbol `t1 = mul(t1, t1)` defines t1, also its input (and 1 more)"),
+    )  # the more: `t0 = neg(t1)`, a level down, defines the argument t0 again
     unknown = Node("mul", (t0,), (t1,), subsymbols=(Node("mul", (t0, t2), (t1,)),))
     assert decisions.malformations(unknown) == (
         (decisions.READS_UNDEFINED, "a subsymbol reads t2, which nothing before it defines"),

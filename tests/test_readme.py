@@ -43,7 +43,7 @@ RAISE = Edit(
     error_message="'t1'",
     error_frame="thunder/core/transform_common.py:dce",
     malformed=("output name t1 is also an input",),
-    malformation_kinds=("output name is also an input",),
+    malformation_kinds=("reuses a name",),
 )
 
 

@@ -297,35 +297,50 @@ def raise_frame(e: BaseException) -> str:
 
 
 # The kinds of malformation ``malformations`` names: what a raise's identity holds (never the names).
-OUTPUT_IS_INPUT = "output name is also an input"
+# What can be wrong with a bound symbol the call was given (``Edit.malformation_kinds``, part of a
+# raise's identity). Every way of defining a name that is already defined (an output that is also
+# an input, of the bound symbol or of a subsymbol at any depth; a subsymbol defining an argument or
+# an earlier subsymbol's output again) breaks one invariant, each name defined once, so it is one
+# kind: the thunderfx splitter's names clash at the bound symbol (``t1 = ltorch.ge(t0, t1)``) or
+# inside its decomposition (``t0 = prims.convert_element_type(t0, float32)`` under
+# ``t2 = ltorch.exp(t0)``) as the same defect, and were two bugs when they were two kinds.
+REUSES_A_NAME = "reuses a name"
 READS_UNDEFINED = "reads an undefined name"
-DEFINED_TWICE = "defines a name twice"
 
 
 def malformations(node: Node) -> tuple[tuple[str, str], ...]:
     """What is wrong with a bound symbol as fuzzdce's well-formedness checks see it (Thunder's
-    ``check_trace`` asks the same of a trace), as (kind, words): an output name that is also one
-    of its inputs (a computation cannot both read and define a name), a subsymbol reading a name
-    neither the arguments nor an earlier subsymbol define, a name two subsymbols define."""
-    problems = []
-    clash = sorted(node.out_names & node.arg_names)
-    if clash:
-        problems.append((OUTPUT_IS_INPUT, f"output name {', '.join(clash)} is also an input"))
-    defined = set(node.arg_names)
-    seen: set[str] = set()
+    ``check_trace`` asks the same of a trace), as (kind, words), its decomposition checked at every
+    depth: a name defined where it is already defined (``REUSES_A_NAME``: an output that is also an
+    input, a subsymbol defining an argument or an earlier subsymbol's output again), a subsymbol
+    reading a name neither the arguments nor an earlier subsymbol define (``READS_UNDEFINED``)."""
+    reused: list[str] = []
     unknown: list[str] = []
-    twice: list[str] = []
-    for sub in node.subsymbols:
-        unknown += sorted(sub.arg_names - defined)
-        twice += sorted(sub.out_names & seen)
-        seen |= sub.out_names
-        defined |= sub.out_names
+
+    def check(bsym: Node, top: bool, outer: frozenset[str]) -> None:
+        """``outer``: the names defined around ``bsym`` (a trace's names are one namespace at every depth)."""
+        clash = sorted(bsym.out_names & bsym.arg_names)
+        if clash:
+            names = ", ".join(clash)
+            reused.append(f"output name {names} is also an input" if top else f"subsymbol `{bsym.head}` defines {names}, also its input")
+        defined = set(bsym.arg_names)  # what its subsymbols may read
+        for sub in bsym.subsymbols:
+            unknown.extend(sorted(sub.arg_names - defined))
+            again = sorted((sub.out_names & (defined | outer)) - sub.arg_names)  # a clash with its own input is said below
+            if again:
+                reused.append(f"subsymbol `{sub.head}` defines {', '.join(again)} again")
+            check(sub, False, outer | defined)
+            defined |= sub.out_names
+
+    check(node, True, frozenset())
+    problems = []
+    if reused:  # the outermost in words: the others mostly repeat it a level down
+        more = f" (and {len(reused) - 1} more)" if len(reused) > 1 else ""
+        problems.append((REUSES_A_NAME, reused[0] + more))
     if unknown:
         problems.append(
             (READS_UNDEFINED, f"a subsymbol reads {', '.join(dict.fromkeys(unknown))}, which nothing before it defines")
         )
-    if twice:
-        problems.append((DEFINED_TWICE, f"its subsymbols define {', '.join(dict.fromkeys(twice))} twice"))
     return tuple(problems)
 
 
