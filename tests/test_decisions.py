@@ -252,9 +252,18 @@ def test_malformations_name_what_is_wrong_with_a_bound_symbol():
     clash = Node("add", (t0, t1), (t1,), subsymbols=(Node("add", (t0, t1), (t1,)),))
     assert decisions.malformations(clash) == ((decisions.REUSES_A_NAME, "output name t1 is also an input (and 1 more)"),)
     # The same clash inside the decomposition (the splitter's names, an upcast under exp): one kind.
-    inner = Node("exp", (t0,), (t2,), subsymbols=(Node("convert", (t0,), (t0,)), Node("exp", (t0,), (t1,)), Node("convert", (t1,), (t2,))))
-    assert decisions.malformations(inner) == ((decisions.REUSES_A_NAME, "subsymbol `t0 = convert(t0)` defines t0, also its input"),)
-    redefined = Node("mul", (t0,), (t2,), subsymbols=(Node("neg", (t0,), (t1,)), Node("mul", (t1, t1), (t1,), subsymbols=(Node("neg", (t1,), (t0,)),))))
+    inner = Node(
+        "exp", (t0,), (t2,), subsymbols=(Node("convert", (t0,), (t0,)), Node("exp", (t0,), (t1,)), Node("convert", (t1,), (t2,)))
+    )
+    assert decisions.malformations(inner) == (
+        (decisions.REUSES_A_NAME, "subsymbol `t0 = convert(t0)` defines t0, also its input"),
+    )
+    redefined = Node(
+        "mul",
+        (t0,),
+        (t2,),
+        subsymbols=(Node("neg", (t0,), (t1,)), Node("mul", (t1, t1), (t1,), subsymbols=(Node("neg", (t1,), (t0,)),))),
+    )
     assert decisions.malformations(redefined) == (
         (decisions.REUSES_A_NAME, "subsymbol `t1 = mul(t1, t1)` defines t1, also its input (and 1 more)"),
     )  # the more: `t0 = neg(t1)`, a level down, defines the argument t0 again

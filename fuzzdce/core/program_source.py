@@ -342,7 +342,9 @@ def _exact_spec(element: ast.expr | None, value: Any, index: int, exact: bool = 
     for domain in Domain:
         for transposed in (False, True):
             for strided in (False, True):
-                spec = TensorInput(tuple(value.shape), DTYPE_NAMES[value.dtype], transposed, domain, strided, requires_grad=requires_grad)
+                spec = TensorInput(
+                    tuple(value.shape), DTYPE_NAMES[value.dtype], transposed, domain, strided, requires_grad=requires_grad
+                )
                 if ast.dump(ast.parse(input_expression(spec), mode="eval").body) == text:
                     return spec
     spec = input_spec(value, f"input {index}", exact=exact)

@@ -322,7 +322,9 @@ def malformations(node: Node) -> tuple[tuple[str, str], ...]:
         clash = sorted(bsym.out_names & bsym.arg_names)
         if clash:
             names = ", ".join(clash)
-            reused.append(f"output name {names} is also an input" if top else f"subsymbol `{bsym.head}` defines {names}, also its input")
+            reused.append(
+                f"output name {names} is also an input" if top else f"subsymbol `{bsym.head}` defines {names}, also its input"
+            )
         defined = set(bsym.arg_names)  # what its subsymbols may read
         for sub in bsym.subsymbols:
             unknown.extend(sorted(sub.arg_names - defined))
