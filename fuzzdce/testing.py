@@ -41,20 +41,35 @@ def fuzz_test(
     timeout: float = 60.0,
     evaluator: Evaluator | None = None,
     opinfo_rate: float = DEFAULT_OPINFO_RATE,
+    ops: Sequence[str] = (),
+    sandbox: bool = True,
 ):
     """A pytest test function fuzzing ``placements`` on ``paths`` under the loaded Hypothesis settings.
 
-    ``evaluator`` replaces the in-process evaluation (tests of fuzzdce itself use a stand-in).
+    ``evaluator`` replaces the evaluation (tests of fuzzdce itself use a stand-in).
     ``opinfo_rate``: the share of programs holding OpInfo steps (``--opinfo-rate``).
+    ``ops``: the catalog entries programs are drawn from (``--ops``; empty: the whole catalog).
+    ``sandbox``: Thunder's work (eager's too) runs in a worker process, as a campaign's does, so a
+    C++ abort or a hang in torch or Thunder is a ``crash`` or ``timeout`` finding, not the end of the
+    pytest session; False runs it in the test's own process (a debugger reaches it; an abort ends
+    the session).
     """
     for name in placements:
         resolve(name)  # a bad name fails at collection, clearly
+    CampaignConfig.of(placements, paths, ops=tuple(ops))  # so does an unknown path or op (UsageError)
 
     def test_fuzzdce(request) -> None:
         # Built when the test runs, so the profile loaded by then (the plugin's) is the one used.
         findings_dir = request.config.getoption("fuzz_findings", None) or DEFAULT_FINDINGS_DIR
         config = CampaignConfig.of(
-            placements, paths, timeout=timeout, findings_dir=findings_dir, shrink_baseline=False, opinfo_rate=opinfo_rate
+            placements,
+            paths,
+            timeout=timeout,
+            findings_dir=findings_dir,
+            shrink_baseline=False,
+            opinfo_rate=opinfo_rate,
+            ops=tuple(ops),
+            sandbox=sandbox,
         )
         try:
             config.scope.check_runnable()

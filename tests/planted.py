@@ -473,6 +473,18 @@ def exp_raises():
     return _after_dce(_raise_on_exp)
 
 
+def exp_aborts():
+    """After every DCE, a trace holding ``exp`` aborts the process, as a C++ assertion in torch or
+    Thunder does: no exception to catch, only a process that dies (a ``crash`` in a sandbox)."""
+    import os
+
+    def abort_on_exp(trace, result) -> None:
+        if "exp" in _top_level_ops(result):
+            os.abort()
+
+    return _after_dce(abort_on_exp)
+
+
 def exp_raises_tanh_hangs():
     """``exp_raises``, and a trace holding ``tanh`` but no ``exp`` hangs for an hour (in Python, so the
     time limit's safe points are never reached: only the sandbox's parent ends it)."""

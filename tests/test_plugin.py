@@ -1,6 +1,7 @@
 """Fuzz profiles and the pytest plugin: a fuzz test inside someone else's pytest run."""
 
 import json
+import os
 
 import pytest
 from hypothesis import settings
@@ -154,3 +155,30 @@ def test_a_fuzz_test_finds_shrinks_and_records_what_symcall_breaks(pytester, tmp
     assert induced and all(r["placements"] == ["symcall"] for r in induced)
     assert min(r["n_ops"] for r in induced) <= 2
     assert (findings / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_fuzz_test_reports_an_abort_as_a_crash_and_the_session_goes_on(pytester, tmp_path, monkeypatch):
+    """A placement that aborts the process on ``exp``: the fuzz test's sandboxed worker dies, and the
+    test fails with a crash finding, its program shrunk; the pytest session, and the test after
+    it, go on. In process (``sandbox=False``) the abort ended the session, the test after it unrun."""
+    tests = os.path.dirname(__file__)  # where "planted:" placements are imported from
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    findings = tmp_path / "findings"
+    pytester.makepyfile(
+        test_dce="""
+        from fuzzdce.testing import fuzz_test
+
+        test_aborting = fuzz_test(placements=["stock", "planted:exp_aborts"], paths=["jit"], ops=["exp", "add", "mul"])
+
+        def test_after_it():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--fuzz-profile", "ci", "--fuzz-findings", str(findings), "-p", "no:cacheprovider", timeout=900
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    records = [json.loads(p.read_text()) for p in findings.glob("*/bug.json")]
+    crashes = [r for r in records if r["verdict"] == "regression" and "crash" in r["oracles"]]
+    assert crashes and min(r["n_ops"] for r in crashes) <= 2, [(r["oracles"], r["n_ops"]) for r in records]

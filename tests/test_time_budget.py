@@ -13,21 +13,22 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
-from fuzzdce.running.sandbox import SandboxedJobs
 
 
 class SlowJobs:
     """A compile path that needs ``needs`` seconds and keeps to its time limit as a path does:
-    past it, a timeout. Eager takes no time. Records each job's limit."""
+    past it, a timeout. Eager takes no time. Records each job's limit, and whether it was cut."""
 
     def __init__(self, needs: float) -> None:
         self.needs = needs
         self.limits = []
+        self.cut = []
 
     def __call__(self, job):
         if job.path == EAGER:
             return Outcome(EAGER, STOCK)
         self.limits.append(job.timeout)
+        self.cut.append(job.cut)
         if job.timeout is not None and job.timeout < self.needs:
             time.sleep(job.timeout)
             return JobFailure(FailureKind.TIMEOUT, f"no result within {job.timeout:g} s")
@@ -42,7 +43,7 @@ def test_a_job_gets_only_the_time_left_and_one_cut_by_it_is_out_of_time_not_cach
     with pytest.raises(OutOfTime, match="cut at the time budget's end"):
         evaluator(PROGRAM, [resolve(STOCK)], paths=["jit"], timeout=60.0)
     assert time.monotonic() - started < 5, "the job ran to its own limit"
-    assert len(jobs.limits) == 1 and jobs.limits[0] <= 0.3
+    assert len(jobs.limits) == 1 and jobs.limits[0] <= 0.3 and jobs.cut == [True]
     assert evaluator.cache == {}, "a job given less than its own limit is not kept: the cut one says nothing of the program"
     with pytest.raises(OutOfTime, match="spent"):  # past the deadline, no job starts
         evaluator(PROGRAM, [resolve(STOCK)], paths=["jit"], timeout=60.0)
@@ -60,20 +61,20 @@ def test_a_job_past_its_own_limit_before_the_deadline_is_still_a_timeout_finding
     evaluator = Evaluator(fast)
     evaluator.deadline = time.time() + 600
     assert evaluator(PROGRAM, [resolve(STOCK)], paths=["jit"], timeout=60.0)[STOCK].violations == []
-    assert fast.limits == [60.0], "a job that fits before the deadline keeps its own limit"
+    assert fast.limits == [60.0] and fast.cut == [False], "a job that fits before the deadline keeps its own limit"
 
 
 @pytest.mark.slow
 def test_a_campaign_whose_placement_hangs_ends_at_its_budget_with_no_timeout_finding():
     """Every DCE of the planted placement blocks in C: each of its jobs would run to its 60-s limit
-    and the sandbox's grace. The campaign's one job under it is cut at the budget's end instead (and
-    the grace, 1 s here): it ends on time, and reports no timeout, which its own limit never reached."""
+    and the sandbox's 15-s grace. The campaign's one job under it is cut at the budget's end instead,
+    and its grace with it: the campaign ends on time, and reports no timeout, which the job's own
+    limit never reached."""
     budget = 25.0
-    config = CampaignConfig.of(("stock", "planted:dce_hangs"), ("jit",), max_examples=5, seed=1, time_budget=budget)
+    config = CampaignConfig.of(("stock", "planted:dce_hangs"), ("jit",), max_examples=5, seed=1, time_budget=budget, sandbox=True)
     lines = []
-    evaluator = Evaluator(SandboxedJobs(grace=1.0), cache=True)
     started = time.time()
-    campaign = Campaign(config.replaced(started_at=started), evaluator=evaluator, log=lines.append)
+    campaign = Campaign(config.replaced(started_at=started), log=lines.append)
     campaign.run()
     took = time.time() - started
     assert took < budget + 5, f"{took:.0f} s for a budget of {budget:.0f} s"

@@ -110,6 +110,9 @@ class Job:
     # The placements evaluated beside it on the program: stock's compile probes them (``probes``),
     # and one that did as stock at every call takes stock's outcome instead of compiling.
     shares: tuple[Placement, ...] = ()
+    # Its limit is the time left before the evaluator's deadline (``Evaluator.within_deadline``):
+    # what it would find past that is never judged, so nothing waits for it long.
+    cut: bool = False
 
     @property
     def is_reference(self) -> bool:
@@ -409,7 +412,7 @@ class Evaluator:
             raise OutOfTime("the time budget is spent")
         if job.timeout is not None and job.timeout <= left:
             return job, None
-        return dataclasses.replace(job, timeout=left), left
+        return dataclasses.replace(job, timeout=left, cut=True), left
 
     def __call__(
         self,

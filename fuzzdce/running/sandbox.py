@@ -16,6 +16,11 @@ from fuzzdce.running.evaluate import Job, LocalJobs, PathResult
 from fuzzdce.running.memory import ProcessMemory
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, GRACE_SECONDS, Worker
 
+# How long past its limit the parent waits for a job cut at a campaign's time budget (``Job.cut``)
+# before it ends the child, where an uncut job gets ``GRACE_SECONDS``: a compile hung in C at the
+# budget's end overran it by the whole grace.
+CUT_GRACE_SECONDS = 1.0
+
 
 @functools.cache
 def child_jobs() -> LocalJobs:
@@ -70,8 +75,10 @@ class SandboxedJobs:
 
     def __call__(self, job: Job) -> Outcome | PathResult | JobFailure:
         # The child acts on the per-path limit at its safe points (watchdog.time_limit); the grace
-        # ends, from here, a compile that never reaches one.
-        return self.worker.submit(job, job.timeout, grace=self.grace)
+        # ends, from here, a compile that never reaches one. A job cut at a campaign's time budget
+        # is waited for no longer than ``CUT_GRACE_SECONDS`` past it: its result would not be judged.
+        grace = min(self.grace, CUT_GRACE_SECONDS) if job.cut else self.grace
+        return self.worker.submit(job, job.timeout, grace=grace)
 
     def close(self) -> None:
         self.worker.close()
