@@ -396,9 +396,11 @@ class Evaluator:
         stop_on_harness_error(result)
         if cut_to is not None and timed_out(result):
             raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {cut_to:.1f} s")
-        # A job asked again without probing, or one given less time than its own limit (its
-        # reference may have been the one cut), is not kept.
-        if key is not None and cut_to is None and not (job.shares and isinstance(result, JobFailure)):
+        # A job asked again without probing is not kept. One given less time than its own limit is,
+        # once it finished (one cut raised above): the eager, stock and reference outcomes it was
+        # judged against are each a job of its own, cut alike. Not kept (in a 120-s campaign, every
+        # job after its first minute), settling ran generation's jobs again.
+        if key is not None and not (job.shares and isinstance(result, JobFailure)):
             self.cache[key] = cached_copy(result)
         return result
 
