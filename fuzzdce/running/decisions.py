@@ -296,9 +296,8 @@ def raise_frame(e: BaseException) -> str:
 # --- what an edit is --------------------------------------------------------------------------------
 
 
-# The kinds of malformation ``malformations`` names: what a raise's identity holds (never the names).
-# What can be wrong with a bound symbol the call was given (``Edit.malformation_kinds``, part of a
-# raise's identity). Every way of defining a name that is already defined (an output that is also
+# The kinds of malformation ``malformations`` names: what a raise's identity holds
+# (``Edit.malformation_kinds``; never the names). Every way of defining a name that is already defined (an output that is also
 # an input, of the bound symbol or of a subsymbol at any depth; a subsymbol defining an argument or
 # an earlier subsymbol's output again) breaks one invariant, each name defined once, so it is one
 # kind: the thunderfx splitter's names clash at the bound symbol (``t1 = ltorch.ge(t0, t1)``) or

@@ -378,7 +378,7 @@ class Evaluator:
         key = job_key(job) if self.cache is not None and use_cache else None
         if key is not None and key in self.cache:
             return self.cache[key]
-        job, cut_to = self.within_deadline(job)
+        job = self.within_deadline(job)
         try:
             result = self.run_job(job)
         except DeviceLost as e:
@@ -394,8 +394,8 @@ class Evaluator:
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
         stop_on_harness_error(result)
-        if cut_to is not None and timed_out(result):
-            raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {cut_to:.1f} s")
+        if job.cut and timed_out(result):
+            raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {job.timeout:.1f} s")
         # A job asked again without probing is not kept. One given less time than its own limit is,
         # once it finished (one cut raised above): the eager, stock and reference outcomes it was
         # judged against are each a job of its own, cut alike. Not kept (in a 120-s campaign, every
@@ -404,17 +404,17 @@ class Evaluator:
             self.cache[key] = cached_copy(result)
         return result
 
-    def within_deadline(self, job: Job) -> tuple[Job, float | None]:
-        """``job`` with its time limit cut to the time left before ``deadline``, and the seconds it
-        was cut to (None where its own limit ends first); ``OutOfTime`` where no time is left."""
+    def within_deadline(self, job: Job) -> Job:
+        """``job``, its time limit cut to the time left before ``deadline`` (``Job.cut``) where its
+        own ends later; ``OutOfTime`` where no time is left."""
         if self.deadline is None:
-            return job, None
+            return job
         left = self.deadline - time.time()
         if left <= 0:
             raise OutOfTime("the time budget is spent")
         if job.timeout is not None and job.timeout <= left:
-            return job, None
-        return dataclasses.replace(job, timeout=left, cut=True), left
+            return job
+        return dataclasses.replace(job, timeout=left, cut=True)
 
     def __call__(
         self,
