@@ -176,8 +176,9 @@ RUN_FLAGS = (
     Flag("--time-budget", "budget", dict(
         type=positive_int,
         metavar="S",
-        help="the campaign's wall time: generation until the time left is the work waiting (10-15%% of it), shrinking to 93%%, "
-        "joining to 96%%, then confirming and writing the findings folder "
+        help="the campaign's wall time: generation until the time left is the work waiting (10-40%% of it), shrinking to "
+        "95%% less a reserve for confirming the bugs found (at most 10%%), joining to 97.5%%, then confirming and writing "
+        "the findings folder "
         "(default: the profile's: ci 300, dev 600, nightly none)",
     ), setting="time_budget"),
     Flag("--profile", "budget", dict(

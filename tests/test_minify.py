@@ -131,6 +131,20 @@ def test_a_function_and_its_inputs_factory_are_read(tmp_path):
     assert subject.program.inputs[1].values == (0, 3) and not subject.notes  # the values, kept
     redrawn = read_subject(f"{model}:f", inputs="inputs", redraw=True)
     assert redrawn.program.inputs[1].values is None and redrawn.notes  # redrawn when asked, and the user is told
+    assert subject.program.inputs[0].can_require_grad  # the factory says nothing of grad: every floating input
+
+
+def test_a_factory_that_says_which_tensors_require_grad_is_read_as_it_says(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch\n\n"
+        "def f(x, y):\n    z = x * y\n    return z\n\n"
+        "def inputs():\n    return [torch.rand(3, requires_grad=True), torch.rand(3)]\n"
+    )
+    subject = read_subject(f"{model}:f", inputs="inputs")
+    assert [s.can_require_grad for s in subject.program.inputs] == [True, False]
+    written = subject.program.inputs_source()
+    assert written.count("requires_grad_(requires_grad)") == 1 and "never requires grad" in written
 
 
 def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):

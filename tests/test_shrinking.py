@@ -15,7 +15,15 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.config import ShrinkingSettings
 from fuzzdce.fuzzing.shrinking import Shrinker
-from fuzzdce.fuzzing.time_plan import LEFT_AFTER_GENERATION, SHRINK_END, SHRINK_STEP_COMPILES, Phase, PhaseClock, TimePlan
+from fuzzdce.fuzzing.time_plan import (
+    CONFIRM_MOST,
+    LEFT_AFTER_GENERATION,
+    SHRINK_END,
+    SHRINK_STEP_COMPILES,
+    Phase,
+    PhaseClock,
+    TimePlan,
+)
 from fuzzdce.running.evaluate import Evaluator, PathResult
 from fuzzdce.running.placements import resolve
 
@@ -119,6 +127,111 @@ def test_no_job_runs_twice_with_the_cache_and_confirming_replays():
     assert jobs[(program(), "stock", "jit")] == 2 and jobs[(program(), "rdnp", "jit")] == 1
     evaluator(program(seed=2), placements, paths=["jit"], alone=True)  # other inputs: another job
     assert jobs[(program(seed=2), "rdnp", "jit")] == 1 and jobs[(program(seed=2), "stock", "jit")] == 0
+
+
+def two_ops(seed=1):
+    return Program(
+        (TensorInput((2,)),),
+        (Step("exp", "torch.exp({0})", (Ref(0),)), Step("neg", "torch.neg({0})", (Ref(1),))),
+        (2,),
+        seed=seed,
+    )
+
+
+def test_a_replay_belongs_to_its_program_and_two_lanes_replays_of_one_program_combine():
+    """``Finding.confirmed`` says whether its own program reproduced: a smaller program found later
+    is not replayed yet; merged, the smaller program brings its replay along, and one program two
+    lanes replayed is confirmed only if both reproduced it."""
+    violation = malformed("jit")
+    store = FindingStore()
+    finding, _ = store.add(Verdict.REGRESSION, ("rdnp",), violation, two_ops())
+    finding.confirmed = True
+    store.add(Verdict.REGRESSION, ("rdnp",), violation, program())
+    assert finding.program == program() and finding.confirmed is None
+
+    def lane(prog, confirmed):
+        other = FindingStore()
+        theirs, _ = other.add(Verdict.REGRESSION, ("rdnp",), violation, prog)
+        theirs.confirmed = confirmed
+        return other
+
+    merged = FindingStore()
+    merged.merge(lane(two_ops(), True))
+    merged.merge(lane(program(), False))  # smaller: its program and its replay win
+    (mine,) = merged
+    assert mine.program == program() and mine.confirmed is False
+    for first, second, together in ((True, None, True), (None, None, None), (True, False, False), (None, True, True)):
+        merged = FindingStore()
+        merged.merge(lane(program(), first))
+        merged.merge(lane(program(), second))
+        assert next(iter(merged)).confirmed is together, (first, second)
+
+
+class ReplayingCampaign:
+    """What ``Shrinker.confirm`` reads of a campaign, with every replay recorded: each shows the
+    violations in ``shows`` under rdnp and nothing under stock."""
+
+    def __init__(self, store, shows, plan):
+        self.ledger = SimpleNamespace(store=store)
+        self.reference, self.placements = resolve("stock"), [resolve("rdnp")]
+        self.plan, self.shows, self.replays, self.lines = plan, shows, [], []
+
+    def evaluate(self, prog, placements, paths, alone=False, cache=True):
+        self.replays.append((prog, tuple(p.name for p in placements), tuple(paths), cache))
+        return {
+            p.name: SimpleNamespace(violations=[v for v in self.shows if v.path in paths] if p.name == "rdnp" else [])
+            for p in placements
+        }
+
+    def log(self, line):
+        self.lines.append(line)
+
+
+def test_confirming_replays_only_what_no_lane_replayed_on_its_own_paths_and_stops_at_its_phase_end():
+    """A lane confirms its bugs; the merged campaign replays only findings no lane replayed, on
+    their paths alone. Past ``until``'s end nothing runs, and the log says where the rest went."""
+    replayed, fresh = malformed("jit", op="amax"), malformed("thunderfx", op="amin")
+    store = store_of(
+        (Verdict.REGRESSION, ("rdnp",), replayed, program(), True),
+        (Verdict.REGRESSION, ("rdnp",), fresh, program(), True),
+    )
+    first, second = sorted(store, key=lambda f: f.violation.path)
+    first.confirmed = True  # a lane replayed it
+    campaign = ReplayingCampaign(store, [replayed, fresh], TimePlan(100, time.time()))
+    Shrinker(campaign).confirm(store.bugs())
+    assert campaign.replays == [(program(), ("stock", "rdnp"), ("thunderfx",), False)]
+    assert first.confirmed is True and second.confirmed is True
+    second.confirmed = None
+    late = ReplayingCampaign(store, [replayed, fresh], TimePlan(10, time.time() - 100))
+    Shrinker(late).confirm(store.bugs(), until=Phase.SHRINKING)
+    assert late.replays == [] and second.confirmed is None
+    assert late.lines == ["fuzzdce: out of time: the remaining bugs are left to the merged campaign"]
+
+
+def test_shrinking_leaves_time_to_replay_the_bugs_found_within_its_share_of_the_budget():
+    """Shrinking ends its reserve before its end: one full evaluation per program to replay, at
+    most ``CONFIRM_MOST`` of the budget, none where the campaign confirms nothing."""
+    store = store_of(
+        (Verdict.REGRESSION, ("rdnp",), malformed("jit"), program(), None),
+        (Verdict.REGRESSION, ("rdnp",), malformed("jit", op="amin"), program("neg"), None),
+    )
+    next(iter(store)).confirmed = True  # replayed: no time needed for its program
+    campaign = SimpleNamespace(
+        ledger=SimpleNamespace(store=store),
+        settings=SimpleNamespace(output=SimpleNamespace(confirm=True)),
+        stats=SimpleNamespace(seconds_per_program=2.0),
+        plan=TimePlan(1000, time.time()),
+        driver=SimpleNamespace(stopped=False),
+    )
+    shrinker = Shrinker(campaign)
+    assert shrinker.confirm_reserve() == 2.0
+    campaign.stats.seconds_per_program = 400.0
+    assert shrinker.confirm_reserve() == CONFIRM_MOST * 1000
+    shrinker.reserve = shrinker.confirm_reserve()
+    campaign.plan = TimePlan(1000, time.time() - 1000 * SHRINK_END + 10)  # 10 s to shrinking's end
+    assert shrinker.shrinking_over() and not campaign.plan.over(Phase.SHRINKING)
+    campaign.settings.output.confirm = False
+    assert shrinker.confirm_reserve() == 0.0
 
 
 def test_the_time_plan_splits_the_wall_time_from_the_start():
@@ -262,3 +375,16 @@ def test_a_link_never_joins_two_verdicts():
     baseline, induced = sorted(store.findings.values(), key=lambda f: f.verdict != Verdict.SHARED)
     store.link(baseline, induced)
     assert len(store.bugs()) == 2
+
+
+def test_a_one_op_bug_cut_short_says_only_its_values_may_shrink_further():
+    """One op is as few statements as a bug's program holds: a cut shrink left only Hypothesis's
+    shapes, values and dtypes, and the report says so, where a longer program may hold more."""
+    from fuzzdce.results.records import BugRecord
+    from fuzzdce.results.report import bug_lines
+
+    one, two = (store_of((Verdict.SHARED, ("stock",), malformed("jit"), p, False)) for p in (program(), two_ops()))
+    (short,), (longer,) = one.bugs(), two.bugs()
+    assert short.shrink_note == "shrinking stopped at 1 op: time" and longer.shrink_note == "shrinking stopped at 2 ops: time"
+    assert "1 op: time (its shapes, values and dtypes may shrink further)" in "\n".join(bug_lines(BugRecord.of(short)))
+    assert "2 ops: time (the program may hold more than the bug needs)" in "\n".join(bug_lines(BugRecord.of(longer)))

@@ -55,6 +55,13 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
     return False if False in states else (None if None in states else True)
 
 
+def replayed_together(first: bool | None, second: bool | None) -> bool | None:
+    """Two replays of one program (two lanes confirmed the same finding): False if either did not
+    reproduce it, True if both (or the one replayed) did, None if neither was replayed."""
+    known = [s for s in (first, second) if s is not None]
+    return None if not known else all(known)
+
+
 def is_reportable(verdict: Verdict, known: str | None) -> bool:
     """A regression not suppressed by the known-findings file: what makes ``fuzzdce run`` exit 1."""
     return verdict == Verdict.REGRESSION and not known
@@ -113,7 +120,8 @@ class Finding:
     program: Program
     count: int = 0
     known_reason: str | None = None  # set when a known-findings file suppresses it
-    # Set by the final triage: did the smallest program show the same finding when replayed?
+    # Did ``program`` show the same finding when replayed (``Shrinker.confirm``)? None: not replayed,
+    # and so again whenever ``program`` is replaced by a smaller one.
     confirmed: bool | None = None
     # Seconds from the campaign's start (a lane's: its parent's) to this finding's first occurrence.
     first_seen_seconds: float | None = None
@@ -253,7 +261,8 @@ class Bug:
         """Said when the bug's program is not known to be at its minimum."""
         smallest = self.smallest
         if smallest.shrunk is False:
-            return f"shrinking stopped at {self.program.n_ops} ops: time"
+            n = self.program.n_ops
+            return f"shrinking stopped at {n} op{'' if n == 1 else 's'}: time"
         return None
 
     @property
@@ -321,7 +330,7 @@ class FindingStore:
             change = AddResult.NEW
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
-            finding.choices, finding.weights, finding.shrunk = choices, weights, None
+            finding.choices, finding.weights, finding.shrunk, finding.confirmed = choices, weights, None, None
             change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
@@ -369,7 +378,8 @@ class FindingStore:
 
     def merge(self, other: FindingStore) -> None:
         """Fold in another store (another lane's): counts add up, the smaller program (with its
-        choices and shrink state) and the earlier first sighting win."""
+        choices, shrink state and replay) and the earlier first sighting win; two replays of one
+        program combine (``replayed_together``)."""
         self.links.update(other.links)
         for known_by, theirs in other.findings.items():
             mine = self.findings.get(known_by)
@@ -381,8 +391,11 @@ class FindingStore:
             if size(theirs.program) < size(mine.program):
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
-            elif theirs.program == mine.program and theirs.shrunk and not mine.shrunk:
-                mine.shrunk = True
+                mine.confirmed = theirs.confirmed
+            elif theirs.program == mine.program:
+                if theirs.shrunk and not mine.shrunk:
+                    mine.shrunk = True
+                mine.confirmed = replayed_together(mine.confirmed, theirs.confirmed)
             if mine.decision is None:
                 mine.decision = theirs.decision
 

@@ -157,6 +157,13 @@ class Campaign:
             uses_device=any(PATHS[p].device is not None for p in self.paths),
         )
 
+    def start_worker_ahead(self) -> None:
+        """Start the sandboxed worker's child now, if this campaign has one, so that its imports are
+        done by the first job (the merged campaign's, once its lanes end)."""
+        start = getattr(getattr(self.evaluator, "run_job", None), "start_ahead", None)
+        if start is not None:
+            start()
+
     def memory(self) -> CampaignMemory:
         """This process's memory, its worker's (if sandboxed) and any absorbed lanes'."""
         self.own_memory.observe_self()
@@ -422,6 +429,13 @@ class Campaign:
                     self.shrink_causes()
                     with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
                         self.shrinker.settle_rest()
+                    if self.settings.output.confirm and self.settings.output.joined_elsewhere:
+                        # A lane confirms its own bugs in what shrinking's time it did not use, on its
+                        # warm worker, beside the other lanes: the merged campaign, whose worker starts
+                        # cold once every lane has ended, then replays only what no lane did (a bug
+                        # whose smallest program came from another lane, or was not reached).
+                        with self.phases.timed(Phase.CONFIRMING):
+                            self.shrinker.confirm(self.ledger.bugs(), until=Phase.SHRINKING)
                 except OutOfTime as e:
                     self.out_of_time(e)
                     self.shrinker.mark_cut_short()
@@ -450,7 +464,8 @@ class Campaign:
         lanes leave both to the merged campaign), rewrite the bugs' folders and the summary, stop
         the evaluator."""
         try:
-            if self.settings.output.confirm and not self.interrupted and not self.spent:
+            output = self.settings.output
+            if output.confirm and not output.joined_elsewhere and not self.interrupted and not self.spent:
                 self.log(f"fuzzdce: joining {len(self.store.causes())} causes: each minimal program on every path")
                 try:
                     self.join()

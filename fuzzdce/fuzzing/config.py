@@ -139,6 +139,9 @@ class Output:
     database: str | None = None  # example database spec (profiles.database_from)
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
+    # A lane: the merged campaign joins its findings into bugs and confirms what the lane did not
+    # (a lane confirms its own bugs at the end of its joining, on its warm worker).
+    joined_elsewhere: bool = False
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
     # Whether findings_dir is this campaign's alone. A lane shares it with the other lanes while they
     # run: it rewrites its own bugs and removes no folder (another lane may be writing one it has not
@@ -315,11 +318,11 @@ class CampaignConfig:
         return self if self.budget.seed is not None else self.replaced(seed=random.randrange(2**32))
 
     def lane(self, index: int, lanes: int = 1) -> CampaignConfig:
-        """Lane ``index`` of ``lanes`` of a parallel campaign: seed + index, sandboxed, findings
-        confirmed after merging."""
+        """Lane ``index`` of ``lanes`` of a parallel campaign: seed + index, sandboxed, its bugs
+        confirmed by itself where time allows, joined (and the rest confirmed) after merging."""
         seed = None if self.budget.seed is None else self.budget.seed + index
         return self.replaced(
-            seed=seed, campaign_seed=self.root_seed, sandbox=True, confirm=False, clear_findings=False, owns_findings=False,
+            seed=seed, campaign_seed=self.root_seed, sandbox=True, joined_elsewhere=True, clear_findings=False, owns_findings=False,
             lane=index, lanes=max(lanes, index + 1),
         )  # fmt: skip
 

@@ -24,6 +24,7 @@ import multiprocessing
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,12 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Log, Stats
 from fuzzdce.fuzzing.shrinking import Shrinker
-from fuzzdce.fuzzing.time_plan import Phase, TimePlan
+from fuzzdce.fuzzing.time_plan import CONFIRM_MOST, Phase, TimePlan
 from fuzzdce.running.memory import CampaignMemory
+
+# How long before the lanes' confirming reserve the merged campaign's worker is started: a child's
+# imports of torch and Thunder take about 5 s beside two busy lanes on 2 cores.
+WORKER_START_SECONDS = 10.0
 
 
 def raise_keyboard_interrupt(signum, frame) -> None:
@@ -116,9 +121,13 @@ class Lanes:
         process.start()
         self.running[lane] = process
 
-    def collect(self, *, restart: bool) -> None:
-        """Take results until every lane is done; restart recycled lanes when ``restart``."""
+    def collect(self, *, restart: bool, ahead: Callable[[], None] | None = None, ahead_at: float | None = None) -> None:
+        """Take results until every lane is done; restart recycled lanes when ``restart``; call
+        ``ahead`` once, when ``time.time()`` passes ``ahead_at`` (None: never) if a lane still runs."""
         while self.running or not self.results.empty():
+            if ahead is not None and ahead_at is not None and time.time() >= ahead_at and self.running:
+                ahead()
+                ahead = None
             try:
                 result = self.results.get(timeout=1)
             except Exception:  # queue.Empty: see whether a lane died without handing back
@@ -174,8 +183,13 @@ def run_lanes(config: CampaignConfig, jobs: int, *, log: Log | None = None) -> C
         merged.folder.clear()
     lanes = Lanes(config, jobs)
     interrupted = False
+    # The merged campaign's worker imports torch and Thunder while the lanes confirm, not after they
+    # end: with a time budget, the lanes leave it the last few seconds to join and confirm in.
+    plan = TimePlan(config.budget.time_budget, config.budget.started_at)
+    shrinking_end = plan.end(Phase.SHRINKING)
+    warm_at = None if shrinking_end is None else shrinking_end - CONFIRM_MOST * plan.budget - WORKER_START_SECONDS
     try:
-        lanes.collect(restart=True)
+        lanes.collect(restart=True, ahead=merged.start_worker_ahead, ahead_at=warm_at)
     except KeyboardInterrupt:
         interrupted = True
         lanes.terminate()

@@ -16,12 +16,15 @@ the minify runs exactly those, and a failure that needs a value (a clamp at its 
 NaN) keeps failing. Reducing them (fewer elements, values drawn instead) is a shrink step like any
 other (``shrink_passes``), kept only where the failure keeps its fault. With ``redraw`` they are
 redrawn from a seed by shape, dtype and range, as fuzzdce draws its own programs'. Either way the
-original is checked to fail with them before anything is reduced.
+original is checked to fail with them before anything is reduced. Where the user's tensors say
+which require grad (any does), each floating input requires grad in the grad call as its tensor
+does (``specs_of``); where none does, every floating one does.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -35,7 +38,7 @@ import torch
 
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.model import Violation
-from fuzzdce.core.program import Program
+from fuzzdce.core.program import Input, Program
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.results.store import BUG_FILE, read_bug
 
@@ -106,9 +109,21 @@ def function_with_inputs(module: Any, function: str, inputs: str | None, *, orig
         raise UsageError(f"{origin}: {e}") from e
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     values = list(make())
-    specs = tuple(input_spec(v, f"input {i}", exact=not redraw) for i, v in enumerate(values))
-    program = program_of_function(tree.body[0], specs)
+    program = program_of_function(tree.body[0], specs_of(values, redraw))
     return Subject(program, origin, notes=redrawn_note(values, redraw))
+
+
+def specs_of(values: list[Any], redraw: bool) -> tuple[Input, ...]:
+    """The specs of a user's input values (``input_spec``, their values kept unless ``redraw``).
+    Where any tensor among them requires grad, each floating one requires grad in the grad call as
+    its value does; where none does, the user said nothing of it, and every floating one does."""
+    specs = tuple(input_spec(v, f"input {i}", exact=not redraw) for i, v in enumerate(values))
+    if not any(isinstance(v, torch.Tensor) and v.requires_grad for v in values):
+        return specs
+    return tuple(
+        dataclasses.replace(spec, requires_grad=value.requires_grad) if isinstance(value, torch.Tensor) else spec
+        for spec, value in zip(specs, values, strict=True)
+    )
 
 
 def redrawn_note(values: list[Any], redraw: bool) -> list[str]:
@@ -160,8 +175,7 @@ def report_script(text: str, *, origin: str, redraw: bool = False) -> Subject:
     if listed is None:
         raise UsageError(f"{origin}: no `inputs = [...]` in its test function")
     values = evaluate_inputs(listed, origin)
-    specs = tuple(input_spec(v, f"input {i}", exact=not redraw) for i, v in enumerate(values))
-    program = program_of_function(forward, specs, skip_self=True)
+    program = program_of_function(forward, specs_of(values, redraw), skip_self=True)
     grad = any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
     return Subject(program, origin, report_path(ast.unparse(test), grad), notes=redrawn_note(values, redraw))
 

@@ -46,7 +46,7 @@ from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.fuzzing.bisection import bisect_failure
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
-from fuzzdce.fuzzing.time_plan import PASS_STEP_COMPILES, Phase, cause_seconds, hypothesis_seconds, lane_share
+from fuzzdce.fuzzing.time_plan import CONFIRM_MOST, PASS_STEP_COMPILES, Phase, cause_seconds, hypothesis_seconds, lane_share
 from fuzzdce.running.evaluate import violations_of
 from fuzzdce.running.placements import PLACEMENTS
 
@@ -81,6 +81,7 @@ class Shrinker:
         self.done: set[str] = set()  # causes shrunk (to their end or not)
         self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
         self.pass_seconds: list[float] = []  # each shrunk cause's passes and settling, in seconds
+        self.reserve = 0.0  # seconds shrinking leaves before its end to confirm (``confirm_reserve``)
 
     @property
     def store(self):
@@ -153,10 +154,11 @@ class Shrinker:
         cause under a placement is bisected on its smallest program (a few runs of one path, far
         fewer than a shrink): causes of one decision are then one bug, which needs one shrink."""
         for key, _ in self.ordered_causes():
-            if self.campaign.driver.stopped or self.campaign.plan.over(Phase.SHRINKING):
+            if self.shrinking_over():
                 return
             self.decide(key)
-        while not self.campaign.driver.stopped and not self.campaign.plan.over(Phase.SHRINKING):
+        while not self.shrinking_over():
+            self.reserve = self.confirm_reserve()
             todo = []
             for key, members in self.ordered_causes():
                 if not self.to_shrink(key, members):
@@ -170,6 +172,20 @@ class Shrinker:
             key, _ = todo[0]
             self.shrink(key, waiting=len(todo) - 1)
             self.campaign.progress()
+
+    def confirm_reserve(self) -> float:
+        """The seconds shrinking leaves before its end to replay the bugs found so far (``confirm``):
+        a full evaluation (generation's mean) per smallest program with a finding not replayed, at
+        most ``CONFIRM_MOST`` of the budget; none where the campaign confirms nothing."""
+        campaign = self.campaign
+        if not campaign.settings.output.confirm or not campaign.plan.budget:
+            return 0.0
+        to_replay = {members[0].program for members in self.store.causes().values() if members[0].confirmed is None}
+        return min(len(to_replay) * campaign.stats.seconds_per_program, CONFIRM_MOST * campaign.plan.budget)
+
+    def shrinking_over(self) -> bool:
+        """Is shrinking's time over: the campaign stopped, or its end less the confirming reserve reached?"""
+        return self.campaign.driver.stopped or self.campaign.plan.over(Phase.SHRINKING, self.reserve)
 
     def passes_each(self) -> float:
         """The seconds a cause's statement-level passes and settling take: the mean of this
@@ -229,7 +245,7 @@ class Shrinker:
         fails = self.failing(smallest, key)
 
         def out_of_time() -> bool:
-            return campaign.driver.stopped or campaign.plan.over(Phase.SHRINKING)
+            return self.shrinking_over()
 
         if not fails(smallest.program):  # it no longer fails alone (flaky): keep it as it is
             self.settle(smallest.program, smallest.choices, smallest.weights, origin=key, finished=False)
@@ -245,7 +261,7 @@ class Shrinker:
                 best[:] = [program, current_choices()]
             return hit
 
-        left = campaign.plan.left(Phase.SHRINKING)
+        left = campaign.plan.left(Phase.SHRINKING, self.reserve)
         seconds = None if left is None else hypothesis_seconds(left, waiting, self.passes_each())
         if finished and smallest.choices is not None and not out_of_time() and seconds != 0:
             deadline = None if seconds is None else time.monotonic() + seconds
@@ -373,22 +389,31 @@ class Shrinker:
 
     # --- confirming --------------------------------------------------------------------------------
 
-    def confirm(self, bugs: list[Bug]) -> None:
-        """Replay each bug's smallest program once (no cache), on the bug's paths under the Thunders
-        that showed its members and those that must not (``Configuration.passing``): a member shown
-        again by each that showed it and by none of the others is confirmed, any other is not;
-        members of other programs are left unknown."""
+    def confirm(self, bugs: list[Bug], until: Phase = Phase.CONFIRMING) -> None:
+        """Replay each bug's smallest program once (no cache), by ``until``'s end, on the paths of
+        its members not yet replayed (``Finding.confirmed`` None: a lane may have replayed them)
+        under the Thunders that showed them and those that must not (``Configuration.passing``): a
+        member shown again by each that showed it and by none of the others is confirmed, any other
+        is not; members of other programs are left unknown."""
         campaign, thunders = self.campaign, self.thunders()
         for bug in bugs:
-            if campaign.plan.over(Phase.CONFIRMING):
-                campaign.log("fuzzdce: out of time: the remaining bugs are not confirmed")
-                return
             smallest = bug.smallest
-            # Each member of the smallest program, with the Thunders that must not show it.
-            members = [(f, {p.name for p in self.configuration(f).passing}) for f in bug.members if f.program == smallest.program]
+            # Each member of the smallest program not replayed yet, with the Thunders that must not show it.
+            members = [
+                (f, {p.name for p in self.configuration(f).passing})
+                for f in bug.members
+                if f.program == smallest.program and f.confirmed is None
+            ]
+            if not members:
+                continue
+            if campaign.plan.over(until):
+                left = "left to the merged campaign" if until != Phase.CONFIRMING else "not confirmed"
+                campaign.log(f"fuzzdce: out of time: the remaining bugs are {left}")
+                return
             asked = {name for f, must_pass in members for name in (*f.placements, *must_pass)}
             chosen = [p for name, p in thunders.items() if name in asked]
-            evaluations = campaign.evaluate(smallest.program, chosen, bug.paths(), alone=True, cache=False)
+            paths = sorted({f.violation.path for f, _ in members})
+            evaluations = campaign.evaluate(smallest.program, chosen, paths, alone=True, cache=False)
             for finding, must_pass in members:
                 again = {
                     name for name in evaluations if any(same_failure(v, finding.violation) for v in evaluations[name].violations)

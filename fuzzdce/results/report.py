@@ -65,7 +65,14 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     if record.needs_nonfinite:
         lines.append("    needs a NaN or infinite input: wrong values only where IEEE special values go in")
     if record.shrink:
-        lines.append(f"    {record.shrink} (the program may hold more than the bug needs)")
+        # One op is as few statements as a program that shows a bug holds: what time cut there is
+        # Hypothesis's shrink of its shapes, values and dtypes.
+        left = (
+            "its shapes, values and dtypes may shrink further"
+            if record.n_ops <= 1
+            else "the program may hold more than the bug needs"
+        )
+        lines.append(f"    {record.shrink} ({left})")
     if verbose:
         for m in record.members:
             lines.append(f"      member {m.id}: {m.oracle} on {m.path} ({m.count}x): {m.why}")

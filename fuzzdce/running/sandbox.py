@@ -80,5 +80,9 @@ class SandboxedJobs:
         grace = min(self.grace, CUT_GRACE_SECONDS) if job.cut else self.grace
         return self.worker.submit(job, job.timeout, grace=grace)
 
+    def start_ahead(self) -> None:
+        """Start the worker's child now (``ChildWorker.start_ahead``): its imports overlap other work."""
+        self.worker.start_ahead()
+
     def close(self) -> None:
         self.worker.close()

@@ -293,15 +293,20 @@ class ChildWorker:
             self.child.stop()
         self.child = None
 
+    def start_ahead(self) -> None:
+        """Start a child now, unless one is alive, so that its imports run before the first job
+        that needs it instead of in that job's time."""
+        if self.child is None or not self.child.alive():
+            self._stop()
+            self.child = self.start_child()
+
     def submit(self, job: Any, timeout: float | None, *, grace: float = 0.0) -> Any:
         """Run one job. Its result, or JobFailure(timeout|crash|harness, why) after which the child
         is replaced. ``timeout``: the job's limit, which the child enforces itself; the parent waits
         ``grace`` longer (and a new child's startup) before it gives up on the child."""
-        allowance = 0.0
-        if self.child is None or not self.child.alive():
-            self._stop()
-            self.child = self.start_child()
-            allowance = STARTUP_SECONDS
+        self.start_ahead()
+        # A child's first job may wait on its imports (started here, or ahead and not done yet).
+        allowance = STARTUP_SECONDS if self.jobs_in_child == 0 else 0.0
         try:
             self.child.send(job)
             waited = self._wait(None if timeout is None else timeout + grace + allowance)
