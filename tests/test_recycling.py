@@ -190,7 +190,7 @@ def test_a_restarted_lane_gets_a_seed_of_its_own_and_what_is_left_of_its_program
     again = lane.restarted(2, programs_left=40)
     assert again.budget.seed == derive_seed(8, "restart", 2) and again.budget.seed != lane.restarted(1, 40).budget.seed
     assert (again.budget.max_examples, again.budget.time_budget, again.budget.started_at) == (40, 600, 5.0)
-    assert again.workers.sandbox and not again.output.confirm and not again.output.clear_findings
+    assert again.workers.sandbox and again.output.joined_elsewhere and not again.output.clear_findings
 
 
 def test_lanes_restart_a_recycled_lane_with_what_is_left(monkeypatch):
