@@ -140,7 +140,7 @@ class Output:
     progress_every: float = 10.0  # seconds between progress lines
     confirm: bool = True  # replay each finding's smallest program at the end
     # A lane: the merged campaign joins its findings into bugs and confirms what the lane did not
-    # (a lane confirms its own bugs at the end of its joining, on its warm worker).
+    # (a lane confirms its own bugs in shrinking's reserve for it, on its warm worker).
     joined_elsewhere: bool = False
     clear_findings: bool = True  # remove an earlier campaign's findings from findings_dir first
     # Whether findings_dir is this campaign's alone. A lane shares it with the other lanes while they
