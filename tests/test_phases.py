@@ -3,6 +3,7 @@ bug. The evaluator here is a stand-in (no Thunder): a fault is a function of the
 these tests run Hypothesis for real, generation and shrinking, at little cost."""
 
 import dataclasses
+import time
 
 import pytest
 from hypothesis import settings
@@ -239,6 +240,34 @@ def test_generation_ends_early_when_the_causes_waiting_would_fill_the_time_left(
     waiting = faulty.shrinker.waiting_seconds(100.0, faulty.stats.seconds_per_compile)
     assert faulty.driver.ended == GenerationEnd.TIME and faulty.full_evaluations < 30
     assert waiting >= faulty.plan.left(Phase.WRITING) > 100, "it ended before the work waiting filled the time left"
+
+
+def test_generation_resumes_when_shrinking_is_done_with_generation_time_left():
+    """Generation ends for the work waiting (programs that seem to take 100 s each, 145 s left);
+    the stand-in shrinks it at once, and generation goes on from its next round, until its
+    programs are spent, instead of the lane sitting idle to the end of the budget."""
+    campaign, _ = campaign_of({"exp": wrong_values}, programs=60, time_budget=1000, started_at=time.time() - 855)
+    lines, slow, evaluated_at_first_end = [], [True], []
+    campaign.log = lines.append
+    real_examine, real_shrink = campaign.examine, campaign.shrink_causes
+
+    def examine(program, choices, weights):
+        found = real_examine(program, choices, weights)
+        campaign.stats.seconds = (100.0 if slow[0] else 0.001) * campaign.full_evaluations
+        return found
+
+    def shrink_causes():
+        if slow[0]:
+            evaluated_at_first_end.append(campaign.full_evaluations)
+        slow[0] = False
+        campaign.stats.seconds = 0.001 * campaign.full_evaluations
+        real_shrink()
+
+    campaign.examine, campaign.shrink_causes = examine, shrink_causes
+    campaign.run()
+    assert campaign.store.findings, "the fault was never drawn: pick another seed"
+    assert evaluated_at_first_end[0] < 60 and any("generation resumes" in line for line in lines), lines
+    assert campaign.full_evaluations == 60 and campaign.stats.generation_ended == [GenerationEnd.PROGRAMS]
 
 
 def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):

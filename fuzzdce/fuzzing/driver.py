@@ -323,10 +323,12 @@ class HypothesisDriver:
         return self.stopped or (self.deadline is not None and time.monotonic() > self.deadline) or self.host.generation_over()
 
     def run(self) -> None:
-        """Generation: rounds until the programs or the time are spent, or a round draws no new program."""
+        """Generation: rounds until the programs or the time are spent, or a round draws no new program.
+        Run again (generation resumed after shrinking), it goes on from the next round, whose seed
+        is its own."""
         if self.options.time_budget:
             self.deadline = time.monotonic() + self.options.time_budget
-        round_number = 0
+        round_number = self.rounds
         while True:
             distinct_before = self.host.distinct()
             self.host.new_round()
