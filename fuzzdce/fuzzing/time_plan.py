@@ -2,9 +2,12 @@
 
 ``--time-budget S`` is the campaign's wall time (``TimePlan``), counted from the process's start
 (``process_started_at``: a command's imports count too). Generation ends when the time left is no
-more than the work waiting after it (``Shrinker.waiting_seconds``: ``cause_seconds`` per program whose
-causes wait to be shrunk, one full evaluation and its shrink steps' compiles), within ``LEFT_AFTER_GENERATION`` of
-the budget; shrinking ends at ``SHRINK_END``, joining at ``JOIN_END``; confirming and writing the
+more than the work waiting after it (``Campaign.generation_over``: ``Shrinker.waiting_seconds``,
+``cause_seconds`` per program whose causes wait to be shrunk, one full evaluation and its shrink
+steps' compiles; the bugs' replays, ``Shrinker.confirm_reserve``; and the budget after
+``SHRINK_END``), within ``LEFT_AFTER_GENERATION`` of the budget, and resumes if shrinking ends with
+its time left (``Campaign.generation_resumes``); shrinking ends at ``SHRINK_END`` less the
+confirming reserve (at most ``CONFIRM_MOST``), joining at ``JOIN_END``; confirming and writing the
 findings folder have the rest. ``PhaseClock.timed(phase)`` counts each phase's seconds. Within
 shrinking, Hypothesis's shrink of a cause has its share of the time the waiting causes' passes leave
 (``hypothesis_seconds``), and each lane takes a share of the causes first (``lane_share``).
