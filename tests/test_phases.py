@@ -270,6 +270,39 @@ def test_generation_resumes_when_shrinking_is_done_with_generation_time_left():
     assert campaign.full_evaluations == 60 and campaign.stats.generation_ended == [GenerationEnd.PROGRAMS]
 
 
+def test_a_lane_resumes_generation_once_its_replays_are_done():
+    """A lane's generation ends for its bugs' replays (programs that seem to take 100 s each, 145 s
+    left: a 100-s replay reserve and the budget's last 5%); shrinking leaves that reserve waiting.
+    The lane confirms its bugs, and with nothing waiting then, generation resumes until its
+    programs are spent, instead of the lane ending 95 s early."""
+    campaign, _ = campaign_of(
+        {"exp": wrong_values}, programs=60, time_budget=1000, started_at=time.time() - 855, joined_elsewhere=True
+    )
+    lines, slow, confirmed_at = [], [True], []
+    campaign.log = lines.append
+    real_examine, real_confirm = campaign.examine, campaign.shrinker.confirm
+
+    def examine(program, choices, weights):
+        found = real_examine(program, choices, weights)
+        campaign.stats.seconds = (100.0 if slow[0] else 0.001) * campaign.full_evaluations
+        return found
+
+    def confirm(bugs, until=Phase.CONFIRMING):
+        real_confirm(bugs, until=until)
+        if slow[0]:
+            confirmed_at.append(campaign.full_evaluations)
+        slow[0] = False
+        campaign.stats.seconds = 0.001 * campaign.full_evaluations
+
+    campaign.examine, campaign.shrinker.confirm = examine, confirm
+    campaign.run()
+    assert campaign.store.findings, "the fault was never drawn: pick another seed"
+    assert confirmed_at and confirmed_at[0] < 60, "generation did not end before the replays"
+    assert any(b.smallest.confirmed for b in faulty_bugs(campaign))
+    assert any("generation resumes" in line for line in lines), lines
+    assert campaign.full_evaluations == 60 and campaign.stats.generation_ended == [GenerationEnd.PROGRAMS]
+
+
 def test_a_later_campaign_replays_the_findings_saved_in_the_example_database(tmp_path):
     """Generation never fails a Hypothesis test, so fuzzdce saves each finding's choices itself:
     a later campaign sharing the database evaluates the first one's finding programs again."""

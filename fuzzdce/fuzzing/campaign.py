@@ -431,18 +431,19 @@ class Campaign:
                     self.shrink_causes()
                     with self.phases.timed(Phase.JOINING):  # from the cache, mostly: lanes hand them on
                         self.shrinker.settle_rest()
+                    if self.settings.output.confirm and self.settings.output.joined_elsewhere:
+                        # A lane confirms its own bugs in what shrinking's time it did not use, on its
+                        # warm worker, beside the other lanes: the merged campaign, whose worker starts
+                        # cold once every lane has ended, then replays only what no lane did (a bug
+                        # whose smallest program came from another lane, or was not reached). Before
+                        # generation may resume: the replays' reserve is then spent, not waiting.
+                        with self.phases.timed(Phase.CONFIRMING):
+                            self.shrinker.confirm(self.ledger.bugs(), until=Phase.SHRINKING)
                     if not self.generation_resumes():
                         break
                     self.log(f"{self.progress_line()} -- shrinking done with generation's time left: generation resumes")
                     if not self.generate():
                         break
-                if not self.recycled and self.settings.output.confirm and self.settings.output.joined_elsewhere:
-                    # A lane confirms its own bugs in what shrinking's time it did not use, on its
-                    # warm worker, beside the other lanes: the merged campaign, whose worker starts
-                    # cold once every lane has ended, then replays only what no lane did (a bug
-                    # whose smallest program came from another lane, or was not reached).
-                    with self.phases.timed(Phase.CONFIRMING):
-                        self.shrinker.confirm(self.ledger.bugs(), until=Phase.SHRINKING)
             except OutOfTime as e:
                 self.out_of_time(e)
                 self.shrinker.mark_cut_short()
@@ -481,7 +482,9 @@ class Campaign:
     def generation_resumes(self) -> bool:
         """After shrinking: did generation end for time alone (the work waiting, ``generation_over``),
         and is there time for it again now that work is done? A lane whose causes shrank fast
-        otherwise sat idle: a 900-s stock campaign's lanes ended at 795 s, a 120-s one's at 100 s."""
+        otherwise sat idle: a 900-s stock campaign's lanes ended at 795 s, a 120-s one's at 100 s.
+        A lane asks after confirming its bugs: asked before, the replays' reserve still counted as
+        work waiting, and a 900-s campaign's lanes, done at 770 s, confirmed and ended at 800 s."""
         driver = self.driver
         return (
             driver.ended == GenerationEnd.TIME
