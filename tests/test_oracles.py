@@ -249,6 +249,20 @@ def test_a_backward_through_an_output_eager_does_not_differentiate_is_no_raise()
     assert violation.error_type == "AssertionError"
 
 
+def test_an_exception_without_a_message_says_where_it_was_raised():
+    """A bare ``assert`` in Thunder raises an AssertionError with no message: the report says where
+    it was raised (what tells two of them apart), not an empty headline."""
+    from fuzzdce.core.model import ErrorInfo
+    from fuzzdce.oracles import raises
+
+    bare = ErrorInfo("AssertionError", "", "thunder/executors/torch_autograd.py:backward", "")
+    assert raises.raised("jit-grad", bare, " (grad call, backward)").message == (
+        "AssertionError (grad call, backward): (no message) raised in thunder/executors/torch_autograd.py:backward"
+    )
+    said = ErrorInfo("KeyError", "'t1'", "thunder/core/symbol.py:__call__", "")
+    assert raises.raised("thunderfx", said).message == "KeyError: 't1'"
+
+
 # sin(v0) * cos(v1), v1 drawn not to require grad: one gradient, v0's. (Returning cos(v1) too is
 # a finding of stock's: thunder.jit's output requires grad where eager's does not, 0.2.6 and main.)
 MIXED_GRAD = Program(

@@ -48,13 +48,19 @@ def raised(path: str, e: ErrorInfo, where: str = "") -> Violation:
     return Violation(
         RAISES,
         path,
-        f"{e.type}{where}: {e.message}",
+        f"{e.type}{where}: {e.message or without_message(e)}",
         e.type,
         e.frame,
         key=f"{e.type}: {e.message}",
         fault=fault,
         site=site,
     )
+
+
+def without_message(e: ErrorInfo) -> str:
+    """What a report says of an exception raised without a message (a bare ``assert`` in Thunder):
+    where it was raised, the one thing that tells two of them apart."""
+    return f"(no message) raised in {e.frame}" if e.frame else "(no message)"
 
 
 ORACLE = Oracle(

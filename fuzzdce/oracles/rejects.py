@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fuzzdce.core.faults import rejection_fault
 from fuzzdce.core.model import Call, CallLabel, Oracle, Outcome, Violation
+from fuzzdce.oracles.raises import without_message
 
 NAME = "rejects"
 
@@ -39,7 +40,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if not eager_rejects(reference, label):
             continue
         e = rejected.error
-        message = f"{label} call: returned a result where {stock.placement} raised {e.type}: {e.message} (eager rejects it too)"
+        message = f"{label} call: returned a result where {stock.placement} raised {e.type}: {e.message or without_message(e)} (eager rejects it too)"
         violations.append(
             Violation(
                 NAME,
