@@ -182,7 +182,9 @@ def test_names_counts_check_trace_meeting_a_symbol_without_meta(monkeypatch, jit
 
     monkeypatch.setattr(names, "thunder_check_trace", lambda: no_meta)
     assert names.check(outcome, eager) == []
-    assert set(outcome.not_checked) == {("names", "could not run check_trace (NotImplementedError)")}
+    assert set(outcome.not_checked) == {
+        ("names", "check_trace stopped at a symbol it cannot re-execute (a fusion) (NotImplementedError)")
+    }
     outcome.not_checked.clear()
 
 
