@@ -140,8 +140,8 @@ def two_ops(seed=1):
 
 def test_a_replay_belongs_to_its_program_and_two_lanes_replays_of_one_program_combine():
     """``Finding.confirmed`` says whether its own program reproduced: a smaller program found later
-    is not replayed yet; merged, the smaller program brings its replay along, and one program two
-    lanes replayed is confirmed only if both reproduced it."""
+    is not replayed yet; merged, the smaller program brings its replay (and its decision) along,
+    and one program two lanes replayed is confirmed only if both reproduced it."""
     violation = malformed("jit")
     store = FindingStore()
     finding, _ = store.add(Verdict.REGRESSION, ("rdnp",), violation, two_ops())
@@ -149,17 +149,17 @@ def test_a_replay_belongs_to_its_program_and_two_lanes_replays_of_one_program_co
     store.add(Verdict.REGRESSION, ("rdnp",), violation, program())
     assert finding.program == program() and finding.confirmed is None
 
-    def lane(prog, confirmed):
+    def lane(prog, confirmed, decision=None):
         other = FindingStore()
         theirs, _ = other.add(Verdict.REGRESSION, ("rdnp",), violation, prog)
-        theirs.confirmed = confirmed
+        theirs.confirmed, theirs.decision = confirmed, decision
         return other
 
     merged = FindingStore()
-    merged.merge(lane(two_ops(), True))
-    merged.merge(lane(program(), False))  # smaller: its program and its replay win
+    merged.merge(lane(two_ops(), True, decision="bisected on two ops"))
+    merged.merge(lane(program(), False, decision="bisected on one op"))  # smaller: its program, replay and decision win
     (mine,) = merged
-    assert mine.program == program() and mine.confirmed is False
+    assert mine.program == program() and mine.confirmed is False and mine.decision == "bisected on one op"
     for first, second, together in ((True, None, True), (None, None, None), (True, False, False), (None, True, True)):
         merged = FindingStore()
         merged.merge(lane(program(), first))

@@ -392,6 +392,8 @@ class FindingStore:
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed
+                # Their decision was bisected on their program (or on one larger): it says what breaks there.
+                mine.decision = theirs.decision or mine.decision
             elif theirs.program == mine.program:
                 if theirs.shrunk and not mine.shrunk:
                     mine.shrunk = True

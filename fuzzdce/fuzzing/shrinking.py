@@ -82,6 +82,9 @@ class Shrinker:
         self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
         self.pass_seconds: list[float] = []  # each shrunk cause's passes and settling, in seconds
         self.reserve = 0.0  # seconds shrinking leaves before its end to confirm (``confirm_reserve``)
+        # cause -> the program its decision was bisected on (``decide``): its smallest when bisected,
+        # bisected again once a shrink made a smaller one (``redecide``).
+        self.decided_on: dict[tuple, Program] = {}
 
     @property
     def store(self):
@@ -168,6 +171,9 @@ class Shrinker:
                 else:
                     todo.append((key, members))
             if not todo:
+                # A cause's smallest program may also have come from another cause's shrink.
+                for key in list(self.decided_on):
+                    self.redecide(key)
                 return
             key, _ = todo[0]
             self.shrink(key, waiting=len(todo) - 1)
@@ -282,6 +288,7 @@ class Shrinker:
         if finished:  # a cut pass says nothing of what a pass takes
             self.pass_seconds.append(passes + time.perf_counter() - started)
         campaign.driver.save(choices)
+        self.redecide(key)
         return finished
 
     def settle(self, program: Program, choices, weights, *, origin: str | None, finished: bool) -> None:
@@ -332,13 +339,14 @@ class Shrinker:
 
     # --- deciding ----------------------------------------------------------------------------------
 
-    def decide(self, key: tuple) -> None:
+    def decide(self, key: tuple, *, again: bool = False) -> None:
         """Bisect cause ``key``'s failure, when it is a regression under a placement, to the call of
         what the placement replaced without which it goes (``running.decisions.bisect``, on the
         cause's smallest program and its path, unlocalised: a gated prefix would gate other calls);
-        every finding of the cause is then known by that decision (``Finding.decision``)."""
+        every finding of the cause is then known by that decision (``Finding.decision``). ``again``:
+        bisect a cause already decided too (``redecide``)."""
         members = self.store.causes().get(key)
-        if not members or members[0].decision is not None or members[0].verdict != Verdict.REGRESSION:
+        if not members or (members[0].decision is not None and not again) or members[0].verdict != Verdict.REGRESSION:
             return
         smallest = members[0]
         placement = self.thunders().get(smallest.placements[0])
@@ -347,8 +355,21 @@ class Shrinker:
         started = time.perf_counter()
         found = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
         self.seconds[key] += time.perf_counter() - started
+        self.decided_on[key] = smallest.program
         for finding in members:
             finding.decision = found
+
+    def redecide(self, key: tuple) -> None:
+        """After cause ``key``'s shrink: bisect it again where its smallest program is no longer the
+        one its decision was bisected on. The decision a report shows is then its reproducer's: the
+        call named, its statement and what was malformed in it are the program's the engineer reads
+        (bisected before the shrink, a 1-op ``v0[v0 > 0]`` was said to raise on a ``tensor_split``
+        it does not hold). A few runs of one path, against a shrink's many."""
+        members = self.store.causes().get(key)
+        decided_on = self.decided_on.get(key)
+        if not members or decided_on is None or members[0].program == decided_on or self.shrinking_over():
+            return
+        self.decide(key, again=True)
 
     def settle_rest(self) -> None:
         """Settle every cause's smallest program not settled yet, even one whose shrink was cut
@@ -386,6 +407,8 @@ class Shrinker:
             self.origin.setdefault(program, key)
         self.done |= other.done
         self.seconds.update(other.seconds)
+        for key, program in other.decided_on.items():
+            self.decided_on.setdefault(key, program)
 
     # --- confirming --------------------------------------------------------------------------------
 
