@@ -341,39 +341,49 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
         assert {m.violation.path for m in bisected[0].members} == {"jit", "thunderfx"}, described
 
 
-def test_a_cause_a_smaller_program_shows_is_bisected_again_on_it():
-    """A cause is bisected on its smallest program before any shrink; once a smaller program shows
-    it, it is bisected again there (``Shrinker.redecide``): the statement a report names is in the
-    reproducer the engineer reads, not in the larger program generation drew."""
+RAISES_ON_BROADCAST = "planted_dce:symcall_dce_raises_on_broadcast"
+ABS_EXPAND_MUL = program_of(
+    ("abs", "torch.abs({0})", (0,)),
+    ("expand", "{0}.expand(3, 4)", (2,)),
+    ("mul", "torch.mul({0}, {1})", (3, 1)),
+    inputs=((1, 4), (3, 4)),
+)
+
+
+def decided_on_a_larger_program():
+    """A campaign (stock and ``RAISES_ON_BROADCAST`` on jit) that recorded ``ABS_EXPAND_MUL`` and
+    bisected its one cause there, as a campaign does before any shrink: ``(campaign, cause key)``."""
     import time
 
     from fuzzdce.fuzzing.campaign import Campaign
     from fuzzdce.fuzzing.config import CampaignConfig
     from fuzzdce.fuzzing.time_plan import TimePlan
 
-    wrong = "planted_dce:symcall_dce_raises_on_broadcast"
-    campaign = Campaign(CampaignConfig.of(("stock", wrong), ("jit",), max_examples=1, time_budget=600), log=lambda line: None)
+    config = CampaignConfig.of(("stock", RAISES_ON_BROADCAST), ("jit",), max_examples=1, time_budget=600)
+    campaign = Campaign(config, log=lambda line: None)
     campaign.plan = TimePlan(600, time.time())
-    larger = program_of(
-        ("abs", "torch.abs({0})", (0,)),
-        ("expand", "{0}.expand(3, 4)", (2,)),
-        ("mul", "torch.mul({0}, {1})", (3, 1)),
-        inputs=((1, 4), (3, 4)),
-    )
-
-    def record(program):
-        campaign.ledger.record(program, campaign.evaluate_everywhere(program))
-
-    def culprit_on(program, failure):
-        return bisect_failure(campaign.evaluate, program, resolve(wrong), failure).culprit.before
-
-    record(larger)
-    ((key, members),) = campaign.store.causes().items()
+    campaign.ledger.record(ABS_EXPAND_MUL, campaign.evaluate_everywhere(ABS_EXPAND_MUL))
+    ((key, _),) = campaign.store.causes().items()
     campaign.shrinker.decide(key)
-    record(EXPAND_MUL)  # a smaller program showing the same cause, as a shrink settles one
+    return campaign, key
+
+
+def culprit_on(campaign, program, failure):
+    """The statement bisecting ``failure`` on ``program`` names."""
+    return bisect_failure(campaign.evaluate, program, resolve(RAISES_ON_BROADCAST), failure).culprit.before
+
+
+def test_a_cause_a_smaller_program_shows_is_bisected_again_on_it():
+    """A cause is bisected on its smallest program before any shrink; once a smaller program shows
+    it, it is bisected again there (``Shrinker.redecide``): the statement a report names is in the
+    reproducer the engineer reads, not in the larger program generation drew."""
+    campaign, key = decided_on_a_larger_program()
+    # A smaller program showing the same cause, as a shrink settles one.
+    campaign.ledger.record(EXPAND_MUL, campaign.evaluate_everywhere(EXPAND_MUL))
     smallest = campaign.store.causes()[key][0]
     assert smallest.program == EXPAND_MUL
-    on_larger, on_smaller = culprit_on(larger, smallest.violation), culprit_on(EXPAND_MUL, smallest.violation)
+    on_larger = culprit_on(campaign, ABS_EXPAND_MUL, smallest.violation)
+    on_smaller = culprit_on(campaign, EXPAND_MUL, smallest.violation)
     assert smallest.decision.culprit.before == on_larger != on_smaller, "the fault planted: a decision of the larger program"
     campaign.shrinker.redecide(key)
     assert smallest.decision.culprit.before == on_smaller and campaign.shrinker.decided_on[key] == EXPAND_MUL
@@ -382,30 +392,12 @@ def test_a_cause_a_smaller_program_shows_is_bisected_again_on_it():
 def test_a_shrink_bisects_its_cause_again_on_the_program_it_leaves():
     """The same through a shrink: its passes drop ``abs``, and the decision is bisected again on
     what they leave."""
-    import time
-
-    from fuzzdce.fuzzing.campaign import Campaign
-    from fuzzdce.fuzzing.config import CampaignConfig
-    from fuzzdce.fuzzing.time_plan import TimePlan
-
-    wrong = "planted_dce:symcall_dce_raises_on_broadcast"
-    campaign = Campaign(CampaignConfig.of(("stock", wrong), ("jit",), max_examples=1, time_budget=600), log=lambda line: None)
-    campaign.plan = TimePlan(600, time.time())
-    larger = program_of(
-        ("abs", "torch.abs({0})", (0,)),
-        ("expand", "{0}.expand(3, 4)", (2,)),
-        ("mul", "torch.mul({0}, {1})", (3, 1)),
-        inputs=((1, 4), (3, 4)),
-    )
-    campaign.ledger.record(larger, campaign.evaluate_everywhere(larger))
-    ((key, _),) = campaign.store.causes().items()
-    campaign.shrinker.decide(key)
+    campaign, key = decided_on_a_larger_program()
     campaign.shrinker.shrink(key)
     smallest = campaign.store.causes()[key][0]
-    assert smallest.program.n_ops < larger.n_ops, smallest.program.source()
-    again = bisect_failure(campaign.evaluate, smallest.program, resolve(wrong), smallest.violation)
+    assert smallest.program.n_ops < ABS_EXPAND_MUL.n_ops, smallest.program.source()
     assert campaign.shrinker.decided_on[key] == smallest.program
-    assert smallest.decision.culprit.before == again.culprit.before
+    assert smallest.decision.culprit.before == culprit_on(campaign, smallest.program, smallest.violation)
 
 
 def test_merged_shards_join_bugs_of_one_decision_and_keep_two_decisions_apart(tmp_path):
