@@ -390,8 +390,9 @@ def test_every_oracle_declares_what_it_is():
 
 # Display code: what writes reports for people may pick text apart; it decides nothing.
 DISPLAY_MODULES = frozenset({"fuzzdce.results.report", "fuzzdce.results.html_report", "fuzzdce.results.issue"})
-# (module, function) of display code elsewhere: a trace's label made a file name.
-DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label")})
+# (module, function) of display code elsewhere: a trace's label made a file name, a message's first
+# clause in a reproducer's docstring.
+DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label"), ("fuzzdce.results.standalone", "first_clause")})
 # What holds a fault's or a label's text (or the text made of one: signatures, keys, join labels).
 IDENTITY_TEXT = frozenset(
     {
@@ -465,3 +466,116 @@ def test_a_planted_match_over_a_faults_text_is_found():
     planted = "def f(fault, label):\n    return str(fault).startswith('exception') or _WORDS.match(label.text)\n"
     assert [line for line, _ in identity_text_reads(planted)] == [2, 2]
     assert identity_text_reads("def f(frame):\n    return frame.startswith('torch/')\n") == []
+
+
+# What holds a violation's message or a text made to name a failure for people (a signature).
+MESSAGE_TEXT = frozenset({"message", "messages", "signature", "violation_signature", "sig", "fault_text"})
+# A fault, a violation or a finding: ``str`` of one is its text.
+FAILURE_VALUES = frozenset({"fault", "faults", "violation", "finding"})
+KEYED_BY = frozenset({"get", "setdefault", "pop"})
+SPLITS = frozenset({"split", "rsplit", "partition", "rpartition"})
+# (module, function) where a signature keys what people gave or read: a known-findings file names a
+# finding by its signature (the user's words), and a bug's reasons are shown by member signature.
+TEXT_KEYED_FOR_PEOPLE = frozenset(
+    {("fuzzdce.core.findings", "add"), ("fuzzdce.core.findings", "_bug"), ("fuzzdce.results.records", "of")}
+)
+
+
+def bound_names(target: ast.AST) -> set[str]:
+    """The names an assignment's target binds (``a``, ``a, (b, *c)``; none for ``d[k]`` or ``o.x``)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Tuple | ast.List):
+        return {name for t in target.elts for name in bound_names(t)}
+    return bound_names(target.value) if isinstance(target, ast.Starred) else set()
+
+
+def text_names(function: ast.AST) -> set[str]:
+    """``MESSAGE_TEXT``, and the local names ``function`` binds to what reads one (``seen = (path,
+    v.message)``, ``sig = signature(v)``), through other such names."""
+    text = set(MESSAGE_TEXT)
+    while True:
+        bound = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+                targets, value = (node.targets if isinstance(node, ast.Assign) else [node.target]), node.value
+            elif isinstance(node, ast.For | ast.comprehension):
+                targets, value = [node.target], node.iter
+            else:
+                continue
+            if names_in(value) & text:
+                bound |= {name for t in targets for name in bound_names(t)}
+        if bound <= text:
+            return text
+        text |= bound
+
+
+def reads_text(node: ast.AST, text: set[str]) -> bool:
+    """Does ``node`` read a message or a signature (``text``), or ``str`` of a fault, a violation or a finding?"""
+    if names_in(node) & text:
+        return True
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "str"
+        and any(names_in(a) & FAILURE_VALUES for a in n.args)
+        for n in ast.walk(node)
+    )
+
+
+def dict_keys(node: ast.AST) -> list[ast.AST]:
+    """The keys ``node`` stores or looks up: a subscript's, ``d.get(k)``'s, a dict display's and a
+    dict comprehension's."""
+    if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice | ast.Constant):
+        return [node.slice]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEYED_BY and node.args:
+        return [node.args[0]]
+    if isinstance(node, ast.Dict):
+        return [k for k in node.keys if k is not None]
+    if isinstance(node, ast.DictComp):
+        return [node.key]
+    return []
+
+
+def text_used_as_identity(source: str, module: str = "") -> list[tuple[int, str]]:
+    """(line, expression) of each dict key, and each ``str.split`` (``partition``), that reads a
+    message or a signature, outside display code and ``TEXT_KEYED_FOR_PEOPLE``: text made into a
+    key, or picked apart, where a failure's identity (data) says what it is."""
+    found = []
+    for function in ast.walk(parsed(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or (module, function.name) in DISPLAY_FUNCTIONS:
+            continue
+        text = text_names(function)
+        for node in ast.walk(function):
+            split = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SPLITS
+            if split and (names_in(node.func.value) & IDENTITY_TEXT or reads_text(node.func.value, text)):
+                found.append((node.lineno, ast.unparse(node)))
+            if (module, function.name) not in TEXT_KEYED_FOR_PEOPLE:
+                found += [(node.lineno, ast.unparse(key)) for key in dict_keys(node) if reads_text(key, text)]
+    return sorted(set(found))
+
+
+def test_no_code_but_display_keys_a_dict_by_a_message_or_a_signature_or_splits_one():
+    """Failures are grouped, cached and looked up by identity (``faults.identity``): no dict is
+    keyed by a message, a signature or a fault's text, and none is split to read a field back."""
+    found = {
+        name: reads
+        for name, path in MODULES.items()
+        if name not in DISPLAY_MODULES
+        if (reads := text_used_as_identity(path.read_text(), name))
+    }
+    assert found == {}
+
+
+def test_text_used_as_identity_is_found_where_planted():
+    planted = (
+        "def f(v, fault, cache):\n"
+        "    seen = (v.path, v.oracle, v.message)\n"
+        "    cache[seen] = 1\n"
+        "    cache.setdefault(signature(v), [])\n"
+        "    groups = {str(fault): v}\n"
+        "    return v.message.split(': ')[0], groups\n"
+    )
+    assert [line for line, _ in text_used_as_identity(planted)] == [3, 4, 5, 6]
+    clean = "def f(v, cache):\n    cache[identity(v)] = v.message\n    return v.frame.split(':')[0]\n"
+    assert text_used_as_identity(clean) == []

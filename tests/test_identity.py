@@ -1,11 +1,27 @@
 """A failure's identity in real campaigns: two wrong-value faults of one placement on one path are
-two bugs, each at its own op; an op without a grad rule is one bug on every path that reaches it."""
+two bugs, each at its own op; an op without a grad rule is one bug on every path that reaches it;
+one fault worded otherwise under two placements is one failure; a misstatement is known by its op."""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
-from fuzzdce.core.faults import exception_fault, split_fault, symbol_named, without_annotations
+from fuzzdce.core.faults import (
+    Fault,
+    exception_fault,
+    metadata_fault,
+    signature,
+    split_fault,
+    symbol_named,
+    value_fault,
+    without_annotations,
+)
+from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.joining import fault_label
-from fuzzdce.core.model import ErrorInfo
+from fuzzdce.core.model import ErrorInfo, Violation
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -186,3 +202,85 @@ def test_two_errors_raised_through_torchs_autograd_engine_are_two_identities():
     assert "invalid gradient at index <num>" in str(first) and "derivative for aten::aminmax is not implemented" in str(second)
     labels = {fault_label(*exception_fault(e)) for e in (invalid, underived)}
     assert len(labels) == 2 and None not in labels, labels
+
+
+@dataclass(frozen=True, eq=False)
+class Worded(Fault):
+    """A fault whose words hold more than its identity: where it fails, and how one run words it."""
+
+    KIND: ClassVar[str] = "worded"
+
+    where: str
+    words: str
+
+    def identity(self) -> tuple:
+        return (self.KIND, self.where)
+
+    def parts(self) -> tuple[str, ...]:
+        return (self.where, self.words)
+
+
+def test_two_placements_showing_one_fault_in_other_words_triage_as_one():
+    """Triage groups by identity: stock's and symcall's failure at one frame, worded otherwise by
+    each, is one failure both show (shared), never stock's fixed one beside symcall's regression."""
+
+    def worded(words: str) -> Violation:
+        return Violation("mine", "jit", f"failed: {words}", "MyError", fault=Worded("thunder/core/x.py:f", words))
+
+    stock, symcall = worded("KeyError 't3' while tracing"), worded("a name was read that nothing bound")
+    assert signature(stock) != signature(symcall)
+    triaged = triage({"stock": [stock], "symcall": [symcall]})
+    assert [(t.verdict, t.placements) for t in triaged.values()] == [(Verdict.SHARED, ("stock", "symcall"))], triaged
+
+
+AUTOMATIC_META = "thunder.torch.meta_adaptor.<locals>.meta_func"
+
+
+def misstated(op: str, message: str = "", stated_by: str = AUTOMATIC_META) -> Violation:
+    """The ``metadata`` oracle's violation: ``op``'s output shape, in a forward trace, stated by ``stated_by``."""
+    fault = metadata_fault("metadata", "forward", op, "shape", stated_by)
+    return Violation("metadata", "jit-symbolic", message or f"{op} misstated", "MisstatedMetadata", fault=fault, site=op)
+
+
+def program_of(*ops: str, shape=(2, 3)) -> Program:
+    steps = tuple(Step(op, f"torch.{op}({{0}})", (Ref(i),)) for i, op in enumerate(ops))
+    return Program((TensorInput(shape),), steps, (len(ops),), seed=1)
+
+
+def test_one_meta_functions_misstatements_of_two_ops_are_two_bugs_and_one_ops_in_two_programs_one():
+    """``qr``'s and ``multi_margin_loss``'s shapes misstated, both stated by the one adaptor that
+    states every op Thunder registers automatically: two bugs. ``qr``'s in another program (other
+    shapes, other words) is the same finding of the same bug."""
+    store = FindingStore()
+    qr, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr", "qr defines t1 with shape [1, 1, 0, 3]"), program_of("qr"))
+    store.add(Verdict.SHARED, ("stock",), misstated("multi_margin_loss"), program_of("multi_margin_loss"))
+    again, _ = store.add(
+        Verdict.SHARED, ("stock",), misstated("qr", "qr defines t4 with shape [2, 5]"), program_of("abs", "qr", shape=(5,))
+    )
+    assert again is qr and qr.count == 2
+    bugs = store.bugs()
+    assert sorted(sorted(m.site for m in b.members) for b in bugs) == [["multi_margin_loss"], ["qr"]], [b.key for b in bugs]
+    assert len({b.id for b in bugs}) == 2
+
+
+def test_a_misstatement_and_a_wrong_value_at_another_op_in_one_settled_program_are_two_bugs():
+    """A misstatement shows wherever its op runs: a settled program holding ``qr`` (misstated) and
+    a wrong value first differing at ``greater`` is no evidence that the two are one fault, neither
+    as one settled program nor as the shrinker's link. A wrong value at the misstated op itself may join it."""
+    program = program_of("qr", "greater")
+    store = FindingStore()
+    wrong = Violation(
+        "outputs", "jit-symbolic", "values differ", "Mismatch", fault=value_fault("outputs", "plain", "jit-symbolic", "greater"),
+        site="greater", call="plain",
+    )  # fmt: skip
+    misstatement, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), program)
+    value, _ = store.add(Verdict.SHARED, ("stock",), wrong, program)
+    misstatement.shrunk = value.shrunk = True  # one settled program shows both
+    store.link(misstatement, value)
+    assert len(store.bugs()) == 2, [[m.signature for m in b.members] for b in store.bugs()]
+    at_qr = dataclasses.replace(wrong, fault=value_fault("outputs", "plain", "jit-symbolic", "qr"), site="qr")
+    store = FindingStore()
+    misstatement, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), program)
+    value, _ = store.add(Verdict.SHARED, ("stock",), at_qr, program)
+    misstatement.shrunk = value.shrunk = True
+    assert len(store.bugs()) == 1

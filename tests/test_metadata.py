@@ -194,24 +194,23 @@ def test_a_fallback_op_under_symbolic_values_states_the_shape_it_was_traced_with
     assert "[2, 3]" in violation.message  # what the trace states, the drawn shape
 
 
-def test_misstatements_by_one_meta_function_are_one_fault_and_a_decomposed_ops_its_own():
-    """Every op Thunder registers automatically is stated by one adaptor (``meta_adaptor``): its
-    misstatement under symbolic values is one fault at whichever op a program meets it (detach,
-    sgn), not a fault per op. A planted misstatement of Thunder's decomposed ``cos`` keeps its op."""
+def test_one_meta_functions_misstatements_of_two_ops_are_two_faults_and_one_ops_in_two_programs_one():
+    """Every op Thunder registers automatically is stated by one adaptor (``meta_adaptor``), whose
+    misstatement under symbolic values shows at detach and at sgn: two faults, each known by its op
+    and the adaptor that stated it. detach's in another program (other shapes, another op after it)
+    is the same fault."""
 
-    def misstatement(op: str, template: str):
-        program = Program(
-            (TensorInput((2, 3)),), (Step(op, template, (Ref(0),)), Step("sin", "torch.sin({0})", (Ref(1),))), (2,), seed=1
-        )
+    def misstatement(op: str, template: str, shape=(2, 3), after=("sin", "torch.sin({0})")):
+        program = Program((TensorInput(shape),), (Step(op, template, (Ref(0),)), Step(*after, (Ref(1),))), (2,), seed=1)
         [violation] = metadata.check(run_path("jit-symbolic", program, resolve("stock")), Outcome("eager", "stock"))
         return violation
 
     detach, sgn = misstatement("detach", "{0}.detach()"), misstatement("sgn", "torch.sgn({0})")
-    assert (detach.site, sgn.site) == ("detach", "sgn")  # each sited where the program meets it
-    assert detach.fault == sgn.fault and detach.fault.stated_by == AUTOMATIC_META
-    assert identity_id(detach.fault.identity()) == identity_id(sgn.fault.identity())
-    cos = Misstatement(metadata.ORACLE_NAME, "forward", "cos", "dtype")
-    assert cos.identity() != Misstatement(metadata.ORACLE_NAME, "forward", "sin", "dtype").identity()
+    assert (detach.site, sgn.site) == ("detach", "sgn")
+    assert detach.fault.stated_by == sgn.fault.stated_by == AUTOMATIC_META
+    assert detach.fault != sgn.fault and identity_id(detach.fault.identity()) != identity_id(sgn.fault.identity())
+    elsewhere = misstatement("detach", "{0}.detach()", shape=(4, 1, 2), after=("cos", "torch.cos({0})"))
+    assert elsewhere.fault == detach.fault and identity_id(elsewhere.fault.identity()) == identity_id(detach.fault.identity())
 
 
 def test_amaxs_backward_states_its_count_of_ties_bool():

@@ -20,7 +20,8 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
   until then, "not localised" on its path;
 - ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
   the DCE did wrong, never the symbol it did it in), ``Misstatement`` (``metadata``: the op whose
-  tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs);
+  tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs, and the
+  meta function that stated it);
 - ``JobFailed`` (``crash``, ``timeout``), ``NotFixedPoint`` (``idempotent``), ``AcceptedRejected``
   (``rejects``), ``SplitChanged`` (``split-set``);
 - ``Stated`` (``fault_of``, for an oracle registered outside fuzzdce that makes none): its oracle
@@ -402,14 +403,16 @@ class UnsoundDce(Fault):
 @dataclass(frozen=True, eq=False)
 class Misstatement(Fault):
     """A trace states a tensor's metadata otherwise than it is when it runs (``metadata``): the kind
-    of trace, the code that stated it, and the attribute misstated (shape, dtype, device,
-    requires_grad), never the program's shapes or names.
+    of trace, the op it is stated for, the code that stated it, and the attribute misstated (shape,
+    dtype, device, requires_grad), never the program's shapes or names.
 
     The code that stated it is the op's own where the op decomposes (Thunder's ``cos``: its
     decomposition's prims state it for that op alone), and the meta function of a prim, which states
     its outputs itself (``stated_by``). One meta function may serve many prims: every torch op
-    Thunder registers automatically is stated by one adaptor, which runs the op on fake tensors, so
-    a misstatement it makes is one fault at whichever such op a program meets it."""
+    Thunder registers automatically is stated by one adaptor, which runs the op on fake tensors. The
+    op is part of the fault all the same: what the adaptor gets wrong depends on the op it runs (a
+    fake-tensor kernel that computes another shape than the real one is that op's to fix), so one
+    meta function's misstatements of two ops are two faults, and one op's in any program is one."""
 
     KIND: ClassVar[str] = "misstated metadata"
 
@@ -420,7 +423,7 @@ class Misstatement(Fault):
     stated_by: str = ""  # the meta function of a prim that stated it (module.qualname); "" for a decomposed op
 
     def identity(self) -> Identity:
-        return (self.KIND, self.oracle, self.trace, self.stated_by or self.op, self.attribute)
+        return (self.KIND, self.oracle, self.trace, self.op, self.stated_by, self.attribute)
 
     def parts(self) -> tuple[str, ...]:
         by = (f"stated by {self.stated_by}",) if self.stated_by else ()

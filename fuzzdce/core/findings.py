@@ -4,7 +4,7 @@ A finding is known by its identity: (verdict, placements, path, oracle, fault id
 signature is that in words, for people). The verdict and placements come from one program evaluated under the campaign's
 *reference* Thunder (stock, unless ``--against`` or ``--reference`` names another) and every
 Thunder under test: for each violation, the placements whose run of that program shows the same
-violation signature (same path and oracle, so a shared failure elsewhere in the program masks
+violation identity (same path, oracle and fault, however each words it; so a shared failure elsewhere in the program masks
 nothing). Without the reference among them it is a ``regression``; the reference and a Thunder
 under test make it ``shared``; the reference alone makes it ``fixed``.
 
@@ -75,7 +75,7 @@ def bug_order(bug) -> tuple:
 
 
 class Triaged(NamedTuple):
-    """One violation signature of a program, triaged: what the reference does with it and who shows it."""
+    """One failure of a program (a violation identity), triaged: what the reference does with it and who shows it."""
 
     verdict: Verdict
     placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
@@ -90,25 +90,27 @@ def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
     return Verdict.SHARED if len(names) > 1 or evaluated == 1 else Verdict.FIXED
 
 
-def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str | None = None) -> dict[str, Triaged]:
-    """Triage one program: violation signature -> its ``Triaged`` (verdict, placements, a violation).
+def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference: str | None = None) -> dict[Identity, Triaged]:
+    """Triage one program: violation identity (``faults.identity``: path, oracle, fault's identity)
+    -> its ``Triaged`` (verdict, placements, a violation). Two placements showing one fault in other
+    words (a message, a fault's text holding more than its identity) show one failure.
 
     ``violations_by_placement``: placement name -> the violations it showed (``evaluate.violations_of``
     a program's evaluations); it must include ``reference``, by default its first placement (the
     ``Evaluator`` lists the reference first). Placements keep the order given, the reference first.
     """
     reference = reference or next(iter(violations_by_placement), STOCK)
-    showing: dict[str, list[str]] = {}
-    example: dict[str, Violation] = {}
+    showing: dict[Identity, list[str]] = {}
+    example: dict[Identity, Violation] = {}
     for name in sorted(violations_by_placement, key=lambda name: name != reference):
         for v in violations_by_placement[name]:
-            sig = signature(v)
-            example.setdefault(sig, v)
-            if name not in showing.setdefault(sig, []):
-                showing[sig].append(name)
+            known_by = identity(v)
+            example.setdefault(known_by, v)
+            if name not in showing.setdefault(known_by, []):
+                showing[known_by].append(name)
     return {
-        sig: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[sig])
-        for sig, names in showing.items()
+        known_by: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[known_by])
+        for known_by, names in showing.items()
     }
 
 

@@ -23,7 +23,8 @@ here is a tuple of such data, never text. Failures join into one bug by evidence
 
 But a bug holds at most one of each label ``kept_apart`` gives (``Label``): the kind of exception
 Thunder raised, the fault label (the op it is about, or its words; for an exception torch raised on
-what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it)
+what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it;
+for a misstatement, the op it is stated for)
 and the frame Thunder raised at; and its findings have a Thunder in common (``connected``). A link
 that would break either is not followed, so no bug glues two faults through a third. A bug is known
 by its smallest program's cause, or by its decision (``bug_key``); its id hashes that identity.
@@ -40,7 +41,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from fuzzdce.core.decisions import identity_text
-from fuzzdce.core.faults import Fault, Identity, Origin, Raised, Split, WrongValue, fault_of
+from fuzzdce.core.faults import Fault, Identity, Misstatement, Origin, Raised, Split, WrongValue, fault_of
 from fuzzdce.core.model import Verdict, Violation
 from fuzzdce.core.signatures import finding_signature, identity_id
 
@@ -152,7 +153,9 @@ def words_site(fault: Fault, site: str) -> str:
 
 def fault_label(fault: Fault, site: str) -> Label | None:
     """What a bug holds at most one of: the op a raised exception or a split names, else its words;
-    the op where a wrong value first differs; None for the oracles that only observe a fault. An
+    the op where a wrong value first differs; the op a misstatement is stated for (its meta function
+    may state many ops, each its own fault: ``faults.Misstatement``); None for the oracles that only
+    observe a fault. An
     exception torch raised in its own code on what Thunder handed it (``Raised.in_torch``: Dynamo
     refusing a generated trace's statement) is a consequence of a Thunder fault, but only of one
     that explains it: its label is the op of the statement torch ran (its site), so it joins a
@@ -167,6 +170,10 @@ def fault_label(fault: Fault, site: str) -> Label | None:
         return Label("fault", f"words {fault.message_words}", words_site(fault, site), by_words=True)
     if isinstance(fault, WrongValue):  # not localised, a wrong value is labelled by its oracle and call alone
         return Label("fault", f"op {site}" if site else fault.unlocalised())
+    if isinstance(fault, Misstatement):
+        # A misstatement shows wherever its op runs, whatever else a program shows: a settled
+        # program holding the op and another fault is no evidence that the two are one.
+        return Label("fault", f"op {fault.op}")
     return None
 
 

@@ -65,11 +65,11 @@ class FindingFailure(AssertionError):
 _FAILURE_TYPES: dict[str, type[FindingFailure]] = {}
 
 
-def failure_type(sig: str) -> type[FindingFailure]:
-    """One exception class per signature: Hypothesis shrinks distinct classes separately."""
-    if sig not in _FAILURE_TYPES:
-        _FAILURE_TYPES[sig] = type(f"Finding_{short_id(sig)}", (FindingFailure,), {"__module__": __name__})
-    return _FAILURE_TYPES[sig]
+def failure_type(name: str) -> type[FindingFailure]:
+    """One exception class per name: Hypothesis shrinks distinct classes separately."""
+    if name not in _FAILURE_TYPES:
+        _FAILURE_TYPES[name] = type(f"Finding_{short_id(name)}", (FindingFailure,), {"__module__": __name__})
+    return _FAILURE_TYPES[name]
 
 
 class RoundOver(BaseException):

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fuzzdce.core.faults import Identity
 from fuzzdce.core.findings import Bug, Finding, FindingStore, triage
 from fuzzdce.core.model import EAGER, STOCK
 from fuzzdce.core.program import Program
@@ -162,16 +163,16 @@ class Ledger:
         self,
         program: Program,
         evaluations: Mapping[str, Evaluation],
-        only: set[str] | None = None,
+        only: set[Identity] | None = None,
         choices: tuple | None = None,
         weights: object = None,
     ) -> list[Finding]:
-        """Add every finding of ``evaluations`` (or only those whose violation signature is in
-        ``only``) to the store and folder, with the choices that drew ``program``; return those
-        this program is new or smaller for."""
+        """Add every finding of ``evaluations`` (or only those whose violation identity,
+        ``faults.identity``, is in ``only``) to the store and folder, with the choices that drew
+        ``program``; return those this program is new or smaller for."""
         changed, recorded = [], []
-        for sig, triaged in triage(violations_of(evaluations)).items():
-            if only is not None and sig not in only:
+        for known_by, triaged in triage(violations_of(evaluations)).items():
+            if only is not None and known_by not in only:
                 continue
             finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)
             if change == AddResult.NEW:

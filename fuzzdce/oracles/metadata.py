@@ -9,9 +9,10 @@ bound symbol of the forward and backward execution traces defines, while the pat
 records the first that differs per run (``Outcome.misstated``). This oracle judges those records:
 one violation per kind of trace and per misstatement, naming the op.
 
-Its fault (``faults.metadata_fault``) is the kind of trace, the code that stated it (the op, or the
-meta function of a prim) and the attribute misstated: a wrong dtype stated for ``sum`` is one fault
-whatever the shapes or names of a program.
+Its fault (``faults.metadata_fault``) is the kind of trace, the op, the code that stated it (the
+meta function of a prim, where one did) and the attribute misstated: a wrong dtype stated for
+``sum`` is one fault whatever the shapes or names of a program, and another than one stated for
+``mean`` by the same meta function.
 """
 
 from __future__ import annotations

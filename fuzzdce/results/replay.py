@@ -124,7 +124,7 @@ def replay_bug(
     # without where they first differ.
     triaged = {identity(t.violation, localised=False): t for t in triage(violations_of(evaluations)).values()}
     own = {m.unlocalised_identity() for m in record.members}
-    failing = {name for sig in own if (t := triaged.get(sig)) for name in t.placements}
+    failing = {name for known_by in own if (t := triaged.get(known_by)) for name in t.placements}
     checks = sorted({(m.path, m.oracle) for m in record.members})
     for name in names:
         evaluation = evaluations[name]
@@ -133,8 +133,8 @@ def replay_bug(
             continue
         other = [
             str(t.violation)
-            for sig, t in triaged.items()
-            if name in t.placements and sig not in own and t.violation.path in record.paths
+            for known_by, t in triaged.items()
+            if name in t.placements and known_by not in own and t.violation.path in record.paths
         ]
         why = "; ".join(
             dict.fromkeys(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_message, unexpected_exception
+from fuzzdce.core.faults import Identity, identity
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import activity_of, compare, printed
@@ -448,8 +449,9 @@ class Evaluator:
         if eager.failure is not None:
             return results
         eager_on = {None: eager}
-        # The reference's wrong values as localised, by (path, oracle, call, message unlocalised).
-        reference_localised: dict[tuple, Violation] = {}
+        # The reference's wrong values as localised, by their identity unlocalised (``faults.identity``:
+        # path, oracle and fault, its call and direction), never by their words.
+        reference_localised: dict[Identity, Violation] = {}
         for device in dict.fromkeys(PATHS[path].device for path in paths if PATHS[path].device is not None):
             eager_on[device] = self.eager_outcome(program, device, timeout, cache)
         for placement in chosen:
@@ -486,7 +488,7 @@ class Evaluator:
                     if not (localisable and needs_localising(v)):
                         evaluation.violations.append(v)
                         continue
-                    seen = (path, v.oracle, v.call, v.message)
+                    seen = identity(v)
                     # Where this Thunder ran the reference's execution traces, its wrong value is
                     # the reference's bit for bit, and first differs where the reference's does.
                     shared = reference_localised.get(seen) if not result.outcome.execution_differs else None
