@@ -1,6 +1,6 @@
 """What a program's evaluation shares, and what it leaves out, so that a campaign compiles what
 judging it needs and no more (issue 55): a localising prefix runs the wrong call only, and a
-Thunder that ran the reference's execution traces takes the reference's localisation."""
+Thunder that ran the reference's execution traces takes the reference's localisation, by identity."""
 
 from __future__ import annotations
 
@@ -54,6 +54,26 @@ def test_a_thunder_that_ran_the_references_execution_takes_its_localisation(runs
     assert mine.site == theirs.site == "add" and mine.message == theirs.message
     prefixes_under_same = [run for run in runs if run[0] == same.name and run[2] != tuple(ADD_BETWEEN.ops)]
     assert prefixes_under_same == []
+
+
+def test_the_references_localisation_is_taken_by_identity_not_by_words(runs, monkeypatch):
+    """The same wrong value, from the very execution traces, worded otherwise under each Thunder
+    (a message naming who ran it): it is one failure, and takes the reference's localisation by its
+    identity; no prefix runs under the other Thunder."""
+    from fuzzdce.oracles import outputs
+
+    compare_calls = outputs.compare_calls
+
+    def worded_by_placement(outcome, *args):
+        return [dataclasses.replace(v, message=f"{v.message} (under {outcome.placement})") for v in compare_calls(outcome, *args)]
+
+    monkeypatch.setattr(outputs, "compare_calls", worded_by_placement)
+    reference = resolve("planted:add_computes_sub")
+    same = dataclasses.replace(reference, name="add computes sub, again")
+    evaluations = Evaluator()(ADD_BETWEEN, [same], paths=["jit"], reference=reference)
+    (theirs,), (mine,) = wrong_values(evaluations[reference.name]), wrong_values(evaluations[same.name])
+    assert mine.site == theirs.site == "add" and mine.fault == theirs.fault
+    assert [run for run in runs if run[0] == same.name and run[2] != tuple(ADD_BETWEEN.ops)] == []
 
 
 def add_as_sub_and_abs_as_neg():
