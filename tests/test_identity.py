@@ -2,7 +2,6 @@
 two bugs, each at its own op; an op without a grad rule is one bug on every path that reaches it;
 one fault worded otherwise under two placements is one failure; a misstatement is known by its op."""
 
-import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -263,24 +262,21 @@ def test_one_meta_functions_misstatements_of_two_ops_are_two_bugs_and_one_ops_in
     assert len({b.id for b in bugs}) == 2
 
 
-def test_a_misstatement_and_a_wrong_value_at_another_op_in_one_settled_program_are_two_bugs():
-    """A misstatement shows wherever its op runs: a settled program holding ``qr`` (misstated) and
-    a wrong value first differing at ``greater`` is no evidence that the two are one fault, neither
-    as one settled program nor as the shrinker's link. A wrong value at the misstated op itself may join it."""
-    program = program_of("qr", "greater")
-    store = FindingStore()
+def test_a_failure_shown_beside_two_ops_misstatements_joins_one_of_them_never_both():
+    """A settled program showing ``qr``'s misstatement and a wrong value first differing at
+    ``greater`` (an op traced from the misstated tensor) is one bug; another settled program
+    showing ``multi_margin_loss``'s misstatement beside the same wrong value does not glue the two
+    misstatements into it (the shrinker's link neither): a bug holds one op's misstatements."""
     wrong = Violation(
         "outputs", "jit-symbolic", "values differ", "Mismatch", fault=value_fault("outputs", "plain", "jit-symbolic", "greater"),
         site="greater", call="plain",
     )  # fmt: skip
-    misstatement, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), program)
-    value, _ = store.add(Verdict.SHARED, ("stock",), wrong, program)
-    misstatement.shrunk = value.shrunk = True  # one settled program shows both
-    store.link(misstatement, value)
-    assert len(store.bugs()) == 2, [[m.signature for m in b.members] for b in store.bugs()]
-    at_qr = dataclasses.replace(wrong, fault=value_fault("outputs", "plain", "jit-symbolic", "qr"), site="qr")
     store = FindingStore()
-    misstatement, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), program)
-    value, _ = store.add(Verdict.SHARED, ("stock",), at_qr, program)
-    misstatement.shrunk = value.shrunk = True
-    assert len(store.bugs()) == 1
+    with_qr, with_loss = program_of("qr", "greater"), program_of("multi_margin_loss", "greater")
+    qr, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), with_qr)
+    value, _ = store.add(Verdict.SHARED, ("stock",), wrong, with_qr)
+    loss, _ = store.add(Verdict.SHARED, ("stock",), misstated("multi_margin_loss"), with_loss)
+    qr.shrunk = value.shrunk = loss.shrunk = True  # qr's and the wrong value's settled program is one
+    store.link(loss, value)  # the other settled program shows the wrong value beside loss's misstatement
+    bugs = sorted(sorted(m.site for m in b.members) for b in store.bugs())
+    assert bugs == [["greater", "qr"], ["multi_margin_loss"]], bugs

@@ -23,9 +23,9 @@ here is a tuple of such data, never text. Failures join into one bug by evidence
 
 But a bug holds at most one of each label ``kept_apart`` gives (``Label``): the kind of exception
 Thunder raised, the fault label (the op it is about, or its words; for an exception torch raised on
-what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it;
-for a misstatement, the op it is stated for)
-and the frame Thunder raised at; and its findings have a Thunder in common (``connected``). A link
+what Thunder handed it, the op of the statement it ran, so it joins only a fault that explains it),
+the frame Thunder raised at and the op a misstatement is stated for; and its findings have a
+Thunder in common (``connected``). A link
 that would break either is not followed, so no bug glues two faults through a third. A bug is known
 by its smallest program's cause, or by its decision (``bug_key``); its id hashes that identity.
 
@@ -153,9 +153,7 @@ def words_site(fault: Fault, site: str) -> str:
 
 def fault_label(fault: Fault, site: str) -> Label | None:
     """What a bug holds at most one of: the op a raised exception or a split names, else its words;
-    the op where a wrong value first differs; the op a misstatement is stated for (its meta function
-    may state many ops, each its own fault: ``faults.Misstatement``); None for the oracles that only
-    observe a fault. An
+    the op where a wrong value first differs; None for the oracles that only observe a fault. An
     exception torch raised in its own code on what Thunder handed it (``Raised.in_torch``: Dynamo
     refusing a generated trace's statement) is a consequence of a Thunder fault, but only of one
     that explains it: its label is the op of the statement torch ran (its site), so it joins a
@@ -170,26 +168,30 @@ def fault_label(fault: Fault, site: str) -> Label | None:
         return Label("fault", f"words {fault.message_words}", words_site(fault, site), by_words=True)
     if isinstance(fault, WrongValue):  # not localised, a wrong value is labelled by its oracle and call alone
         return Label("fault", f"op {site}" if site else fault.unlocalised())
-    if isinstance(fault, Misstatement):
-        # A misstatement shows wherever its op runs, whatever else a program shows: a settled
-        # program holding the op and another fault is no evidence that the two are one.
-        return Label("fault", f"op {fault.op}")
     return None
 
 
 def kept_apart(failures: Iterable[tuple[Fault, str]]) -> set[Label]:
     """What a bug holds at most one of each, for failures given as (fault, site): the kinds of
     exception Thunder raised (a raise torch made in its own code on what Thunder handed it is not
-    one), the frames it raised at (two frames are two faults, whatever the words) and the fault
-    labels. One small program can show two faults (``nll_loss`` raised a ``TypeError`` on jit and a
-    ``ValueError`` under grad), and two bugs are better than one that hides another. The campaign's
-    findings and ``fuzzdce merge``'s bug records are kept apart by this one rule."""
+    one), the frames it raised at (two frames are two faults, whatever the words), the ops whose
+    metadata a trace misstates, and the fault labels. One small program can show two faults
+    (``nll_loss`` raised a ``TypeError`` on jit and a ``ValueError`` under grad), and two bugs are
+    better than one that hides another. The campaign's findings and ``fuzzdce merge``'s bug records
+    are kept apart by this one rule.
+
+    A misstatement carries no fault label: ops traced from a misstated tensor fail through it (a
+    ``zeros(y.shape)`` of a misstated ``y`` returns the stated shape), and it joins the fault its
+    program shows. But two ops' misstatements are two faults (``faults.Misstatement``), even where
+    one meta function states both: a bug holds one op's, so no failure shown beside each glues them."""
     labels: set[Label] = set()
     for fault, site in failures:
         if isinstance(fault, Raised) and not fault.in_torch:
             labels.add(Label("raised", fault.exception))
         if isinstance(fault, Raised) and fault.frame and fault.in_thunder:
             labels.add(Label("frame", fault.frame))
+        if isinstance(fault, Misstatement):
+            labels.add(Label("misstated", f"op {fault.op}"))
         label = fault_label(fault, site)
         if label is not None:
             labels.add(label)
