@@ -410,8 +410,9 @@ class Misstatement(Fault):
     decomposition's prims state it for that op alone), and the meta function of a prim, which states
     its outputs itself (``stated_by``). One meta function may serve many prims: every torch op
     Thunder registers automatically is stated by one adaptor, which runs the op on fake tensors. The
-    op is part of the fault all the same: what the adaptor gets wrong depends on the op it runs (a
-    fake-tensor kernel that computes another shape than the real one is that op's to fix), so one
+    op is part of the fault all the same: whether the adaptor states an op rightly depends on the op
+    (its fake-tensor kernel, its sizes under symbolic values), and one fault for every op it states
+    made one bug of two ops' misstatements, which a failure shown beside either then linked. So one
     meta function's misstatements of two ops are two faults, and one op's in any program is one."""
 
     KIND: ClassVar[str] = "misstated metadata"
