@@ -319,7 +319,8 @@ def path_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
 
 
 def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
-    """Per placement: the share of programs in which it changed subsymbols against the reference, and where."""
+    """Per placement: the share of programs in which it did otherwise than the reference (its edits:
+    subsymbols changed, raises; or a regression), and where."""
     activity = summary.dce_activity
     if activity is None:
         return "<h2>DCE activity</h2>" + missing("no dce_activity in summary.json")
@@ -330,7 +331,7 @@ def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     lines = "\n".join(activity_lines(activity))
     return (
         "<h2>DCE activity</h2>"
-        + bar_chart("Programs in which each placement changed subsymbols against the reference (%)", bars)
+        + bar_chart("Programs in which each placement did otherwise than the reference: subsymbols changed, a raise, a regression (%)", bars)
         + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than the reference"))
     )
 

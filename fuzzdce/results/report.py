@@ -150,7 +150,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         out.append("")
     if summary.dce_activity:
         against = summary.reference or "the reference"
-        out += [f"DCE activity against {against} (subsymbols removed per symbol, every path):"]
+        out += [f"DCE activity against {against} (its edits: subsymbols removed per symbol, raises; every path):"]
         out += [f"  {line}" for line in activity_lines(summary.dce_activity, reference=against)]
     if summary.op_counts is not None:
         ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())
