@@ -55,6 +55,24 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
     return False if False in states else (None if None in states else True)
 
 
+def confirmed_on_smallest(members: Iterable[tuple[bool, bool | None]]) -> bool | None:
+    """A bug's confirmation, from (on its smallest program?, confirmed) per member: what the
+    replays of its smallest program (``Shrinker.confirm`` replays that program only) said of the
+    members there, together (``combined_confirmed``): True when each reproduced, False when one did
+    not, None when one was not replayed. A member on another program was never replayed and says
+    nothing of the bug's reproducer."""
+    return combined_confirmed(confirmed for on_smallest, confirmed in members if on_smallest)
+
+
+def confirmation_words(confirmed: bool | None) -> str:
+    """A bug's ``confirmed`` said plainly (the report and the HTML page alike)."""
+    if confirmed is None:
+        return "NOT REPLAYED: its smallest program was not run again (not confirmed)"
+    if confirmed:
+        return "confirmed: its smallest program, replayed, showed the same"
+    return "NOT CONFIRMED: its smallest program, replayed, did not show the same"
+
+
 def replayed_together(first: bool | None, second: bool | None) -> bool | None:
     """Two replays of one program (two lanes confirmed the same finding): False if either did not
     reproduce it, True if both (or the one replayed) did, None if neither was replayed."""
@@ -278,8 +296,10 @@ class Bug:
 
     @property
     def confirmed(self) -> bool | None:
-        """False when a member did not reproduce the same on its smallest program."""
-        return combined_confirmed(f.confirmed for f in self.members)
+        """Whether the findings on the bug's smallest program (its reproducer's) were replayed and
+        reproduced (``confirmed_on_smallest``); a member on another program says nothing of it."""
+        smallest = self.smallest.program
+        return confirmed_on_smallest([(f.program == smallest, f.confirmed) for f in self.members])
 
     @property
     def reportable(self) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.decisions import describe
+from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.errors import UsageError
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
 from fuzzdce.results.report import not_checked_lines, plural
@@ -214,8 +215,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         rows.append(("upstream", link))
     if bug.known:
         rows.append(("known", escape(str(bug.known))))
-    if bug.confirmed is False:
-        rows.append(("confirmed", "no: a member did not reproduce the same on replay"))
+    rows.append(("confirmed", escape(confirmation_words(bug.confirmed))))
     program = "\n".join(part for part in (bug.inputs, bug.program) if part)
     commands = f"python {bug_dir / REPRO_FILE}\nfuzzdce replay {bug_dir}"
     return (

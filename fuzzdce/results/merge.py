@@ -27,7 +27,7 @@ from typing import Any
 
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Identity
-from fuzzdce.core.findings import combined_confirmed, common_placements, earliest
+from fuzzdce.core.findings import combined_confirmed, common_placements, confirmed_on_smallest, earliest
 from fuzzdce.core.joining import bug_key, cause_key, joined
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import identity_id
@@ -187,7 +187,9 @@ def merged_bug(members: Sequence[MemberRecord], copies: Mapping[Identity, Sequen
         count=sum(m.count for m in members),
         paths=tuple(sorted({m.path for m in members})),
         oracles=tuple(sorted({m.oracle for m in members})),
-        confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in groups)]),
+        confirmed=confirmed_on_smallest(
+            [((m.program, m.inputs) == (smallest.program, smallest.inputs), m.confirmed) for m in members]
+        ),
         first_seen_seconds=first_seen,
     )
     reason = known_reason(record, known) or first_known(c.record.known for c in groups)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.decisions import describe
+from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing
@@ -50,9 +51,9 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     and ``reproduce`` (how to rerun it) when given."""
     known = f"   known: {record.known}" if record.known else ""
     upstream = f"   {record.upstream}" if record.upstream is not None else ""
-    confirmed = "" if record.confirmed is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}{confirmed}",
+        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}",
+        f"    {confirmation_words(record.confirmed)}",
         f"    {', '.join(record.oracles)} on {', '.join(record.paths)}: {plural(len(record.members), 'finding')}, "
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
