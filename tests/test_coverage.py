@@ -115,8 +115,10 @@ def test_a_placement_whose_only_edit_is_a_raise_is_exercised():
     from fuzzdce.running.coverage import DceActivity, activity_lines
 
     stock, raising = _evaluation("stock"), _evaluation("symcall", splits=["KeyError: 't0'"])
-    for name, evaluation in (("symcall", raising), ("stock", stock)):
-        evaluation.outcomes["thunderfx"].dce_raise_edits = raise_edits(evaluation.outcomes["thunderfx"], stock.outcomes["thunderfx"])
+    for evaluation in (raising, stock):
+        evaluation.outcomes["thunderfx"].dce_raise_edits = raise_edits(
+            evaluation.outcomes["thunderfx"], stock.outcomes["thunderfx"]
+        )
     assert raise_edits(stock.outcomes["thunderfx"], raising.outcomes["thunderfx"]) == ["no raise"]
     activity = DceActivity()
     activity.add({"stock": stock, "symcall": raising})

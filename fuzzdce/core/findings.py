@@ -92,12 +92,30 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
-class Triaged(NamedTuple):
-    """One violation signature of a program, triaged: what the reference does with it and who shows it."""
-
+class _Shown(NamedTuple):
     verdict: Verdict
     placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
     violation: Violation  # one of them, as an example
+
+
+class Triaged(_Shown):
+    """One violation signature of a program, triaged: what the reference does with it and who shows
+    it (it unpacks as those three). Of a failure the reference alone shows, also what the Thunders
+    under test did on its path instead (``masked_or_gone``): ``masked_by``, the finding identities
+    of their own failures there that stop the run (it is then ``Verdict.MASKED``), and ``unclean``,
+    those that still fail that path another way that stops nothing (the reference's other
+    failures, a wrong value): gone there, fixed only once an edit of theirs is named for it."""
+
+    masked_by: tuple[Identity, ...]
+    unclean: tuple[str, ...]
+
+    def __new__(cls, verdict, placements, violation, masked_by=(), unclean=()) -> Triaged:
+        made = super().__new__(cls, verdict, placements, violation)
+        made.masked_by, made.unclean = tuple(masked_by), tuple(unclean)
+        return made
+
+    def __getnewargs__(self):  # pickled (lanes send what settled programs show) with its extras
+        return (*self, self.masked_by, self.unclean)
 
 
 def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
@@ -124,10 +142,46 @@ def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference
             example.setdefault(sig, v)
             if name not in showing.setdefault(sig, []):
                 showing[sig].append(name)
-    return {
+    triaged = {
         sig: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[sig])
         for sig, names in showing.items()
     }
+    return masked_or_gone(triaged, violations_by_placement, reference, signature)
+
+
+def masked_or_gone(
+    triaged: Mapping[Any, Triaged], violations_by_placement: Mapping[str, Iterable[Violation]], reference: str, key
+) -> dict[Any, Triaged]:
+    """``triaged`` (``key(violation)`` -> its ``Triaged``), each failure of the reference alone
+    (``Verdict.FIXED``) judged by what each Thunder under test did on its path instead: one that
+    failed there in a way of its own (no failure of the reference's) that stops the run (a raise,
+    a split: ``Fault.stops_the_run``) hid it, and it is ``Verdict.MASKED``, naming those failures'
+    findings; one that still failed there otherwise is ``unclean`` (the failure went, and only a
+    named edit of its says why). A Thunder that ran the path with no violation fixed it."""
+    violations = {name: list(vs) for name, vs in violations_by_placement.items()}
+    reference_keys = {key(v) for v in violations.get(reference, ())}
+    judged = dict(triaged)
+    for k, t in triaged.items():
+        if t.verdict != Verdict.FIXED:
+            continue
+        path = t.violation.path
+        masked_by: list[Identity] = []
+        unclean: list[str] = []
+        for name, shown in violations.items():
+            if name == reference:
+                continue
+            on_path = [v for v in shown if v.path == path]
+            stopping = [v for v in on_path if key(v) not in reference_keys and fault_of(v).stops_the_run]
+            for v in stopping:
+                own = triaged[key(v)]
+                masked_by.append(finding_identity(own.verdict, own.placements, identity(own.violation)))
+            if on_path and not stopping:
+                unclean.append(name)
+        if masked_by:
+            judged[k] = Triaged(Verdict.MASKED, t.placements, t.violation, masked_by=tuple(dict.fromkeys(masked_by)))
+        elif unclean:
+            judged[k] = Triaged(t.verdict, t.placements, t.violation, unclean=tuple(unclean))
+    return judged
 
 
 @dataclass
@@ -153,6 +207,13 @@ class Finding:
     # The bisection of its cause's failure to the placement's decision that breaks
     # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known by.
     decision: Any = None
+    # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the finding
+    # identities of the Thunders' under test own failures that masked it (``Verdict.MASKED``), the
+    # Thunders under test that still failed its path otherwise, and, for each of those that is a
+    # patch, the bisection naming its edit without which the failure comes back (``Bisection.fixes``).
+    masked_by: tuple = ()
+    unclean: tuple[str, ...] = ()
+    fixed_by: tuple = ()
 
     @property
     def violation_signature(self) -> str:
@@ -209,6 +270,41 @@ class Finding:
         """A regression not suppressed: what makes ``fuzzdce run`` exit 1."""
         return is_reportable(self.verdict, self.known_reason)
 
+    @property
+    def gone_by_a_named_edit(self) -> bool:
+        """Is the failure fixed (``is_fixed``)? Every verdict but ``FIXED`` is not."""
+        return self.verdict == Verdict.FIXED and is_fixed(self.unclean, self.fixed_by)
+
+
+def is_fixed(unclean: Sequence[str], fixed_by: Sequence[Any]) -> bool:
+    """Is a failure the reference alone shows fixed: does each Thunder under test that still failed
+    its path otherwise (``unclean``) have a bisection (``fixed_by``) naming the edit without which
+    it comes back? One that ran the path cleanly needs none; a build, which cannot be gated, has none."""
+    named = {b.placement for b in fixed_by if b.names_an_edit}
+    return all(name in named for name in unclean)
+
+
+@dataclass(frozen=True)
+class Masking:
+    """What masked a bug's failure: the bug of a Thunder's under test own failure on its path that
+    stops the run (its id; empty when that finding is in no bug of this run), who shows it, and its
+    signature (display)."""
+
+    bug: str
+    placements: tuple[str, ...]
+    failure: str
+    finding: str = ""  # the masking finding's id: ``fuzzdce merge`` finds its bug again by it
+
+    def __str__(self) -> str:
+        return f"masked by bug {self.bug or '(not among these)'} under {', '.join(self.placements)}: {self.failure}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bug": self.bug, "placements": list(self.placements), "failure": self.failure, "finding": self.finding}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Masking:
+        return Masking(data["bug"], tuple(data["placements"]), data["failure"], data.get("finding", ""))
+
 
 def common_placements(members: Sequence[Any]) -> tuple[str, ...]:
     """The Thunders showing every member of a bug (``joining.connected`` keeps one in common), in
@@ -236,10 +332,22 @@ class Bug:
     members: list[Finding]
     why: dict[str, str]
     known_reason: str | None = None
+    # What masked its failure (a ``MASKED`` bug's): the bugs its members name (``FindingStore.bugs``).
+    masked_by: tuple[Masking, ...] = ()
 
     @property
     def id(self) -> str:
         return identity_id(self.identity)
+
+    @property
+    def unclean(self) -> tuple[str, ...]:
+        """The Thunders under test that still failed its smallest program's path otherwise."""
+        return self.smallest.unclean
+
+    @property
+    def fixed_by(self) -> tuple:
+        """The bisections naming what made its smallest program's failure go (``Finding.fixed_by``)."""
+        return self.smallest.fixed_by
 
     @property
     def smallest(self) -> Finding:
@@ -337,20 +445,31 @@ class FindingStore:
         seconds: float | None = None,
         choices: tuple | None = None,
         weights: object = None,
+        masked_by: Sequence[Identity] = (),
+        unclean: Sequence[str] = (),
     ) -> tuple[Finding, AddResult]:
-        """Record one occurrence, ``seconds`` into the campaign; returns the finding and what the
-        occurrence is to it."""
+        """Record one occurrence, ``seconds`` into the campaign (with what masked it, or where it
+        went unclean: ``Triaged``); returns the finding and what the occurrence is to it."""
         known_by = finding_identity(verdict, placements, identity(violation))
         finding = self.findings.get(known_by)
         if finding is None:
             finding = self.findings[known_by] = Finding(
-                verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
+                verdict,
+                placements,
+                violation,
+                program,
+                first_seen_seconds=seconds,
+                choices=choices,
+                weights=weights,
+                masked_by=tuple(masked_by),
+                unclean=tuple(unclean),
             )
             finding.known_reason = self.known.get(finding.signature, self.known.get(finding.id))
             change = AddResult.NEW
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
             finding.choices, finding.weights, finding.shrunk, finding.confirmed = choices, weights, None, None
+            finding.masked_by, finding.unclean, finding.fixed_by = tuple(masked_by), tuple(unclean), ()
             change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
@@ -372,6 +491,19 @@ class FindingStore:
     def bugs(self) -> list[Bug]:
         """The findings joined into bugs (``joining.joined``), regressions and new first."""
         bugs = [self._bug(members) for members in joined(self.findings.values(), self.links)]
+        of_finding = {f.identity: bug for bug in bugs for f in bug.members}
+        for bug in bugs:
+            masking = {}
+            for f in bug.members:
+                for known_by in f.masked_by:
+                    masker = self.findings.get(known_by)
+                    by = of_finding.get(known_by)
+                    failure = masker.signature if masker is not None else str(known_by)
+                    placements = tuple(known_by[1]) if isinstance(known_by, tuple) and len(known_by) > 1 else ()
+                    masking.setdefault(
+                        known_by, Masking(by.id if by is not None else "", placements, failure, identity_id(known_by))
+                    )
+            bug.masked_by = tuple(masking.values())
         return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
@@ -412,6 +544,7 @@ class FindingStore:
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed
+                mine.masked_by, mine.unclean, mine.fixed_by = theirs.masked_by, theirs.unclean, theirs.fixed_by
                 # Their decision was bisected on their program (or on one larger): it says what breaks there.
                 mine.decision = theirs.decision or mine.decision
             elif theirs.program == mine.program:
@@ -420,6 +553,8 @@ class FindingStore:
                 mine.confirmed = replayed_together(mine.confirmed, theirs.confirmed)
             if mine.decision is None:
                 mine.decision = theirs.decision
+            if theirs.program == mine.program and not mine.fixed_by:
+                mine.fixed_by = theirs.fixed_by
 
     def __iter__(self):
         return iter(

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.decisions import describe
-from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.errors import UsageError
-from fuzzdce.results.records import BugRecord, RunSummary, by_standing
+from fuzzdce.core.findings import confirmation_words
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.report import not_checked_lines, plural
 from fuzzdce.results.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.running.coverage import activity_lines
@@ -223,6 +223,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
         f"<pre>{escape(bug.message)}</pre>"
         + (f"<p>the decision that breaks:</p><pre>{escape(chr(10).join(describe(bug.decision)))}</pre>" if bug.decision else "")
+        + (f"<p>{escape(str(bug.standing))}:</p><pre>{escape(chr(10).join(gone_lines(bug)))}</pre>" if gone_lines(bug) else "")
         + f"<p>minimal program:</p><pre>{escape(program)}</pre>"
         f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"
     )
@@ -331,7 +332,10 @@ def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     lines = "\n".join(activity_lines(activity))
     return (
         "<h2>DCE activity</h2>"
-        + bar_chart("Programs in which each placement did otherwise than the reference: subsymbols changed, a raise, a regression (%)", bars)
+        + bar_chart(
+            "Programs in which each placement did otherwise than the reference: subsymbols changed, a raise, a regression (%)",
+            bars,
+        )
         + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than the reference"))
     )
 

@@ -18,7 +18,7 @@ from fuzzdce.core.decisions import describe
 from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
-from fuzzdce.results.records import BugRecord, RunSummary, by_standing
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line, family_lines
@@ -60,6 +60,7 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     ]
     if record.decision is not None:
         lines += ["    " + line for line in describe(record.decision)]
+    lines += ["    " + line for line in gone_lines(record)]
     shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
         lines.append(f"    shown on: {shown}")

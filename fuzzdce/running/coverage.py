@@ -192,7 +192,11 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12, reference: str = ST
         ran_otherwise = entry.get("programs_execution_differs", 0)
         if ran_otherwise:
             more += f"; ran other execution traces than {reference}'s in {ran_otherwise} programs (no bits compared there)"
-        changed = f"changed subsymbols in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}" if symbols else "changed no subsymbol"
+        changed = (
+            f"changed subsymbols in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}"
+            if symbols
+            else "changed no subsymbol"
+        )
         lines.append(
             f"{name} did otherwise than {reference} in {100 * entry['fraction_changed']:.0f}% of programs "
             f"({entry['programs_changed']}/{entry['programs']}): {changed}{more}"
