@@ -361,20 +361,19 @@ class Shrinker:
             finding.decision = found
 
     def explain_gone(self, key: tuple) -> None:
-        """For cause ``key``, a failure of the reference's that a Thunder under test does not show
-        although it still fails that path otherwise (``Finding.unclean``): under each such patch
-        placement, bisect the other way (``bisection.bisect_fix``, on the cause's smallest program)
-        to the edit without which the failure comes back. Fixed only where one is named
-        (``findings.is_fixed``); a build cannot be gated, and stays unexplained."""
+        """For cause ``key``, a failure of the reference's that the Thunders under test do not show:
+        under each patch placement among them, bisect the other way (``bisection.bisect_fix``, on the
+        cause's smallest program) to the edit without which the failure comes back, so the report
+        says what made it go. One that still fails that path otherwise (``Finding.unclean``) fixed
+        it only where that names an edit (``findings.is_fixed``); a build cannot be gated."""
         members = self.store.causes().get(key)
-        if not members or members[0].verdict != Verdict.FIXED or not members[0].unclean or members[0].fixed_by:
+        if not members or members[0].verdict != Verdict.FIXED or members[0].fixed_by:
             return
-        smallest, thunders = members[0], self.thunders()
+        smallest, thunders, reference = members[0], self.thunders(), self.campaign.reference.name
         found = []
         started = time.perf_counter()
-        for name in smallest.unclean:
-            placement = thunders.get(name)
-            if placement is not None and placement.build is None:
+        for name, placement in thunders.items():
+            if name != reference and placement.build is None and not placement.is_stock:
                 found.append(bisect_fix(self.campaign.evaluate, smallest.program, placement, smallest.violation))
         self.seconds[key] += time.perf_counter() - started
         for finding in members:
