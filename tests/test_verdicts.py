@@ -32,12 +32,18 @@ NEG = Program((TensorInput((3,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),),
 
 
 def unknown_proxy(path="jit"):
-    return Violation("names", path, "check_trace: AssertionError: unknown proxy t0 is used", "AssertionError", key="unknown proxy")
+    return Violation(
+        "names", path, "check_trace: AssertionError: unknown proxy t0 is used", "AssertionError", key="unknown proxy"
+    )
 
 
 def raised(path="jit"):
-    fault, site = exception_fault(ErrorInfo("RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__", ""))
-    return Violation("raises", path, "RuntimeError: planted", "RuntimeError", "thunder/core/symbol.py:__call__", fault=fault, site=site)
+    fault, site = exception_fault(
+        ErrorInfo("RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__", "")
+    )
+    return Violation(
+        "raises", path, "RuntimeError: planted", "RuntimeError", "thunder/core/symbol.py:__call__", fault=fault, site=site
+    )
 
 
 def wrong(path="jit"):
@@ -82,7 +88,9 @@ def test_a_failure_gone_where_the_path_still_fails_is_fixed_only_by_a_named_edit
     assert BugRecord.of(gone, thunders=thunders).standing == Standing.UNEXPLAINED
     removal = Removed("t1 = prims.mul(t0, 1.0)", "mul", "neg", 1)
     edit = Edit(3, "thunder.core.symbol.Symbol.__call__", "removal", "Symbol.__call__", removed=(removal,))
-    gone.smallest.fixed_by = (Bisection("symcall", (edit,), edit, alone=True, without=True, runs=4, path="jit", oracle="names", fixes=True),)
+    gone.smallest.fixed_by = (
+        Bisection("symcall", (edit,), edit, alone=True, without=True, runs=4, path="jit", oracle="names", fixes=True),
+    )
     record = BugRecord.of(gone, thunders=thunders)
     assert record.standing == Standing.FIXED
     assert BugRecord.from_json(record.to_json()).standing == Standing.FIXED
@@ -169,7 +177,9 @@ def neg_raising_build(tmp_path) -> str:
 
 
 @pytest.mark.slow
-def test_a_build_failing_the_program_another_way_masks_and_never_fixes(stock_fails_in_a_dead_subsymbol, neg_raising_build, tmp_path):
+def test_a_build_failing_the_program_another_way_masks_and_never_fixes(
+    stock_fails_in_a_dead_subsymbol, neg_raising_build, tmp_path
+):
     campaign = campaign_on(NEG, (STOCK, neg_raising_build), tmp_path)
     assert not [b for b in campaign.ledger.bugs() if b.verdict == Verdict.FIXED]
     masked = bug_of(campaign, Verdict.MASKED)

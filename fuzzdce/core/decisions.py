@@ -147,7 +147,9 @@ class Bisection:
     def names_an_edit(self) -> bool:
         """Did the search name one edit without which the failure (or, ``fixes``, the reference's
         failure going) is undone?"""
-        return self.culprit is not None and self.without is not False and self.alone is not False
+        # The other way, "without it, it comes back" is the test: the same removal made by earlier
+        # calls too (a symbol traced again) may be needed beside it, and alone it need not suffice.
+        return self.culprit is not None and self.without is not False and (self.fixes or self.alone is not False)
 
     @property
     def identity(self) -> tuple | None:
@@ -288,7 +290,13 @@ def describe(bisection: Bisection) -> list[str]:
         shown = said[:4] + ([f"and {len(said) - 4} more"] if len(said) > 4 else [])
         lines.append("The program's other edits do not matter: " + "; ".join(shown) + ".")
     elif b.alone is False and b.fixes:
-        lines.append("That edit alone does not make it go: it needs earlier edits too (no single edit named).")
+        same = sum(1 for e in b.others if e.index < c.index and e.key() == c.key())
+        if same:
+            lines.append(
+                f"Alone it does not make it go: {same} earlier call{'s make' if same != 1 else ' makes'} the same edit, needed too."
+            )
+        else:
+            lines.append("That edit alone does not make it go: it needs earlier edits too.")
     elif b.alone is False:
         lines.append(
             "That edit alone does not fail: it needs earlier edits too (no single decision; the bug keeps its failure's identity)."

@@ -498,7 +498,11 @@ class FindingStore:
                 for known_by in f.masked_by:
                     masker = self.findings.get(known_by)
                     by = of_finding.get(known_by)
-                    failure = masker.signature if masker is not None else str(known_by)
+                    failure = (
+                        f"{masker.violation.oracle} on {masker.violation.path}: {masker.violation.message.splitlines()[0][:200]}"
+                        if masker is not None and masker.violation.message
+                        else identity_text(known_by)[:200]
+                    )
                     placements = tuple(known_by[1]) if isinstance(known_by, tuple) and len(known_by) > 1 else ()
                     masking.setdefault(
                         known_by, Masking(by.id if by is not None else "", placements, failure, identity_id(known_by))
