@@ -6,7 +6,10 @@ signature is that in words, for people). The verdict and placements come from on
 Thunder under test: for each violation, the placements whose run of that program shows the same
 violation signature (same path and oracle, so a shared failure elsewhere in the program masks
 nothing). Without the reference among them it is a ``regression``; the reference and a Thunder
-under test make it ``shared``; the reference alone makes it ``fixed``.
+under test make it ``shared``; the reference alone makes it ``fixed``, or ``masked`` where a Thunder
+under test failed that path first in a way of its own that stops the run (``masked_or_gone``: the
+bug names what masked it). A fixed failure whose path a Thunder under test still fails otherwise
+is fixed only once a bisection the other way names the edit that made it go (``is_fixed``).
 
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
 joined into one fault. Whether two findings are one fault, and what keeps two bugs apart, is
@@ -269,11 +272,6 @@ class Finding:
     def reportable(self) -> bool:
         """A regression not suppressed: what makes ``fuzzdce run`` exit 1."""
         return is_reportable(self.verdict, self.known_reason)
-
-    @property
-    def gone_by_a_named_edit(self) -> bool:
-        """Is the failure fixed (``is_fixed``)? Every verdict but ``FIXED`` is not."""
-        return self.verdict == Verdict.FIXED and is_fixed(self.unclean, self.fixed_by)
 
 
 def is_fixed(unclean: Sequence[str], fixed_by: Sequence[Any]) -> bool:
