@@ -212,8 +212,8 @@ class Finding:
     decision: Any = None
     # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the finding
     # identities of the Thunders' under test own failures that masked it (``Verdict.MASKED``), the
-    # Thunders under test that still failed its path otherwise, and, for each of those that is a
-    # patch, the bisection naming its edit without which the failure comes back (``Bisection.fixes``).
+    # Thunders under test that still failed its path otherwise, and, for each patch placement under
+    # test, the bisection naming its edit without which the failure comes back (``Bisection.fixes``).
     masked_by: tuple = ()
     unclean: tuple[str, ...] = ()
     fixed_by: tuple = ()
