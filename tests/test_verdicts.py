@@ -163,6 +163,21 @@ def test_a_placement_raising_where_stock_fails_masks_the_failure(stock_fails_in_
     assert f"masked by bug {regression.id} under planted_dce:symcall_dce_raises_on_neg" in render(campaign.summary(), None)
 
 
+@pytest.mark.slow
+def test_a_thunderfx_split_of_the_placement_masks_the_failure(stock_fails_in_a_dead_subsymbol):
+    """The placement's DCE raises on neg and thunderfx's splitter sends neg to eager: the trace that
+    fails check_trace under stock is never made. The split masks the failure; it fixes nothing."""
+    from fuzzdce.running.evaluate import Evaluator, violations_of
+    from fuzzdce.running.placements import resolve
+
+    placements = [resolve(STOCK), resolve("planted_dce:symcall_dce_raises_on_neg")]
+    triaged = list(triage(violations_of(Evaluator()(NEG, placements, paths=["thunderfx"]))).values())
+    names = [t for t in triaged if t.violation.oracle == "names"]
+    assert names and all(t.verdict == Verdict.MASKED for t in names), [(t.verdict, t.violation.oracle) for t in triaged]
+    (split,) = [t for t in triaged if t.violation.oracle == "splits"]
+    assert split.verdict == Verdict.REGRESSION and all(t.masked_by[0][2][1] == "splits" for t in names)
+
+
 @pytest.fixture
 def neg_raising_build(tmp_path) -> str:
     """NAME=DIR of a copy of the installed Thunder whose ``neg`` raises while tracing."""
