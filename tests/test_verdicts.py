@@ -161,6 +161,10 @@ def test_a_placement_raising_where_stock_fails_masks_the_failure(stock_fails_in_
     (entry,) = summary["bugs"]["masked"]
     assert entry["standing"] == "masked" and entry["masked_by"][0]["bug"] == regression.id
     assert f"masked by bug {regression.id} under planted_dce:symcall_dce_raises_on_neg" in render(campaign.summary(), None)
+    from fuzzdce.results.html_report import write_report
+
+    html = write_report(campaign.folder.root).read_text()
+    assert "== masked" not in html and f"masked by bug {regression.id}" in html and 'class="bug masked"' in html
 
 
 @pytest.mark.slow
