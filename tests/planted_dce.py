@@ -216,3 +216,17 @@ def symcall_correct():
     from fuzzdce.running.placements import symcall_fixed
 
     return symcall_fixed()
+
+
+def symcall_dce_raises_on_neg():
+    """Subsymbol DCE in ``Symbol.__call__`` that raises on ``ltorch.neg``'s decomposition.
+
+    Right otherwise (``dce_subsymbols``): under it a program holding ``neg`` raises while tracing
+    where stock compiles, before any trace of it is checked (a failure of stock's there is masked)."""
+
+    def dce_or_raise(bsym):
+        if bsym.sym.name == "neg" and bsym.subsymbols:
+            raise RuntimeError("planted: DCE of neg cannot handle its decomposition")
+        return dce_subsymbols(bsym)
+
+    return _symcall_with_splitter_fix(dce_or_raise)

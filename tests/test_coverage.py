@@ -23,7 +23,8 @@ def test_summary_holds_each_placements_activity(campaign):
     assert set(data) == {"symcall", "planted:does_nothing"}
     symcall = data["symcall"]
     assert symcall["programs"] == len(symcall["per_program"]) > 0
-    assert symcall["programs_changed"] == sum(1 for n in symcall["per_program"] if n)
+    # A program counts where subsymbols changed, and also where symcall raised otherwise than stock.
+    assert symcall["programs_changed"] >= sum(1 for n in symcall["per_program"] if n)
     assert symcall["exercised"] and symcall["symbols"], symcall
     assert all(s["removed"] + s["added"] > 0 for s in symcall["symbols"])
     assert data["planted:does_nothing"]["exercised"] is False
@@ -32,7 +33,7 @@ def test_summary_holds_each_placements_activity(campaign):
 @pytest.mark.slow
 def test_report_says_what_changed_and_what_was_not_exercised(campaign):
     text = render(campaign.summary(), None)
-    assert "symcall changed subsymbols in" in text
+    assert "symcall did otherwise than stock in" in text
     assert "planted:does_nothing: NOT EXERCISED" in text
     # A placement that changes nothing cannot lose a subsymbol. (symcall can: under symbolic values
     # it drops number-proxy producers such as `i3 = shape(v1)` that a kept subsymbol still reads.)
@@ -95,3 +96,50 @@ def test_activity_crosses_the_sandbox():
     name = "planted:dce_drops_live"
     assert sandboxed[name].outcomes["jit"].dce_activity == local[name].outcomes["jit"].dce_activity != {}
     assert {v.oracle for v in sandboxed[name].violations} >= {"dce-sound"}
+
+
+def _evaluation(name, *, error=None, splits=(), violations=()):
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.core.program import Program, Ref, Step, TensorInput
+    from fuzzdce.running.evaluate import Evaluation
+
+    program = Program((TensorInput((2,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,), seed=1)
+    outcome = Outcome("thunderfx", name, error=error, split_reasons=list(splits))
+    return Evaluation(program, name, Outcome("eager", "stock"), {"thunderfx": outcome}, list(violations))
+
+
+def test_a_placement_whose_only_edit_is_a_raise_is_exercised():
+    """symcall's DCE raising on a bound symbol (thunderfx splits there) changes no subsymbol; it is
+    an edit all the same, so the placement is exercised (planted: a split stock does not make)."""
+    from fuzzdce.core.subsymbols import raise_edits
+    from fuzzdce.running.coverage import DceActivity, activity_lines
+
+    stock, raising = _evaluation("stock"), _evaluation("symcall", splits=["KeyError: 't0'"])
+    for evaluation in (raising, stock):
+        evaluation.outcomes["thunderfx"].dce_raise_edits = raise_edits(
+            evaluation.outcomes["thunderfx"], stock.outcomes["thunderfx"]
+        )
+    assert raise_edits(stock.outcomes["thunderfx"], raising.outcomes["thunderfx"]) == ["no raise"]
+    activity = DceActivity()
+    activity.add({"stock": stock, "symcall": raising})
+    entry = activity.summary(["stock", "symcall"])["symcall"]
+    assert entry["exercised"] and entry["programs_raised"] == 1 and entry["symbols"] == []
+    assert "raised where stock returns in 1 program" in activity_lines({"symcall": entry})[0]
+    # Precision: a placement that did as stock did is still not exercised.
+    idle = DceActivity()
+    idle.add({"stock": stock, "symcall": _evaluation("symcall")})
+    assert "NOT EXERCISED" in activity_lines(idle.summary(["symcall"]))[0]
+
+
+def test_a_placement_with_a_regression_is_never_not_exercised():
+    from fuzzdce.core.model import Violation
+    from fuzzdce.running.coverage import DceActivity, activity_lines
+
+    wrong = Violation("outputs", "thunderfx", "values differ", key="values differ")
+    activity = DceActivity()
+    activity.add({"stock": _evaluation("stock"), "symcall": _evaluation("symcall", violations=[wrong])})
+    line = activity_lines(activity.summary(["symcall"]))[0]
+    assert "NOT EXERCISED" not in line and "failed where stock passes in 1 program" in line
+    shared = DceActivity()  # a failure stock shows too is no edit of the placement's
+    shared.add({"stock": _evaluation("stock", violations=[wrong]), "symcall": _evaluation("symcall", violations=[wrong])})
+    assert "NOT EXERCISED" in activity_lines(shared.summary(["symcall"]))[0]

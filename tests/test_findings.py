@@ -324,3 +324,27 @@ def test_a_seeded_round_keeps_the_example_database(tmp_path):
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
     driver = HypothesisDriver(NothingEvaluated(), DriverSettings(settings(database=database), max_examples=1, seed=7))
     assert driver.hypothesis_test()._hypothesis_internal_use_settings.database is database
+
+
+def test_a_bug_is_confirmed_by_the_replays_of_its_smallest_program_alone():
+    """``Shrinker.confirm`` replays a bug's smallest program only: a member of the bug on another
+    program, never replayed, leaves the bug confirmed (it read ``confirmed: None``); a member of the
+    smallest program not replayed, or not reproduced, does not."""
+    from fuzzdce.core.findings import confirmation_words
+    from fuzzdce.results.records import BugRecord
+    from fuzzdce.results.report import bug_lines
+
+    store = FindingStore()
+    on_smallest, _ = store.add(Verdict.REGRESSION, ("symcall",), key_error("t1"), ONE_OP)
+    elsewhere, _ = store.add(Verdict.REGRESSION, ("symcall",), key_error("t1", path="thunderfx"), ADD_THEN_COS)
+    (bug,) = store.bugs()
+    assert bug.smallest is on_smallest and len(bug.members) == 2
+    on_smallest.confirmed = True  # replayed and reproduced; ``elsewhere`` was never replayed
+    assert bug.confirmed is True
+    assert bug_lines(BugRecord.of(bug))[1].strip() == confirmation_words(True)
+    elsewhere.confirmed = False  # a replay of another program says nothing of the reproducer
+    assert bug.confirmed is True
+    on_smallest.confirmed = None  # the reproducer not replayed: the report says so
+    assert bug.confirmed is None and "NOT REPLAYED" in "\n".join(bug_lines(BugRecord.of(bug)))
+    on_smallest.confirmed = False
+    assert bug.confirmed is False and "NOT CONFIRMED" in "\n".join(bug_lines(BugRecord.of(bug)))

@@ -61,6 +61,9 @@ class SymcallSplits(Evaluator):
             described = gating is not None and splits and (gating.record or gating.describe == RAISE.index)
             calls = 2 * RAISE.index if gating is not None else 0
             outcomes = {path: Outcome(path, n, edits=[RAISE] if described else [], gated_calls=calls) for path in paths}
+            for outcome in outcomes.values():  # the splitter caught symcall's raise: its split is an edit (activity)
+                outcome.split_reasons = [SPLIT.message] if splits else []
+                outcome.dce_raise_edits = ["raise"] if splits and n != "stock" else []
             shown = [dataclasses.replace(SPLIT, path=path) for path in paths] if splits else []
             evaluations[n] = Evaluation(program, n, Outcome("eager", "stock"), outcomes, shown)
         return evaluations

@@ -138,12 +138,24 @@ class Bisection:
     # Of a culprit that removed several subsymbols, the one whose removal alone fails (None: not
     # narrowed, or none alone does).
     narrowed: Removed | None = None
+    # Bisected the other way: the failure is the reference's, which the placement does not show,
+    # and the culprit is the edit that makes it go (without it, it comes back). Never a bug's
+    # identity: what a bug of the reference's failure is known by stays its failure.
+    fixes: bool = False
+
+    @property
+    def names_an_edit(self) -> bool:
+        """Did the search name one edit without which the failure (or, ``fixes``, the reference's
+        failure going) is undone?"""
+        # The other way, "without it, it comes back" is the test: the same removal made by earlier
+        # calls too (a symbol traced again) may be needed beside it, and alone it need not suffice.
+        return self.culprit is not None and self.without is not False and (self.fixes or self.alone is not False)
 
     @property
     def identity(self) -> tuple | None:
         """The decision that breaks, as the bug's identity; None where no single edit explains the
         failure (it needs others too, or no edit was found)."""
-        if self.culprit is None or self.alone is False:
+        if self.culprit is None or self.alone is False or self.fixes:
             return None
         if self.narrowed is not None:
             return (self.placement, "removal", (self.narrowed.key(),))
@@ -226,7 +238,8 @@ def describe(bisection: Bisection) -> list[str]:
     if b.culprit is None:
         if not b.note:
             return []
-        return [f"decision: not bisected: {b.note}" + (f" ({b.runs} runs)" if b.runs else "")]
+        what = f"what made the reference's failure go under {b.placement}" if b.fixes else "decision"
+        return [f"{what}: not bisected: {b.note}" + (f" ({b.runs} runs)" if b.runs else "")]
     c = b.culprit
     doer = f"{b.placement}'s {c.function}"
     lines: list[str] = []
@@ -259,6 +272,9 @@ def describe(bisection: Bisection) -> list[str]:
     if c.before_text and c.kind != "raise" and b.narrowed is None:
         lines += ["  before:", *_block(c.before_text), "  after:", *_block(c.after_text or "(nothing)")]
     goes = _GOES.get(b.oracle, f"the {b.oracle} check passes") if b.oracle else "the failure goes"
+    if b.fixes:
+        lines.insert(0, f"The reference's {b.oracle or 'failure'} failure goes under {b.placement} by this edit:")
+        goes = "it comes back"
     if b.without:
         lines.append(f"With that one call done as unpatched Thunder does it, {goes}.")
     elif b.without is False:
@@ -273,6 +289,14 @@ def describe(bisection: Bisection) -> list[str]:
         said = list(dict.fromkeys(_edit_words(e) for e in others))
         shown = said[:4] + ([f"and {len(said) - 4} more"] if len(said) > 4 else [])
         lines.append("The program's other edits do not matter: " + "; ".join(shown) + ".")
+    elif b.alone is False and b.fixes:
+        same = sum(1 for e in b.others if e.index < c.index and e.key() == c.key())
+        if same:
+            lines.append(
+                f"Alone it does not make it go: {same} earlier call{'s make' if same != 1 else ' makes'} the same edit, needed too."
+            )
+        else:
+            lines.append("That edit alone does not make it go: it needs earlier edits too.")
     elif b.alone is False:
         lines.append(
             "That edit alone does not fail: it needs earlier edits too (no single decision; the bug keeps its failure's identity)."

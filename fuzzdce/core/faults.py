@@ -208,6 +208,11 @@ class Fault:
         """Is ``site`` (the op it is about) the symbol the fault names?"""
         return False
 
+    # What triage asks (``findings.triage``): does the fault stop Thunder's run of the path where it
+    # happens (a raise, a split sending the op to eager, a dead or hung job), so that a failure the
+    # reference meets later on that path cannot show? Such a fault of a Thunder under test masks it.
+    stops_the_run: ClassVar[bool] = False
+
 
 @dataclass(frozen=True, eq=False)
 class Raised(Fault):
@@ -216,6 +221,7 @@ class Raised(Fault):
     code that frame is (``Origin``) and the symbol its message names."""
 
     KIND: ClassVar[str] = "exception"
+    stops_the_run: ClassVar[bool] = True
 
     exception: str
     frame: str
@@ -261,6 +267,7 @@ class Split(Fault):
     exception names, or its words when it names none."""
 
     KIND: ClassVar[str] = "split"
+    stops_the_run: ClassVar[bool] = True
 
     reason: str
     symbol: str
@@ -438,6 +445,7 @@ class JobFailed(Fault):
     one path reads otherwise, and a hang says nothing of where)."""
 
     KIND: ClassVar[str] = "job failed"
+    stops_the_run: ClassVar[bool] = True
 
     oracle: str
     failure: str
@@ -498,6 +506,11 @@ class SplitChanged(Fault):
 
     def identity(self) -> Identity:
         return (self.KIND, self.oracle, self.change, self.reason, self.info_words, self.exception_words)
+
+    @property
+    def stops_the_run(self) -> bool:  # type: ignore[override]
+        """A split that appears sends ops to eager, as a raise's split does."""
+        return self.change == "appears"
 
     def parts(self) -> tuple[str, ...]:
         return (self.oracle, f"split {self.change}", self.reason, self.info_words, self.exception_words)

@@ -6,7 +6,10 @@ signature is that in words, for people). The verdict and placements come from on
 Thunder under test: for each violation, the placements whose run of that program shows the same
 violation identity (same path, oracle and fault, however each words it; so a shared failure elsewhere in the program masks
 nothing). Without the reference among them it is a ``regression``; the reference and a Thunder
-under test make it ``shared``; the reference alone makes it ``fixed``.
+under test make it ``shared``; the reference alone makes it ``fixed``, or ``masked`` where a Thunder
+under test failed that path first in a way of its own that stops the run (``masked_or_gone``: the
+bug names what masked it). A fixed failure whose path a Thunder under test still fails otherwise
+is fixed only once a bisection the other way names the edit that made it go (``is_fixed``).
 
 A **bug** is what a user files: findings (kept as its evidence) of one verdict and placements
 joined into one fault. Whether two findings are one fault, and what keeps two bugs apart, is
@@ -55,6 +58,24 @@ def combined_confirmed(states: Iterable[bool | None]) -> bool | None:
     return False if False in states else (None if None in states else True)
 
 
+def confirmed_on_smallest(members: Iterable[tuple[bool, bool | None]]) -> bool | None:
+    """A bug's confirmation, from (on its smallest program?, confirmed) per member: what the
+    replays of its smallest program (``Shrinker.confirm`` replays that program only) said of the
+    members there, together (``combined_confirmed``): True when each reproduced, False when one did
+    not, None when one was not replayed. A member on another program was never replayed and says
+    nothing of the bug's reproducer."""
+    return combined_confirmed(confirmed for on_smallest, confirmed in members if on_smallest)
+
+
+def confirmation_words(confirmed: bool | None) -> str:
+    """A bug's ``confirmed`` said plainly (the report and the HTML page alike)."""
+    if confirmed is None:
+        return "NOT REPLAYED: its smallest program was not run again (not confirmed)"
+    if confirmed:
+        return "confirmed: its smallest program, replayed, showed the same"
+    return "NOT CONFIRMED: its smallest program, replayed, did not show the same"
+
+
 def replayed_together(first: bool | None, second: bool | None) -> bool | None:
     """Two replays of one program (two lanes confirmed the same finding): False if either did not
     reproduce it, True if both (or the one replayed) did, None if neither was replayed."""
@@ -74,12 +95,30 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
-class Triaged(NamedTuple):
-    """One failure of a program (a violation identity), triaged: what the reference does with it and who shows it."""
-
+class _Shown(NamedTuple):
     verdict: Verdict
     placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
     violation: Violation  # one of them, as an example
+
+
+class Triaged(_Shown):
+    """One failure of a program (a violation identity), triaged: what the reference does with it and who shows
+    it (it unpacks as those three). Of a failure the reference alone shows, also what the Thunders
+    under test did on its path instead (``masked_or_gone``): ``masked_by``, the finding identities
+    of their own failures there that stop the run (it is then ``Verdict.MASKED``), and ``unclean``,
+    those that still fail that path another way that stops nothing (the reference's other
+    failures, a wrong value): gone there, fixed only once an edit of theirs is named for it."""
+
+    masked_by: tuple[Identity, ...]
+    unclean: tuple[str, ...]
+
+    def __new__(cls, verdict, placements, violation, masked_by=(), unclean=()) -> Triaged:
+        made = super().__new__(cls, verdict, placements, violation)
+        made.masked_by, made.unclean = tuple(masked_by), tuple(unclean)
+        return made
+
+    def __getnewargs__(self):  # pickled (lanes send what settled programs show) with its extras
+        return (*self, self.masked_by, self.unclean)
 
 
 def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
@@ -108,10 +147,46 @@ def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference
             example.setdefault(known_by, v)
             if name not in showing.setdefault(known_by, []):
                 showing[known_by].append(name)
-    return {
+    triaged = {
         known_by: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[known_by])
         for known_by, names in showing.items()
     }
+    return masked_or_gone(triaged, violations_by_placement, reference, identity)
+
+
+def masked_or_gone(
+    triaged: Mapping[Any, Triaged], violations_by_placement: Mapping[str, Iterable[Violation]], reference: str, key
+) -> dict[Any, Triaged]:
+    """``triaged`` (``key(violation)`` -> its ``Triaged``), each failure of the reference alone
+    (``Verdict.FIXED``) judged by what each Thunder under test did on its path instead: one that
+    failed there in a way of its own (no failure of the reference's) that stops the run (a raise,
+    a split: ``Fault.stops_the_run``) hid it, and it is ``Verdict.MASKED``, naming those failures'
+    findings; one that still failed there otherwise is ``unclean`` (the failure went, and only a
+    named edit of its says why). A Thunder that ran the path with no violation fixed it."""
+    violations = {name: list(vs) for name, vs in violations_by_placement.items()}
+    reference_keys = {key(v) for v in violations.get(reference, ())}
+    judged = dict(triaged)
+    for k, t in triaged.items():
+        if t.verdict != Verdict.FIXED:
+            continue
+        path = t.violation.path
+        masked_by: list[Identity] = []
+        unclean: list[str] = []
+        for name, shown in violations.items():
+            if name == reference:
+                continue
+            on_path = [v for v in shown if v.path == path]
+            stopping = [v for v in on_path if key(v) not in reference_keys and fault_of(v).stops_the_run]
+            for v in stopping:
+                own = triaged[key(v)]
+                masked_by.append(finding_identity(own.verdict, own.placements, identity(own.violation)))
+            if on_path and not stopping:
+                unclean.append(name)
+        if masked_by:
+            judged[k] = Triaged(Verdict.MASKED, t.placements, t.violation, masked_by=tuple(dict.fromkeys(masked_by)))
+        elif unclean:
+            judged[k] = Triaged(t.verdict, t.placements, t.violation, unclean=tuple(unclean))
+    return judged
 
 
 @dataclass
@@ -137,6 +212,13 @@ class Finding:
     # The bisection of its cause's failure to the placement's decision that breaks
     # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known by.
     decision: Any = None
+    # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the finding
+    # identities of the Thunders' under test own failures that masked it (``Verdict.MASKED``), the
+    # Thunders under test that still failed its path otherwise, and, for each patch placement under
+    # test, the bisection naming its edit without which the failure comes back (``Bisection.fixes``).
+    masked_by: tuple = ()
+    unclean: tuple[str, ...] = ()
+    fixed_by: tuple = ()
 
     @property
     def violation_signature(self) -> str:
@@ -194,6 +276,36 @@ class Finding:
         return is_reportable(self.verdict, self.known_reason)
 
 
+def is_fixed(unclean: Sequence[str], fixed_by: Sequence[Any]) -> bool:
+    """Is a failure the reference alone shows fixed: does each Thunder under test that still failed
+    its path otherwise (``unclean``) have a bisection (``fixed_by``) naming the edit without which
+    it comes back? One that ran the path cleanly needs none; a build, which cannot be gated, has none."""
+    named = {b.placement for b in fixed_by if b.names_an_edit}
+    return all(name in named for name in unclean)
+
+
+@dataclass(frozen=True)
+class Masking:
+    """What masked a bug's failure: the bug of a Thunder's under test own failure on its path that
+    stops the run (its id; empty when that finding is in no bug of this run), who shows it, and its
+    signature (display)."""
+
+    bug: str
+    placements: tuple[str, ...]
+    failure: str
+    finding: str = ""  # the masking finding's id: ``fuzzdce merge`` finds its bug again by it
+
+    def __str__(self) -> str:
+        return f"masked by bug {self.bug or '(not among these)'} under {', '.join(self.placements)}: {self.failure}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bug": self.bug, "placements": list(self.placements), "failure": self.failure, "finding": self.finding}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Masking:
+        return Masking(data["bug"], tuple(data["placements"]), data["failure"], data.get("finding", ""))
+
+
 def common_placements(members: Sequence[Any]) -> tuple[str, ...]:
     """The Thunders showing every member of a bug (``joining.connected`` keeps one in common), in
     the order its smallest program's finding lists them: a member that another faulty placement
@@ -220,10 +332,22 @@ class Bug:
     members: list[Finding]
     why: dict[str, str]
     known_reason: str | None = None
+    # What masked its failure (a ``MASKED`` bug's): the bugs its members name (``FindingStore.bugs``).
+    masked_by: tuple[Masking, ...] = ()
 
     @property
     def id(self) -> str:
         return identity_id(self.identity)
+
+    @property
+    def unclean(self) -> tuple[str, ...]:
+        """The Thunders under test that still failed its smallest program's path otherwise."""
+        return self.smallest.unclean
+
+    @property
+    def fixed_by(self) -> tuple:
+        """The bisections naming what made its smallest program's failure go (``Finding.fixed_by``)."""
+        return self.smallest.fixed_by
 
     @property
     def smallest(self) -> Finding:
@@ -280,8 +404,10 @@ class Bug:
 
     @property
     def confirmed(self) -> bool | None:
-        """False when a member did not reproduce the same on its smallest program."""
-        return combined_confirmed(f.confirmed for f in self.members)
+        """Whether the findings on the bug's smallest program (its reproducer's) were replayed and
+        reproduced (``confirmed_on_smallest``); a member on another program says nothing of it."""
+        smallest = self.smallest.program
+        return confirmed_on_smallest([(f.program == smallest, f.confirmed) for f in self.members])
 
     @property
     def reportable(self) -> bool:
@@ -319,20 +445,31 @@ class FindingStore:
         seconds: float | None = None,
         choices: tuple | None = None,
         weights: object = None,
+        masked_by: Sequence[Identity] = (),
+        unclean: Sequence[str] = (),
     ) -> tuple[Finding, AddResult]:
-        """Record one occurrence, ``seconds`` into the campaign; returns the finding and what the
-        occurrence is to it."""
+        """Record one occurrence, ``seconds`` into the campaign (with what masked it, or where it
+        went unclean: ``Triaged``); returns the finding and what the occurrence is to it."""
         known_by = finding_identity(verdict, placements, identity(violation))
         finding = self.findings.get(known_by)
         if finding is None:
             finding = self.findings[known_by] = Finding(
-                verdict, placements, violation, program, first_seen_seconds=seconds, choices=choices, weights=weights
+                verdict,
+                placements,
+                violation,
+                program,
+                first_seen_seconds=seconds,
+                choices=choices,
+                weights=weights,
+                masked_by=tuple(masked_by),
+                unclean=tuple(unclean),
             )
             finding.known_reason = self.known.get(finding.signature, self.known.get(finding.id))
             change = AddResult.NEW
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
             finding.choices, finding.weights, finding.shrunk, finding.confirmed = choices, weights, None, None
+            finding.masked_by, finding.unclean, finding.fixed_by = tuple(masked_by), tuple(unclean), ()
             change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
@@ -354,6 +491,23 @@ class FindingStore:
     def bugs(self) -> list[Bug]:
         """The findings joined into bugs (``joining.joined``), regressions and new first."""
         bugs = [self._bug(members) for members in joined(self.findings.values(), self.links)]
+        of_finding = {f.identity: bug for bug in bugs for f in bug.members}
+        for bug in bugs:
+            masking = {}
+            for f in bug.members:
+                for known_by in f.masked_by:
+                    masker = self.findings.get(known_by)
+                    by = of_finding.get(known_by)
+                    failure = (
+                        f"{masker.violation.oracle} on {masker.violation.path}: {masker.violation.message.splitlines()[0][:200]}"
+                        if masker is not None and masker.violation.message
+                        else identity_text(known_by)[:200]
+                    )
+                    placements = tuple(known_by[1]) if isinstance(known_by, tuple) and len(known_by) > 1 else ()
+                    masking.setdefault(
+                        known_by, Masking(by.id if by is not None else "", placements, failure, identity_id(known_by))
+                    )
+            bug.masked_by = tuple(masking.values())
         return sorted(bugs, key=bug_order)
 
     def _bug(self, members: list[Finding]) -> Bug:
@@ -394,6 +548,7 @@ class FindingStore:
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed
+                mine.masked_by, mine.unclean, mine.fixed_by = theirs.masked_by, theirs.unclean, theirs.fixed_by
                 # Their decision was bisected on their program (or on one larger): it says what breaks there.
                 mine.decision = theirs.decision or mine.decision
             elif theirs.program == mine.program:
@@ -402,6 +557,8 @@ class FindingStore:
                 mine.confirmed = replayed_together(mine.confirmed, theirs.confirmed)
             if mine.decision is None:
                 mine.decision = theirs.decision
+            if theirs.program == mine.program and not mine.fixed_by:
+                mine.fixed_by = theirs.fixed_by
 
     def __iter__(self):
         return iter(

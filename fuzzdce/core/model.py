@@ -252,6 +252,9 @@ class Outcome:
     # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.
     dce_activity: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    # Where this path raised and stock's returned, or the reverse (``subsymbols.raise_edits``: the
+    # ``decisions.Edit`` kinds "raise", "no raise"): activity too. Empty for stock.
+    dce_raise_edits: list[str] = field(default_factory=list)
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)

@@ -561,6 +561,18 @@ def activity(outcome, stock) -> dict[tuple[str, int], list[int]]:
     return activity_of(changes(outcome, stock))
 
 
+def raise_edits(outcome, reference) -> list[str]:
+    """How a path's outcome differs from the reference's on the same path in what raised, as
+    ``decisions.Edit`` kinds: "raise" where it raised (an exception, or one more graph split: a
+    raise thunderfx's splitter caught) where the reference returns, "no raise" the reverse. A
+    placement whose only edit is a raise (its DCE failing on a bound symbol) changes no subsymbol,
+    yet is exercised: the raise is what it did."""
+    mine, theirs = len(outcome.split_reasons), len(reference.split_reasons)
+    raised = (outcome.error is not None and reference.error is None) or mine > theirs
+    returned = (reference.error is not None and outcome.error is None) or theirs > mine
+    return (["raise"] if raised else []) + (["no raise"] if returned else [])
+
+
 def merge_activity(per_path: Iterable[dict[tuple[str, int], list[int]]]) -> Counter:
     """Several paths' activity as one Counter of ``((symbol, depth), "removed"|"added") -> count``."""
     total: Counter = Counter()

@@ -17,6 +17,9 @@ class Verdict(StrEnum):
     REGRESSION = "regression"  # a Thunder under test fails it, the reference passes: exit 1
     SHARED = "shared"  # the reference fails it the same way as a Thunder under test
     FIXED = "fixed"  # the reference fails it and every Thunder under test passes: listed, exit 0
+    # The reference fails it; a Thunder under test does not, but fails the same program and path first
+    # in a way of its own that stops the run there (a raise, a split): that hides it. Never fixed.
+    MASKED = "masked"
 
 
 class FailureKind(StrEnum):
@@ -126,5 +129,10 @@ class Standing(StrEnum):
 
     NEW = "new"  # a regression not in the known-findings file: makes the run exit 1
     KNOWN = "known"  # a regression suppressed by the known-findings file
-    FIXED = "fixed"  # the reference fails, the Thunders under test pass
+    FIXED = "fixed"  # the reference fails; each Thunder under test runs that path cleanly, or a named edit of its makes it go
+    # The reference fails; the Thunders under test do not, but one still fails that path (the
+    # reference's other failures) and no edit of its is named for it (a build, which cannot be
+    # gated; a bisection that found none): gone, not counted fixed
+    UNEXPLAINED = "unexplained"
+    MASKED = "masked"  # the reference fails; a Thunder under test fails that path first its own way
     SHARED = "shared"  # the reference fails the same way

@@ -36,6 +36,23 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
     return decisions.bisect(placement, run, path=path, oracle=target.oracle)
 
 
+def bisect_fix(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
+    """Bisect ``placement``'s calls on ``program`` the other way: ``target`` is the reference's
+    failure on ``target.path``, which ``placement`` does not show; find the edit with which it goes,
+    without which it comes back (``decisions.bisect(..., fixes=True)``)."""
+    path = target.path
+    wanted = identity(target, localised=False)
+
+    def run(gating: decisions.Gating):
+        under = decisions.gated(placement, gating)
+        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+        outcome = evaluation.outcomes.get(path)
+        shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
+        return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
+
+    return decisions.bisect(placement, run, path=path, oracle=target.oracle, fixes=True)
+
+
 def regressions(evaluate: Evaluate, program, placement: Placement, reference: Placement, paths: Sequence[str]) -> list[Violation]:
     """The failures ``placement`` shows on ``program`` that ``reference`` does not, one per path and
     fault (what a bisection explains)."""

@@ -174,7 +174,15 @@ class Ledger:
         for known_by, triaged in triage(violations_of(evaluations)).items():
             if only is not None and known_by not in only:
                 continue
-            finding, change = self.store.add(*triaged, program, seconds=self.clock(), choices=choices, weights=weights)
+            finding, change = self.store.add(
+                *triaged,
+                program,
+                seconds=self.clock(),
+                choices=choices,
+                weights=weights,
+                masked_by=triaged.masked_by,
+                unclean=triaged.unclean,
+            )
             if change == AddResult.NEW:
                 known = f" (known: {finding.known_reason})" if finding.known_reason else ""
                 first_line = str(triaged.violation).splitlines()[0][:300]

@@ -43,7 +43,7 @@ from fuzzdce.core.program import Domain, Program
 from fuzzdce.core.signatures import identity_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import shrink_passes
-from fuzzdce.fuzzing.bisection import bisect_failure
+from fuzzdce.fuzzing.bisection import bisect_failure, bisect_fix
 from fuzzdce.fuzzing.driver import current_choices
 from fuzzdce.fuzzing.ledger import shown_traces
 from fuzzdce.fuzzing.time_plan import CONFIRM_MOST, PASS_STEP_COMPILES, Phase, cause_seconds, hypothesis_seconds, lane_share
@@ -211,7 +211,7 @@ class Shrinker:
         reference, thunders = self.campaign.reference, self.thunders()
         if finding.verdict == Verdict.REGRESSION:
             return Configuration(thunders[finding.placements[0]], (reference,))
-        if finding.verdict == Verdict.FIXED:
+        if finding.verdict in (Verdict.FIXED, Verdict.MASKED):
             return Configuration(reference, tuple(p for name, p in thunders.items() if name != reference.name))
         return Configuration(reference, ())
 
@@ -333,6 +333,7 @@ class Shrinker:
                 if self.campaign.driver.stopped or self.campaign.plan.over(Phase.JOINING):
                     break
                 self.decide(key)
+                self.explain_gone(key)
         finally:  # what was settled is joined, even where a job was cut at the budget's end (``OutOfTime``)
             self.mark_cut_short()
             self.link()
@@ -358,6 +359,26 @@ class Shrinker:
         self.decided_on[key] = smallest.program
         for finding in members:
             finding.decision = found
+
+    def explain_gone(self, key: tuple) -> None:
+        """For cause ``key``, a failure of the reference's that the Thunders under test do not show:
+        under each patch placement among them, bisect the other way (``bisection.bisect_fix``, on the
+        cause's smallest program) to the edit without which the failure comes back, so the report
+        says what made it go. One that still fails that path otherwise (``Finding.unclean``) fixed
+        it only where that names an edit (``findings.is_fixed``); a build cannot be gated."""
+        members = self.store.causes().get(key)
+        if not members or members[0].verdict != Verdict.FIXED or members[0].fixed_by:
+            return
+        smallest, thunders, reference = members[0], self.thunders(), self.campaign.reference.name
+        found = []
+        started = time.perf_counter()
+        for name, placement in thunders.items():
+            if name != reference and placement.build is None and not placement.is_stock:
+                found.append(bisect_fix(self.campaign.evaluate, smallest.program, placement, smallest.violation))
+        self.seconds[key] += time.perf_counter() - started
+        for finding in members:
+            if finding.program == smallest.program:
+                finding.fixed_by = tuple(found)
 
     def redecide(self, key: tuple) -> None:
         """After cause ``key``'s shrink: bisect it again where its smallest program is no longer the

@@ -15,7 +15,8 @@ from typing import Any
 
 from fuzzdce.core.decisions import describe
 from fuzzdce.core.errors import UsageError
-from fuzzdce.results.records import BugRecord, RunSummary, by_standing
+from fuzzdce.core.findings import confirmation_words
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.report import not_checked_lines, plural
 from fuzzdce.results.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.running.coverage import activity_lines
@@ -214,8 +215,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         rows.append(("upstream", link))
     if bug.known:
         rows.append(("known", escape(str(bug.known))))
-    if bug.confirmed is False:
-        rows.append(("confirmed", "no: a member did not reproduce the same on replay"))
+    rows.append(("confirmed", escape(confirmation_words(bug.confirmed))))
     program = "\n".join(part for part in (bug.inputs, bug.program) if part)
     commands = f"python {bug_dir / REPRO_FILE}\nfuzzdce replay {bug_dir}"
     return (
@@ -223,6 +223,7 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
         f"<pre>{escape(bug.message)}</pre>"
         + (f"<p>the decision that breaks:</p><pre>{escape(chr(10).join(describe(bug.decision)))}</pre>" if bug.decision else "")
+        + (f"<p>{escape(str(bug.standing))}:</p><pre>{escape(chr(10).join(gone_lines(bug)))}</pre>" if gone_lines(bug) else "")
         + f"<p>minimal program:</p><pre>{escape(program)}</pre>"
         f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"
     )
@@ -319,7 +320,8 @@ def path_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
 
 
 def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
-    """Per placement: the share of programs in which it changed subsymbols against the reference, and where."""
+    """Per placement: the share of programs in which it did otherwise than the reference (its edits:
+    subsymbols changed, raises; or a regression), and where."""
     activity = summary.dce_activity
     if activity is None:
         return "<h2>DCE activity</h2>" + missing("no dce_activity in summary.json")
@@ -330,7 +332,10 @@ def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     lines = "\n".join(activity_lines(activity))
     return (
         "<h2>DCE activity</h2>"
-        + bar_chart("Programs in which each placement changed subsymbols against the reference (%)", bars)
+        + bar_chart(
+            "Programs in which each placement did otherwise than the reference: subsymbols changed, a raise, a regression (%)",
+            bars,
+        )
         + (f"<pre>{escape(lines)}</pre>" if lines else missing("no placement other than the reference"))
     )
 

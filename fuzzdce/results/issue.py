@@ -13,7 +13,7 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
-from fuzzdce.results.records import BugRecord
+from fuzzdce.results.records import BugRecord, gone_lines
 from fuzzdce.results.standalone import first_clause, patch_needed, script_of_folder
 from fuzzdce.results.store import REPRO_FILE, TRACE_DIFF_FILE, read_bug
 from fuzzdce.running.paths import PATHS
@@ -136,8 +136,9 @@ def issue_markdown(folder: Path) -> str:
                 [f"... ({len(diff) - MAX_DIFF_LINES} more lines in {diff_file})"] if len(diff) > MAX_DIFF_LINES else []
             )
             lines += ["", f"## Trace difference ({record.reference} against {placement})", "", "```diff", *shown, "```"]
-    elif record.verdict == Verdict.FIXED:
-        lines += ["", f"Shown under the reference `{record.reference}` only: every Thunder under test passes it (fixed)."]
+    elif record.verdict in (Verdict.FIXED, Verdict.MASKED):
+        lines += ["", f"Shown under the reference `{record.reference}` only ({record.standing}):", ""]
+        lines += [f"    {line}" for line in gone_lines(record)]
     else:
         lines += ["", f"Shown under: {', '.join(record.placements)} (the reference `{record.reference}` included)."]
     lines += ["", f"_Found by fuzzdce (bug {record.id}, {record.count} occurrences)._"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Identity
-from fuzzdce.core.findings import combined_confirmed, common_placements, earliest
+from fuzzdce.core.findings import Masking, combined_confirmed, common_placements, confirmed_on_smallest, earliest
 from fuzzdce.core.joining import bug_key, cause_key, joined
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import identity_id
@@ -187,7 +187,9 @@ def merged_bug(members: Sequence[MemberRecord], copies: Mapping[Identity, Sequen
         count=sum(m.count for m in members),
         paths=tuple(sorted({m.path for m in members})),
         oracles=tuple(sorted({m.oracle for m in members})),
-        confirmed=combined_confirmed([*(m.confirmed for m in members), *(c.record.confirmed for c in groups)]),
+        confirmed=confirmed_on_smallest(
+            [((m.program, m.inputs) == (smallest.program, smallest.inputs), m.confirmed) for m in members]
+        ),
         first_seen_seconds=first_seen,
     )
     reason = known_reason(record, known) or first_known(c.record.known for c in groups)
@@ -200,7 +202,18 @@ def merged_bugs(sources: Sequence[Source], known: Mapping[str, str]) -> list[tup
     copies, links = members_and_links([c for source in sources for c in source.bugs])
     members = [merged_member([c.member for c in found]) for found in copies.values()]
     bugs = [merged_bug(group, copies, known) for group in joined(members, links)]
+    of_finding = {m.id: b.record.id for b in bugs for m in b.record.members}
+    # A masking bug's id as the merge joined it (the run's may be another bug's now).
+    bugs = [
+        replace(b, record=replace(b.record, masked_by=remasked(b.record.masked_by, of_finding))) if b.record.masked_by else b
+        for b in bugs
+    ]
     return sorted(((b.record, b.folder) for b in bugs), key=lambda item: item[0].order)
+
+
+def remasked(masked_by: Sequence[Masking], of_finding: Mapping[str, str]) -> tuple[Masking, ...]:
+    """``masked_by`` naming the merged bug of each masking finding (by its finding id)."""
+    return tuple(dict.fromkeys(replace(m, bug=of_finding.get(m.finding, m.bug)) for m in masked_by))
 
 
 # --- the merged summary: runs' measurements combined ------------------------------------------------

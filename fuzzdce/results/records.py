@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fuzzdce.core.decisions import Bisection
+from fuzzdce.core.decisions import Bisection, describe
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of
-from fuzzdce.core.findings import bug_order, finding_identity, is_reportable, size_of
+from fuzzdce.core.findings import Masking, bug_order, finding_identity, is_fixed, is_reportable, size_of
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import as_identity
 from fuzzdce.core.versions import versions
@@ -108,7 +108,9 @@ def upstream_of(reason: str | None) -> Upstream | None:
 STANDING_TITLES = {
     Standing.NEW: "regressions (the reference passes), new",
     Standing.KNOWN: "regressions, known",
-    Standing.FIXED: "fixed (the reference fails, every Thunder under test passes)",
+    Standing.FIXED: "fixed (the reference fails; each Thunder under test runs that path cleanly, or a named edit makes it go)",
+    Standing.UNEXPLAINED: "gone, unexplained (the reference fails; a Thunder under test does not, yet fails that path otherwise)",
+    Standing.MASKED: "masked (the reference fails; a Thunder under test fails that path first its own way, which hides it)",
     Standing.SHARED: "shared (the reference fails the same way)",
 }
 
@@ -293,11 +295,18 @@ class BugRecord:
     # The placement's decision that breaks, as bisection found it (``core.decisions.Bisection``),
     # or why it found none; None where no bisection ran (a shared bug, a build, stock).
     decision: Bisection | None = None
+    # Of a failure the reference alone shows (``findings.Bug``): what masked it (a masked bug's), the
+    # Thunders under test that still failed its path otherwise, and the bisections naming the edit of
+    # each such patch without which it comes back (``Bisection.fixes``): what ``standing`` reads.
+    masked_by: tuple[Masking, ...] = ()
+    unclean: tuple[str, ...] = ()
+    fixed_by: tuple[Bisection, ...] = ()
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
         "id", "key", "verdict", "placements", "placement", "paths", "oracles", "message", "count",
         "first_seen_seconds", "n_ops", "n_inputs", "ops", "known", "upstream", "confirmed",
+        "masked_by", "unclean", "fixed_by",
     )  # fmt: skip
 
     @classmethod
@@ -315,6 +324,8 @@ class BugRecord:
         ``thunders``: NAME -> which Thunder it is, likewise kept."""
         program = bug.program
         named = {reference, *bug.placements}
+        if bug.verdict in (Verdict.FIXED, Verdict.MASKED):  # what it says of each Thunder under test names them all
+            named |= set(thunders or {}) | set(builds or {})
         return cls(
             id=bug.id,
             key=bug.key,
@@ -340,6 +351,9 @@ class BugRecord:
             shrink=bug.shrink_note,
             needs_nonfinite=bug.needs_nonfinite,
             decision=bug.decision,
+            masked_by=tuple(bug.masked_by),
+            unclean=tuple(bug.unclean),
+            fixed_by=tuple(bug.fixed_by),
             members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
             versions=versions(),
         )
@@ -372,6 +386,10 @@ class BugRecord:
             "shrink": self.shrink,
             "needs_nonfinite": self.needs_nonfinite,
             "decision": None if self.decision is None else self.decision.to_json(),
+            "standing": str(self.standing),
+            "masked_by": [m.to_json() for m in self.masked_by],
+            "unclean": list(self.unclean),
+            "fixed_by": [b.to_json() for b in self.fixed_by],
             "members": [m.to_json() for m in self.members],
             "versions": dict(self.versions),
         }
@@ -387,6 +405,9 @@ class BugRecord:
         values["members"] = tuple(MemberRecord.from_json(m) for m in data.get("members", ()))
         values["upstream"] = Upstream.from_json(values.get("upstream"))
         values["decision"] = Bisection.from_json(values["decision"]) if values.get("decision") else None
+        values["masked_by"] = tuple(Masking.from_json(m) for m in values.get("masked_by", ()))
+        values["unclean"] = tuple(values.get("unclean", ()))
+        values["fixed_by"] = tuple(Bisection.from_json(b) for b in values.get("fixed_by", ()))
         return cls(**values)
 
     def summary_entry(self, folder: str | None) -> dict[str, Any]:
@@ -395,6 +416,7 @@ class BugRecord:
         data = self.to_json()
         entry = {key: data[key] for key in self.SUMMARY_FIELDS}
         entry["signature"] = self.key
+        entry["standing"] = str(self.standing)
         entry["members"] = [m.summary_entry() for m in self.members]
         entry["folder"] = folder
         return entry
@@ -409,9 +431,16 @@ class BugRecord:
         """Which list of the report holds it."""
         if self.verdict == Verdict.SHARED:
             return Standing.SHARED
+        if self.verdict == Verdict.MASKED:
+            return Standing.MASKED
         if self.verdict == Verdict.FIXED:
-            return Standing.FIXED
+            return Standing.FIXED if is_fixed(self.unclean, self.fixed_by) else Standing.UNEXPLAINED
         return Standing.KNOWN if self.known else Standing.NEW
+
+    @property
+    def placements_under_test(self) -> tuple[str, ...]:
+        """The Thunders under test the record names (its ``thunders``, the reference left out)."""
+        return tuple(name for name in self.thunders if name != self.reference)
 
     @property
     def order(self) -> tuple:
@@ -422,6 +451,34 @@ class BugRecord:
     def size(self) -> tuple[int, int, int]:
         """Its smallest program's size, as ``findings.size`` orders programs."""
         return size_of(self.n_ops, self.n_inputs, self.program)
+
+
+def gone_lines(record: BugRecord) -> list[str]:
+    """What became of the reference's failure under the Thunders under test, in words (the report,
+    the HTML page and ``fuzzdce issue`` alike): what masked it, or what made it go (each bisection
+    the other way, ``core.decisions.describe``), or why it is not counted fixed. Empty for a
+    regression or a shared bug."""
+    standing = record.standing
+    if standing == Standing.MASKED:
+        return [
+            "masked: a Thunder under test failed this program and path first in a way of its own, which hides the "
+            "reference's failure (not fixed)",
+            *(str(m) for m in record.masked_by),
+        ]
+    if record.verdict != Verdict.FIXED:
+        return []
+    lines = []
+    clean = [p for p in record.placements_under_test if p not in record.unclean]
+    if clean:
+        lines.append(f"fixed: {', '.join(clean)} run{'s' if len(clean) == 1 else ''} that path with no violation")
+    for bisection in record.fixed_by:
+        lines += describe(bisection)
+    named = {b.placement for b in record.fixed_by if b.names_an_edit}
+    for name in record.unclean:
+        if name not in named:
+            why = "another Thunder build: its edits cannot be gated" if name in record.builds else "no edit of its named"
+            lines.append(f"not counted fixed: {name} does not show it but still fails that path otherwise, and {why}")
+    return lines
 
 
 def known_fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:

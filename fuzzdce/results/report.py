@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from fuzzdce.core.decisions import describe
+from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
-from fuzzdce.results.records import BugRecord, RunSummary, by_standing
+from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line, family_lines
@@ -50,15 +51,16 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
     and ``reproduce`` (how to rerun it) when given."""
     known = f"   known: {record.known}" if record.known else ""
     upstream = f"   {record.upstream}" if record.upstream is not None else ""
-    confirmed = "" if record.confirmed is not False else "   (a member did not reproduce the same on replay)"
     lines = [
-        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}{confirmed}",
+        f"--- bug {record.id} under {', '.join(record.placements)}{upstream}{known}",
+        f"    {confirmation_words(record.confirmed)}",
         f"    {', '.join(record.oracles)} on {', '.join(record.paths)}: {plural(len(record.members), 'finding')}, "
         f"{plural(record.count, 'occurrence')}, smallest program {plural(record.n_ops, 'op')}",
         f"    {record.message[:300]}",
     ]
     if record.decision is not None:
         lines += ["    " + line for line in describe(record.decision)]
+    lines += ["    " + line for line in gone_lines(record)]
     shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
         lines.append(f"    shown on: {shown}")
@@ -150,7 +152,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         out.append("")
     if summary.dce_activity:
         against = summary.reference or "the reference"
-        out += [f"DCE activity against {against} (subsymbols removed per symbol, every path):"]
+        out += [f"DCE activity against {against} (its edits: subsymbols removed per symbol, raises; every path):"]
         out += [f"  {line}" for line in activity_lines(summary.dce_activity, reference=against)]
     if summary.op_counts is not None:
         ops = ", ".join(f"{op} {n}" for op, n in summary.op_counts.items())

@@ -1,10 +1,14 @@
 """What a campaign tested: each placement's DCE activity against the reference (stock, unless the
 campaign names another), per program and in total.
 
-A placement changes the subsymbols Thunder records (``subsymbols.activity`` measures it per path,
-in ``Outcome.dce_activity``). A program in which a placement changed nothing tested nothing that
-placement does; a placement that changed nothing in a whole campaign is *not exercised*, and a
-clean result under it is no pass.
+A placement's edits (``core.decisions.Edit``'s kinds) are counted per program: the subsymbols it
+removed or changed (``subsymbols.activity`` measures them per path, in ``Outcome.dce_activity``),
+and where it raised while the reference returned, or the reverse (``subsymbols.raise_edits``, in
+``Outcome.dce_raise_edits``: a DCE that raises on a bound symbol changes no subsymbol, yet did
+something). A program where the placement shows a failure the reference does not is counted too: a
+regression is what it did. A program in which a placement did none of these tested nothing that
+placement does; a placement that did nothing in a whole campaign is *not exercised*, and a clean
+result under it is no pass.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzdce.core.faults import identity
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.subsymbols import merge_activity
 
@@ -29,7 +34,12 @@ class DceActivity:
     """Per placement: programs evaluated, programs in which it changed subsymbols, and where."""
 
     programs: Counter = field(default_factory=Counter)  # placement -> valid programs evaluated
-    changed: Counter = field(default_factory=Counter)  # placement -> programs with a change
+    changed: Counter = field(default_factory=Counter)  # placement -> programs with any edit (or a regression)
+    # placement -> programs in which some path raised where the reference's returned, and the reverse
+    raised: Counter = field(default_factory=Counter)
+    returned: Counter = field(default_factory=Counter)
+    # placement -> programs in which it showed a failure the reference does not
+    regressed: Counter = field(default_factory=Counter)
     # (placement, (symbol, depth), "removed"|"added") -> subsymbols, summed over programs
     symbols: Counter = field(default_factory=Counter)
     # placement -> subsymbols changed in each program, in order (0: nothing changed)
@@ -47,14 +57,21 @@ class DceActivity:
 
     def add(self, evaluations: Mapping[str, Any]) -> None:
         """Count one program's evaluations (placement name -> ``Evaluation``) against the reference's."""
+        reference = evaluations.get(self.reference)
+        passed = {identity(v) for v in reference.violations} if reference is not None else set()
         for name, evaluation in evaluations.items():
             if name == self.reference or evaluation.invalid:
                 continue
             differs = {sym for o in evaluation.outcomes.values() for sym in o.dce_decomposition_differs}
             self.decomposition.update((name, sym) for sym in differs)
             counts = program_activity(evaluation.outcomes.values())
+            raises = {kind for o in evaluation.outcomes.values() for kind in o.dce_raise_edits}
+            regressed = reference is not None and any(identity(v) not in passed for v in evaluation.violations)
             self.programs[name] += 1
-            self.changed[name] += bool(counts)
+            self.raised[name] += "raise" in raises
+            self.returned[name] += "no raise" in raises
+            self.regressed[name] += regressed
+            self.changed[name] += bool(counts) or bool(raises) or regressed
             self.symbols.update({(name, key, kind): n for (key, kind), n in counts.items()})
             self.per_program.setdefault(name, []).append(sum(counts.values()))
             self.not_compared[name] += any(o.dce_not_compared for o in evaluation.outcomes.values())
@@ -67,6 +84,9 @@ class DceActivity:
         for name, entry in data.items():
             activity.programs[name] += entry["programs"]
             activity.changed[name] += entry["programs_changed"]
+            activity.raised[name] += entry.get("programs_raised", 0)
+            activity.returned[name] += entry.get("programs_returned", 0)
+            activity.regressed[name] += entry.get("programs_regressed", 0)
             activity.per_program[name] = list(entry.get("per_program", []))
             activity.not_compared[name] += entry.get("programs_not_compared", 0)
             activity.execution_differs[name] += entry.get("programs_execution_differs", 0)
@@ -79,6 +99,9 @@ class DceActivity:
     def merge(self, other: DceActivity) -> None:
         self.programs.update(other.programs)
         self.changed.update(other.changed)
+        self.raised.update(other.raised)
+        self.returned.update(other.returned)
+        self.regressed.update(other.regressed)
         self.symbols.update(other.symbols)
         self.not_compared.update(other.not_compared)
         self.execution_differs.update(other.execution_differs)
@@ -99,6 +122,11 @@ class DceActivity:
             "fraction_changed": round(changed / programs, 4) if programs else 0.0,
             "exercised": changed > 0,
             "symbols": [{"symbol": symbol, "depth": depth, **v} for (symbol, depth), v in ranked],
+            # programs in which it raised where the reference returned, the reverse, and showed a
+            # failure the reference does not
+            "programs_raised": self.raised[name],
+            "programs_returned": self.returned[name],
+            "programs_regressed": self.regressed[name],
             "per_program": self.per_program.get(name, []),
             "programs_not_compared": self.not_compared[name],
             "programs_execution_differs": self.execution_differs[name],
@@ -136,8 +164,8 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12, reference: str = ST
             continue
         if not entry["exercised"]:
             lines.append(
-                f"{name}: NOT EXERCISED: changed no subsymbol against {reference} in {entry['programs']} programs "
-                "(a clean result under it is no pass)"
+                f"{name}: NOT EXERCISED: changed no subsymbol, raised nowhere otherwise and failed nothing beyond "
+                f"{reference} in {entry['programs']} programs (a clean result under it is no pass)"
             )
             lines += [differs] if differs else []
             continue
@@ -148,15 +176,30 @@ def activity_lines(data: Mapping[str, Any], limit: int = 12, reference: str = ST
             for s in symbols[:limit]
         )
         more = f", ... ({len(symbols) - limit} more)" if len(symbols) > limit else ""
+        otherwise = [
+            f"{what} in {n} program{'' if n == 1 else 's'}"
+            for what, n in (
+                (f"raised where {reference} returns", entry.get("programs_raised", 0)),
+                (f"returned where {reference} raises", entry.get("programs_returned", 0)),
+                (f"failed where {reference} passes", entry.get("programs_regressed", 0)),
+            )
+            if n
+        ]
+        more += "".join(f"; {said}" for said in otherwise)
         not_compared = entry.get("programs_not_compared", 0)
         if not_compared:
             more += f"; traces not compared with {reference}'s in {not_compared} programs (they went another way)"
         ran_otherwise = entry.get("programs_execution_differs", 0)
         if ran_otherwise:
             more += f"; ran other execution traces than {reference}'s in {ran_otherwise} programs (no bits compared there)"
+        changed = (
+            f"changed subsymbols in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}"
+            if symbols
+            else "changed no subsymbol"
+        )
         lines.append(
-            f"{name} changed subsymbols in {100 * entry['fraction_changed']:.0f}% of programs "
-            f"({entry['programs_changed']}/{entry['programs']}), in {len(symbols)} symbol{'' if len(symbols) == 1 else 's'}: {shown}{more}"
+            f"{name} did otherwise than {reference} in {100 * entry['fraction_changed']:.0f}% of programs "
+            f"({entry['programs_changed']}/{entry['programs']}): {changed}{more}"
         )
         lines += [differs] if differs else []
     return lines

@@ -651,11 +651,15 @@ RunGated = Callable[[Gating], tuple[bool, list[Edit], int]]
 MAX_NARROWING_RUNS = 6
 
 
-def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str = "") -> Bisection:
+def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str = "", fixes: bool = False) -> Bisection:
     """Bisect ``placement``'s edits to the first without which a failure goes. ``run(gating)`` runs
     the failing program on the failing path under ``gated(placement, gating)`` and says whether the
-    failure shows, the edits recorded and the calls made."""
-    result = functools.partial(Bisection, placement.name, path=path, oracle=oracle)
+    failure shows, the edits recorded and the calls made.
+
+    ``fixes``: the other way, for a failure of the reference's (unpatched Thunder's) that the
+    placement does not show: the first edit with which it goes, without which it comes back. The
+    same search, with "fails" read as "the failure is gone"."""
+    result = functools.partial(Bisection, placement.name, path=path, oracle=oracle, fixes=fixes)
     why = not_bisectable(placement)
     if why:
         return result(note=why)
@@ -665,10 +669,11 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         nonlocal runs
         runs += 1
         shown, edits, _ = run(gating)
-        return shown, edits
+        return shown != fixes, edits
 
     runs += 1
     shown, edits, calls = run(Gating(record=True))
+    shown = shown != fixes
     edits = sorted(edits, key=lambda e: e.index)
     if not calls:
         note = (
@@ -676,11 +681,17 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         )
         return result(runs=runs, note=note)
     if not shown:
-        return result(runs=runs, note="the failure did not show with every call observed (a flaky failure)")
+        flaky = "the failure showed under it" if fixes else "the failure did not show"
+        return result(runs=runs, note=f"{flaky} with every call observed (a flaky failure)")
     if not edits:
         return result(runs=runs, note="no call of what the placement replaced did otherwise than unpatched Thunder")
     if fails(Gating(limit=0))[0]:
-        return result(tuple(edits), runs=runs, note="the failure shows with no edit applied: it is not the placement's")
+        note = (
+            "the failure is gone with no edit applied: unpatched Thunder does not show it here"
+            if fixes
+            else "the failure shows with no edit applied: it is not the placement's"
+        )
+        return result(tuple(edits), runs=runs, note=note)
     # The first j whose prefix (edits 0..j) fails: j = len - 1 fails (the recording run).
     low, high = -1, len(edits) - 1
     described: dict[int, Edit] = {}

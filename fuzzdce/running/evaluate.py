@@ -24,7 +24,7 @@ from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_mes
 from fuzzdce.core.faults import Identity, identity
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
-from fuzzdce.core.subsymbols import activity_of, compare, printed
+from fuzzdce.core.subsymbols import activity_of, compare, printed, raise_edits
 from fuzzdce.oracles import ORACLES, rejects
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
@@ -306,10 +306,12 @@ DCE_ACTIVITY = "dce-activity"
 
 
 def note_dce_activity(outcome: Outcome, base: Outcome) -> None:
-    """Set the outcome's subsymbol changes against the reference's outcome ``base``, the traces left
+    """Set the outcome's subsymbol changes against the reference's outcome ``base``, where it raised
+    and ``base`` returned (or the reverse), the traces left
     out of the comparison and the symbols the two decompose otherwise (nothing when a trace could
     not be walked), and the last traces that ran otherwise than ``base``'s (``exact`` compared no bits there)."""
     outcome.execution_differs = execution_differences(outcome, base)
+    outcome.dce_raise_edits = raise_edits(outcome, base)
     try:
         comparison = compare(outcome, base)
     except Exception as e:  # a malformed trace is the names oracle's finding, not a reason to lose the job
