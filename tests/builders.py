@@ -79,13 +79,17 @@ def wrong_values(path: str, op: str | None = None, *, oracle: str = "outputs", c
         Call(label, outputs=[value], grads=[value], grad_inputs=[0], inputs_after=[value])
         for value in (torch.tensor([1.0]), torch.tensor([2.0]))
     )
-    (violation,) = ORACLES[oracle].check(Outcome(path, "p", calls={label: thunders}), Outcome(EAGER, "stock", calls={label: eagers}))
+    (violation,) = ORACLES[oracle].check(
+        Outcome(path, "p", calls={label: thunders}), Outcome(EAGER, "stock", calls={label: eagers})
+    )
     if op is None:
         return violation
     return localised(chain(op), violation, lambda prefix: [violation])
 
 
-def split(path: str = "thunderfx", exception: str = "'t0'", *, op: str = "neg", reason: str = "EXCEPTION_META_THUNDER_OP") -> Violation:
+def split(
+    path: str = "thunderfx", exception: str = "'t0'", *, op: str = "neg", reason: str = "EXCEPTION_META_THUNDER_OP"
+) -> Violation:
     """The splits oracle's violation of thunderfx splitting the FX node of ``op`` because Thunder
     raised ``exception`` there (``reason``: the split's reason type)."""
     info = f"Failed while running meta for node with name: v1 and target: <built-in method {op} of type object at 0x7f>, see exception field"

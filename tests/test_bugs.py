@@ -1,7 +1,6 @@
 """Findings joined into bugs: by the same exception, and by one minimal program showing them together."""
 
 import pytest
-
 from builders import malformed, raised, split, wrong_values
 
 from fuzzdce.core.findings import FindingStore
@@ -65,7 +64,9 @@ def test_two_identities_are_two_bugs_even_when_one_program_shows_both():
     store = FindingStore()
     type_error = raised("jit", "TypeError", "bad", "f.py:a")
     value_error = raised("jit-grad", "ValueError", "bad", "f.py:b", where="grad")
-    findings = [store.add(Verdict.SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, wrong_values("jit", "add"))]
+    findings = [
+        store.add(Verdict.SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, wrong_values("jit", "add"))
+    ]
     for first in findings:
         for second in findings:
             store.link(first, second)
@@ -81,6 +82,7 @@ def test_one_op_without_a_grad_rule_in_two_wordings_on_two_paths_is_one_bug():
     """jit-grad says "no gradient transform for prims.index_add" (trace annotations of every rank
     the programs drew), thunderfx's split "VJP for PrimIDs.INDEX_ADD": one fault, one bug; another
     op's missing rule is another bug, even when one program shows both."""
+
     def no_grad_rule(op, annotation):
         text = (
             f'Failed to find a gradient transform for bound symbol bsym=v5 = prims.{op}(v0, t0, v1, 0)  # v5: "cpu {annotation}"'
@@ -135,6 +137,7 @@ def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
     """ "tuple index out of range": logsumexp's squeeze of a 0-d tensor on jit, thunderfx's split of
     the same logsumexp, and index_select's take of a 0-d tensor on another program. Words alone
     joined the split with whichever raise came first (index_select's), leaving logsumexp two bugs."""
+
     def split_at(op):
         return split("thunderfx", "tuple index out of range", op=op)
 

@@ -6,10 +6,10 @@ import dataclasses
 import time
 
 import pytest
-from hypothesis import settings
 from builders import StandInEvaluator
 from builders import raised as raised_by
 from builders import wrong_values as wrong_by
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput

@@ -254,6 +254,7 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
         verdict = Verdict.REGRESSION if i % 2 else Verdict.SHARED
         store.add(verdict, ("p",) if i % 2 else ("stock", "p"), malformed("jit", op), program(op), seconds=float(i))
     assert len(store.bugs()) == 8
+
     def order(lane, lanes):
         return causes_in_order(store, lane, lanes)
 
