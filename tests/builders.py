@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import torch
 
 from fuzzdce.core.findings import FindingStore
-from fuzzdce.core.model import EAGER, Call, ErrorInfo, Outcome, SplitKind, SplitRecord, Violation
+from fuzzdce.core.model import EAGER, Call, ErrorInfo, Outcome, Placement, SplitKind, SplitRecord, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import CallLabel, TraceLabel
 from fuzzdce.oracles import ORACLES
@@ -92,7 +92,7 @@ def split(
 ) -> Violation:
     """The splits oracle's violation of thunderfx splitting the FX node of ``op`` because Thunder
     raised ``exception`` there (``reason``: the split's reason type)."""
-    info = f"Failed while running meta for node with name: v1 and target: <built-in method {op} of type object at 0x7f>, see exception field"
+    info = f"Failed while running meta for node with name: {op} and target: <built-in method {op} of type object>, see exception field"
     record = SplitRecord(SplitKind(reason), info, exception)
     (violation,) = splits_oracle.check(Outcome(path, "p", split_reasons=[record]), Outcome(EAGER, "stock"))
     return violation
@@ -117,7 +117,7 @@ def store_of(*found: tuple) -> FindingStore:
 # --- stand-ins --------------------------------------------------------------------------------------
 
 
-def shows_nothing(program: Program, placement: str, paths) -> list[Violation]:
+def shows_nothing(program: Program, placement: Placement, paths) -> list[Violation]:
     return []
 
 
@@ -132,12 +132,12 @@ class StandInEvaluator(Evaluator):
         self.calls: list[tuple[Program, tuple[str, ...], tuple[str, ...]]] = []
 
     def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True, **options):
-        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        self.calls.append((program, tuple(names), tuple(paths)))
+        evaluated = {p.name: p for p in ([] if alone else [resolve("stock")]) + list(placements)}
+        self.calls.append((program, tuple(evaluated), tuple(paths)))
         evaluations = {}
-        for name in names:
-            outcomes = {} if self.outcome is None else {path: self.outcome(program, name, path) for path in paths}
-            shown = list(self.shows(program, name, paths))
+        for name, placement in evaluated.items():
+            outcomes = {} if self.outcome is None else {path: self.outcome(program, placement, path) for path in paths}
+            shown = list(self.shows(program, placement, paths))
             evaluations[name] = Evaluation(program, name, Outcome(EAGER, "stock"), outcomes, shown)
         return evaluations
 

@@ -171,7 +171,7 @@ def test_a_shrink_step_records_only_its_own_finding():
     showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
 
     def showing_by_placement(program, placement, paths):
-        return showing[placement]
+        return showing[placement.name]
 
     config = CampaignConfig.of(("stock", "rdnp", "symcall"), ("thunderfx",))
     campaign = Campaign(config, evaluator=StandInEvaluator(showing_by_placement), log=lambda line: None)

@@ -55,7 +55,7 @@ def showing(faults):
 
     def shows(program, placement, paths):
         violations = []
-        if placement == FAULTY:
+        if placement.name == FAULTY:
             for ops, fault in faults.items():
                 if all(op in program.ops for op in (ops if isinstance(ops, tuple) else (ops,))):
                     violations += [v for path in paths if (v := fault(path)) is not None]

@@ -146,7 +146,7 @@ def replaying(store, shows, plan):
     rdnp and nothing under stock."""
 
     def shown(program, placement, paths):
-        return [v for v in shows if v.path in paths] if placement == "rdnp" else []
+        return [v for v in shows if v.path in paths] if placement.name == "rdnp" else []
 
     return StandInCampaign(store, plan=plan, evaluator=StandInEvaluator(shown))
 
