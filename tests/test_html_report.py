@@ -306,7 +306,9 @@ def test_a_merged_campaign_charts_its_lanes_on_one_clock(tmp_path):
             time.sleep(0.01)  # samples a clock tick apart (they are rounded to milliseconds)
         lanes.append(campaign)
     merged = Campaign(
-        CampaignConfig.of(("stock", "symcall"), PATHS, started_at=started), evaluator=StandInEvaluator(shows, outcome), log=lambda line: None
+        CampaignConfig.of(("stock", "symcall"), PATHS, started_at=started),
+        evaluator=StandInEvaluator(shows, outcome),
+        log=lambda line: None,
     )
     for lane in lanes:
         merged.absorb(lane.store, lane.stats, False)
