@@ -1,11 +1,12 @@
 """What tests build, written once: programs, violations, finding stores, a stand-in evaluator and a
-stand-in campaign. Tests import it as ``planted`` and ``conftest`` are imported (tests/ is on the path).
+stand-in campaign. Tests import it as they import ``planted`` and ``conftest`` (tests/ is on the path).
 
 Every violation is made by its oracle's own code (``raises.raised``, ``names.malformed``, the
 outputs, grads and splits oracles' ``check`` on a small outcome) and localised by the evaluator's
 ``localise.localised``: each carries the fault production gives it, so a join a test checks is one
-production makes. No test builds a ``Violation`` with no fault (tests/test_builders.py checks it),
-except one that tests what stands in for an oracle that makes none (``faults.Stated``).
+production makes. No test builds a violation of fuzzdce's oracles with no fault
+(tests/test_builders.py checks it): only an oracle registered outside fuzzdce makes none
+(``faults.Stated`` stands in).
 """
 
 from __future__ import annotations
