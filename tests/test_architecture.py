@@ -1,4 +1,5 @@
-"""The shape of the code: extension points declared below everything else, no import cycles."""
+"""The shape of the code: extension points declared below everything else, no import cycles, and
+the docs that list every module (each wing's docstring, docs/extending.md's layout table)."""
 
 import ast
 import functools
@@ -579,3 +580,65 @@ def test_text_used_as_identity_is_found_where_planted():
     assert [line for line, _ in text_used_as_identity(planted)] == [3, 4, 5, 6]
     clean = "def f(v, cache):\n    cache[identity(v)] = v.message\n    return v.frame.split(':')[0]\n"
     assert text_used_as_identity(clean) == []
+
+
+# --- the docs that name every module ------------------------------------------------------------------
+
+EXTENDING = PACKAGE.parent / "docs" / "extending.md"
+
+
+def modules_of(wing: str) -> set[str]:
+    """The modules of ``wing``, by their short name."""
+    return {p.stem for p in (PACKAGE / wing).glob("*.py") if p.stem != "__init__"}
+
+
+def listed_in_docstring(docstring: str) -> set[str]:
+    """The modules a wing's docstring lists: the ````name````s opening each item of its "Modules:"
+    list, before the item's ": " (one item may name several, joined by ", ")."""
+    listing = docstring.split("\nModules:\n", 1)[1] if "\nModules:\n" in docstring else ""
+    items = []
+    for line in listing.splitlines():
+        if line.startswith("- "):
+            items.append(line[2:])
+        elif items and line.startswith("  "):
+            items[-1] += " " + line.strip()
+    return {part.strip(" `") for item in items for part in item.split(": ", 1)[0].split(",") if part.strip(" `")}
+
+
+def outside_parentheses(text: str) -> str:
+    """``text`` without what its parentheses hold (nested ones too)."""
+    depth, kept = 0, ""
+    for char in text:
+        depth += char == "("
+        kept += char if depth == 0 else ""
+        depth -= char == ")" and depth > 0
+    return kept
+
+
+def listed_in_extending(wing: str, text: str) -> set[str]:
+    """The modules docs/extending.md's layout table lists for ``wing``: its modules column without
+    what parentheses say of each, split at commas and "and"."""
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| `fuzzdce/{wing}/` |")]
+    cell = outside_parentheses(row.rstrip(" |").split(" | ", 2)[2])
+    return {part.strip(" `") for part in cell.replace(" and ", ",").split(",") if part.strip(" `")}
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_each_wing_says_its_job_and_lists_every_module(wing):
+    import importlib
+
+    docstring = importlib.import_module(f"fuzzdce.{wing}").__doc__ or ""
+    assert docstring.startswith(f"fuzzdce's {wing} wing: "), "its first words say which wing and its job"
+    assert listed_in_docstring(docstring) == modules_of(wing)
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_the_layout_table_of_extending_md_lists_every_module(wing):
+    assert listed_in_extending(wing, EXTENDING.read_text()) == modules_of(wing)
+
+
+def test_a_missing_or_stale_module_in_the_docs_is_found():
+    docstring = "fuzzdce's core wing: x.\n\nModules:\n- ``a``: one.\n- ``b``, ``c``: two\n  and more.\n"
+    assert listed_in_docstring(docstring) == {"a", "b", "c"}
+    row = "| `fuzzdce/core/` | plain | `a` (one, `X`), `b` and `c` (two: `d`, `e`), `gone` |"
+    assert listed_in_extending("core", row) == {"a", "b", "c", "gone"}

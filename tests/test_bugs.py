@@ -1,8 +1,8 @@
 """Findings joined into bugs: by the same exception, and by one minimal program showing them together."""
 
 import pytest
+from builders import malformed, raised, split, wrong_values
 
-from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import ErrorInfo, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
@@ -19,40 +19,10 @@ TWO_OPS = Program(
 )
 
 
-def raising(path, error_type, text, frame="thunder/core/symbol.py:__call__", where="forward", symbol=""):
-    """The raises oracle's violation of one exception (its identity as the oracle makes it);
-    ``symbol``: the op Thunder was working on (``ErrorInfo.symbol``)."""
-    from fuzzdce.oracles.raises import raised as as_violation
-
-    return as_violation(path, ErrorInfo(error_type, text, frame, "", symbol), f" ({where})")
-
-
-def raised(path, where="forward", name="t3", frame="thunder/core/symbol.py:__call__"):
-    return raising(path, "KeyError", f"'{name}'", frame, where)
-
-
-def mismatch(path, op="add"):
-    """A wrong value localised at ``op``."""
-    return Violation(
-        "outputs",
-        path,
-        "output[0]: Tensor-likes are not close!",
-        "Mismatch",
-        fault=value_fault("outputs", "plain", path, op),
-        site=op,
-        call="plain",
-    )
-
-
-def malformed(path):
-    """The names oracle's violation: it observes a fault, and joins the one its program shows."""
-    return Violation("names", path, "jit forward 0: t3 is defined twice", "MalformedTrace", key="defined twice")
-
-
 def test_one_exception_on_every_path_and_call_is_one_bug():
     store = FindingStore()
     for path, where in [("jit", "forward"), ("jit-grad", "grad call, backward"), ("thunderfx", "grad call, forward")]:
-        store.add(Verdict.REGRESSION, ("symcall",), raised(path, where, name=f"t{len(path)}"), ONE_OP)
+        store.add(Verdict.REGRESSION, ("symcall",), raised(path, "KeyError", f"'t{len(path)}'", where=where), ONE_OP)
     (bug,) = store.bugs()
     assert bug.paths() == ["jit", "jit-grad", "thunderfx"] and len(bug.members) == 3
     assert all("same fault" in why or "smallest" in why for why in bug.why.values())
@@ -63,7 +33,7 @@ def test_other_placements_another_frame_or_no_exception_are_other_bugs():
     store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
     store.add(Verdict.REGRESSION, ("rdnp",), raised("jit"), ONE_OP)
     store.add(Verdict.REGRESSION, ("symcall",), raised("jit", frame="thunder/core/transforms.py:grad"), ONE_OP)
-    store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), ONE_OP)
     store.add(Verdict.SHARED, ("stock", "symcall"), raised("thunderfx"), ONE_OP)
     assert len(store.bugs()) == 5
 
@@ -74,7 +44,7 @@ def test_findings_one_minimal_program_shows_together_are_one_bug_named_by_the_sm
     store = FindingStore()
     first, _ = store.add(Verdict.REGRESSION, ("symcall",), malformed("jit"), ONE_OP)
     second, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx"), TWO_OPS)
-    wrong, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP)
+    wrong, _ = store.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), ONE_OP)
     assert len(store.bugs()) == 3
     before = {b.id for b in store.bugs()}
     store.link(first, second)
@@ -92,9 +62,11 @@ def test_two_identities_are_two_bugs_even_when_one_program_shows_both():
     values: every cause is linked to every other (each shown by the others' minimal program), yet
     each identity stays a bug of its own: a program merely showing two never joins them."""
     store = FindingStore()
-    type_error = raising("jit", "TypeError", "bad", "f.py:a")
-    value_error = raising("jit-grad", "ValueError", "bad", "f.py:b", where="grad")
-    findings = [store.add(Verdict.SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, mismatch("jit"))]
+    type_error = raised("jit", "TypeError", "bad", "f.py:a")
+    value_error = raised("jit-grad", "ValueError", "bad", "f.py:b", where="grad")
+    findings = [
+        store.add(Verdict.SHARED, ("stock",), v, ONE_OP)[0] for v in (type_error, value_error, wrong_values("jit", "add"))
+    ]
     for first in findings:
         for second in findings:
             store.link(first, second)
@@ -110,30 +82,22 @@ def test_one_op_without_a_grad_rule_in_two_wordings_on_two_paths_is_one_bug():
     """jit-grad says "no gradient transform for prims.index_add" (trace annotations of every rank
     the programs drew), thunderfx's split "VJP for PrimIDs.INDEX_ADD": one fault, one bug; another
     op's missing rule is another bug, even when one program shows both."""
-    from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
-    from fuzzdce.oracles.splits import check as splits_check
 
     def no_grad_rule(op, annotation):
         text = (
             f'Failed to find a gradient transform for bound symbol bsym=v5 = prims.{op}(v0, t0, v1, 0)  # v5: "cpu {annotation}"'
         )
-        return raising("jit-grad", "RuntimeError", text, "thunder/transforms/autodiff.py:process_bsym")
+        return raised("jit-grad", "RuntimeError", text, "thunder/transforms/autodiff.py:process_bsym")
 
-    def split(op):
-        reason = SplitRecord(
-            SplitKind("EXCEPTION_META_THUNDER_OP"),
-            f"Failed while running meta for node with name: v3 and target: <built-in method {op} of type object at 0x7f>, see exception field",
-            f"VJP for PrimIDs.{op.upper()} is not implemented",
-        )
-        (violation,) = splits_check(Outcome("thunderfx", "stock", split_reasons=[reason]), Outcome("eager", "stock"))
-        return violation
+    def split_at(op):
+        return split("thunderfx", f"VJP for PrimIDs.{op.upper()} is not implemented", op=op)
 
     store = FindingStore()
     for violation in (
         no_grad_rule("index_add", "f32[2]"),
         no_grad_rule("index_add", "f64[2, 1, 1]"),
         no_grad_rule("index_add", "f64[1, 1, 1, 3]"),
-        split("index_add"),
+        split_at("index_add"),
     ):
         store.add(Verdict.SHARED, ("stock",), violation, ONE_OP)
     other, _ = store.add(Verdict.SHARED, ("stock",), no_grad_rule("trunc", "f32[2]"), TWO_OPS)
@@ -152,7 +116,7 @@ def test_an_exception_torch_raised_on_thunders_output_joins_the_one_thunder_rais
     Thunder, they would stay two."""
 
     def raising_at(path, error_type, frame):
-        return raising(path, error_type, "bad", frame, where="grad call, backward")
+        return raised(path, error_type, "bad", frame, where="grad call, backward")
 
     def bugs_of(second_frame):
         store = FindingStore()
@@ -173,22 +137,14 @@ def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
     """ "tuple index out of range": logsumexp's squeeze of a 0-d tensor on jit, thunderfx's split of
     the same logsumexp, and index_select's take of a 0-d tensor on another program. Words alone
     joined the split with whichever raise came first (index_select's), leaving logsumexp two bugs."""
-    from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
-    from fuzzdce.oracles.splits import check as splits_check
 
-    def split(op):
-        reason = SplitRecord(
-            SplitKind("EXCEPTION_META_THUNDER_OP"),
-            f"Failed while running meta for node with name: v1 and target: <built-in method {op} of type object at 0x7f>, see exception field",
-            "tuple index out of range",
-        )
-        (violation,) = splits_check(Outcome("thunderfx", "stock", split_reasons=[reason]), Outcome("eager", "stock"))
-        return violation
+    def split_at(op):
+        return split("thunderfx", "tuple index out of range", op=op)
 
-    take = raising("jit", "IndexError", "tuple index out of range", "thunder/core/prims.py:take_meta", symbol="index_select")
-    squeeze = raising("jit", "IndexError", "tuple index out of range", "thunder/torch/__init__.py:squeeze", symbol="logsumexp")
+    take = raised("jit", "IndexError", "tuple index out of range", "thunder/core/prims.py:take_meta", symbol="index_select")
+    squeeze = raised("jit", "IndexError", "tuple index out of range", "thunder/torch/__init__.py:squeeze", symbol="logsumexp")
     store = FindingStore()
-    for violation, program in ((take, TWO_OPS), (split("logsumexp"), ONE_OP), (squeeze, ONE_OP)):
+    for violation, program in ((take, TWO_OPS), (split_at("logsumexp"), ONE_OP), (squeeze, ONE_OP)):
         store.add(Verdict.SHARED, ("stock",), violation, program)
     groups = sorted(sorted(m.violation.path for m in b.members) for b in store.bugs())
     assert groups == [["jit"], ["jit", "thunderfx"]], groups
@@ -198,10 +154,10 @@ def test_a_split_joins_the_raise_in_its_words_at_its_own_op_not_another_ops():
     # The split's settled program, before it shrank to logsumexp alone, held index_select too and
     # showed its raise: a program showing two faults joins neither into the other's bug.
     store = FindingStore()
-    for violation, program in ((split("logsumexp"), TWO_OPS), (take, TWO_OPS), (squeeze, ONE_OP)):
+    for violation, program in ((split_at("logsumexp"), TWO_OPS), (take, TWO_OPS), (squeeze, ONE_OP)):
         finding, _ = store.add(Verdict.SHARED, ("stock",), violation, program)
         finding.shrunk = True
-    store.add(Verdict.SHARED, ("stock",), split("logsumexp"), ONE_OP)
+    store.add(Verdict.SHARED, ("stock",), split_at("logsumexp"), ONE_OP)
     frames = sorted(sorted(m.violation.frame for m in b.members) for b in store.bugs())
     assert frames == [["", "thunder/torch/__init__.py:squeeze"], ["thunder/core/prims.py:take_meta"]], frames
 
@@ -242,12 +198,12 @@ def test_torch_compile_refusing_thunders_own_code_is_one_fault_whatever_the_op()
     store.add(Verdict.SHARED, ("stock",), as_violation("jit-torchcompile", new_full, " (grad call, backward)"), ONE_OP)
     for violation in (
         as_violation("jit-torchcompile", minimum, " (grad call, backward)"),
-        raising(
+        raised(
             "jit-grad",
             "TypeError",
             "zeros() received an invalid combination of arguments",
             "thunder/executors/torchex.py:no_autocast_fn",
-            "grad call, backward",
+            where="grad call, backward",
         ),  # fmt: skip
     ):
         finding, _ = store.add(Verdict.SHARED, ("stock",), violation, TWO_OPS)
@@ -272,16 +228,14 @@ def test_a_raise_in_torchs_frame_joins_only_a_thunder_fault_that_explains_it():
     about ``mul``, or a DCE that removed what the statement reads (an observer), explains it and
     joins it; a wrong gradient at ``amax`` is another fault, and the two stay two bugs (f6582f4c6f
     and 958def0dcd each held two such faults, the torch raise taken for no fault of its own)."""
-    from fuzzdce.core.faults import dce_fault, value_fault
+    from fuzzdce.core.faults import dce_fault
     from fuzzdce.oracles.raises import raised as as_violation
 
     refused = as_violation("jit-torchcompile", refused_by_torch_compile("t16 = ltorch.mul(2, t13)", False), " (grad call)")
     assert refused.site == "mul"
 
     def wrong_grad(op):
-        return Violation(
-            "grads", "jit-grad", "grads differ", "Mismatch", fault=value_fault("grads", "grad", "jit-grad", op), site=op
-        )
+        return wrong_values("jit-grad", op, oracle="grads", call="grad")
 
     def bugs_beside(other):
         store = FindingStore()
@@ -302,10 +256,10 @@ def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():
     """Two faulty placements each split thunderfx the same way, and one program shows the split under
     both: the finding of both joins one placement's bug, not the two bugs into one (which would list
     one placement's regression under the other), and each bug is under its own placement."""
-    split = Violation("splits", "thunderfx", "split: KeyError: 't0'", "EXCEPTION_META_THUNDER_OP", key="split: KeyError: 't0'")
+    split_of_t0 = split("thunderfx", "'t0'")
     store = FindingStore()
     for placements in [("symcall",), ("symcall", "planted"), ("planted",)]:
-        store.add(Verdict.REGRESSION, placements, split, TWO_OPS if len(placements) == 2 else ONE_OP)
+        store.add(Verdict.REGRESSION, placements, split_of_t0, TWO_OPS if len(placements) == 2 else ONE_OP)
     bugs = store.bugs()
     assert sorted(b.placements for b in bugs) == [("planted",), ("symcall",)]
     assert sorted(b.placement for b in bugs) == ["planted", "symcall"]
@@ -333,22 +287,22 @@ def test_python_spells_an_unbound_name_three_ways_and_they_are_one_kind_of_raise
         return store.bugs()
 
     unbound = [
-        raising(
+        raised(
             "jit-grad", "UnboundLocalError", "cannot access local variable 't0' where it is not associated with a value", FRAME
         ),
-        raising("jit", "NameError", "name 't0' is not defined", FRAME),
-        raising("thunderfx", "KeyError", "'t0'", FRAME),
+        raised("jit", "NameError", "name 't0' is not defined", FRAME),
+        raised("thunderfx", "KeyError", "'t0'", FRAME),
     ]
     assert len(bugs_of(*unbound)) == 1
-    assert len(bugs_of(unbound[0], raising("jit", "KeyError", "'weight'", FRAME))) == 2
-    assert len(bugs_of(unbound[0], raising("jit", "TypeError", "bad", FRAME))) == 2
+    assert len(bugs_of(unbound[0], raised("jit", "KeyError", "'weight'", FRAME))) == 2
+    assert len(bugs_of(unbound[0], raised("jit", "TypeError", "bad", FRAME))) == 2
 
 
 def test_links_join_causes_not_findings_and_a_link_through_a_missing_cause_joins_nothing():
     store = FindingStore()
     a, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("jit"), ONE_OP)
-    b, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx", name="t1"), TWO_OPS)  # same cause as a
-    c, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS)
+    b, _ = store.add(Verdict.REGRESSION, ("symcall",), raised("thunderfx", "KeyError", "'t1'"), TWO_OPS)  # same cause as a
+    c, _ = store.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), TWO_OPS)
     assert len(store.bugs()) == 2 and a.cause_key == b.cause_key
     store.links[("no such cause", c.cause_key)] = "a link from a cause no finding has"
     assert len(store.bugs()) == 2
@@ -367,7 +321,7 @@ def test_a_bug_is_known_by_its_identity_never_by_a_member():
         (bug,) = store.bugs()
         assert bug.known_reason == "filed" and not bug.reportable
     store = FindingStore({bug.id: "filed"})
-    store.add(Verdict.REGRESSION, ("symcall",), mismatch("jit", op="exp"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "exp"), ONE_OP)
     (other,) = store.bugs()
     assert other.reportable
 
@@ -376,14 +330,14 @@ def test_two_wrong_values_at_two_ops_are_two_bugs_and_a_known_one_does_not_hide_
     """One placement, one path: wrong values first at exp and first at neg are two causes, two
     bugs; filing one leaves the other reportable."""
     store = FindingStore()
-    store.add(Verdict.REGRESSION, ("planted",), mismatch("jit", op="exp"), ONE_OP)
-    store.add(Verdict.REGRESSION, ("planted",), mismatch("jit", op="neg"), TWO_OPS)
+    store.add(Verdict.REGRESSION, ("planted",), wrong_values("jit", "exp"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("planted",), wrong_values("jit", "neg"), TWO_OPS)
     bugs = store.bugs()
     assert sorted(b.smallest.violation.site for b in bugs) == ["exp", "neg"]
     (exp,) = [b for b in bugs if b.smallest.violation.site == "exp"]
     store = FindingStore({exp.id: "filed"})
-    store.add(Verdict.REGRESSION, ("planted",), mismatch("jit", op="exp"), ONE_OP)
-    store.add(Verdict.REGRESSION, ("planted",), mismatch("jit", op="neg"), TWO_OPS)
+    store.add(Verdict.REGRESSION, ("planted",), wrong_values("jit", "exp"), ONE_OP)
+    store.add(Verdict.REGRESSION, ("planted",), wrong_values("jit", "neg"), TWO_OPS)
     assert [b.smallest.violation.site for b in store.bugs() if b.reportable] == ["neg"]
 
 
@@ -470,13 +424,13 @@ def test_a_stock_failure_on_four_paths_is_one_baseline_bug_of_one_op(baseline_fa
 
 def test_merging_lanes_keeps_the_smaller_program_with_its_choices_and_shrink_state():
     mine, theirs = FindingStore(), FindingStore()
-    a, _ = mine.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), TWO_OPS, choices=(1, 2, 3))
-    b, _ = theirs.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    a, _ = mine.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), TWO_OPS, choices=(1, 2, 3))
+    b, _ = theirs.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), ONE_OP, choices=(1,))
     b.shrunk = True
     mine.merge(theirs)
     (merged,) = mine.findings.values()
     assert (merged.program, merged.choices, merged.shrunk, merged.count) == (ONE_OP, (1,), True, 2)
-    _, change = mine.add(Verdict.REGRESSION, ("symcall",), mismatch("jit"), ONE_OP, choices=(1,))
+    _, change = mine.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit", "add"), ONE_OP, choices=(1,))
     assert change == "seen" and merged.shrunk is True, "seeing the shrunk program again keeps it shrunk"
 
 
@@ -486,26 +440,15 @@ def test_one_malformation_in_a_forward_and_in_a_backward_trace_is_two_identities
     other transforms, and two programs showing one each are two bugs. The same malformation in the
     forward trace on two paths is one."""
     from fuzzdce.core.faults import fault_of
-    from fuzzdce.core.model import Outcome
-    from fuzzdce.core.vocabulary import TraceLabel
-    from fuzzdce.oracles import names
 
-    def malformed_in(path, label):
-        outcome = Outcome(path, "stock", traces=[(label, None)])
-        problem = names.Problem("check_trace: AssertionError: unknown proxy <name> is used", "unknown proxy t1 is used in ...")
-        original = names.trace_problems
-        names.trace_problems = lambda trace, **_: [problem]
-        try:
-            (violation,) = names.check(outcome, Outcome("eager", "stock"))
-        finally:
-            names.trace_problems = original
-        return violation
+    def malformed_in(path, trace):
+        return malformed(path, "check_trace: AssertionError: unknown proxy <name> is used", trace=trace)
 
-    backward = malformed_in("jit-torchcompile", TraceLabel("jit", "backward", 0))
-    forward = malformed_in("jit-symbolic", TraceLabel("jit", "forward", 0))
+    backward = malformed_in("jit-torchcompile", "backward")
+    forward = malformed_in("jit-symbolic", "forward")
     assert fault_of(backward) != fault_of(forward)
-    assert fault_of(forward) == fault_of(malformed_in("jit", TraceLabel("jit", "forward", 2)))
-    assert fault_of(malformed_in("thunderfx", TraceLabel("thunderfx graph 0 fn 0", "backward", 0))) == fault_of(backward)
+    assert fault_of(forward) == fault_of(malformed_in("jit", "forward"))
+    assert fault_of(malformed_in("thunderfx", "backward")) == fault_of(backward)
     store = FindingStore()
     store.add(Verdict.SHARED, ("stock",), backward, ONE_OP)
     store.add(Verdict.SHARED, ("stock",), forward, TWO_OPS)
@@ -517,12 +460,11 @@ def test_a_shape_in_a_message_is_no_part_of_its_identity():
     "... to (1,) incorrectly" on another are one malformation at two ranks: a shape is numbers."""
     from fuzzdce.core.faults import fault_of
 
-    def malformed(shape):
-        kind = f"check_trace: AssertionError: shape of proxy t9 recomputes to {shape} incorrectly"
-        return Violation("names", "jit-grad", f"jit forward 4: {kind}", "MalformedTrace", key=kind)
+    def recomputed(shape):
+        return malformed("jit-grad", f"check_trace: AssertionError: shape of proxy t9 recomputes to {shape} incorrectly")
 
-    assert fault_of(malformed("(1, 2, 2, 4)")) == fault_of(malformed("(1,)")) == fault_of(malformed("[3, 1]"))
-    assert fault_of(malformed("(1, 2)")) != fault_of(Violation("names", "jit-grad", "x", "MalformedTrace", key="zeros() got"))
+    assert fault_of(recomputed("(1, 2, 2, 4)")) == fault_of(recomputed("(1,)")) == fault_of(recomputed("[3, 1]"))
+    assert fault_of(recomputed("(1, 2)")) != fault_of(malformed("jit-grad", "check_trace: zeros() got"))
 
 
 def test_op_codes_arithmetic_on_a_symbolic_number_fails_at_the_op_code():

@@ -1,6 +1,7 @@
 """A campaign reports each placement's DCE activity against stock, and names a placement that changed nothing."""
 
 import pytest
+from builders import wrong_values
 
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -132,10 +133,9 @@ def test_a_placement_whose_only_edit_is_a_raise_is_exercised():
 
 
 def test_a_placement_with_a_regression_is_never_not_exercised():
-    from fuzzdce.core.model import Violation
     from fuzzdce.running.coverage import DceActivity, activity_lines
 
-    wrong = Violation("outputs", "thunderfx", "values differ", key="values differ")
+    wrong = wrong_values("thunderfx")
     activity = DceActivity()
     activity.add({"stock": _evaluation("stock"), "symcall": _evaluation("symcall", violations=[wrong])})
     line = activity_lines(activity.summary(["symcall"]))[0]

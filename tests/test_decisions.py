@@ -3,10 +3,9 @@ the bug known by it. Planted wrong placements (``planted_dce``) each name their 
 correct one none; the seed's program names the raise on ``ltorch.add`` and not the ``prims.ne`` removal."""
 
 import pytest
+from builders import raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
-from fuzzdce.core.findings import FindingStore
-from fuzzdce.core.model import Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node
 from fuzzdce.core.vocabulary import Verdict
@@ -176,10 +175,8 @@ def test_a_build_or_stock_is_not_bisectable():
 
 # --- a bug is known by its decision ---------------------------------------------------------------------
 
-SPLIT = Violation(
-    "splits", "thunderfx", "split at abs: KeyError 't0'", "KeyError", "thunder/core/transform_common.py:dce", site="abs"
-)
-RAISE = Violation("raises", "jit", "UnboundLocalError: t1", "UnboundLocalError", "thunder/executors/torchex.py:f", site="reshape")
+SPLIT = split("thunderfx", "'t0'", op="abs")
+RAISE = raised("jit", "UnboundLocalError", "t1", "thunder/executors/torchex.py:f", symbol="reshape")
 ONE = program_of(("abs", "torch.abs({0})", (0,)))
 TWO = program_of(("abs", "torch.abs({0})", (0,)), ("cos", "torch.cos({0})", (1,)))
 
@@ -199,16 +196,11 @@ def decided(placement, symbol, reason="parent output"):
     return Bisection(made.placement, made.edits, made.edits[0], alone=True, without=True, runs=4, path="jit", oracle="raises")
 
 
-def store_of(*entries):
-    store = FindingStore()
-    for violation, program, found in entries:
-        finding, _ = store.add(Verdict.REGRESSION, ("p",), violation, program)
-        finding.decision = found
-    return store
-
-
 def test_failures_of_one_decision_are_one_bug_whatever_they_show():
-    store = store_of((SPLIT, ONE, decided("p", "reshape")), (RAISE, TWO, decided("p", "reshape")))
+    store = store_of(
+        (Verdict.REGRESSION, ("p",), SPLIT, ONE, None, decided("p", "reshape")),
+        (Verdict.REGRESSION, ("p",), RAISE, TWO, None, decided("p", "reshape")),
+    )
     (bug,) = store.bugs()
     assert "decision | p | removal" in bug.key
     assert bug.decision.identity == decided("p", "reshape").identity
@@ -216,7 +208,10 @@ def test_failures_of_one_decision_are_one_bug_whatever_they_show():
 
 
 def test_two_decisions_are_two_bugs_even_where_their_failures_share_a_fault():
-    store = store_of((SPLIT, ONE, decided("p", "reshape")), (SPLIT, TWO, decided("p", "add")))
+    store = store_of(
+        (Verdict.REGRESSION, ("p",), SPLIT, ONE, None, decided("p", "reshape")),
+        (Verdict.REGRESSION, ("p",), SPLIT, TWO, None, decided("p", "add")),
+    )
     store.findings = {}  # the same fault on two programs is one finding: give each its own
     for program, found in ((ONE, decided("p", "reshape")), (TWO, decided("p", "add"))):
         finding, _ = store.add(Verdict.REGRESSION, ("p",), SPLIT if program is ONE else RAISE, program)
@@ -225,7 +220,7 @@ def test_two_decisions_are_two_bugs_even_where_their_failures_share_a_fault():
 
 
 def test_without_a_single_edit_a_bug_keeps_its_failures_identity():
-    store = store_of((SPLIT, ONE, decision("p", "reshape")))
+    store = store_of((Verdict.REGRESSION, ("p",), SPLIT, ONE, None, decision("p", "reshape")))
     (bug,) = store.bugs()
     assert "decision" not in bug.key and bug.decision.identity is None
 
@@ -234,7 +229,7 @@ def test_a_decision_survives_the_bug_record_and_is_said_in_its_report(tmp_path):
     from fuzzdce.results.records import BugRecord
     from fuzzdce.results.report import bug_lines
 
-    (bug,) = store_of((SPLIT, ONE, decided("p", "reshape"))).bugs()
+    (bug,) = store_of((Verdict.REGRESSION, ("p",), SPLIT, ONE, None, decided("p", "reshape"))).bugs()
     record = BugRecord.of(bug)
     again = BugRecord.from_json(record.to_json())
     assert again.decision == record.decision and again.decision.identity == decided("p", "reshape").identity
@@ -403,17 +398,16 @@ def test_a_shrink_bisects_its_cause_again_on_the_program_it_leaves():
 def test_merged_shards_join_bugs_of_one_decision_and_keep_two_decisions_apart(tmp_path):
     """Three runs' bugs: a split and a raise bisected to one decision join; a raise elsewhere,
     bisected to another decision, stays apart, as the campaign keeps it (``joining.joined``)."""
-    import dataclasses
     from pathlib import Path
 
     from fuzzdce.results.merge import Candidate, Source, merged_bugs
     from fuzzdce.results.records import BugRecord
 
     def record(violation, program, found):
-        (bug,) = store_of((violation, program, found)).bugs()
+        (bug,) = store_of((Verdict.REGRESSION, ("p",), violation, program, None, found)).bugs()
         return Candidate(BugRecord.of(bug), Path(tmp_path))
 
-    elsewhere = dataclasses.replace(RAISE, frame="thunder/core/prims.py:take")
+    elsewhere = raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape")
     one, again, other = (
         record(SPLIT, ONE, decided("p", "reshape")),
         record(RAISE, TWO, decided("p", "reshape")),

@@ -5,11 +5,11 @@ import json
 import os
 
 import pytest
+from builders import StandInEvaluator, raised, wrong_values
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import signature, value_fault
+from fuzzdce.core.faults import signature
 from fuzzdce.core.findings import FindingStore, triage
-from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.signatures import normalise
 from fuzzdce.core.vocabulary import Verdict
@@ -17,7 +17,6 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd, failure_type
 from fuzzdce.results.store import load_known, write_atomically
-from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 ADD_THEN_COS = Program(
     (TensorInput((2, 3)), TensorInput((3,))),
@@ -29,13 +28,7 @@ ONE_OP = Program((TensorInput((3,)),), (Step("add", "torch.add({0}, {0})", (Ref(
 
 
 def key_error(name, path="jit", frame="thunder/core/transform_common.py:dce"):
-    return Violation("raises", path, f"KeyError: '{name}'", "KeyError", frame)
-
-
-def mismatch(path="jit"):
-    return Violation(
-        "outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "plain", path)
-    )
+    return raised(path, "KeyError", f"'{name}'", frame)
 
 
 def test_proxy_names_numbers_and_addresses_are_normalised():
@@ -45,7 +38,7 @@ def test_proxy_names_numbers_and_addresses_are_normalised():
 
 @pytest.mark.parametrize(
     "other",
-    [key_error("t1", frame="thunder/core/symbol.py:__call__"), key_error("t1", path="thunderfx"), mismatch()],
+    [key_error("t1", frame="thunder/core/symbol.py:__call__"), key_error("t1", path="thunderfx"), wrong_values("jit")],
     ids=["frame", "path", "oracle"],
 )
 def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
@@ -53,7 +46,7 @@ def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
 
 
 def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
-    triaged = triage({"stock": [key_error("t3")], "symcall": [key_error("t5"), mismatch()], "rdnp": []})
+    triaged = triage({"stock": [key_error("t3")], "symcall": [key_error("t5"), wrong_values("jit")], "rdnp": []})
     verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
     assert verdicts == {"raises": (Verdict.SHARED, ("stock", "symcall")), "outputs": (Verdict.REGRESSION, ("symcall",))}
 
@@ -75,7 +68,7 @@ def test_known_findings_are_suppressed_by_id_or_full_signature():
     store = FindingStore({by_sig.signature: "filed as #1", by_id.id: "filed as #2"})
     a, _ = store.add(Verdict.REGRESSION, ("symcall",), key_error("t4"), ONE_OP)
     b, _ = store.add(Verdict.REGRESSION, ("rdnp",), key_error("t4"), ONE_OP)
-    c, _ = store.add(Verdict.REGRESSION, ("symcall",), mismatch(), ONE_OP)
+    c, _ = store.add(Verdict.REGRESSION, ("symcall",), wrong_values("jit"), ONE_OP)
     assert (a.known_reason, b.known_reason, c.known_reason) == ("filed as #1", "filed as #2", None)
     assert [f.reportable for f in (a, b, c)] == [False, False, True]
 
@@ -174,16 +167,14 @@ def test_a_shrink_step_records_only_its_own_finding():
     """A shrink step runs under the finding's placements only: triage of any other violation
     there would name too few placements (a baseline finding "under stock, symcall" that every
     placement shows), so only the finding being shrunk may be recorded from it."""
-    induced, everywhere = key_error("t1", path="thunderfx"), mismatch(path="thunderfx")
+    induced, everywhere = key_error("t1", path="thunderfx"), wrong_values("thunderfx")
     showing = {"stock": [everywhere], "rdnp": [everywhere], "symcall": [induced, everywhere]}
 
-    class ShowingEvaluator(Evaluator):
-        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
-            names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-            return {n: Evaluation(program, n, Outcome("eager", "stock"), violations=showing[n]) for n in names}
+    def showing_by_placement(program, placement, paths):
+        return showing[placement.name]
 
     config = CampaignConfig.of(("stock", "rdnp", "symcall"), ("thunderfx",))
-    campaign = Campaign(config, evaluator=ShowingEvaluator(), log=lambda line: None)
+    campaign = Campaign(config, evaluator=StandInEvaluator(showing_by_placement), log=lambda line: None)
     campaign.observe(ADD_THEN_COS)
     assert {(f.verdict, f.placements) for f in campaign.store} == {
         (Verdict.REGRESSION, ("symcall",)),
@@ -195,14 +186,6 @@ def test_a_shrink_step_records_only_its_own_finding():
         (Verdict.SHARED, ("stock", "rdnp", "symcall")),
     }
     assert next(f for f in campaign.store if f.verdict == Verdict.REGRESSION).program is ONE_OP
-
-
-class SilentEvaluator(Evaluator):
-    """Every program passes everywhere, at no cost: for tests of the campaign's own logic."""
-
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
-        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        return {n: Evaluation(program, n, Outcome("eager", "stock")) for n in names}
 
 
 def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
@@ -219,7 +202,7 @@ def test_a_campaign_goes_on_in_rounds_until_its_programs_are_spent():
         raise failure_type("a signature")("found")
 
     config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=10, seed=3, confirm=False)
-    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
+    campaign = Campaign(config, evaluator=StandInEvaluator(), log=lambda line: None, run_round=hypothesis_run_ending_at_a_failure)
     campaign.run()
     assert campaign.full_evaluations == 10 and len(seeds) == 3 and campaign.driver.ended == GenerationEnd.PROGRAMS
     assert seeds[0] == 3 and len(set(seeds)) == 3
@@ -235,7 +218,7 @@ def test_a_round_that_finds_nothing_and_draws_no_new_program_ends_the_campaign()
             campaign.observe(ONE_OP)
 
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
-    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=quiet_run)
+    campaign = Campaign(config, evaluator=StandInEvaluator(), log=lambda line: None, run_round=quiet_run)
     campaign.run()
     assert rounds == [0, 1] and campaign.driver.ended == GenerationEnd.NOTHING_NEW
 
@@ -251,7 +234,7 @@ def test_a_quiet_round_that_ran_short_is_followed_by_another():
             campaign.observe(dataclasses.replace(ONE_OP, seed=100 * round_number + i))
 
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=10, seed=3, confirm=False)
-    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None, run_round=short_quiet_run)
+    campaign = Campaign(config, evaluator=StandInEvaluator(), log=lambda line: None, run_round=short_quiet_run)
     campaign.run()
     assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
 
@@ -264,27 +247,21 @@ def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says(tmp_path):
 
     from fuzzdce.testing import fuzz_test
 
-    class CountingEvaluator(SilentEvaluator):
-        programs = 0
-
-        def __call__(self, program, placements, *, paths, timeout=None, **options):
-            CountingEvaluator.programs += 1
-            return super().__call__(program, placements, paths=paths, timeout=timeout, **options)
-
     class Request:  # what pytest hands the test: its config, with --fuzz-findings in tmp_path
         class config:
             @staticmethod
             def getoption(name, default=None):
                 return str(tmp_path) if name == "fuzz_findings" else default
 
+    evaluator = StandInEvaluator()
     settings.register_profile("fuzzdce-test-70", max_examples=70, database=None, derandomize=True)
     before = settings.get_current_profile_name()
     settings.load_profile("fuzzdce-test-70")
     try:
-        fuzz_test(["stock"], ["jit"], evaluator=CountingEvaluator())(Request())
+        fuzz_test(["stock"], ["jit"], evaluator=evaluator)(Request())
     finally:
         settings.load_profile(before)
-    assert CountingEvaluator.programs == 70
+    assert len(evaluator.calls) == 70
 
 
 def test_a_seeded_round_keeps_the_example_database(tmp_path):

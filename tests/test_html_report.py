@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import StandInEvaluator, split, wrong_values
 
 from fuzzdce.cli import main
 from fuzzdce.core.findings import FindingStore
-from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.model import Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.timeline import combine, sample
 from fuzzdce.core.vocabulary import Verdict
@@ -28,7 +29,6 @@ from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.ledger import Stats
 from fuzzdce.results.html_report import DATA_COLOUR, page, write_report
 from fuzzdce.results.store import read_bugs, read_summary
-from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -41,27 +41,25 @@ CHART_TITLES = (
 )
 PATHS = ("jit", "thunderfx")
 
-SPLIT = Violation("splits", "thunderfx", "EXCEPTION_META_THUNDER_OP: exception: 't1' <script>", "X")
-MISMATCH = Violation("outputs", "jit", "outputs differ from eager by 1.0", "")
+SPLIT = split("thunderfx", "'t1' <script>", op="sub")
+MISMATCH = wrong_values("jit", "add")
 SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 ADD = Program((TensorInput((2, 3)),), (Step("add", "torch.add({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 
 
-class StandIn(Evaluator):
-    """Symcall splits programs with a sub on thunderfx and removes a subsymbol doing so; stock and
-    symcall both mismatch on jit for programs with an add (a baseline bug)."""
+def shows(program, placement, paths):
+    """Symcall splits programs with a sub on thunderfx; stock and symcall both mismatch on jit for
+    programs with an add (a baseline bug)."""
+    shown = [MISMATCH for path in paths if path == "jit" and "add" in program.ops]
+    if placement.name == "symcall":
+        shown += [SPLIT for path in paths if path == "thunderfx" and "sub" in program.ops]
+    return shown
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
-        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        evaluations = {}
-        for name in names:
-            shown = [MISMATCH for path in paths if path == "jit" and "add" in program.ops]
-            if name == "symcall":
-                shown += [SPLIT for path in paths if path == "thunderfx" and "sub" in program.ops]
-            activity = {("sub", 0): [1, 0]} if name == "symcall" and "sub" in program.ops else {}
-            outcomes = {path: Outcome(path, name, dce_activity=activity) for path in paths}
-            evaluations[name] = Evaluation(program, name, Outcome("eager", "stock"), outcomes, shown)
-        return evaluations
+
+def outcome(program, placement, path):
+    """Symcall removes a subsymbol of sub where it splits it."""
+    activity = {("sub", 0): [1, 0]} if placement.name == "symcall" and "sub" in program.ops else {}
+    return Outcome(path, placement.name, dce_activity=activity)
 
 
 def bugs_in(folder: Path):
@@ -78,7 +76,7 @@ def run_campaign(folder: Path) -> Campaign:
             campaign.progress()
 
     config = CampaignConfig.of(("stock", "symcall"), PATHS, max_examples=3, seed=1, findings_dir=str(folder))
-    campaign = Campaign(config, evaluator=StandIn(), log=lambda line: None, run_round=one_round)
+    campaign = Campaign(config, evaluator=StandInEvaluator(shows, outcome), log=lambda line: None, run_round=one_round)
     campaign.run()
     return campaign
 
@@ -301,14 +299,16 @@ def test_a_merged_campaign_charts_its_lanes_on_one_clock(tmp_path):
     lanes = []
     for lane in range(2):
         config = CampaignConfig.of(("stock", "symcall"), PATHS, max_examples=3, seed=lane, started_at=started, confirm=False)
-        campaign = Campaign(config, evaluator=StandIn(), log=lambda line: None, run_round=lambda n: None)
+        campaign = Campaign(config, evaluator=StandInEvaluator(shows, outcome), log=lambda line: None, run_round=lambda n: None)
         for program in (SUB, ADD)[lane:]:
             campaign.observe(program)
             campaign.progress()
             time.sleep(0.01)  # samples a clock tick apart (they are rounded to milliseconds)
         lanes.append(campaign)
     merged = Campaign(
-        CampaignConfig.of(("stock", "symcall"), PATHS, started_at=started), evaluator=StandIn(), log=lambda line: None
+        CampaignConfig.of(("stock", "symcall"), PATHS, started_at=started),
+        evaluator=StandInEvaluator(shows, outcome),
+        log=lambda line: None,
     )
     for lane in lanes:
         merged.absorb(lane.store, lane.stats, False)

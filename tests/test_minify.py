@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from builders import StandInEvaluator, raised, wrong_values
 
-from fuzzdce.core.faults import flag_fault, value_fault
-from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
+from fuzzdce.core.faults import flag_fault
+from fuzzdce.core.model import STOCK, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
-from fuzzdce.oracles.raises import RAISES
 from fuzzdce.results.standalone import minified_case, script
-from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.localise import first_differs_at, localised
 from fuzzdce.running.placements import resolve
 
@@ -161,42 +160,37 @@ def test_a_findings_bug_is_read_with_its_path_placement_and_failure(tmp_path):
 # --- the shrink passes, against a stand-in for Thunder ----------------------------------------------
 
 
-class StandIn:
-    """An ``Evaluator`` stand-in: a program fails (raises) when it holds ``op``; counts evaluations."""
+def failing_with(op: str) -> StandInEvaluator:
+    """A stand-in evaluator: a program fails (raises) when it holds ``op``; ``calls`` counts evaluations."""
 
-    def __init__(self, op: str) -> None:
-        self.op = op
-        self.evaluations = 0
+    def shows(program, placement, paths):
+        return [raised(paths[0], "RuntimeError", f"{op} broken", "thunder/x.py:f")] if op in program.ops else []
 
-    def __call__(self, program, placements, *, paths, **kwargs):
-        self.evaluations += 1
-        evaluation = Evaluation(program, placements[0].name, Outcome(EAGER, STOCK))
-        if self.op in program.ops:
-            evaluation.violations.append(
-                Violation(RAISES, paths[0], f"RuntimeError: {self.op} broken", "RuntimeError", "thunder/x.py:f")
-            )
-        return {placements[0].name: evaluation}
+    return StandInEvaluator(shows)
 
 
 def test_a_200_statement_program_reduces_to_the_broken_op_against_a_stand_in(stock):
     program = chain_program(200, "exp", 137)
-    stand_in = StandIn("exp")
+    stand_in = failing_with("exp")
     result = Minifier(stand_in, stock, "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
     assert result.program.ops == ["exp"]
-    assert result.queries == stand_in.evaluations - 1  # every candidate asked once; the last replay is no query
+    assert result.queries == len(stand_in.calls) - 1  # every candidate asked once; the last replay is no query
     assert result.line().startswith("200 statements -> 1 in ")
 
 
 def test_the_result_is_1_minimal_and_ctrl_c_keeps_the_smallest(stock):
     program = chain_program(60, "exp", 30)
 
-    class Interrupting(StandIn):
-        def __call__(self, program, placements, **kwargs):
-            if self.evaluations == 12:
-                raise KeyboardInterrupt
-            return super().__call__(program, placements, **kwargs)
+    interrupting = failing_with("exp")
+    shows = interrupting.shows
 
-    result = Minifier(Interrupting("exp"), stock, "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
+    def interrupted_at_the_thirteenth(program, placement, paths):
+        if len(interrupting.calls) == 13:
+            raise KeyboardInterrupt
+        return shows(program, placement, paths)
+
+    interrupting.shows = interrupted_at_the_thirteenth
+    result = Minifier(interrupting, stock, "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
     assert result.interrupted and "exp" in result.program.ops and result.program.n_ops < 60
 
 
@@ -205,9 +199,7 @@ def test_minify_reads_the_first_differing_op_from_the_one_localisation():
     itself); minify's first differing op is read from that violation (``localise.first_differs_at``),
     never found a second way."""
     program = chain_program(5, "add", 2, binary_fault=True)
-    wrong = Violation(
-        "outputs", "jit", "output[2]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "", None)
-    )
+    wrong = wrong_values("jit")
     asked = []
 
     def run(prefix):  # a stand-in for Thunder: every prefix from the add on is wrong
@@ -218,7 +210,7 @@ def test_minify_reads_the_first_differing_op_from_the_one_localisation():
     assert first_differs_at(found) == "add" and "values first differ at `v4 = torch.add(" in found.message
     assert Failure(Criterion.SAME, found).first_op == "add" and asked[-1] == "add"
     assert first_differs_at(wrong) is None and Failure(Criterion.SAME, wrong).first_op is None  # not localised
-    assert first_differs_at(Violation("raises", "jit", "x", "RuntimeError", site="add")) is None  # no wrong value
+    assert first_differs_at(raised("jit", "RuntimeError", "x", symbol="add")) is None  # no wrong value
     marked = Violation(
         "grads", "jit", "x", "RequiresGradMismatch", fault=flag_fault("grads", "grad", "jit", "invented", "F"), site="F"
     )
@@ -227,7 +219,7 @@ def test_minify_reads_the_first_differing_op_from_the_one_localisation():
 
 def test_the_standalone_script_runs_eager_and_compiled_and_compares():
     program = chain_program(3, "exp", 1)
-    text = script(minified_case(program, "jit-grad", Violation(RAISES, "jit-grad", 'raises: """quoted"', "RuntimeError")))
+    text = script(minified_case(program, "jit-grad", raised("jit-grad", "RuntimeError", '"""quoted"')))
     compile(text, "repro.py", "exec")
     assert "def test_repro():" in text and "thunder.jit(program)" in text
     assert "torch.autograd.backward(" in text  # the grad path's call: forward, then backward

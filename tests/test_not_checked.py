@@ -13,6 +13,7 @@ import json
 
 import pytest
 import thunder
+from builders import StandInEvaluator, raised
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.cli import main
@@ -58,7 +59,6 @@ def jit_outcomes():
 
 def test_an_exception_in_the_ledger_stops_generation_unshrunk(monkeypatch):
     """The ledger raising in process reached Hypothesis, which shrank it as a failing example."""
-    from test_findings import SilentEvaluator
 
     calls = []
 
@@ -68,7 +68,7 @@ def test_an_exception_in_the_ledger_stops_generation_unshrunk(monkeypatch):
 
     monkeypatch.setattr(Ledger, "count", count)
     config = CampaignConfig.of(("stock", "symcall"), ("jit",), max_examples=20, seed=1, database="none", confirm=False)
-    campaign = Campaign(config, evaluator=SilentEvaluator(), log=lambda line: None)
+    campaign = Campaign(config, evaluator=StandInEvaluator(), log=lambda line: None)
     with pytest.raises(HarnessError, match="KeyError escaped the job at test_not_checked.py"):
         campaign.run()
     assert len(calls) == 1  # never shrunk: Hypothesis let the HarnessError through at once
@@ -110,11 +110,10 @@ def test_a_fuzz_test_stops_the_session_with_exit_3(tmp_path):
     """The pytest plugin's fuzz test: a harness error is no failing example, and no test failure either."""
     from fuzzdce.testing import HARNESS_EXIT, fuzz_test
 
-    class Raising(Evaluator):
-        def __call__(self, *args, **kwargs):
-            raise KeyError("planted")
+    def raises_planted(program, placement, paths):
+        raise KeyError("planted")
 
-    test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=Raising())
+    test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=StandInEvaluator(raises_planted))
     with pytest.raises(pytest.exit.Exception) as stopped:
         test(fuzz_test_request(tmp_path))
     assert stopped.value.returncode == HARNESS_EXIT == 3 and "KeyError escaped the job" in str(stopped.value)
@@ -124,27 +123,20 @@ def test_a_fuzz_test_runs_nothing_after_a_harness_error(tmp_path):
     """What was found before fuzzdce's own error is kept, but nothing more is evaluated to join or
     confirm it: a job run then ran inside the error's handling and was reported as a second harness
     error in the first one's place (a CI run stopped "on thunderfx under stock" for symcall's)."""
-    from fuzzdce.core.model import Violation
-    from fuzzdce.running.evaluate import Evaluation
     from fuzzdce.testing import HARNESS_EXIT, fuzz_test
 
-    calls = []
-
-    class FindsThenRaises(Evaluator):
+    def finds_then_raises(program, placement, paths):
         """The first program shows a raise under jit; every later evaluation fails in fuzzdce's code."""
+        if len(evaluator.calls) > 1:
+            raise KeyError("planted")
+        return [raised("jit", "KeyError", "'x'", "thunder/core/transform_common.py:dce")]
 
-        def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, **options):
-            calls.append(program)
-            if len(calls) > 1:
-                raise KeyError("planted")
-            found = [Violation("raises", "jit", "KeyError: 'x'", "KeyError", "thunder/core/transform_common.py:dce")]
-            return {p.name: Evaluation(program, p.name, run_path(EAGER, program, p), violations=found) for p in placements}
-
-    test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=FindsThenRaises())
+    evaluator = StandInEvaluator(finds_then_raises)
+    test = fuzz_test(placements=["stock"], paths=["jit"], evaluator=evaluator)
     with pytest.raises(pytest.exit.Exception) as stopped:
         test(fuzz_test_request(tmp_path))
     assert stopped.value.returncode == HARNESS_EXIT and "KeyError escaped the job" in str(stopped.value)
-    assert len(calls) == 2  # the finding, then the error: no joining or confirming run after it
+    assert len(evaluator.calls) == 2  # the finding, then the error: no joining or confirming run after it
     assert len(list(tmp_path.glob("*/bug.json"))) == 1  # and what was found is on disk
 
 

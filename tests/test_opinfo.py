@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 import torch
+from builders import StandInEvaluator, raised
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from fuzzdce.cli import main
@@ -19,7 +20,6 @@ from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import no_local_constants
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier
-from fuzzdce.oracles.raises import RAISES
 from fuzzdce.results.report import render
 from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.doctor import diagnosis, opinfo_line
@@ -172,21 +172,14 @@ def test_an_opinfo_program_minifies_and_its_standalone_script_runs(with_opinfo):
     program = max(with_opinfo, key=lambda p: p.n_ops)
     op = opinfo_steps(program)[0].op
 
-    class StandIn:
-        def __call__(self, candidate, placements, *, paths, **kwargs):
-            from fuzzdce.core.model import EAGER, Outcome
-            from fuzzdce.running.evaluate import Evaluation
-
-            evaluation = Evaluation(candidate, placements[0].name, Outcome(EAGER, STOCK))
-            if op in candidate.ops:
-                evaluation.violations.append(Violation(RAISES, paths[0], f"RuntimeError: {op}", "RuntimeError", "x.py:f"))
-            return {placements[0].name: evaluation}
+    def shows(candidate, placement, paths):
+        return [raised(paths[0], "RuntimeError", op, "x.py:f")] if op in candidate.ops else []
 
     from fuzzdce.running.placements import resolve
 
-    result = Minifier(StandIn(), resolve(STOCK), "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
+    result = Minifier(StandInEvaluator(shows), resolve(STOCK), "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
     assert result.program.ops == [op], result.program
-    text = script(minified_case(result.program, "jit", Violation(RAISES, "jit", "raises", "RuntimeError")))
+    text = script(minified_case(result.program, "jit", raised("jit", "RuntimeError", "raises")))
     namespace = {"__name__": "repro"}
     exec(compile(text, "repro.py", "exec"), namespace)
     namespace["test_repro"]()  # eager, then thunder.jit: both run it

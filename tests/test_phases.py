@@ -6,11 +6,12 @@ import dataclasses
 import time
 
 import pytest
+from builders import StandInEvaluator
+from builders import raised as raised_by
+from builders import wrong_values as wrong_by
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from fuzzdce.core.faults import value_fault
-from fuzzdce.core.model import Outcome, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
@@ -18,7 +19,6 @@ from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd
 from fuzzdce.fuzzing.time_plan import Phase, hypothesis_seconds
 from fuzzdce.results.report import render
-from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 
 @pytest.fixture(autouse=True)
@@ -38,52 +38,37 @@ FAULTY, OTHER = "planted:does_nothing", "planted:colliding_names"  # names only:
 
 def wrong_values(path, op="exp"):
     """Wrong values first differing at ``op``, as the evaluator localises them (``running.localise``)."""
-    message = f"output[0]: Tensor-likes are not close! ({path})"
-    return Violation("outputs", path, message, "Mismatch", fault=value_fault("outputs", "plain", path, op), site=op, call="plain")
+    return wrong_by(path, op)
 
 
 def wrong_grads(path, op="exp"):
-    if path != "jit-grad":
-        return None
-    message = "grad[0]: Tensor-likes are not close!"
-    return Violation("grads", path, message, "Mismatch", fault=value_fault("grads", "plain", path, op), site=op, call="plain")
+    return wrong_by(path, op, oracle="grads") if path == "jit-grad" else None
 
 
 def raised(path):
-    message, frame = "KeyError: 'planted'", "thunder/core/symbol.py:__call__"
-    return Violation("raises", path, message, "KeyError", frame, key=message)
+    return raised_by(path, "KeyError", "'planted'")
 
 
-class Faults(Evaluator):
-    """``FAULTY`` shows ``fault(path)`` on each path of a program using the fault's op (or all of
-    ``ops``, a tuple key); stock and other placements show nothing. Records every call."""
+def showing(faults):
+    """A stand-in evaluator: ``FAULTY`` shows ``fault(path)`` on each path of a program using the
+    fault's op (or all of ``ops``, a tuple key); stock and other placements show nothing."""
 
-    def __init__(self, faults):
-        self.faults = faults
-        self.calls = []  # (program, placement names, paths)
+    def shows(program, placement, paths):
+        violations = []
+        if placement.name == FAULTY:
+            for ops, fault in faults.items():
+                if all(op in program.ops for op in (ops if isinstance(ops, tuple) else (ops,))):
+                    violations += [v for path in paths if (v := fault(path)) is not None]
+        return violations
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
-        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        self.calls.append((program, tuple(names), tuple(paths)))
-        result = {}
-        for name in names:
-            violations = []
-            if name == FAULTY:
-                for ops, fault in self.faults.items():
-                    if all(op in program.ops for op in (ops if isinstance(ops, tuple) else (ops,))):
-                        violations += [v for path in paths if (v := fault(path)) is not None]
-            result[name] = Evaluation(program, name, Outcome("eager", "stock"), violations=violations)
-        return result
-
-    def close(self):
-        pass
+    return StandInEvaluator(shows)
 
 
 def campaign_of(faults, *, programs=30, seed=4, **overrides):
     config = CampaignConfig.of(
         ("stock", FAULTY, OTHER), ("jit", "jit-grad"), max_examples=programs, seed=seed, ops=OPS, **overrides
     )
-    evaluator = Faults(faults)
+    evaluator = showing(faults)
     return Campaign(config, evaluator=evaluator, log=lambda line: None), evaluator
 
 

@@ -6,26 +6,20 @@ import functools
 import pathlib
 import re
 
+from builders import StandInEvaluator, split
+
 from fuzzdce.core.decisions import Edit
 from fuzzdce.core.faults import UNBOUND_NAME
-from fuzzdce.core.model import Outcome, Violation
+from fuzzdce.core.model import Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.report import render
-from fuzzdce.running.evaluate import Evaluation, Evaluator
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
-# What Thunder 0.2.6's splitter reports for the symcall split (node and proxy names vary).
-SPLIT = Violation(
-    "splits",
-    "thunderfx",
-    "EXCEPTION_META_THUNDER_OP: Failed while running meta for node with name: sub and target: "
-    "<built-in method sub of type object>, see exception field -- exception: 't1'",
-    "EXCEPTION_META_THUNDER_OP",
-    key="EXCEPTION_META_THUNDER_OP: 't1'",
-)
+# The exception Thunder 0.2.6's splitter reports for the symcall split (proxy names vary).
+SPLIT_EXCEPTION = "'t1'"
 SUB = Program((TensorInput((2, 3)),), (Step("sub", "torch.sub({0}, {0})", (Ref(0), Ref(0))),), (1,), seed=1)
 
 
@@ -47,26 +41,32 @@ RAISE = Edit(
 )
 
 
-class SymcallSplits(Evaluator):
+def gating_of(placement):
+    """The gating of a gated symcall (``decisions``' placements), or None."""
+    return placement.factory.args[1] if isinstance(placement.factory, functools.partial) else None
+
+
+def splits(placement) -> bool:
     """Symcall splits every program on both thunderfx paths, by its call ``RAISE`` (a gated symcall
     splits where that call is done as symcall does it); stock splits none."""
+    gating = gating_of(placement)
+    return placement.name == "symcall" or (gating is not None and gating.applies(RAISE.index))
 
-    def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True):
-        names = list(dict.fromkeys(([] if alone else ["stock"]) + [p.name for p in placements]))
-        gatings = {p.name: p.factory.args[1] for p in placements if isinstance(p.factory, functools.partial)}
-        evaluations = {}
-        for n in names:
-            gating = gatings.get(n)
-            splits = n == "symcall" or (gating is not None and gating.applies(RAISE.index))
-            described = gating is not None and splits and (gating.record or gating.describe == RAISE.index)
-            calls = 2 * RAISE.index if gating is not None else 0
-            outcomes = {path: Outcome(path, n, edits=[RAISE] if described else [], gated_calls=calls) for path in paths}
-            for outcome in outcomes.values():  # the splitter caught symcall's raise: its split is an edit (activity)
-                outcome.split_reasons = [SPLIT.message] if splits else []
-                outcome.dce_raise_edits = ["raise"] if splits and n != "stock" else []
-            shown = [dataclasses.replace(SPLIT, path=path) for path in paths] if splits else []
-            evaluations[n] = Evaluation(program, n, Outcome("eager", "stock"), outcomes, shown)
-        return evaluations
+
+def shows(program, placement, paths):
+    return [split(path, SPLIT_EXCEPTION, op="sub") for path in paths] if splits(placement) else []
+
+
+def outcome(program, placement, path):
+    gating = gating_of(placement)
+    split_here = splits(placement)
+    described = gating is not None and split_here and (gating.record or gating.describe == RAISE.index)
+    calls = 2 * RAISE.index if gating is not None else 0
+    made = Outcome(path, placement.name, edits=[RAISE] if described else [], gated_calls=calls)
+    # The splitter caught symcall's raise: its split is an edit (DCE activity).
+    made.split_reasons = [SPLIT_EXCEPTION] if split_here else []
+    made.dce_raise_edits = ["raise"] if split_here and placement.name != "stock" else []
+    return made
 
 
 def sample_report() -> str:
@@ -75,7 +75,7 @@ def sample_report() -> str:
             campaign.observe(dataclasses.replace(SUB, seed=seed))
 
     config = CampaignConfig.of(("stock", "symcall"), ("thunderfx", "thunderfx-dynamic"), max_examples=3, seed=1)
-    campaign = Campaign(config, evaluator=SymcallSplits(), log=lambda line: None, run_round=one_round)
+    campaign = Campaign(config, evaluator=StandInEvaluator(shows, outcome), log=lambda line: None, run_round=one_round)
     campaign.run()
     return render(campaign.summary(), None)
 

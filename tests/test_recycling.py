@@ -6,10 +6,11 @@ import dataclasses
 import json
 
 import pytest
+from builders import malformed
 from worker_jobs import run
 
 from fuzzdce.core.findings import FindingStore
-from fuzzdce.core.model import EAGER, JobFailure, Outcome, Violation
+from fuzzdce.core.model import EAGER, JobFailure, Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.timeline import sample
 from fuzzdce.core.vocabulary import Verdict
@@ -250,9 +251,7 @@ def test_a_fresh_process_goes_on_from_its_recycled_predecessor_with_its_causes_w
     campaign, and a 900-s campaign whose lanes recycled after every round shrank few of its bugs)."""
     config = CampaignConfig.of(("stock",), ("jit",), max_examples=5, seed=1, confirm=False)
     earlier = Campaign(config, evaluator=Evaluator(lambda job: None), log=lambda line: None)
-    violation = Violation(
-        "names", "jit", "jit forward 0: amax outputs v2, which none of its subsymbols produces", "MalformedTrace"
-    )
+    violation = malformed("jit", "an output none of its subsymbols produces")
     earlier.store.add(Verdict.SHARED, ("stock",), violation, SUB)
     stats = Stats(programs=7, seconds=7.0)
     stats.timeline.append(sample(3.0, 7, 1))

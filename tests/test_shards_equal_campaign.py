@@ -6,36 +6,27 @@ same bug ids. Merge joins the members' stored identities by the campaign's one r
 from pathlib import Path
 
 import pytest
+from builders import chain, split, store_of, wrong_values
 
-from fuzzdce.core.faults import exception_fault, split_fault, value_fault
 from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import ErrorInfo, Violation
-from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.program import Program
 from fuzzdce.core.signatures import identity_id
+from fuzzdce.oracles.raises import raised
 from fuzzdce.results.merge import merged_bugs, read_source
 from fuzzdce.results.records import BugRecord
 from fuzzdce.results.store import write_bug
 
 
 def program(*ops: str, seed: int = 1) -> Program:
-    """A chain of unary-or-self-binary ops on one input: ``add`` and ``mul`` take the value twice."""
-    steps = []
-    for i, op in enumerate(ops):
-        twice = op in ("add", "mul")
-        call = f"torch.{op}({{0}}, {{0}})" if twice else f"torch.{op}({{0}})"
-        steps.append(Step(op, call, (Ref(i), Ref(i)) if twice else (Ref(i),)))
-    return Program((TensorInput((3,), requires_grad=True),), tuple(steps), (len(ops),), seed=seed)
+    """A chain of ``ops`` on one input that requires grad (``builders.chain``)."""
+    return chain(*ops, seed=seed, shape=(3,), requires_grad=True)
 
 
-def store_of(units) -> FindingStore:
+def store_of_units(units) -> FindingStore:
     """A campaign's store of ``units`` (program, violations by placement), each program taken as a
     finished shrink's result (the hand-written programs are minimal)."""
-    store = FindingStore()
-    for prog, by_placement in units:
-        for triaged in triage(by_placement).values():
-            finding, _ = store.add(*triaged, prog)
-            finding.shrunk = True
-    return store
+    return store_of(*((*triaged, prog, True) for prog, by_placement in units for triaged in triage(by_placement).values()))
 
 
 def partition(bugs) -> dict[str, frozenset[str]]:
@@ -49,14 +40,14 @@ def campaign_and_shards(units, in_first_shard, tmp_path: Path) -> tuple[dict, di
     folders = []
     for i, shard in enumerate(([u for u in units if in_first_shard(u)], [u for u in units if not in_first_shard(u)])):
         root = tmp_path / f"shard-{i}"
-        for bug in store_of(shard).bugs():
+        for bug in store_of_units(shard).bugs():
             record = BugRecord.of(bug, run_id=f"1:{i}/2")
             write_bug(root / record.id, record)
         folders.append(read_source(root))
     merged = [record for record, _ in merged_bugs(folders, {})]
     for record in merged:  # each member's stored fields give back its id
         assert all(identity_id(m.identity) == m.id for m in record.members)
-    return partition(store_of(units).bugs()), partition(merged)
+    return partition(store_of_units(units).bugs()), partition(merged)
 
 
 # --- without Thunder: faults as the oracles make them ------------------------------------------------
@@ -72,20 +63,6 @@ EXP_BROKEN = ErrorInfo("RuntimeError", "planted: exp is broken", "planted.py:_ra
 KEY_ERROR = ErrorInfo("KeyError", "'shape'", "thunder/core/transforms.py:grad", "traceback", "sum")
 
 
-def raised(path: str, error: ErrorInfo) -> Violation:
-    fault, site = exception_fault(error)
-    return Violation("raises", path, error.message, error.type, error.frame, fault=fault, site=site)
-
-
-def split(reason: str, info: str, exception: str) -> Violation:
-    fault, site = split_fault(reason, info, exception)
-    return Violation("splits", "thunderfx", exception, "KeyError", fault=fault, site=site)
-
-
-def wrong(path: str, op: str) -> Violation:
-    return Violation("outputs", path, "outputs differ", "Mismatch", fault=value_fault("outputs", "plain", path, op), site=op)
-
-
 def regression(*violations: Violation) -> dict[str, list[Violation]]:
     return {"stock": [], "planted": list(violations)}
 
@@ -93,20 +70,20 @@ def regression(*violations: Violation) -> dict[str, list[Violation]]:
 # index_add's missing grad rule in two wordings on two paths (a raise on jit-grad, thunderfx's split):
 # one fault, whose findings are in different shards and share no program.
 INDEX_ADD_SPLIT = split(
-    "EXCEPTION_PROXY_THUNDER_OP", "target: <built-in method index_add>", "VJP for PrimIDs.INDEX_ADD is not implemented"
+    "thunderfx", "VJP for PrimIDs.INDEX_ADD is not implemented", op="index_add", reason="EXCEPTION_PROXY_THUNDER_OP"
 )
 UNITS = [
     (program("index_add"), regression(raised("jit-grad", INDEX_ADD_GRAD))),
     (program("cos", "index_add"), regression(INDEX_ADD_SPLIT)),
-    (program("add"), regression(wrong("jit", "add"))),  # one wrong value in both shards, on two programs
-    (program("add", "add"), regression(wrong("jit", "add"))),
-    (program("mul"), regression(wrong("thunderfx", "mul"), raised("jit-grad", KEY_ERROR))),  # joined by their program
-    (program("mul", "cos"), regression(wrong("jit", "mul"))),  # mul's wrong value on another path: one fault
+    (program("add"), regression(wrong_values("jit", "add"))),  # one wrong value in both shards, on two programs
+    (program("add", "add"), regression(wrong_values("jit", "add"))),
+    (program("mul"), regression(wrong_values("thunderfx", "mul"), raised("jit-grad", KEY_ERROR))),  # joined by their program
+    (program("mul", "cos"), regression(wrong_values("jit", "mul"))),  # mul's wrong value on another path: one fault
     (program("sum"), regression(raised("jit", KEY_ERROR))),
     # A raise in words on jit, and the split it causes on thunderfx (in the same words, at exp), each
     # in its own shard: one fault, known to be one by the settled program that shows both.
     (program("exp"), regression(raised("jit", EXP_BROKEN))),
-    (program("exp"), regression(split("EXCEPTION_META_THUNDER_OP", "target: <built-in method exp>", EXP_BROKEN.message))),
+    (program("exp"), regression(split("thunderfx", EXP_BROKEN.message, op="exp"))),
 ]
 
 
@@ -117,7 +94,7 @@ def test_two_shards_merged_make_the_campaigns_bugs(tmp_path):
     # index_add's raise and split are one bug (by the op both name); add's wrong value one finding
     # (its smaller program's); mul's wrong values on two paths one bug, and the KeyError on two
     # paths another (its program shows mul's wrong value too, but a bug holds one fault label).
-    about = {f.id: (f.violation.path, f.site) for f in store_of(UNITS).findings.values()}
+    about = {f.id: (f.violation.path, f.site) for f in store_of_units(UNITS).findings.values()}
     index_add = {i for i, (path, site) in about.items() if site == "index_add"}
     assert {about[i][0] for i in index_add} == {"jit-grad", "thunderfx"}
     exp = {i for i, (path, site) in about.items() if site == "exp"} | {
@@ -164,7 +141,7 @@ def test_two_shards_of_planted_faults_merged_make_the_campaigns_bugs(planted_uni
     first = {id(units[i]) for i, (_, _, shard) in enumerate(planted_units) if shard == 0}
     campaign, shards = campaign_and_shards(units, lambda u: id(u) in first, tmp_path)
     assert shards == campaign
-    store = store_of(units)
+    store = store_of_units(units)
     placements = {f.placements for f in store.findings.values()}
     assert placements == {("planted:add_and_mul_computed_wrong",), ("planted:exp_raises",)}, "every fault was shown"
     exp = [b for b in store.bugs() if b.placements == ("planted:exp_raises",)]

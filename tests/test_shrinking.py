@@ -6,12 +6,12 @@ from collections import Counter
 from types import SimpleNamespace
 
 import pytest
+from builders import StandInCampaign, StandInEvaluator, chain, raised, split, store_of, wrong_values
+from builders import malformed as malformed_trace
 
-from fuzzdce.core.faults import value_fault
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.joining import same_failure
-from fuzzdce.core.model import EAGER, Outcome, Violation
-from fuzzdce.core.program import Program, Ref, Step, TensorInput
+from fuzzdce.core.model import EAGER, Outcome
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.config import ShrinkingSettings
 from fuzzdce.fuzzing.shrinking import Shrinker
@@ -29,33 +29,12 @@ from fuzzdce.running.placements import resolve
 
 
 def program(op="exp", seed=1):
-    return Program((TensorInput((2,)),), (Step(op, f"torch.{op}({{0}})", (Ref(0),)),), (1,), seed=seed)
-
-
-def wrong_values(path):
-    """A wrong value no prefix localised, as the outputs oracle makes it."""
-    return Violation(
-        "outputs", path, "output[0]: Tensor-likes are not close!", "Mismatch", fault=value_fault("outputs", "plain", path)
-    )
+    return chain(op, seed=seed)
 
 
 def malformed(path, op="amax"):
-    return Violation(
-        "names",
-        path,
-        f"jit forward 0: {op} outputs v2, which none of its subsymbols produces",
-        "MalformedTrace",
-        key=f"orphan output of {op}",
-    )
-
-
-def store_of(*found):
-    """A store of (verdict, placements, violation, program, shrunk) findings."""
-    store = FindingStore()
-    for verdict, placements, violation, prog, shrunk in found:
-        finding, _ = store.add(verdict, placements, violation, prog)
-        finding.shrunk = shrunk
-    return store
+    """A malformation each ``op`` makes its own (its kind names the op)."""
+    return malformed_trace(path, f"an output of {op} none of its subsymbols produces")
 
 
 def test_findings_whose_shrunk_programs_are_identical_are_one_bug_whatever_the_path():
@@ -96,11 +75,11 @@ def test_the_same_failure_on_another_path_is_one_bug_but_wrong_values_are_not():
 
 
 def test_a_shrink_keeps_the_failure_not_just_the_oracle():
-    raised = Violation("raises", "jit", "KeyError: 't3'", "KeyError", "thunder/a.py:f")
-    renamed = Violation("raises", "jit", "KeyError: 't9'", "KeyError", "thunder/a.py:f")
-    other = Violation("raises", "jit", "TypeError: no", "TypeError", "thunder/a.py:f")
-    assert same_failure(renamed, raised) and not same_failure(other, raised)
-    assert not same_failure(Violation("raises", "thunderfx", raised.message, "KeyError", raised.frame), raised)
+    failed = raised("jit", "KeyError", "'t3'", "thunder/a.py:f")
+    renamed = raised("jit", "KeyError", "'t9'", "thunder/a.py:f")
+    other = raised("jit", "TypeError", "no", "thunder/a.py:f")
+    assert same_failure(renamed, failed) and not same_failure(other, failed)
+    assert not same_failure(raised("thunderfx", "KeyError", "'t3'", "thunder/a.py:f"), failed)
 
 
 class CountingJobs:
@@ -130,12 +109,7 @@ def test_no_job_runs_twice_with_the_cache_and_confirming_replays():
 
 
 def two_ops(seed=1):
-    return Program(
-        (TensorInput((2,)),),
-        (Step("exp", "torch.exp({0})", (Ref(0),)), Step("neg", "torch.neg({0})", (Ref(1),))),
-        (2,),
-        seed=seed,
-    )
+    return chain("exp", "neg", seed=seed)
 
 
 def test_a_replay_belongs_to_its_program_and_two_lanes_replays_of_one_program_combine():
@@ -167,24 +141,14 @@ def test_a_replay_belongs_to_its_program_and_two_lanes_replays_of_one_program_co
         assert next(iter(merged)).confirmed is together, (first, second)
 
 
-class ReplayingCampaign:
-    """What ``Shrinker.confirm`` reads of a campaign, with every replay recorded: each shows the
-    violations in ``shows`` under rdnp and nothing under stock."""
+def replaying(store, shows, plan):
+    """A stand-in campaign whose every replay shows the violations in ``shows`` on its paths under
+    rdnp and nothing under stock."""
 
-    def __init__(self, store, shows, plan):
-        self.ledger = SimpleNamespace(store=store)
-        self.reference, self.placements = resolve("stock"), [resolve("rdnp")]
-        self.plan, self.shows, self.replays, self.lines = plan, shows, [], []
+    def shown(program, placement, paths):
+        return [v for v in shows if v.path in paths] if placement.name == "rdnp" else []
 
-    def evaluate(self, prog, placements, paths, alone=False, cache=True):
-        self.replays.append((prog, tuple(p.name for p in placements), tuple(paths), cache))
-        return {
-            p.name: SimpleNamespace(violations=[v for v in self.shows if v.path in paths] if p.name == "rdnp" else [])
-            for p in placements
-        }
-
-    def log(self, line):
-        self.lines.append(line)
+    return StandInCampaign(store, plan=plan, evaluator=StandInEvaluator(shown))
 
 
 def test_confirming_replays_only_what_no_lane_replayed_on_its_own_paths_and_stops_at_its_phase_end():
@@ -197,12 +161,12 @@ def test_confirming_replays_only_what_no_lane_replayed_on_its_own_paths_and_stop
     )
     first, second = sorted(store, key=lambda f: f.violation.path)
     first.confirmed = True  # a lane replayed it
-    campaign = ReplayingCampaign(store, [replayed, fresh], TimePlan(100, time.time()))
+    campaign = replaying(store, [replayed, fresh], TimePlan(100, time.time()))
     Shrinker(campaign).confirm(store.bugs())
     assert campaign.replays == [(program(), ("stock", "rdnp"), ("thunderfx",), False)]
     assert first.confirmed is True and second.confirmed is True
     second.confirmed = None
-    late = ReplayingCampaign(store, [replayed, fresh], TimePlan(10, time.time() - 100))
+    late = replaying(store, [replayed, fresh], TimePlan(10, time.time() - 100))
     Shrinker(late).confirm(store.bugs(), until=Phase.SHRINKING)
     assert late.replays == [] and second.confirmed is None
     assert late.lines == ["fuzzdce: out of time: the remaining bugs are left to the merged campaign"]
@@ -216,12 +180,11 @@ def test_shrinking_leaves_time_to_replay_the_bugs_found_within_its_share_of_the_
         (Verdict.REGRESSION, ("rdnp",), malformed("jit", op="amin"), program("neg"), None),
     )
     next(iter(store)).confirmed = True  # replayed: no time needed for its program
-    campaign = SimpleNamespace(
-        ledger=SimpleNamespace(store=store),
+    campaign = StandInCampaign(
+        store,
         settings=SimpleNamespace(output=SimpleNamespace(confirm=True)),
-        stats=SimpleNamespace(seconds_per_program=2.0),
         plan=TimePlan(1000, time.time()),
-        driver=SimpleNamespace(stopped=False),
+        seconds_per_program=2.0,
     )
     shrinker = Shrinker(campaign)
     assert shrinker.confirm_reserve() == 2.0
@@ -262,8 +225,7 @@ def test_the_work_waiting_counts_each_program_to_shrink_once():
         (Verdict.REGRESSION, ("p",), malformed("b"), program("sin"), True),
         (Verdict.FIXED, ("stock",), malformed("c"), program("cos"), None),
     )
-    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
-    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    shrinker = Shrinker(StandInCampaign(store, fails=lambda verdict: verdict == Verdict.REGRESSION))
     assert shrinker.waiting_seconds(3.0, 0.5) == 2 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
 
 
@@ -273,8 +235,7 @@ def test_the_work_waiting_is_counted_in_compiles_whatever_the_placements():
     one more full evaluation per cause than stock alone (settling), not seven times its work. The
     old count, full evaluations per cause, reserved 3.7 times stock's here."""
     store = store_of((Verdict.REGRESSION, ("p",), wrong_values("a"), program(), None))
-    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
-    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    shrinker = Shrinker(StandInCampaign(store, fails=lambda verdict: verdict == Verdict.REGRESSION))
     per_compile = 0.15
     stock_alone = shrinker.waiting_seconds(6 * per_compile, per_compile)
     seven_thunders = shrinker.waiting_seconds(22 * per_compile, per_compile)
@@ -293,10 +254,9 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
         verdict = Verdict.REGRESSION if i % 2 else Verdict.SHARED
         store.add(verdict, ("p",) if i % 2 else ("stock", "p"), malformed("jit", op), program(op), seconds=float(i))
     assert len(store.bugs()) == 8
-    ledger = SimpleNamespace(store=store, fails=lambda verdict: True)
 
     def order(lane, lanes):
-        return causes_in_order(ledger, lane, lanes)
+        return causes_in_order(store, lane, lanes)
 
     def share(key, lanes):
         return int(identity_id(key), 16) % lanes
@@ -312,9 +272,9 @@ def test_each_lane_shrinks_its_own_share_of_the_causes_first():
     assert [store.causes()[k][0].first_seen_seconds for k in alone] == [1.0, 3.0, 5.0, 7.0, 0.0, 2.0, 4.0, 6.0]
 
 
-def causes_in_order(ledger, lane=0, lanes=1):
+def causes_in_order(store, lane=0, lanes=1):
     settings = SimpleNamespace(shrinking=ShrinkingSettings(lane=lane, lanes=lanes))
-    return [key for key, _ in Shrinker(SimpleNamespace(ledger=ledger, settings=settings)).ordered_causes()]
+    return [key for key, _ in Shrinker(StandInCampaign(store, settings=settings)).ordered_causes()]
 
 
 def test_each_bug_gets_a_shrink_before_any_gets_a_second():
@@ -330,7 +290,7 @@ def test_each_bug_gets_a_shrink_before_any_gets_a_second():
     bugs = store.bugs()
     assert sorted(len({f.cause_key for f in b.members}) for b in bugs) == [1, 1, 3]
     heads = {b.members[0].cause_key for b in bugs}
-    order = causes_in_order(SimpleNamespace(store=store, fails=lambda verdict: True))
+    order = causes_in_order(store)
     assert set(order[:3]) == heads and len(order) == 5
     assert [store.causes()[k][0].verdict for k in order[:3]] == [Verdict.REGRESSION, Verdict.REGRESSION, Verdict.SHARED]
 
@@ -351,17 +311,9 @@ def test_a_phase_timed_inside_another_is_not_counted_for_the_outer_one():
 def test_one_fault_raising_on_a_tensor_proxy_and_on_a_float_proxy_is_one_bug():
     """A split's exception names the proxy it missed: 't0' on one program, 'f0' on another; one
     identity, one cause on both thunderfx paths."""
-    from fuzzdce.core.model import SplitKind, SplitRecord
-    from fuzzdce.oracles.splits import check
-
-    def split(name, path):
-        reason = SplitRecord(SplitKind("EXCEPTION_META_THUNDER_OP"), "node v1, target: <built-in method neg>", f"'{name}'")
-        (violation,) = check(Outcome(path, "p", split_reasons=[reason]), Outcome(EAGER, "stock"))
-        return violation
-
     store = store_of(
-        (Verdict.REGRESSION, ("p",), split("t0", "thunderfx"), program("neg"), None),
-        (Verdict.REGRESSION, ("p",), split("f0", "thunderfx-dynamic"), program("exp"), None),
+        (Verdict.REGRESSION, ("p",), split("thunderfx", "'t0'"), program("neg"), None),
+        (Verdict.REGRESSION, ("p",), split("thunderfx-dynamic", "'f0'"), program("exp"), None),
     )
     assert len(store.causes()) == 1 and len(store.bugs()) == 1
 

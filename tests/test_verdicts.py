@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import thunder
+from builders import malformed, wrong_values
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe
 from fuzzdce.core.faults import exception_fault
@@ -32,9 +33,7 @@ NEG = Program((TensorInput((3,)),), (Step("neg", "torch.neg({0})", (Ref(0),)),),
 
 
 def unknown_proxy(path="jit"):
-    return Violation(
-        "names", path, "check_trace: AssertionError: unknown proxy t0 is used", "AssertionError", key="unknown proxy"
-    )
+    return malformed(path, "unknown proxy", detail="check_trace: AssertionError: unknown proxy t0 is used")
 
 
 def raised(path="jit"):
@@ -47,7 +46,7 @@ def raised(path="jit"):
 
 
 def wrong(path="jit"):
-    return Violation("outputs", path, "output[0] differs", "Mismatch", key="output differs")
+    return wrong_values(path)
 
 
 def verdicts(by_placement):

@@ -1,1 +1,22 @@
-"""fuzzdce's core wing: plain data and rules every other wing builds on: programs, records of outcomes, errors, signatures, portable traces, findings and bugs; imports no Thunder-running code."""
+"""fuzzdce's core wing: plain data and rules every other wing builds on: programs, records of
+outcomes, errors, signatures, portable traces, faults, findings and bugs; imports no Thunder-running
+code.
+
+Modules:
+- ``vocabulary``: the kinds fuzzdce names, as ``StrEnum``s; imports nothing of fuzzdce.
+- ``errors``: fuzzdce's exceptions (``UsageError``, ``HarnessError``).
+- ``model``: the records every part passes around (``Outcome``, ``Call``, ``Violation``) and the
+  extension points (``Oracle``, ``CompilePath``, ``Placement``).
+- ``program``: the program IR, its input domains and program arithmetic.
+- ``program_source``: a straight-line Python function read back into a ``Program``.
+- ``signatures``: messages normalised, signatures and short ids.
+- ``faults``: a failure's fault, where Thunder fails: one dataclass per kind, one constructor each.
+- ``joining``: the one rule deciding whether two failures are one fault, and what keeps bugs apart.
+- ``decisions``: a placement's DCE decisions as data, and a bug known by its decision.
+- ``findings``: triage against the reference, ``Finding``, ``Bug`` and the ``FindingStore``.
+- ``subsymbols``: how a placement's subsymbols differ from stock's, on portable traces.
+- ``grad_rule_names``: Thunder's grad rules by name, and which one a torch call reaches.
+- ``timeline``: programs evaluated and bugs found over a campaign's time.
+- ``versions``: the versions a result was made with.
+- ``quiet``: library warnings silenced.
+"""

@@ -8,7 +8,7 @@ import warnings
 # Loggers that report at ERROR what is raised right after: the raise is what a path records (a
 # finding, a split reason), so the log only repeats it, with its traceback, on the console. Fake
 # tensors log every meta kernel that fails (a program's op on shapes Thunder's splitter or Dynamo
-# tries out) before re-raising it: 240 tracebacks in a 120-s campaign.
+# tries out) before re-raising it: hundreds of tracebacks in a short campaign.
 REPEATS_WHAT_IT_RAISES = ("torch._subclasses.fake_tensor",)
 
 

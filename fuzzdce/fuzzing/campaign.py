@@ -129,7 +129,7 @@ class Campaign:
         # --time-budget is the campaign's wall time, split among its phases (time_plan.TimePlan).
         self.plan = TimePlan(settings.time_budget, self.epoch)
         # No job runs past the budget's end: phases end between jobs, and a job started near one's
-        # end ran up to its own limit (60 s) past the whole budget. (A stand-in evaluator ignores it.)
+        # end would run up to its own limit past the whole budget. (A stand-in evaluator ignores it.)
         self.evaluator.deadline = self.plan.end(Phase.WRITING)
         self.phases = PhaseClock(self.ledger.stats.phases)
         self.ledger.shrink_baseline = settings.shrinking.shrink_baseline
@@ -200,9 +200,8 @@ class Campaign:
         """Is the time left no more than the work waiting after generation (``TimePlan.generation_over``):
         the causes' shrinking and the bugs' replays (``Shrinker.confirm_reserve``), both due by
         shrinking's end, before the budget's last ``1 - SHRINK_END`` (joining, the merged
-        campaign's confirming, writing)? Counted to the budget's end, without the replays,
-        generation resumed after shrinking took the time confirming needed: 4 of 13 bugs confirmed
-        in a 120-s campaign."""
+        campaign's confirming, writing)? The replays count too: they are due by shrinking's end,
+        and time generation takes from them is taken from confirming."""
         shrinker, plan = self.shrinker, self.plan
         waiting = shrinker.waiting_seconds(self.stats.seconds_per_program, self.stats.seconds_per_compile)
         after_shrinking = (1 - SHRINK_END) * plan.budget if plan.budget else 0.0
@@ -211,8 +210,8 @@ class Campaign:
     def should_pause(self) -> bool:
         """Asked between programs and rounds: has this process grown past its recycling threshold?
         Growth, not size: what a process holds at its start (torch, Thunder, its OpInfos) is no
-        leak, and grew from 660 MB to 865 MB as fuzzdce learnt more of Thunder; against a fixed
-        1024 MB every lane of a 900-s campaign was recycled after each round."""
+        leak, and grows as fuzzdce learns more of Thunder; a fixed size that start drifts towards
+        would recycle every lane after each round."""
         if not self.recycle_growth_mb:
             return False
         self.own_memory.observe_self()
@@ -482,9 +481,8 @@ class Campaign:
     def generation_resumes(self) -> bool:
         """After shrinking: did generation end for time alone (the work waiting, ``generation_over``),
         and is there time for it again now that work is done? A lane whose causes shrank fast
-        otherwise sat idle: a 900-s stock campaign's lanes ended at 795 s, a 120-s one's at 100 s.
-        A lane asks after confirming its bugs: asked before, the replays' reserve still counted as
-        work waiting, and a 900-s campaign's lanes, done at 770 s, confirmed and ended at 800 s."""
+        would otherwise sit idle until the budget's end. A lane asks after confirming its bugs:
+        asked before, the replays' reserve still counts as work waiting, and the lane ends early."""
         driver = self.driver
         return (
             driver.ended == GenerationEnd.TIME

@@ -20,10 +20,11 @@ from fuzzdce.strategies import BY_NAME, CATALOG, OpSpec
 from fuzzdce.strategies.model_blocks import DEFAULT_BLOCK_RATE
 from fuzzdce.strategies.opinfo import DEFAULT_OPINFO_RATE
 
-# A lane's process starts near 865 MB resident (torch, Thunder and its OpInfos imported) and grows
-# (``Campaign.should_pause``): once it has grown 1024 MB it hands over to a fresh process after its
-# current program (about 10 s of imports). Counted as growth, not size: a fixed size of 1024 MB,
-# set when a lane started near 660 MB, recycled every lane of a 900-s campaign after each round.
+# A lane's process starts with torch, Thunder and its OpInfos imported, and grows
+# (``Campaign.should_pause``): once it has grown this much it hands over to a fresh process after its
+# current program (which pays the imports again). Counted as growth, not size: what a process holds
+# at its start is no leak and grows with what fuzzdce imports, so a fixed size drifts towards
+# recycling every lane after each round.
 DEFAULT_RECYCLE_LANE_GROWTH_MB = 1024
 
 

@@ -94,9 +94,9 @@ class IndependentDraws(HypothesisProvider):
 
     Under the ``"hypothesis"`` backend, generation follows each random example with up to five
     mutations of it (one span copied over another of the same label) and, early on, with its
-    novel prefix extended by the simplest choices: near-copies of one program. A campaign of 40-50
-    programs then meets the same few OpInfos again and again (seed 11, 25 programs: 12 distinct
-    OpInfos in 47 OpInfo steps; drawn afresh, 26 in 26), and reaches few of Thunder's grad rules.
+    novel prefix extended by the simplest choices: near-copies of one program. A campaign of a few
+    dozen programs then meets the same few OpInfos again and again, where examples drawn afresh
+    meet a new one at nearly every step, and reaches few of Thunder's grad rules.
     The choices of each program are recorded as ever, so the database replays and shrinking
     (which runs on Hypothesis's own backend) are unchanged. What is given up: Hypothesis's
     hill-climbing of ``target()`` inside a round (``steering``'s targets are statistics now; its

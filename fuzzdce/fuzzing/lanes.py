@@ -12,8 +12,8 @@ starts the lane again, in a fresh process with a seed of its own (``derive_seed(
 "restart", k)``), what is left of the lane's programs and time budget, and the results its
 predecessor handed back (``Campaign.carry_on``): the fresh process goes on as the same lane, so the
 causes waiting to be shrunk are its own, its time plan counts them, and it shrinks them. (Left to
-the merged campaign instead, they waited unseen while every fresh process generated to the end of
-generation's time, and most of a 900-s campaign's bugs were never shrunk.) The parent keeps a
+the merged campaign instead, they would wait unseen while every fresh process generated to the end
+of generation's time.) The parent keeps a
 predecessor's results until its successor hands back its own, which hold them; a successor that
 dies without handing back leaves the parent its predecessor's.
 """

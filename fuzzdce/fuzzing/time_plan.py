@@ -38,21 +38,19 @@ class Phase(StrEnum):
 
 
 # The least and the most of the time budget that generation leaves to the phases after it. Within
-# these, what it leaves is the work waiting: a fixed share left a 600-s run's causes cut short when
-# many waited, and time to nothing when none did. At most 15% starved a stock campaign of twenty
-# faults (shrinking had 3.4% of its lane-seconds, 12 of 20 bugs cut short): the most is now 40%,
-# which a campaign with few causes waiting never reaches.
+# these, what it leaves is the work waiting: a fixed share cuts causes short when many wait, and
+# leaves time to nothing when none do. The most is generous, since a campaign finding many faults
+# needs it to shrink them, and one with few causes waiting never reaches it.
 LEFT_AFTER_GENERATION = (0.10, 0.40)
 # The work a program whose causes wait to be shrunk leaves after generation: its smallest program
 # settled (once on every path under every Thunder: one full evaluation, generation's mean), and its
 # shrink steps, each of which compiles one path under one or two Thunders (``shrinking.Configuration``)
 # however many Thunders the campaign evaluates, so they are counted in compiles (generation's mean
-# seconds per compile). Measured in a 900-s stock campaign (2 lanes, a full evaluation 6 compiles in
-# 0.93 s): about 4 full evaluations' time per cause for its statement-level passes, a wrong value's
-# localising prefixes, settling and confirming (``PASS_STEP_COMPILES``: 1 evaluation and 18
-# compiles), and 6 with Hypothesis's shrink of shapes, values and dtypes (``SHRINK_STEP_COMPILES``).
-# Counted in full evaluations instead, a campaign of seven Thunders (22 compiles each) reserved
-# about three times what its causes' steps compile, and generation ended early.
+# seconds per compile): ``PASS_STEP_COMPILES`` for a cause's statement-level passes, a wrong
+# value's localising prefixes, settling and confirming, and ``SHRINK_STEP_COMPILES`` with
+# Hypothesis's shrink of shapes, values and dtypes besides, both what a stock campaign's causes
+# compiled. Counted in full evaluations instead, a campaign of many Thunders would reserve several
+# times what its causes' steps compile, and end generation early.
 PASS_STEP_COMPILES = 18
 SHRINK_STEP_COMPILES = 30
 
@@ -65,8 +63,8 @@ def cause_seconds(evaluation_seconds: float, compile_seconds: float, step_compil
 
 # The most of the time budget shrinking leaves before its end to replay the bugs found so far
 # (``Shrinker.confirm_reserve``: one full evaluation per program to replay). A lane replays its own
-# there, on its warm worker. With only the last 2.5% for the merged campaign, a 120-s campaign of 14
-# bugs confirmed none; a reserve of at most 5% confirmed 2 of 12 (a replay of a bug's paths took 3 s).
+# there, on its warm worker: the merged campaign's last share alone is too short to replay a
+# campaign's bugs, and a replay of a bug's paths costs seconds.
 CONFIRM_MOST = 0.10
 # Of the time budget, from the campaign's start: shrinking ends, then joining (the lanes' settling,
 # then the merged campaign's); confirming and writing have the rest.
@@ -151,10 +149,9 @@ def hypothesis_seconds(left: float, waiting: int, passes_each: float) -> float:
     """The seconds Hypothesis's shrink of one cause gets, with ``left`` seconds of shrinking left
     and ``waiting`` causes to shrink after it, whose statement-level passes take ``passes_each``
     seconds each: an equal share of the time their passes do not need. The passes come first
-    whatever is left (they make a bug's program minimal): a 900-s stock campaign that gave each
-    Hypothesis shrink an equal share of all the time left spent it on the first half of its 42
-    causes, and the rest were never shrunk. Hypothesis returns what a shrink does not use, to the
-    causes after it."""
+    whatever is left (they make a bug's program minimal): an equal share of all the time left for
+    each Hypothesis shrink spends it on the first causes and leaves the rest unshrunk. Hypothesis
+    returns what a shrink does not use, to the causes after it."""
     return max(0.0, left - waiting * passes_each) / (waiting + 1)
 
 

@@ -180,24 +180,26 @@ def trace_kind(label: TraceLabel) -> str:
 
 
 def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
-    violations = []
-    for label, trace in outcome.traces:
-        kind = trace_kind(label)
-        for problem in trace_problems(trace, same_number_allowed=kind == TraceKind.PROLOGUE, outcome=outcome):
-            violations.append(
-                Violation(
-                    ORACLE_NAME,
-                    outcome.path,
-                    f"{label}: {problem.detail}",
-                    "MalformedTrace",
-                    key=problem.kind,
-                    # The kind of trace as well as the problem: one wording in a backward and in a forward
-                    # trace comes from two transforms (var_mean's backward using a proxy it never defined and
-                    # a symbolic-values forward trace using an unknown number proxy read alike).
-                    fault=malformation_fault(ORACLE_NAME, problem.kind, kind),
-                )
-            )
-    return violations
+    return [
+        malformed(outcome.path, label, problem)
+        for label, trace in outcome.traces
+        for problem in trace_problems(trace, same_number_allowed=trace_kind(label) == TraceKind.PROLOGUE, outcome=outcome)
+    ]
+
+
+def malformed(path: str, label: TraceLabel, problem: Problem) -> Violation:
+    """One malformation of the trace ``label`` names, as a violation."""
+    return Violation(
+        ORACLE_NAME,
+        path,
+        f"{label}: {problem.detail}",
+        "MalformedTrace",
+        key=problem.kind,
+        # The kind of trace as well as the problem: one wording in a backward and in a forward
+        # trace comes from two transforms (var_mean's backward using a proxy it never defined and
+        # a symbolic-values forward trace using an unknown number proxy read alike).
+        fault=malformation_fault(ORACLE_NAME, problem.kind, trace_kind(label)),
+    )
 
 
 ORACLE = Oracle(

@@ -1,1 +1,27 @@
-"""fuzzdce's running wing: running programs through Thunder: compile paths, running a path (its calls, their variants, the time limit), placements, builds, sandboxed workers, evaluation, DCE coverage, memory."""
+"""fuzzdce's running wing: running programs through Thunder: compile paths, running a path (its
+calls, their variants, the time limit), placements, builds, sandboxed workers, evaluation, DCE
+coverage, memory.
+
+Modules:
+- ``paths``: the compile paths, one ``CompilePath`` each (``PATHS``).
+- ``path_running``: eager once, then a compile path under a placement (``run_path``).
+- ``calls``: one call of a program's function, recorded as a ``Call``, and its float64 twin.
+- ``variants``: the resized and guard calls' programs.
+- ``watchdog``: a compile path's time limit, and the exceptions behind a path's end.
+- ``placements``: DCE placements: context managers that patch Thunder and restore it exactly.
+- ``builds``: another Thunder build as a placement.
+- ``buildworker``: the child process running another Thunder build.
+- ``workers``: the one worker core: a child process with a time and memory limit.
+- ``sandbox``: jobs run in a sandboxed child process, one at a time.
+- ``probes``: one compile shared by every placement that changes nothing on a path.
+- ``evaluate``: one program evaluated under every placement and path, every oracle on each.
+- ``localise``: where a wrong value first goes wrong.
+- ``decisions``: which DCE decision breaks: a placement's calls gated one by one.
+- ``dce_calls``: what each call of Thunder's ``dce`` did to the decompositions it kept.
+- ``coverage``: each placement's DCE activity against the reference.
+- ``grad_rules``: which of Thunder's grad rules a path ran.
+- ``stated_metadata``: each tensor of an execution trace as it runs, against what the trace states.
+- ``script_program``: a reproducer's program, read from the reproducer file.
+- ``memory``: resident memory of a campaign's processes.
+- ``doctor``: ``fuzzdce doctor``: what this environment is.
+"""

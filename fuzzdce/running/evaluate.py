@@ -401,8 +401,8 @@ class Evaluator:
             raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {job.timeout:.1f} s")
         # A job asked again without probing is not kept. One given less time than its own limit is,
         # once it finished (one cut raised above): the eager, stock and reference outcomes it was
-        # judged against are each a job of its own, cut alike. Not kept (in a 120-s campaign, every
-        # job after its first minute), settling ran generation's jobs again.
+        # judged against are each a job of its own, cut alike. Not kept, a short campaign's settling
+        # would run again every job generation ran with less than its own limit.
         if key is not None and not (job.shares and isinstance(result, JobFailure)):
             self.cache[key] = cached_copy(result)
         return result

@@ -1,5 +1,5 @@
 """One compile for every placement that would change nothing on a path: stock's, with each
-placement's replacements run beside Thunder's own as shadows (issue 55).
+placement's replacements run beside Thunder's own as shadows.
 
 A placement replaces some of Thunder's functions (``decisions.replaced_by`` finds which). While
 stock compiles a program on a path, each call of a function some placement replaced is first made

@@ -56,10 +56,10 @@ STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first
 # (watchdog.time_limit); the parent waits this much longer, then kills the child and records the
 # timeout: a compile that never hands control back (a hang in Thunder, torch or C++) ends here.
 GRACE_SECONDS = 15.0
-# A fresh child costs about 5 s of imports (benchmarks/memory.py measures it) and grows fast over
-# its first few hundred jobs (to about 750 MB), then 2-4 MB per 100 jobs: 2000 jobs (about 10
-# minutes of a lane on 2 cores) bound that to under 100 MB more, for under 1% of the lane's time.
-# 2048 MB resident is the safety net for a job that leaves a child much larger.
+# A fresh child pays torch's and Thunder's imports again, and grows fast over its first few hundred
+# jobs, then slowly (benchmarks/memory.py measures both): recycling after this many jobs bounds the
+# slow growth for a small share of a lane's time. The resident size is the safety net for a job that
+# leaves a child much larger.
 DEFAULT_RECYCLE_JOBS = 2000
 DEFAULT_RECYCLE_RSS_MB = 2048
 

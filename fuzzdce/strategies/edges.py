@@ -24,8 +24,8 @@ from fuzzdce.core.program import DTYPES, Domain, Input, Step, TensorInput
 from fuzzdce.strategies.spec import Edges, OpSpec, Point
 
 # What an input may be drawn as, by the draw ``edge_modes`` makes for it: first what everything
-# shrinks to. Two in three inputs that feed an op with edges take them (a fair share: measured, about
-# half of the programs applying clamp to an input meet a bound exactly, tests/test_edges.py), and
+# shrinks to. Two in three inputs that feed an op with edges take them (a fair share: enough that the
+# programs applying clamp to an input often meet a bound exactly, tests/test_edges.py), and
 # the others keep the domain's values (a gradient at random points is as much a test as one at a kink).
 EDGE_MODES = ("domain", "mixed", "only")
 

@@ -56,10 +56,10 @@ from fuzzdce.core.program_source import DTYPE_NAMES, step_of, value_domain
 from fuzzdce.strategies.catalog import CATALOG
 from fuzzdce.strategies.spec import ORDER, Edges
 
-# The share of programs holding OpInfo steps, by default: measured in docs/extending.md ("OpInfo
-# steps"): with steps drawn in a floating dtype where they can reach a grad rule, 0.75 reached a
-# quarter more rules than 0.5 in a 120-s campaign (103 and 105 against 85 and 80), 1.0 fewer (97:
-# its programs cost half again as much each); a quarter of programs stay the catalog's alone.
+# The share of programs holding OpInfo steps, by default (docs/extending.md, "OpInfo steps"): with
+# steps drawn in a floating dtype where they can reach a grad rule, more OpInfo steps reach more of
+# Thunder's grad rules, up to the point where their programs' cost outweighs it; a quarter of
+# programs stay the catalog's alone.
 DEFAULT_OPINFO_RATE = 0.75
 PREFIX = "opinfo:"  # an OpInfo step's ``Step.op``: PREFIX + the OpInfo's name
 MODULE = "thunder.tests.opinfos"
