@@ -11,7 +11,8 @@ the op to blame is hstack). The message then says what is wrong there and what i
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
 itself; when none is, the value stays "not localised" (its fault is then the oracle, the call and the path).
 A long program (a model block's 20-80 steps) is localised by bisection over its prefixes
-(``SCANNED_STEPS``): a few prefix runs instead of one per step.
+(``SCANNED_STEPS``): a few prefix runs instead of one per step, searched over the program's
+dependences (``first_wrong``), since a program of several outputs computes values side by side.
 
 The one localisation: the evaluator localises every wrong value it reports (``localised``), a
 campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
@@ -75,6 +76,12 @@ def wrong_alike(violation: Violation, other: Violation) -> bool:
 # its steps prefix runs for a chain, not one per step): a model block's 60-step program wrong on four
 # paths ran some 240 prefix compiles, minutes for one program. Up to this many, each prefix runs, in order.
 SCANNED_STEPS = 16
+
+
+def bisected(program: Program) -> bool:
+    """Is a wrong value of ``program`` localised by bisection (past ``SCANNED_STEPS`` live steps),
+    not by every prefix in order?"""
+    return len(program.live_steps()) > SCANNED_STEPS
 
 
 def ancestors(program: Program, step: int) -> set[int]:
@@ -144,7 +151,7 @@ def first_wrong(
         return (same or wrong)[0] if wrong else None
 
     live = sorted(program.live_steps())
-    if exhaustive or len(live) <= SCANNED_STEPS:
+    if exhaustive or not bisected(program):
         for step in live:
             there = wrong_at(step)
             if there is not None:
