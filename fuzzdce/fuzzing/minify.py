@@ -8,7 +8,10 @@ failure's fault (``joining.same_failure``).
 What "fails" means (``Failure``): by default the failure the original shows on its path under its
 Thunder, with the same fault: ``joining.same_failure`` (the same exception at the same place in Thunder;
 for a wrong value, the same *first differing op*: the evaluator localises every candidate's wrong
-values as a campaign's, ``running.localise``, and the fault says where they first differ).
+values as a campaign's, ``running.localise``, and the fault says where they first differ). A
+bisected localisation (a long program's) may name a later op wrong too: where a candidate first
+differs at another op, the original is localised once more by every prefix (``Minifier.recheck``),
+and its exact first wrong op is the target's.
 ``Criterion`` names the others a user may ask for: any exception, a message pattern, a mismatch
 with eager, a split.
 
@@ -39,7 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import Raised, Split, WrongValue
+from fuzzdce.core.faults import Raised, Split, WrongValue, identity
 from fuzzdce.core.joining import same_failure
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.core.program import Program
@@ -47,7 +50,7 @@ from fuzzdce.core.program_source import take_apart
 from fuzzdce.fuzzing import shrink_passes
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.localise import AGAINST_EAGER, first_differs_at
+from fuzzdce.running.localise import AGAINST_EAGER, bisected, first_differs_at
 from fuzzdce.running.paths import DEFAULT_PATHS
 from fuzzdce.running.sandbox import SandboxedJobs
 
@@ -105,6 +108,13 @@ class Failure:
         if self.criterion == Criterion.SPLIT:
             return isinstance(v.fault, Split)
         return self.pattern is not None and self.pattern.search(v.message) is not None
+
+    def elsewhere(self, v: Violation) -> bool:
+        """Is ``v`` the ``SAME`` target's wrong value, first differing at another op (or localised
+        where the target is not, or the reverse)?"""
+        if self.criterion != Criterion.SAME or self.target is None or not isinstance(self.target.fault, WrongValue):
+            return False
+        return identity(v, localised=False) == identity(self.target, localised=False) and not same_failure(v, self.target)
 
     def describe(self) -> str:
         if self.criterion == Criterion.SAME:
@@ -184,6 +194,8 @@ class Minifier:
         self.log = log
         self.progress_every = progress_every
         self.failure: Failure | None = None
+        self.original: Program | None = None  # the program ``establish`` read the failure from
+        self.rechecked = False  # whether the original's wrong value was localised by every prefix (``recheck``)
         self.verdicts: dict[str, bool] = {}
         self.queries = 0
         self.taken: Counter = Counter()
@@ -210,11 +222,38 @@ class Minifier:
         if key not in self.verdicts:
             self.queries += 1
             shown = self.violations(program)
-            self.verdicts[key] = shown is not None and self.failure.shown(shown[0]) is not None
+            kept = shown is not None and self.failure.shown(shown[0]) is not None
+            if not kept and shown is not None and any(self.failure.elsewhere(v) for v in shown[0]) and self.recheck():
+                kept = self.failure.shown(shown[0]) is not None
+            self.verdicts[key] = kept
             if self.verdicts[key] and (self.best is None or shrink_passes.smaller(program, self.best)):
                 self.best = program
             self.progress()
         return self.verdicts[key]
+
+    def recheck(self) -> bool:
+        """A candidate shows the target's wrong value first differing at another op. Where the
+        original's was localised by bisection (``localise.bisected``), which may name a later op
+        wrong too, the original is localised again by every prefix in order (once per minify):
+        where its first wrong op is not the target's, that is the original's fault, and the target
+        becomes the original's violation so localised. The candidate keeps the failure only if it
+        first differs there too: an op the original does not show wrong first is another failure,
+        as before. True when the target changed."""
+        if self.rechecked or self.original is None or not bisected(self.original):
+            return False
+        self.rechecked = True
+        self.queries += 1
+        evaluation = self.evaluator(
+            self.original, [self.placement], paths=[self.path], timeout=self.timeout, alone=True, cache=False, exhaustive=True
+        )[self.placement.name]
+        exact = next((v for v in evaluation.violations if self.failure.elsewhere(v)), None)
+        if exact is None:
+            return False
+        self.failure = dataclasses.replace(self.failure, target=exact)
+        # A candidate turned down for the old target may keep the new one: asked again if asked.
+        self.verdicts = {key: kept for key, kept in self.verdicts.items() if kept}
+        self.log(f"fuzzdce minify: the original first differs at {first_differs_at(exact)}, by every prefix: keeping that")
+        return True
 
     def progress(self, force: bool = False) -> None:
         now = time.monotonic() - self.started
@@ -257,6 +296,7 @@ class Minifier:
             raise UsageError(f"the program as read does not fail on {self.path} under {self.placement.name} ({wanted}): {found}")
         self.verdicts[program.source() + program.inputs_source()] = True
         self.best = program
+        self.original = program
         return failure
 
     def minify(self, program: Program, failure: Failure) -> Result:
@@ -284,7 +324,7 @@ class Minifier:
             current, _ = shrink_passes.reduce(current, self.fails, taken=self.taken, passes=passes)
         except KeyboardInterrupt:
             interrupted = True
-        best = self.best
+        best, failure = self.best, self.failure  # the target as ``recheck`` left it
         self.progress(force=True)
         shown = self.violations(best) if not interrupted else None
         violation = failure.shown(shown[0]) if shown is not None else None

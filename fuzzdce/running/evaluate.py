@@ -430,13 +430,16 @@ class Evaluator:
         alone: bool = False,
         cache: bool = True,
         localise: bool = True,
+        exhaustive: bool = False,
     ) -> dict[str, Evaluation]:
         """Placement name -> its evaluation, the reference's first (``reference``, None: stock), then
         stock's; eager runs once, stock compiles once per path. ``alone`` evaluates ``placements``
         only, not the reference and stock beside them (a shrink step asks one Thunder first, the
         others only of a candidate that still fails); ``cache=False`` runs every job again
         (confirming replays); ``localise=False`` leaves wrong values where they are (a bisection
-        compares them unlocalised: its gated runs of a prefix would gate other calls). A program eager rejects is still run by the reference, and by the
+        compares them unlocalised: its gated runs of a prefix would gate other calls);
+        ``exhaustive`` localises by every prefix in order, however long the program (``localise.first_wrong``:
+        minify's check of a bisected localisation). A program eager rejects is still run by the reference, and by the
         others where the reference rejects it too (``judged_where_eager_rejects``): accepting it
         then is the ``rejects`` finding; a program eager hangs or crashes on is run by none."""
         stock = PLACEMENTS[STOCK]
@@ -495,7 +498,8 @@ class Evaluator:
                     # the reference's bit for bit, and first differs where the reference's does.
                     shared = reference_localised.get(seen) if not result.outcome.execution_differs else None
                     if shared is None:
-                        shared = localised(program, v, functools.partial(run_prefix, scope=Scope(v.call, judges_alike(v))))
+                        run = functools.partial(run_prefix, scope=Scope(v.call, judges_alike(v)))
+                        shared = localised(program, v, run, exhaustive=exhaustive)
                     if placement.name == base.name:
                         reference_localised[seen] = shared
                     evaluation.violations.append(shared)

@@ -11,7 +11,8 @@ the op to blame is hstack). The message then says what is wrong there and what i
 an intermediate value changes what Thunder compiles, so a prefix counts only when it is wrong
 itself; when none is, the value stays "not localised" (its fault is then the oracle, the call and the path).
 A long program (a model block's 20-80 steps) is localised by bisection over its prefixes
-(``SCANNED_STEPS``): a few prefix runs instead of one per step.
+(``SCANNED_STEPS``): a few prefix runs instead of one per step, searched over the program's
+dependences (``first_wrong``), since a program of several outputs computes values side by side.
 
 The one localisation: the evaluator localises every wrong value it reports (``localised``), a
 campaign's and ``fuzzdce minify``'s candidates alike, and minify reads where its target first
@@ -72,20 +73,76 @@ def wrong_alike(violation: Violation, other: Violation) -> bool:
 
 
 # A program of more live steps than this is localised by bisection over its prefixes (about log2 of
-# its steps prefix runs, not one per step): a model block's 60-step program wrong on four paths ran
-# some 240 prefix compiles, minutes for one program. Up to this many, each prefix runs, in order.
+# its steps prefix runs for a chain, not one per step): a model block's 60-step program wrong on four
+# paths ran some 240 prefix compiles, minutes for one program. Up to this many, each prefix runs, in order.
 SCANNED_STEPS = 16
 
 
-def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple[int, Violation] | None:
+def bisected(program: Program) -> bool:
+    """Is a wrong value of ``program`` localised by bisection (past ``SCANNED_STEPS`` live steps),
+    not by every prefix in order?"""
+    return len(program.live_steps()) > SCANNED_STEPS
+
+
+def ancestors(program: Program, step: int) -> set[int]:
+    """The steps whose values ``step`` reads, directly or through others: those a wrong value of
+    which reaches it."""
+    producer, found, todo = program.producers(), set(), list(program.steps[step].refs())
+    while todo:
+        value = todo.pop()
+        if value in producer and producer[value] not in found:
+            found.add(producer[value])
+            todo.extend(program.steps[producer[value]].refs())
+    return found
+
+
+def may_change(program: Program, step: int) -> set[int]:
+    """The steps before ``step`` that may change what it computes: its ancestors, and every step
+    before it that reads a value they or it read (a step may write its operand in place, as
+    ``zero_`` does, and a view shares its base's storage; the program does not say which), an
+    input's views and base read alike. Wider than ``ancestors``: where ``step`` is wrong, the op at
+    fault is among these."""
+    alias = {i: spec.view_of for i, spec in enumerate(program.inputs) if spec.view_of is not None}
+
+    def aliased(values: set[int]) -> set[int]:
+        bases = {alias.get(v, v) for v in values}
+        return values | bases | {v for v, base in alias.items() if base in bases}
+
+    found: set[int] = set()
+    read = aliased(set(program.steps[step].refs()))
+    grown = True
+    while grown:
+        grown = False
+        for earlier in range(step):
+            if earlier in found:
+                continue
+            first = program.first_value(earlier)
+            defined = set(range(first, first + program.steps[earlier].n_out))
+            refs = set(program.steps[earlier].refs())
+            if defined & read or refs & read:
+                found.add(earlier)
+                read |= aliased(refs | defined)
+                grown = True
+    return found
+
+
+def first_wrong(
+    program: Program, violation: Violation, run: RunPrefix, *, exhaustive: bool = False
+) -> tuple[int, Violation] | None:
     """The first step, in program order, among those the outputs depend on, whose prefix is wrong
     where ``violation`` is, and the prefix's violation (None: none is).
 
-    Past ``SCANNED_STEPS`` live steps, the step is found by bisection: the first of the live steps
-    whose prefix is wrong while the prefix before it, as the search met them, is not. Where a wrong
-    value stays wrong downstream (a chain of ops, a block), that is the first wrong step; where it
-    does not (an op after it computes a right value from it), bisection may name a later op that
-    is wrong too. Deterministic either way: one program names one op."""
+    Past ``SCANNED_STEPS`` live steps (and not ``exhaustive``), the step is found by bisection over
+    the program's dependences, not its order: a prefix that is right clears its step and the steps
+    it reads (``ancestors``: a wrong value among them would reach it), nothing else; a prefix that
+    is wrong leaves only the steps that may change it (``may_change``) to search. Program order
+    alone is no bisection's order: a program of several outputs computes independent values side by
+    side, and the prefix of a step computing one of them is right, however wrong an earlier step
+    of another is. Where a wrong value stays wrong downstream, the step found is wrong and no step
+    it reads is: where only one op is at fault, the first wrong step's op, as the scan finds it;
+    where an op after it computes a right value from it, the search may name a later op that is
+    wrong too. Deterministic either way: one program names one op. ``exhaustive``: every prefix,
+    in order, however long the program (what checks a bisection's answer)."""
 
     def wrong_at(step: int) -> Violation | None:
         shown = run(program.read_prefix(step))
@@ -94,28 +151,31 @@ def first_wrong(program: Program, violation: Violation, run: RunPrefix) -> tuple
         return (same or wrong)[0] if wrong else None
 
     live = sorted(program.live_steps())
-    if len(live) <= SCANNED_STEPS:
+    if exhaustive or not bisected(program):
         for step in live:
             there = wrong_at(step)
             if there is not None:
                 return step, there
         return None
-    low, high, found = 0, len(live) - 1, None  # the first wrong lies in live[low..high]
-    while low <= high:
-        middle = (low + high) // 2
-        there = wrong_at(live[middle])
+    candidates, found = live, None  # the step at fault is among the candidates, or is found
+    while candidates:
+        middle = candidates[(len(candidates) - 1) // 2]
+        there = wrong_at(middle)
         if there is not None:
-            found, high = (live[middle], there), middle - 1
+            found, suspects = (middle, there), may_change(program, middle)
+            candidates = [s for s in candidates if s in suspects]
         else:
-            low = middle + 1
+            cleared = ancestors(program, middle) | {middle}
+            candidates = [s for s in candidates if s not in cleared]
     return found
 
 
-def localised(program: Program, violation: Violation, run: RunPrefix) -> Violation:
+def localised(program: Program, violation: Violation, run: RunPrefix, *, exhaustive: bool = False) -> Violation:
     """``violation`` with its fault and site set to where it is first wrong (unchanged when no
     prefix is); where that prefix is wrong otherwise (a flag where the whole program's value
-    differs), the message says so first, then what it causes."""
-    found = first_wrong(program, violation, run)
+    differs), the message says so first, then what it causes. ``exhaustive``: by every prefix
+    in order (``first_wrong``)."""
+    found = first_wrong(program, violation, run, exhaustive=exhaustive)
     if found is None:
         return violation
     step, there = found
