@@ -12,14 +12,15 @@ import pytest
 import torch
 from builders import StandInEvaluator, raised, wrong_values
 
-from fuzzdce.core.faults import flag_fault
-from fuzzdce.core.model import STOCK, Violation
+from fuzzdce.core.faults import flag_fault, value_fault
+from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
 from fuzzdce.results.standalone import minified_case, script
 from fuzzdce.running.localise import first_differs_at, localised
+from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.placements import resolve
 
 HERE = Path(__file__).parent
