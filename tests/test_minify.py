@@ -19,8 +19,8 @@ from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
 from fuzzdce.results.standalone import minified_case, script
-from fuzzdce.running.localise import first_differs_at, localised
 from fuzzdce.running.evaluate import Evaluation
+from fuzzdce.running.localise import first_differs_at, localised
 from fuzzdce.running.placements import resolve
 
 HERE = Path(__file__).parent
