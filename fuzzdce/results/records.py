@@ -21,16 +21,18 @@ from typing import Any
 from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of
-from fuzzdce.core.findings import bug_order, finding_identity, is_reportable, size_of
+from fuzzdce.core.findings import bug_order, finding_identity, is_reportable, program_rank, size_of
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.signatures import as_identity
+from fuzzdce.core.signatures import as_identity, identity_id
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 
 # 3: each member carries what it is joined by (``joining``): its verdict, its own placements, its
 # fault as data (``fault_data``) and site, its program and whether that is settled (``shrunk``),
 # and its decision's identity; ids hash identities (``signatures.identity_id``), not text
-SCHEMA_VERSION = 3
+# 4: each bug carries the links between causes its campaign found (``links``: a shrink's settled
+# program showing another cause), followed or not, which ``fuzzdce merge`` joins by
+SCHEMA_VERSION = 4
 SCHEMA_FIELD = "schema_version"
 
 
@@ -236,6 +238,12 @@ class MemberRecord:
         return size_of(self.n_ops, self.n_inputs, self.program)
 
     @property
+    def rank(self) -> tuple:
+        """``findings.program_rank`` of its program: which copy of it ``fuzzdce merge`` keeps, as a
+        campaign keeps one of its lanes' copies."""
+        return program_rank(self.n_ops, self.n_inputs, self.program, self.inputs)
+
+    @property
     def identity(self) -> Identity:
         """The finding's identity (``findings.finding_identity``), from its stored fields."""
         return finding_identity(self.verdict, self.placements, failure_identity(self.path, self.oracle, self.fault))
@@ -257,6 +265,32 @@ class MemberRecord:
         """The member as summary.json lists it."""
         data = self.to_json()
         return {k: data[k] for k in self.SUMMARY_FIELDS}
+
+
+@dataclass(frozen=True)
+class CauseLink:
+    """Two causes (``joining.cause_key``s) that a campaign found to be one bug, and why: a settled
+    program of one showing the other's fault (``joining.settled_links``, ``FindingStore.link``)."""
+
+    first: Identity
+    second: Identity
+    why: str = ""
+
+    @property
+    def pair(self) -> tuple[Identity, Identity]:
+        return self.first, self.second
+
+    def order(self) -> tuple:
+        """Links are listed by their causes' ids (identities mix types, which do not compare)."""
+        return identity_id(self.first), identity_id(self.second), self.why
+
+    def to_json(self) -> dict[str, Any]:
+        return {"causes": [self.first, self.second], "why": self.why}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CauseLink:
+        first, second = (as_identity(cause) for cause in data["causes"])
+        return cls(first, second, data.get("why", ""))
 
 
 @dataclass(frozen=True)
@@ -293,6 +327,10 @@ class BugRecord:
     # The placement's decision that breaks, as bisection found it (``core.decisions.Bisection``),
     # or why it found none; None where no bisection ran (a shared bug, a build, stock).
     decision: Bisection | None = None
+    # The links between causes (``CauseLink``) that touch a member's cause, as the campaign found
+    # them (``findings.FindingStore.link``), whether its join followed them or not: another run's
+    # findings may let ``fuzzdce merge`` follow one that this run's kept apart, as one campaign would.
+    links: tuple[CauseLink, ...] = ()
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
@@ -342,6 +380,7 @@ class BugRecord:
             decision=bug.decision,
             members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
             versions=versions(),
+            links=tuple(sorted((CauseLink(a, b, why) for (a, b), why in bug.links.items()), key=CauseLink.order)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -374,6 +413,7 @@ class BugRecord:
             "decision": None if self.decision is None else self.decision.to_json(),
             "members": [m.to_json() for m in self.members],
             "versions": dict(self.versions),
+            "links": [link.to_json() for link in self.links],
         }
 
     @classmethod
@@ -387,6 +427,7 @@ class BugRecord:
         values["members"] = tuple(MemberRecord.from_json(m) for m in data.get("members", ()))
         values["upstream"] = Upstream.from_json(values.get("upstream"))
         values["decision"] = Bisection.from_json(values["decision"]) if values.get("decision") else None
+        values["links"] = tuple(CauseLink.from_json(link) for link in values.get("links", ()))
         return cls(**values)
 
     def summary_entry(self, folder: str | None) -> dict[str, Any]:
