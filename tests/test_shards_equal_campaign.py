@@ -257,6 +257,25 @@ def test_a_decision_bisected_on_a_larger_copy_joins_in_the_merge_as_in_the_campa
     assert sorted(map(len, campaign.values())) == [2], "one decision, one bug"
 
 
+def test_a_smaller_copy_bisected_to_no_decision_keeps_it_in_the_merge_as_in_the_campaign(tmp_path):
+    """Shard 0 bisected a finding's smallest program and found no single edit; shard 1 bisected it
+    on a larger one to a decision that also breaks a split there. The campaign keeps the smaller
+    program's bisection (it says what breaks there): no decision, so the finding stays apart from
+    the split. Merge knows from the record that shard 0's copy was bisected, and does the same."""
+    found, none = decided("planted", "sum"), Bisection("planted", (), None, runs=3)
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        add(first, raised("jit", KEY_ERROR), program("sum"), decision=none)
+        add(second, raised("jit", KEY_ERROR), program("sum", "cos"), decision=found)
+        add(second, INDEX_ADD_SPLIT, program("sum", "cos"), decision=found)
+        return first, second
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    assert sorted(map(len, campaign.values())) == [1, 1]
+
+
 def test_a_copy_settled_on_other_inputs_does_not_settle_the_program_kept(tmp_path):
     """A finding's copy in shard 0 is on a program not settled; shard 1's, on the same statements
     with other inputs, is settled, beside another finding settled on shard 0's program. The

@@ -144,14 +144,15 @@ def first_known(reasons: Iterable[str | None]) -> str | None:
 def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
     """One finding as several inputs recorded it (``copies``, the first-ranked program's first):
     counts per run (one run counted once, its largest count), flags combined, settled if any copy
-    of that program is, its decision the first copy's that has one (as the campaign's
-    ``FindingStore.merge`` has them)."""
+    of that program is, its decision the first bisected copy's, even where that bisection named
+    none (as the campaign's ``FindingStore.merge`` has them)."""
     by_run: dict[str, int] = {}
     for copy in copies:
         for run_id, n in copy.counts_by_run.items():
             by_run[run_id] = max(by_run.get(run_id, 0), n)
     first = copies[0]
     same_program = [c for c in copies if (c.program, c.inputs) == (first.program, first.inputs)]
+    decided = next((c for c in copies if c.bisected), next((c for c in copies if c.decision_identity is not None), first))
     return replace(
         first,
         counts_by_run=dict(sorted(by_run.items())),
@@ -160,7 +161,8 @@ def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
         known=first_known(c.known for c in copies),
         first_seen_seconds=earliest(c.first_seen_seconds for c in copies),
         shrunk=True if any(c.shrunk for c in same_program) else first.shrunk,
-        decision_identity=next((c.decision_identity for c in copies if c.decision_identity is not None), None),
+        decision_identity=decided.decision_identity,
+        bisected=decided.bisected,
     )
 
 

@@ -31,7 +31,8 @@ from fuzzdce.core.vocabulary import Standing, Verdict
 # fault as data (``fault_data``) and site, its program and whether that is settled (``shrunk``),
 # and its decision's identity; ids hash identities (``signatures.identity_id``), not text
 # 4: each bug carries the links between causes its campaign found (``links``: a shrink's settled
-# program showing another cause), followed or not, which ``fuzzdce merge`` joins by
+# program showing another cause), followed or not, which ``fuzzdce merge`` joins by; and each
+# member whether its cause was bisected (``bisected``)
 SCHEMA_VERSION = 4
 SCHEMA_FIELD = "schema_version"
 
@@ -150,6 +151,10 @@ class MemberRecord:
     n_inputs: int = 0
     shrunk: bool | None = None
     decision_identity: Identity | None = None
+    # Was its cause bisected on its program (``findings.Finding.decision`` set), whether or not the
+    # bisection named a decision? A campaign folding two copies keeps the smaller's bisection, even
+    # one that names none (``FindingStore.merge``), and so does ``fuzzdce merge``.
+    bisected: bool = False
 
     # The fields summary.json lists of each member.
     SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault_text")
@@ -185,6 +190,7 @@ class MemberRecord:
             n_inputs=len(finding.program.inputs),
             shrunk=finding.shrunk,
             decision_identity=finding.decision_identity,
+            bisected=finding.decision is not None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -215,6 +221,7 @@ class MemberRecord:
             "n_inputs": self.n_inputs,
             "shrunk": self.shrunk,
             "decision_identity": self.decision_identity,
+            "bisected": self.bisected,
         }
 
     def fault_and_site(self) -> tuple[Fault, str]:
