@@ -63,7 +63,12 @@ def bug(key, members, program=ONE_OP, verdict="regression", **extra):
         m.setdefault("n_inputs", 2 if program == TWO_INPUTS else 1)
         m["n_ops"] = program.count("torch.")
     extra.setdefault(
-        "links", [CauseLink(cause_of(members[0]), cause_of(m), "shown").to_json() for m in members[1:] if cause_of(m) != cause_of(members[0])]
+        "links",
+        [
+            CauseLink(cause_of(members[0]), cause_of(m), "shown").to_json()
+            for m in members[1:]
+            if cause_of(m) != cause_of(members[0])
+        ],
     )
     return {
         SCHEMA_FIELD: SCHEMA_VERSION, "n_inputs": 2 if program == TWO_INPUTS else 1, "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
