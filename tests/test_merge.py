@@ -8,14 +8,14 @@ import pytest
 
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import Stated, exception_fault, value_fault
+from fuzzdce.core.faults import Fault, Stated, exception_fault, value_fault
 from fuzzdce.core.joining import cause_key, cause_text
 from fuzzdce.core.model import ErrorInfo
 from fuzzdce.core.signatures import identity_id, short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.issue import issue_markdown
 from fuzzdce.results.merge import merge
-from fuzzdce.results.records import SCHEMA_FIELD, SCHEMA_VERSION
+from fuzzdce.results.records import SCHEMA_FIELD, SCHEMA_VERSION, CauseLink
 from fuzzdce.results.store import bug_folders
 
 ONE_OP = "def program(v0):\n    v1 = torch.add(v0, v0)\n    return (v1,)\n"
@@ -45,8 +45,15 @@ def raised_member(signature, error_type, path="jit", frame="thunder/core/symbol.
     )
 
 
+def cause_of(m) -> tuple:
+    """A member's cause (``joining.cause_key``), from its stored fields."""
+    return cause_key(Verdict(m["verdict"]), tuple(m["placements"]), Fault.from_json(m["fault_data"]))
+
+
 def bug(key, members, program=ONE_OP, verdict="regression", **extra):
-    """A bug record as a campaign writes it: each member with its verdict, placements and program."""
+    """A bug record as a campaign writes it: each member with its verdict, placements and program;
+    its first member's cause linked to each other member's (the evidence that joined them, as a
+    campaign's shrink finds it: a settled program showing both), unless ``links`` says otherwise."""
     inputs = "def make_inputs(requires_grad=False):\n    return []\n"
     for m in members:
         m.setdefault("verdict", verdict)
@@ -55,6 +62,14 @@ def bug(key, members, program=ONE_OP, verdict="regression", **extra):
         m.setdefault("inputs", inputs)
         m.setdefault("n_inputs", 2 if program == TWO_INPUTS else 1)
         m["n_ops"] = program.count("torch.")
+    extra.setdefault(
+        "links",
+        [
+            CauseLink(cause_of(members[0]), cause_of(m), "shown").to_json()
+            for m in members[1:]
+            if cause_of(m) != cause_of(members[0])
+        ],
+    )
     return {
         SCHEMA_FIELD: SCHEMA_VERSION, "n_inputs": 2 if program == TWO_INPUTS else 1, "id": short_id(key), "key": key, "verdict": verdict, "placements": ["symcall"], "placement": "symcall", "builds": {},
         "paths": sorted({m["path"] for m in members}), "oracles": sorted({m["oracle"] for m in members}),

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 from builders import chain, split, store_of, wrong_values
 
+from fuzzdce.core.decisions import Bisection, Edit, Removed
+from fuzzdce.core.faults import Stated
 from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import ErrorInfo, Violation
 from fuzzdce.core.program import Program
 from fuzzdce.core.signatures import identity_id
+from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles.raises import raised
 from fuzzdce.results.merge import merged_bugs, read_source
 from fuzzdce.results.records import BugRecord
@@ -102,6 +105,171 @@ def test_two_shards_merged_make_the_campaigns_bugs(tmp_path):
     }
     assert index_add in campaign.values() and exp in campaign.values() and len(exp) == 2
     assert sorted(map(len, campaign.values())) == [1, 2, 2, 2, 2]
+
+
+# --- the evidence a campaign joins by, kept in the records -----------------------------------------
+#
+# Each test builds the stores two shards' campaigns end with, and compares what ``benchmarks/shards.py``
+# compares: the shards' stores folded into one (``FindingStore.merge``, as a campaign folds its lanes')
+# and joined, against ``fuzzdce merge`` of the records each shard wrote.
+
+NAMES = Violation("names", "jit", "a name is unbound", "NameError", fault=Stated("names", "NameError", "unbound", ""))
+
+
+def decided(placement: str, symbol: str) -> Bisection:
+    """A bisection naming one removal of ``placement``'s (of ``prims.symbol``) as the decision that breaks."""
+    removed = Removed(f"t1 = prims.{symbol}(a)", symbol, "t1 = ltorch.x(a)", 0, ("parent output",), ("its output",))
+    edit = Edit(3, "thunder.core.symbol.Symbol.__call__", "removal", "Symbol.__call__", removed=(removed,))
+    return Bisection(placement, (edit,), edit, alone=True, without=True, runs=4, path="jit", oracle="raises")
+
+
+def add(store: FindingStore, violation: Violation, prog: Program, *, shrunk=True, decision=None, times: int = 1):
+    """``violation`` seen on ``prog`` under "planted" (a regression) ``times`` times in ``store``;
+    its program settled unless ``shrunk`` says otherwise, and bisected to ``decision``."""
+    for _ in range(times):
+        finding, _ = store.add(Verdict.REGRESSION, ("planted",), violation, prog)
+    finding.shrunk, finding.decision = shrunk, decision
+    return finding
+
+
+def folded_and_merged(shards, tmp_path: Path) -> tuple[dict, dict]:
+    """``shards`` (a function making each shard's store afresh) as one campaign (their stores folded
+    in order, then joined) and as ``fuzzdce merge`` of their records, each as ``partition``."""
+    folders = []
+    for i, store in enumerate(shards()):
+        root = tmp_path / f"shard-{i}"
+        for bug in store.bugs():
+            record = BugRecord.of(bug, run_id=f"1:{i}/2")
+            write_bug(root / record.id, record)
+        folders.append(read_source(root))
+    campaign = FindingStore()
+    for store in shards():
+        campaign.merge(store)
+    return partition(campaign.bugs()), partition(record for record, _ in merged_bugs(folders, {}))
+
+
+def members_of(parts: dict, *findings) -> bool:
+    """Are ``findings`` in one bug of ``parts``?"""
+    return any({f.id for f in findings} <= members for members in parts.values())
+
+
+@pytest.mark.parametrize("x_error, z_error", [("TypeError", "ValueError"), ("ValueError", "TypeError"),
+                                              ("KeyError", "IndexError"), ("IndexError", "KeyError")])  # fmt: skip
+def test_a_link_one_shard_kept_apart_is_followed_where_the_campaign_follows_it(x_error, z_error, tmp_path):
+    """Shard 0's shrink linked X (a raise) to Y (a name left unbound: no label) but its join may not
+    follow the link: Y and Z (another kind of raise) share a settled program there, and a bug holds
+    one raised kind. Shard 1 settled Y on a smaller program: in one campaign of both, Y and Z share
+    nothing and the link joins X and Y. Merge follows the link from the records (bug.json keeps the
+    links its campaign found, followed or not) and joins nothing because shard 0's bug held Y and Z."""
+    x = raised("jit", ErrorInfo(x_error, "x went wrong", "thunder/x.py:f", "traceback", "sin"))
+    z = raised("jit-grad", ErrorInfo(z_error, "z went wrong", "thunder/z.py:g", "traceback", "cos"))
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        x_found = add(first, x, program("sin", "exp"))
+        y_found = add(first, NAMES, program("cos", "cos"))
+        add(first, z, program("cos", "cos"))
+        first.link(x_found, y_found, "shown by the settled minimal program of X")
+        add(second, NAMES, program("cos"))
+        return first, second
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    y = next(f for f in shards()[0].findings.values() if f.violation.oracle == "names")
+    x_found = next(f for f in shards()[0].findings.values() if f.violation.path == "jit" and f is not y)
+    assert members_of(campaign, x_found, y), "the campaign follows the link"
+
+
+def test_the_link_each_shard_found_is_in_its_records_followed_or_not(tmp_path):
+    """bug.json keeps every link of its campaign's store that touches one of its causes, though
+    its join did not follow it (two raised kinds in one bug), and merge's records keep it again."""
+    store = FindingStore()
+    x = add(store, raised("jit", ErrorInfo("TypeError", "x", "thunder/x.py:f", "tb", "sin")), program("sin"))
+    z = add(store, raised("jit", ErrorInfo("ValueError", "z", "thunder/z.py:g", "tb", "cos")), program("cos"))
+    store.link(x, z, "shown by X's settled program")
+    bugs = store.bugs()
+    assert len(bugs) == 2, "two raised kinds stay apart"
+    root = tmp_path / "shard"
+    for bug in bugs:
+        record = BugRecord.of(bug, run_id="1:0/1")
+        assert [link.pair for link in record.links] == [tuple(sorted((x.cause_key, z.cause_key), key=identity_id))]
+        write_bug(root / record.id, record)
+    for record, _ in merged_bugs([read_source(root)], {}):
+        assert [link.why for link in record.links] == ["shown by X's settled program"]
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_of_two_copies_of_one_size_the_same_program_wins_in_the_campaign_and_the_merge(order, tmp_path):
+    """A finding on two programs of one size (the same statements, inputs of other seeds), one per
+    shard; in shard 1 its program is settled with another finding's. Which copy stays decides the
+    join: the campaign and merge keep the one ``program_rank`` puts first (not the first folded in,
+    nor the record whose JSON sorts first), whichever order the shards come in."""
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        add(first, NAMES, program("add", seed=1), times=2)
+        add(second, NAMES, program("add", seed=2))
+        add(second, wrong_values("thunderfx", "add"), program("add", seed=2))
+        return [(first, second)[i] for i in order]
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    assert sorted(map(len, campaign.values())) == [1, 1], "the seed-1 copy stays: nothing joins it to shard 1's"
+
+
+def test_a_decision_bisected_on_a_larger_copy_joins_in_the_merge_as_in_the_campaign(tmp_path):
+    """Shard 0 holds a finding's smallest program, not bisected; shard 1 bisected it, on a larger
+    one, to the decision that also breaks a split there. The campaign keeps the smaller program
+    and the decision (``FindingStore.merge``), so the two are one bug; so does merge."""
+    found = decided("planted", "sum")
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        add(first, raised("jit", KEY_ERROR), program("sum"))
+        add(second, raised("jit", KEY_ERROR), program("sum", "cos"), decision=found)
+        add(second, INDEX_ADD_SPLIT, program("sum", "cos"), decision=found)
+        return first, second
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    assert sorted(map(len, campaign.values())) == [2], "one decision, one bug"
+
+
+def test_a_smaller_copy_bisected_to_no_decision_keeps_it_in_the_merge_as_in_the_campaign(tmp_path):
+    """Shard 0 bisected a finding's smallest program and found no single edit; shard 1 bisected it
+    on a larger one to a decision that also breaks a split there. The campaign keeps the smaller
+    program's bisection (it says what breaks there): no decision, so the finding stays apart from
+    the split. Merge knows from the record that shard 0's copy was bisected, and does the same."""
+    found, none = decided("planted", "sum"), Bisection("planted", (), None, runs=3)
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        add(first, raised("jit", KEY_ERROR), program("sum"), decision=none)
+        add(second, raised("jit", KEY_ERROR), program("sum", "cos"), decision=found)
+        add(second, INDEX_ADD_SPLIT, program("sum", "cos"), decision=found)
+        return first, second
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    assert sorted(map(len, campaign.values())) == [1, 1]
+
+
+def test_a_copy_settled_on_other_inputs_does_not_settle_the_program_kept(tmp_path):
+    """A finding's copy in shard 0 is on a program not settled; shard 1's, on the same statements
+    with other inputs, is settled, beside another finding settled on shard 0's program. The
+    campaign keeps shard 0's program (``program_rank``) unsettled, as a settled program is its
+    statements and its inputs: the two stay apart, in the merge too."""
+
+    def shards():
+        first, second = FindingStore(), FindingStore()
+        add(first, NAMES, program("exp", seed=1), shrunk=None)
+        add(second, NAMES, program("exp", seed=2))
+        add(second, wrong_values("thunderfx", "exp"), program("exp", seed=1))
+        return first, second
+
+    campaign, merged = folded_and_merged(shards, tmp_path)
+    assert merged == campaign
+    assert sorted(map(len, campaign.values())) == [1, 1]
 
 
 # --- with Thunder: planted faults --------------------------------------------------------------------

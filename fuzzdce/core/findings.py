@@ -21,7 +21,7 @@ show the other (``FindingStore.link``), and each finding's ``joining.join_keys``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from fuzzdce.core.decisions import identity_text
@@ -44,6 +44,14 @@ def size_of(n_ops: int, n_inputs: int, source: str) -> tuple[int, int, int]:
 def size(program) -> tuple[int, int, int]:
     """``size_of`` a program."""
     return size_of(program.n_ops, len(program.inputs), program.source())
+
+
+def program_rank(n_ops: int, n_inputs: int, source: str, inputs: str) -> tuple:
+    """Which of two copies of one finding's program wins where copies meet (a lane's store folded
+    into its parent's, ``fuzzdce merge``'s copies from its inputs): the smaller (``size_of``), then
+    by text (source, inputs), so that the program kept, and with it the settled program it joins
+    by, never depends on which copy came first."""
+    return (*size_of(n_ops, n_inputs, source), source, inputs)
 
 
 def earliest(times: Iterable[float | None]) -> float | None:
@@ -261,6 +269,12 @@ class Finding:
         return size(self.program)
 
     @property
+    def rank(self) -> tuple:
+        """``program_rank`` of its program."""
+        program = self.program
+        return program_rank(program.n_ops, len(program.inputs), program.source(), program.inputs_source())
+
+    @property
     def cause_key(self) -> Identity:
         """The finding's cause (``joining.cause_key``): what joins findings with no further evidence."""
         return cause_key(self.verdict, self.placements, self.fault)
@@ -334,6 +348,9 @@ class Bug:
     known_reason: str | None = None
     # What masked its failure (a ``MASKED`` bug's): the bugs its members name (``FindingStore.bugs``).
     masked_by: tuple[Masking, ...] = ()
+    # The links (``FindingStore.link``: cause key pair -> why) that touch a member's cause, followed
+    # or not: evidence a bug record keeps for ``fuzzdce merge`` to join by, as the campaign does.
+    links: dict[tuple[Identity, Identity], str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -530,12 +547,14 @@ class FindingStore:
         # Known by its own key (or id), never because a member is: a member's
         # finding once filed must not make every bug it later joins known.
         known = self.known.get(key) or self.known.get(identity_id(identity_))
-        return Bug(identity_, key, members, why, known)
+        causes = {f.cause_key for f in members}
+        links = {pair: reason for pair, reason in self.links.items() if causes & set(pair)}
+        return Bug(identity_, key, members, why, known, links=links)
 
     def merge(self, other: FindingStore) -> None:
-        """Fold in another store (another lane's): counts add up, the smaller program (with its
-        choices, shrink state and replay) and the earlier first sighting win; two replays of one
-        program combine (``replayed_together``)."""
+        """Fold in another store (another lane's): counts add up, the smaller program (``program_rank``,
+        with its choices, shrink state and replay) and the earlier first sighting win; two replays of
+        one program combine (``replayed_together``)."""
         self.links.update(other.links)
         for known_by, theirs in other.findings.items():
             mine = self.findings.get(known_by)
@@ -544,7 +563,7 @@ class FindingStore:
                 continue
             mine.count += theirs.count
             mine.first_seen_seconds = earliest((mine.first_seen_seconds, theirs.first_seen_seconds))
-            if size(theirs.program) < size(mine.program):
+            if theirs.rank < mine.rank:
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed

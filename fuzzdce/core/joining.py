@@ -343,8 +343,8 @@ def causes_of(findings: Iterable[Any]) -> dict[Identity, list[Any]]:
 
 def joined(findings: Iterable[Item], links: Iterable[tuple[Identity, Identity]] = ()) -> list[list[Item]]:
     """The findings joined into bugs, each bug's smallest program first: by cause, by ``links``
-    between causes (the evidence a shrink found: two settled programs each showing the other's
-    fault; for ``fuzzdce merge``, the members one run already joined), and by ``join_keys``; kept
+    between causes (the evidence a shrink found: a settled program showing the other's fault;
+    ``fuzzdce merge`` reads them back from bug.json), and by ``join_keys``; kept
     apart by ``findings_kept_apart`` and by their Thunders (``connected``)."""
     causes = causes_of(findings)
     pairs = sorted({tuple(sorted(pair, key=identity_id)) for pair in links}, key=lambda p: [identity_id(k) for k in p])

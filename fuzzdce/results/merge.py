@@ -11,9 +11,15 @@ merge(A, B) == merge(B, A) == merge(merge(A, B), B).
 Bugs are joined again from their members, exactly as the campaign joins its findings
 (``joining.joined``): each member (``records.MemberRecord``) keeps what it is joined by as data
 (its verdict, placements, fault, site, program and whether that is settled, its decision), one
-finding in several inputs is one member, and the members one run joined stay joined (that run's
-evidence, as a shrink's links are the campaign's). Each bug is known by ``joining.bug_key`` of its
-members, as the campaign's is, and keeps the folder (reproducer, traces) of its smallest program.
+finding in several inputs is one member, and the links between causes each run found
+(``records.CauseLink``: a settled program showing another cause, kept in bug.json whether that
+run's join followed them or not) link them here as the campaign's store links them: with another
+run's findings, a link one run could not follow may be followed. That members shared an input's
+bug joins nothing by itself: it followed from that evidence, which the merge holds. Of a finding's
+copies, the one whose program ranks first (``findings.program_rank``) is kept, as a campaign keeps
+one of its lanes' copies: merging runs joins what one campaign of their findings joins. Each bug
+is known by ``joining.bug_key`` of its members, as the campaign's is, and keeps the folder
+(reproducer, traces) of its smallest program.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from fuzzdce.core.joining import bug_key, cause_key, joined
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import identity_id
 from fuzzdce.core.timeline import combine
-from fuzzdce.results.records import BugRecord, MemberRecord, RunSummary, by_standing, canonical, upstream_of
+from fuzzdce.results.records import BugRecord, CauseLink, MemberRecord, RunSummary, by_standing, canonical, upstream_of
 from fuzzdce.results.report import plural
 from fuzzdce.results.store import BUG_FILE, REPRO_FILE, SUMMARY_FILE, FindingsFolder, read_bugs, read_summary, write_bug
 from fuzzdce.running.coverage import DceActivity
@@ -110,21 +116,23 @@ class Copy:
 
     @property
     def order(self) -> tuple:
-        """Smaller program first (then by content): the copy a merged member starts from."""
-        return (self.member.size, canonical(self.member.to_json()), program_order(self.candidate))
+        """Smaller program first (``findings.program_rank``, as a campaign's lanes' copies are
+        ordered; then by content): the copy a merged member starts from."""
+        return (self.member.rank, canonical(self.member.to_json()), program_order(self.candidate))
 
 
 def members_and_links(candidates: Sequence[Candidate]) -> tuple[dict[Identity, list[Copy]], list[tuple[Identity, Identity]]]:
-    """Each finding's copies (by its identity, smallest program first), and the causes each input's
-    bug joined (its members' causes, linked as the campaign's shrinker links causes)."""
+    """Each finding's copies (by its identity, first-ranked program first), and the links between
+    causes the inputs' campaigns found (``BugRecord.links``: a settled program showing another
+    cause, followed there or not). That an input's bug holds two members is no link of its own:
+    it followed from the evidence its members and links keep, which may be another here (a copy
+    with a smaller program settles elsewhere), as it is in one campaign of both."""
     copies: dict[Identity, list[Copy]] = {}
     links: list[tuple[Identity, Identity]] = []
     for candidate in candidates:
-        causes = []
         for m in candidate.record.members:
             copies.setdefault(m.identity, []).append(Copy(m, candidate))
-            causes.append(cause_key(m.verdict, m.placements, m.fault))
-        links += [(causes[0], other) for other in causes[1:]]
+        links += [link.pair for link in candidate.record.links]
     return {identity: sorted(found, key=lambda c: c.order) for identity, found in copies.items()}, links
 
 
@@ -134,21 +142,27 @@ def first_known(reasons: Iterable[str | None]) -> str | None:
 
 
 def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
-    """One finding as several inputs recorded it (``copies``, the smallest program's first): counts
-    per run (one run counted once, its largest count), flags combined, settled if any copy is."""
+    """One finding as several inputs recorded it (``copies``, the first-ranked program's first):
+    counts per run (one run counted once, its largest count), flags combined, settled if any copy
+    of that program is, its decision the first bisected copy's, even where that bisection named
+    none (as the campaign's ``FindingStore.merge`` has them)."""
     by_run: dict[str, int] = {}
     for copy in copies:
         for run_id, n in copy.counts_by_run.items():
             by_run[run_id] = max(by_run.get(run_id, 0), n)
+    first = copies[0]
+    same_program = [c for c in copies if (c.program, c.inputs) == (first.program, first.inputs)]
+    decided = next((c for c in copies if c.bisected), next((c for c in copies if c.decision_identity is not None), first))
     return replace(
-        copies[0],
+        first,
         counts_by_run=dict(sorted(by_run.items())),
         count=sum(by_run.values()),
         confirmed=combined_confirmed(c.confirmed for c in copies),
         known=first_known(c.known for c in copies),
         first_seen_seconds=earliest(c.first_seen_seconds for c in copies),
-        # Settled if any copy of the same program is (as the campaign's ``FindingStore.merge`` has it).
-        shrunk=True if any(c.shrunk and c.program == copies[0].program for c in copies) else copies[0].shrunk,
+        shrunk=True if any(c.shrunk for c in same_program) else first.shrunk,
+        decision_identity=decided.decision_identity,
+        bisected=decided.bisected,
     )
 
 
@@ -176,6 +190,8 @@ def merged_bug(members: Sequence[MemberRecord], copies: Mapping[Identity, Sequen
     )
     first_seen = earliest([*(c.record.first_seen_seconds for c in groups), *(m.first_seen_seconds for m in members)])
     placements = common_placements(members)
+    causes = {cause_key(m.verdict, m.placements, m.fault) for m in members}
+    links = {link.pair: link for c in sorted(groups, key=program_order) for link in c.record.links if causes & set(link.pair)}
     record = replace(
         home.record,
         key=key,
@@ -191,6 +207,7 @@ def merged_bug(members: Sequence[MemberRecord], copies: Mapping[Identity, Sequen
             [((m.program, m.inputs) == (smallest.program, smallest.inputs), m.confirmed) for m in members]
         ),
         first_seen_seconds=first_seen,
+        links=tuple(sorted(links.values(), key=CauseLink.order)),
     )
     reason = known_reason(record, known) or first_known(c.record.known for c in groups)
     upstream = upstream_of(known_reason(record, known)) or next((c.record.upstream for c in groups if c.record.upstream), None)

@@ -21,16 +21,19 @@ from typing import Any
 from fuzzdce.core.decisions import Bisection, describe
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.faults import Fault, Identity, failure_identity, fault_of
-from fuzzdce.core.findings import Masking, bug_order, finding_identity, is_fixed, is_reportable, size_of
+from fuzzdce.core.findings import Masking, bug_order, finding_identity, is_fixed, is_reportable, program_rank, size_of
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.signatures import as_identity
+from fuzzdce.core.signatures import as_identity, identity_id
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
 
 # 3: each member carries what it is joined by (``joining``): its verdict, its own placements, its
 # fault as data (``fault_data``) and site, its program and whether that is settled (``shrunk``),
 # and its decision's identity; ids hash identities (``signatures.identity_id``), not text
-SCHEMA_VERSION = 3
+# 4: each bug carries the links between causes its campaign found (``links``: a shrink's settled
+# program showing another cause), followed or not, which ``fuzzdce merge`` joins by; and each
+# member whether its cause was bisected (``bisected``)
+SCHEMA_VERSION = 4
 SCHEMA_FIELD = "schema_version"
 
 
@@ -150,6 +153,10 @@ class MemberRecord:
     n_inputs: int = 0
     shrunk: bool | None = None
     decision_identity: Identity | None = None
+    # Was its cause bisected on its program (``findings.Finding.decision`` set), whether or not the
+    # bisection named a decision? A campaign folding two copies keeps the smaller's bisection, even
+    # one that names none (``FindingStore.merge``), and so does ``fuzzdce merge``.
+    bisected: bool = False
 
     # The fields summary.json lists of each member.
     SUMMARY_FIELDS = ("id", "signature", "path", "oracle", "message", "count", "counts_by_run", "why", "fault_text")
@@ -185,6 +192,7 @@ class MemberRecord:
             n_inputs=len(finding.program.inputs),
             shrunk=finding.shrunk,
             decision_identity=finding.decision_identity,
+            bisected=finding.decision is not None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -215,6 +223,7 @@ class MemberRecord:
             "n_inputs": self.n_inputs,
             "shrunk": self.shrunk,
             "decision_identity": self.decision_identity,
+            "bisected": self.bisected,
         }
 
     def fault_and_site(self) -> tuple[Fault, str]:
@@ -238,6 +247,12 @@ class MemberRecord:
         return size_of(self.n_ops, self.n_inputs, self.program)
 
     @property
+    def rank(self) -> tuple:
+        """``findings.program_rank`` of its program: which copy of it ``fuzzdce merge`` keeps, as a
+        campaign keeps one of its lanes' copies."""
+        return program_rank(self.n_ops, self.n_inputs, self.program, self.inputs)
+
+    @property
     def identity(self) -> Identity:
         """The finding's identity (``findings.finding_identity``), from its stored fields."""
         return finding_identity(self.verdict, self.placements, failure_identity(self.path, self.oracle, self.fault))
@@ -259,6 +274,32 @@ class MemberRecord:
         """The member as summary.json lists it."""
         data = self.to_json()
         return {k: data[k] for k in self.SUMMARY_FIELDS}
+
+
+@dataclass(frozen=True)
+class CauseLink:
+    """Two causes (``joining.cause_key``s) that a campaign found to be one bug, and why: a settled
+    program of one showing the other's fault (``joining.settled_links``, ``FindingStore.link``)."""
+
+    first: Identity
+    second: Identity
+    why: str = ""
+
+    @property
+    def pair(self) -> tuple[Identity, Identity]:
+        return self.first, self.second
+
+    def order(self) -> tuple:
+        """Links are listed by their causes' ids (identities mix types, which do not compare)."""
+        return identity_id(self.first), identity_id(self.second), self.why
+
+    def to_json(self) -> dict[str, Any]:
+        return {"causes": [self.first, self.second], "why": self.why}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CauseLink:
+        first, second = (as_identity(cause) for cause in data["causes"])
+        return cls(first, second, data.get("why", ""))
 
 
 @dataclass(frozen=True)
@@ -301,6 +342,10 @@ class BugRecord:
     masked_by: tuple[Masking, ...] = ()
     unclean: tuple[str, ...] = ()
     fixed_by: tuple[Bisection, ...] = ()
+    # The links between causes (``CauseLink``) that touch a member's cause, as the campaign found
+    # them (``findings.FindingStore.link``), whether its join followed them or not: another run's
+    # findings may let ``fuzzdce merge`` follow one that this run's kept apart, as one campaign would.
+    links: tuple[CauseLink, ...] = ()
 
     # The fields summary.json lists of each bug (besides its members, signature and folder).
     SUMMARY_FIELDS = (
@@ -356,6 +401,7 @@ class BugRecord:
             fixed_by=tuple(bug.fixed_by),
             members=tuple(MemberRecord.of(f, bug.why.get(f.signature, ""), run_id) for f in bug.members),
             versions=versions(),
+            links=tuple(sorted((CauseLink(a, b, why) for (a, b), why in bug.links.items()), key=CauseLink.order)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -392,6 +438,7 @@ class BugRecord:
             "fixed_by": [b.to_json() for b in self.fixed_by],
             "members": [m.to_json() for m in self.members],
             "versions": dict(self.versions),
+            "links": [link.to_json() for link in self.links],
         }
 
     @classmethod
@@ -408,6 +455,7 @@ class BugRecord:
         values["masked_by"] = tuple(Masking.from_json(m) for m in values.get("masked_by", ()))
         values["unclean"] = tuple(values.get("unclean", ()))
         values["fixed_by"] = tuple(Bisection.from_json(b) for b in values.get("fixed_by", ()))
+        values["links"] = tuple(CauseLink.from_json(link) for link in values.get("links", ()))
         return cls(**values)
 
     def summary_entry(self, folder: str | None) -> dict[str, Any]:
