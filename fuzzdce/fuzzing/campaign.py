@@ -282,7 +282,8 @@ class Campaign:
         finally:
             self.evaluator.program_limit = None
             self.watch.program_ended()
-        seconds = time.monotonic() - start
+        # Less the jobs that waited for a fresh worker's imports (``Evaluator.uncounted``): not the program's cost.
+        seconds = time.monotonic() - start - getattr(self.evaluator, "uncounted", 0.0)
         self.costs.observe(seconds)
         if limit is not None and seconds > limit:
             jobs = getattr(self.evaluator, "job_times", ())

@@ -411,6 +411,9 @@ class Evaluator:
         self.program_limit: float | None = None
         self.stopped = False  # the last call passed ``program_limit`` with jobs left, which did not run
         self.job_times: list[JobTime] = []  # the jobs the last call ran, in order
+        # Seconds of the last call's jobs that waited for a fresh worker's imports (after a crash, a
+        # recycling, at the start): fuzzdce's cost, not the program's, so not counted against its limit.
+        self.uncounted = 0.0
         self.watch: ProgramWatch | None = None  # hears of each job as it starts (a lane's progress lines)
 
     def run_cached(self, job: Job, use_cache: bool):
@@ -421,6 +424,8 @@ class Evaluator:
         job = self.within_deadline(job)
         if self.watch is not None:
             self.watch.job_started(job.placement.name, job.path)
+        fresh = getattr(self.run_job, "starts_fresh", None)
+        fresh = fresh() if fresh is not None else False
         started = time.monotonic()
         try:
             result = self.run_job(job)
@@ -438,6 +443,8 @@ class Evaluator:
             where = f"{job.path} under {job.placement.name}"
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
+        if fresh:
+            self.uncounted += time.monotonic() - started
         self.job_times.append(
             JobTime(job.placement.name, job.path, time.monotonic() - started, timed_out(result) and not job.cut)
         )
@@ -489,7 +496,7 @@ class Evaluator:
         against = None if base.is_stock else base
         # Eager on the CPU decides whether the program is valid at all; a path on a device is judged
         # against eager on that device.
-        self.stopped, self.job_times, started = False, [], time.monotonic()
+        self.stopped, self.job_times, self.uncounted, started = False, [], 0.0, time.monotonic()
         eager = self.eager_outcome(program, None, timeout, cache)
         chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
         results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
@@ -507,7 +514,7 @@ class Evaluator:
             if self.stopped:
                 break
             for placement in chosen:
-                if self.program_limit is not None and time.monotonic() - started > self.program_limit:
+                if self.program_limit is not None and time.monotonic() - started - self.uncounted > self.program_limit:
                     self.stopped = True
                     unjudged_on(path, results, base.name)
                     break

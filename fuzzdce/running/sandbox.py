@@ -84,6 +84,11 @@ class SandboxedJobs:
         grace = min(self.grace, CUT_GRACE_SECONDS) if job.cut else self.grace
         return self.worker.submit(job, job.timeout, grace=grace)
 
+    def starts_fresh(self) -> bool:
+        """Will the next job wait for a fresh child's imports (none yet, or the last one gone)?"""
+        child = self.worker.child
+        return child is None or not child.alive() or self.worker.jobs_in_child == 0
+
     def start_ahead(self) -> None:
         """Start the worker's child now (``ChildWorker.start_ahead``): its imports overlap other work."""
         self.worker.start_ahead()
