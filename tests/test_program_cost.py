@@ -15,6 +15,7 @@ from sample_programs import DEAD_CODE_PROGRAM as PROGRAM
 from fuzzdce.core.findings import triage
 from fuzzdce.core.model import EAGER, STOCK, FailureKind, JobFailure, Outcome, Verdict
 from fuzzdce.fuzzing.program_cost import BUDGET_SHARE, MEASURED_PROGRAMS, ProgramCost, ProgramProgress
+from fuzzdce.results.html_report import slow_section
 from fuzzdce.results.records import RunSummary
 from fuzzdce.results.report import render
 from fuzzdce.results.slow import PROGRAM_FILE, SLOW_DIR, SlowProgram, program_script, slow_program
@@ -124,7 +125,12 @@ def test_what_only_a_thunder_under_test_shows_on_a_path_left_half_run_is_a_regre
 
 
 def slow_record() -> SlowProgram:
-    times = [JobTime(STOCK, EAGER, 0.1), JobTime(STOCK, "jit", 1.0), JobTime("symcall", "jit", 7.5), JobTime("symcall", "jit", 0.5)]
+    times = [
+        JobTime(STOCK, EAGER, 0.1),
+        JobTime(STOCK, "jit", 1.0),
+        JobTime("symcall", "jit", 7.5),
+        JobTime("symcall", "jit", 0.5),
+    ]
     return slow_program(
         PROGRAM, times, seconds=9.1, limit=6.0, placements=[STOCK, "symcall"], paths=["jit", "thunderfx"], number=3
     )
@@ -215,9 +221,7 @@ CHEAP_OPS = ["--op", "add", "--op", "mul", "--op", "abs", "--op", "exp", "--op",
 
 def run_fuzzdce(argv, timeout=400):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
-    return subprocess.run(
-        [sys.executable, "-m", "fuzzdce", *argv], capture_output=True, text=True, env=env, timeout=timeout
-    )
+    return subprocess.run([sys.executable, "-m", "fuzzdce", *argv], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 @pytest.mark.slow
@@ -226,7 +230,19 @@ def test_an_abort_under_jobs_1_is_a_crash_finding_and_the_campaign_goes_on(tmp_p
     ended the campaign with no report. In its sandboxed worker it is a crash finding."""
     findings = tmp_path / "findings"
     argv = ["run", "--placement", "stock", "--placement", "planted:aborts_past_one_op", "--path", "jit", "--jobs", "1"]
-    argv += [*CHEAP_OPS, "--max-examples", "3", "--seed", "3", "--time-budget", "120", "--database", "none", "--findings", str(findings)]
+    argv += [
+        *CHEAP_OPS,
+        "--max-examples",
+        "3",
+        "--seed",
+        "3",
+        "--time-budget",
+        "120",
+        "--database",
+        "none",
+        "--findings",
+        str(findings),
+    ]
     done = run_fuzzdce(argv)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "== fuzzdce:" in done.stdout, "the report is printed"
@@ -255,3 +271,10 @@ def test_a_slow_program_is_listed_as_slow_and_the_lanes_later_programs_still_run
     assert f"[slow] program {record.id}" in done.stderr
     # Slowness is no bug: the sleeping placement changes nothing (a job past its own limit would be a timeout finding).
     assert all(set(b["oracles"]) <= {"timeout"} for b in summary["bugs"]["regression"]), summary["bugs"]
+
+
+def test_the_html_report_lists_slow_programs_only_when_there_are_some(tmp_path):
+    record = slow_record()
+    assert slow_section(RunSummary(), []) == ""
+    section = slow_section(RunSummary(slow_programs=(record.to_json(),), findings_dir=str(tmp_path)), [])
+    assert "<h2>Slow programs</h2>" in section and f"slow program {record.id}" in section and PROGRAM_FILE in section

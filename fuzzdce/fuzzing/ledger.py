@@ -244,7 +244,9 @@ class Ledger:
         if not self.stats.slow_programs.add(record):
             return
         longest = record.longest
-        longest_text = "" if longest is None else f"; longest: {longest['placement']} on {longest['path']} {longest['seconds']:.1f} s"
+        longest_text = (
+            "" if longest is None else f"; longest: {longest['placement']} on {longest['path']} {longest['seconds']:.1f} s"
+        )
         stopped = f", {len(record.not_run)} jobs not run" if record.not_run else ""
         where = ""
         if self.folder is not None:

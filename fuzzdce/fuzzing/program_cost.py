@@ -100,7 +100,10 @@ class ProgramProgress:
             return
         job = None if self.job is None else f"job {self.job[0]} on {self.job[1]} for {now - self.job_since:.0f} s"
         if self.program is not None:
-            self.log(f"fuzzdce: inside {self.program} for {now - self.program_since:.0f} s ({self.jobs} jobs)" + (f": {job}" if job else ""))
+            self.log(
+                f"fuzzdce: inside {self.program} for {now - self.program_since:.0f} s ({self.jobs} jobs)"
+                + (f": {job}" if job else "")
+            )
         elif job is not None and now - self.job_since >= self.every:
             self.log(f"fuzzdce: still running {job}")
         else:

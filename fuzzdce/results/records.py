@@ -582,9 +582,10 @@ class RunSummary:
         """A summary as summary.json holds it (its bug entries: ``BugRecord.SUMMARY_FIELDS``)."""
         values = known_fields(cls, data)
         values.pop("bugs", None)
-        for name in ("placements", "paths", "counts", "notes", "not_checked", "slow_programs", "timeline", "generation_ended", "shards"):
+        for name in ("placements", "paths", "counts", "notes", "not_checked", "timeline", "generation_ended", "shards"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
+        values["slow_programs"] = tuple(values.get("slow_programs") or ())
         entries = [e for listed in data["bugs"].values() for e in listed]  # keyed by verdict
         return cls(bugs=tuple(BugRecord.from_json(e) for e in entries), **values)
 

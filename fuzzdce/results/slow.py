@@ -102,7 +102,9 @@ def slow_program(
     ``paths`` within ``limit`` seconds."""
     per_job: dict[tuple[str, str], dict[str, Any]] = {}
     for t in job_times:
-        entry = per_job.setdefault((t.placement, t.path), {"placement": t.placement, "path": t.path, "seconds": 0.0, "timed_out": False})
+        entry = per_job.setdefault(
+            (t.placement, t.path), {"placement": t.placement, "path": t.path, "seconds": 0.0, "timed_out": False}
+        )
         entry["seconds"] = round(entry["seconds"] + t.seconds, 3)
         entry["timed_out"] = entry["timed_out"] or t.timed_out
     ran = set(per_job)
@@ -126,13 +128,13 @@ def slow_program(
     )
 
 
-PROGRAM_MAIN = '''
+PROGRAM_MAIN = """
 
 if __name__ == "__main__":
     from fuzzdce.results.slow import time_jobs
 
     raise SystemExit(time_jobs(program, make_inputs, PLACEMENTS, PATHS, __file__))
-'''
+"""
 
 
 def program_script(record: SlowProgram) -> str:
@@ -176,7 +178,9 @@ def slow_lines(records: Iterable[Mapping[str, Any]], folder: Path | None) -> lis
         longest = r.longest
         stopped = f", {len(r.not_run)} jobs not run" if r.not_run else ""
         timed_out = "; a job ran past its own time limit (its timeout finding is listed with the bugs)" if r.timed_out else ""
-        lines.append(f"--- slow program {r.id}: {r.n_ops} ops, {r.seconds:.1f} s against a limit of {r.limit:.1f} s{stopped}{timed_out}")
+        lines.append(
+            f"--- slow program {r.id}: {r.n_ops} ops, {r.seconds:.1f} s against a limit of {r.limit:.1f} s{stopped}{timed_out}"
+        )
         if longest is not None:
             lines.append(f"    longest: {longest['placement']} on {longest['path']}, {longest['seconds']:.1f} s")
         jobs = ", ".join(f"{j['placement']} on {j['path']} {j['seconds']:.1f}" for j in r.jobs)

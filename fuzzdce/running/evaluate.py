@@ -336,7 +336,9 @@ def unjudged_on(path: str, results: Mapping[str, Evaluation], reference: str) ->
     shown = {signature(v) for v in results[reference].violations if v.path == path} if reference in results else set()
     for evaluation in results.values():
         evaluation.violations = [
-            v for v in evaluation.violations if not (v.path == path and (evaluation.placement == reference or signature(v) in shown))
+            v
+            for v in evaluation.violations
+            if not (v.path == path and (evaluation.placement == reference or signature(v) in shown))
         ]
 
 
