@@ -160,8 +160,8 @@ def time_jobs(fn: Callable, make_inputs: Callable, placements: Sequence[str], pa
         start = time.perf_counter()
         outcome = run_path(path, program, placement)
         seconds = time.perf_counter() - start
-        what = "ok" if outcome.error is None and outcome.failure is None else "failed"
-        print(f"{seconds:8.2f} s  {name} on {path} ({what})", flush=True)
+        failed = outcome.failure.kind if outcome.failure is not None else (outcome.error.type if outcome.error else "")
+        print(f"{seconds:8.2f} s  {name} on {path}" + (f" ({failed})" if failed else ""), flush=True)
     return 0
 
 
