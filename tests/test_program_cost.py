@@ -278,3 +278,17 @@ def test_the_html_report_lists_slow_programs_only_when_there_are_some(tmp_path):
     assert slow_section(RunSummary(), []) == ""
     section = slow_section(RunSummary(slow_programs=(record.to_json(),), findings_dir=str(tmp_path)), [])
     assert "<h2>Slow programs</h2>" in section and f"slow program {record.id}" in section and PROGRAM_FILE in section
+
+
+def test_outside_a_program_a_lane_still_says_which_job_runs_after_ten_silent_seconds():
+    now, lines = [0.0], []
+    progress = ProgramProgress(lines.append, every=10.0, clock=lambda: now[0])
+    now[0] = 12.0
+    progress.tick()
+    assert lines == [], "nothing running: nothing to say"
+    progress.job_started("stock", "jit")
+    assert lines == ["fuzzdce: running job stock on jit for 0 s"]
+    progress.job_ended()
+    now[0] = 30.0
+    progress.tick()
+    assert len(lines) == 1

@@ -93,8 +93,8 @@ class ProgramProgress:
         self.job = None
 
     def tick(self) -> None:
-        """Say where the lane is if nothing was said for ``every`` seconds: inside a program, always;
-        outside one (a shrink step), only a job that has run that long."""
+        """Say where the lane is if nothing was said for ``every`` seconds: the program it is inside
+        and its job, or outside one (a shrink step, a replay) the job running."""
         now = self.clock()
         if now - self.last_said < self.every:
             return
@@ -104,8 +104,8 @@ class ProgramProgress:
                 f"fuzzdce: inside {self.program} for {now - self.program_since:.0f} s ({self.jobs} jobs)"
                 + (f": {job}" if job else "")
             )
-        elif job is not None and now - self.job_since >= self.every:
-            self.log(f"fuzzdce: still running {job}")
+        elif job is not None:
+            self.log(f"fuzzdce: running {job}")
         else:
             return
         self.last_said = now
