@@ -254,7 +254,13 @@ RUN_FLAGS = (
     Flag("--jobs", RUN, dict(
         type=positive_int,
         default=os.cpu_count() or 1,
-        help="parallel lanes, each with its own sandboxed worker (default: all cores)",
+        help="parallel lanes, each with its own sandboxed worker (default: all cores); 1: one lane, in this "
+        "process, its Thunder work still in a sandboxed worker",
+    )),
+    Flag("--in-process", RUN, dict(
+        action="store_true",
+        help="for a debugger: one lane, Thunder's work in this very process, no worker (--jobs is ignored); an abort "
+        "in torch or Thunder then ends the campaign, a hang inside a compile stalls it, and no memory limit applies",
     )),
     Flag("--verbose", RUN, dict(
         action="store_true", help="also print findings per placement x path x oracle, and each bug's members"
@@ -574,8 +580,11 @@ def run_main(args) -> int:
     config = config_from(args).replaced(started_at=args.started_at)
     # SIGTERM stops a campaign like Ctrl-C: cleanly, with every finding already on disk.
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
-    if args.jobs == 1:
-        campaign = Campaign(config)
+    if args.in_process or args.jobs == 1:
+        # Thunder's work runs in a sandboxed worker, as a lane's does: an abort or a hang in torch or
+        # Thunder is a crash or timeout finding there, and the campaign goes on. In this process only
+        # when asked for by name (a debugger's breakpoints reach it).
+        campaign = Campaign(config if args.in_process else config.replaced(sandbox=True))
         campaign.run()
     else:
         campaign = run_lanes(config, args.jobs)

@@ -6,6 +6,8 @@ Importable as ``planted:NAME`` when ``tests/`` is on the path, which also exerci
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 
 from fuzzdce.running.placements import dce_in_symbol_call, patch_everywhere
 
@@ -44,15 +46,17 @@ def colliding_names():
     return _after_dce(_collide_last_output)
 
 
+def torch_ops(trace) -> int:
+    """The trace's top-level torch-level ops."""
+    return sum(1 for b in trace.bound_symbols if getattr(b.sym.module, "__name__", "") == "thunder.torch")
+
+
 def colliding_names_in_long_traces(min_computations: int = 4):
     """``colliding_names``, only in traces of at least ``min_computations`` torch-level ops.
 
     A fault that the simplest programs (Hypothesis's first draws) never trigger: finding it
     again at once, in a run of one program, shows an example database replaying it.
     """
-
-    def torch_ops(trace) -> int:
-        return sum(1 for b in trace.bound_symbols if getattr(b.sym.module, "__name__", "") == "thunder.torch")
 
     def collide_if_long(trace, result) -> None:
         if torch_ops(result) >= min_computations:
@@ -544,3 +548,32 @@ def cos_states_float64():
 def input_states_requires_grad():
     """The first tensor input a trace unpacks is stated to require grad, whether or not it does."""
     return _restated("unpack_trivial", requires_grad=True)
+
+
+def aborts_past_one_op():
+    """The process compiling aborts (``os.abort``: SIGABRT, as a failed C++ assertion or glibc's
+    "double free" does) after a DCE of a trace of two or more torch-level ops: Hypothesis's first,
+    simplest program passes, and most later ones kill whatever process runs their compile."""
+
+    def abort_if_long(trace, result) -> None:
+        if torch_ops(result) >= 2:
+            os.abort()
+
+    return _after_dce(abort_if_long)
+
+
+# How long ``sleeps_past_one_op`` sleeps, once per compile: well under a test's job time limit.
+SLEEP_SECONDS = 2.5
+
+
+def sleeps_past_one_op():
+    """Changes nothing, but sleeps ``SLEEP_SECONDS`` once per compile (the first DCE of a trace of
+    two or more torch-level ops): a slow program, never a wrong one, where the first is quick."""
+    slept = []
+
+    def sleep_once(trace, result) -> None:
+        if not slept and torch_ops(result) >= 2:
+            slept.append(True)
+            time.sleep(SLEEP_SECONDS)
+
+    return _after_dce(sleep_once)

@@ -81,11 +81,11 @@ def test_an_oracle_raising_in_process_is_a_harness_error_of_its_path(monkeypatch
 
 
 def test_a_campaign_in_process_exits_3_and_files_nothing(monkeypatch, tmp_path, capsys):
-    """``--jobs 1``: idempotent's own helper raising was "DCE is not a fixed point" (a shared bug under stock)."""
+    """``--in-process``: idempotent's own helper raising was "DCE is not a fixed point" (a shared bug under stock)."""
     calls = []
     monkeypatch.setattr(idempotent, "shape", shape_with_a_wrong_depth(calls))
     findings = tmp_path / "findings"
-    argv = ["run", "--placement", "stock", "--path", "jit", "--jobs", "1", "--max-examples", "3", "--seed", "1"]
+    argv = ["run", "--placement", "stock", "--path", "jit", "--in-process", "--max-examples", "3", "--seed", "1"]
     code = main([*argv, "--database", "none", "--findings", str(findings)])
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "harness error" in line]

@@ -9,6 +9,7 @@ Modules:
 - ``steering``: generation steered to what a campaign has not tested yet.
 - ``ledger``: every program's triaged violations recorded as findings, and the folder kept in step.
 - ``campaign``: a campaign made of its parts: generation, then the shrinker's phases.
+- ``program_cost``: each program's cost limit, from what the campaign has measured.
 - ``time_plan``: the phases, when each must end, and how long each took.
 - ``shrinking``: after generation: each cause shrunk, joined and confirmed (the ``Shrinker``).
 - ``shrink_passes``: every way of making a failing program smaller, registered by name.

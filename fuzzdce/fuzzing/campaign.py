@@ -32,10 +32,12 @@ from fuzzdce.core.versions import versions
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import GenerationEnd, HypothesisDriver
 from fuzzdce.fuzzing.ledger import Ledger, Log
+from fuzzdce.fuzzing.program_cost import ProgramCost, ProgramProgress
 from fuzzdce.fuzzing.shrinking import Shrinker
 from fuzzdce.fuzzing.time_plan import SHRINK_END, Phase, PhaseClock, TimePlan
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary
+from fuzzdce.results.slow import slow_program
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.builds import build_specs, describe_thunder
 from fuzzdce.running.evaluate import Evaluator
@@ -101,11 +103,16 @@ class Campaign:
         self.paths = list(settings.paths)
         self.seed = settings.run.seed
         self.log = log
+        # Inside a long program a lane says so (which job, how long); each program is bounded (program_cost).
+        self.watch = ProgramProgress(log, settings.output.progress_every)
+        self.costs = ProgramCost()
         if evaluator is None:
             evaluation = settings.evaluation
             evaluator = Evaluator(
                 self.sandbox() if evaluation.sandbox else None, cache=True, share_compiles=evaluation.share_compiles
             )
+        if isinstance(evaluator, Evaluator):
+            evaluator.watch = self.watch
         self.evaluator = evaluator
         output = settings.output
         self.builds = build_specs(self.placements)  # what the records and reproducers select a build by
@@ -156,6 +163,7 @@ class Campaign:
             name=f"{self.own_memory.process} worker",
             log=self.log,
             uses_device=any(PATHS[p].device is not None for p in self.paths),
+            waiting=self.watch.tick,
         )
 
     def start_worker_ahead(self) -> None:
@@ -247,7 +255,7 @@ class Campaign:
         if program in self.distinct_programs or self.full_evaluations >= self.max_examples:
             return []
         try:
-            evaluations = self.evaluate_everywhere(program)
+            evaluations = self.evaluate_bounded(program)
         except OutOfTime as e:  # not counted: generation's time is over, and the driver ends it
             self.out_of_time(e)
             return []
@@ -260,6 +268,30 @@ class Campaign:
         if changed:
             self.driver.save(choices)
         return changed
+
+    def evaluate_bounded(self, program: Program):
+        """``program`` everywhere, within its limit (``program_cost.ProgramCost.limit``): past it,
+        its remaining jobs are not run, what ran is judged as usual, and it is recorded as a slow program."""
+        limit = self.costs.limit(self.plan.budget, self.settings.evaluation.timeout)
+        self.evaluator.program_limit = limit
+        self.watch.program_started(f"program {self.full_evaluations + 1} ({program.n_ops} ops)")
+        start = time.monotonic()
+        try:
+            evaluations = self.evaluate_everywhere(program)
+        finally:
+            self.evaluator.program_limit = None
+            self.watch.program_ended()
+        # Less the jobs that waited for a fresh worker's imports (``Evaluator.uncounted``): not the program's cost.
+        seconds = time.monotonic() - start - getattr(self.evaluator, "uncounted", 0.0)
+        self.costs.observe(seconds)
+        if limit is not None and seconds > limit:
+            jobs = getattr(self.evaluator, "job_times", ())
+            record = slow_program(
+                program, jobs, seconds=seconds, limit=limit, placements=list(evaluations), paths=self.paths,
+                first_seen_seconds=self.clock(), process=self.own_memory.process, number=self.full_evaluations + 1,
+            )  # fmt: skip
+            self.ledger.slow(record)
+        return evaluations
 
     # --- shrinking and joining (``shrinking.Shrinker``) ----------------------------------------------
 
@@ -284,6 +316,7 @@ class Campaign:
 
     def progress(self) -> None:
         self.log(self.progress_line())
+        self.watch.said()
         self.sample()
         self.write_summary()
 
@@ -358,6 +391,8 @@ class Campaign:
             not_checked=tuple(
                 {"oracle": who, "path": path, "what": what, "times": n} for (who, path, what), n in s.not_checked.most_common()
             ),
+            # Programs past their limit, their remaining jobs not run (``program_cost``, ``results.slow``).
+            slow_programs=s.slow_programs.summary(),
             # Programs evaluated and distinct bugs over the campaign's time, lanes combined (timeline.py).
             timeline=tuple(campaign_timeline(s.timeline, s.lane_timelines, [b.first_seen_seconds for b in bugs])),
             findings_dir=str(folder.root) if folder is not None else None,

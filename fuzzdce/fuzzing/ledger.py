@@ -21,6 +21,7 @@ from fuzzdce.core.program import Program
 from fuzzdce.core.timeline import Sample
 from fuzzdce.core.vocabulary import AddResult, Verdict
 from fuzzdce.fuzzing.driver import GenerationEnd
+from fuzzdce.results.slow import SlowProgram, SlowPrograms
 from fuzzdce.results.store import FindingsFolder
 from fuzzdce.running.coverage import DceActivity
 from fuzzdce.running.evaluate import Evaluation, violations_of
@@ -76,6 +77,8 @@ class Stats:
     # Compiles the evaluations made, stock's included (each path under each Thunder not served by
     # stock's compile): what a shrink step's cost is counted in (``time_plan.cause_seconds``).
     compiled: int = 0
+    # Programs past their limit, their remaining jobs not run (``program_cost``): no finding, said in the report.
+    slow_programs: SlowPrograms = field(default_factory=SlowPrograms)
 
     @property
     def seconds_per_program(self) -> float:
@@ -114,6 +117,7 @@ class Stats:
         self.opinfo = self.opinfo or other.opinfo
         self.compiles.update(other.compiles)
         self.compiled += other.compiled
+        self.slow_programs.merge(other.slow_programs)
 
 
 class Ledger:
@@ -242,6 +246,24 @@ class Ledger:
             if bug.id not in written:
                 self.folder.write_record(bug)
                 written.add(bug.id)
+
+    def slow(self, record: SlowProgram) -> None:
+        """A program ran past its limit (``program_cost``): said, kept for summary.json and the
+        report, and written to the findings folder with a script that runs it again. No finding."""
+        if not self.stats.slow_programs.add(record):
+            return
+        longest = record.longest
+        longest_text = (
+            "" if longest is None else f"; longest: {longest['placement']} on {longest['path']} {longest['seconds']:.1f} s"
+        )
+        stopped = f", {len(record.not_run)} jobs not run" if record.not_run else ""
+        where = ""
+        if self.folder is not None:
+            where = f"; rerun: python {self.folder.write_slow(record)}"
+        self.log(
+            f"[slow] program {record.id} ({record.n_ops} ops) took {record.seconds:.1f} s, past its limit of "
+            f"{record.limit:.1f} s{stopped}{longest_text}{where}"
+        )
 
     def merge(self, store: FindingStore, stats: Stats, *, same_lane: bool = False) -> None:
         """Fold in another lane's findings and counts (``same_lane``: ``Stats.merge``'s)."""

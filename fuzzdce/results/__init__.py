@@ -11,4 +11,5 @@ Modules:
 - ``merge``: ``fuzzdce merge``: findings folders joined into one from their records alone.
 - ``replay``: ``fuzzdce replay``: saved bugs rerun under placements.
 - ``issue``: ``fuzzdce issue``: a Markdown issue body for Thunder's tracker.
+- ``slow``: programs stopped at their cost limit: their records, report lines and rerun script.
 """

@@ -18,6 +18,7 @@ from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import confirmation_words
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.report import not_checked_lines, plural
+from fuzzdce.results.slow import slow_lines
 from fuzzdce.results.store import REPRO_FILE, SUMMARY_FILE, read_bugs, read_summary
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.strategies import CATALOG
@@ -340,10 +341,19 @@ def dce_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
     )
 
 
+def slow_section(summary: RunSummary, bugs: list[BugRecord]) -> str:
+    """Programs past their limit (``results.slow``), as the text report lists them; nothing when none."""
+    folder = Path(summary.findings_dir) if summary.findings_dir else None
+    lines = slow_lines(summary.slow_programs, folder)
+    if not lines:
+        return ""
+    return f"<h2>Slow programs</h2><pre>{escape(chr(10).join(lines[1:]))}</pre>"
+
+
 # --- the page -------------------------------------------------------------------------------------
 
 # Each section reads the summary and the bugs; a new chart is one more function here.
-SECTIONS = (time_section, op_section, path_section, dce_section)
+SECTIONS = (time_section, op_section, path_section, dce_section, slow_section)
 
 
 def page(summary: RunSummary | None, bugs: list[BugRecord], folder: Path) -> str:

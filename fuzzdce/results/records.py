@@ -589,6 +589,8 @@ class RunSummary:
     notes: tuple[dict[str, Any], ...] = ()
     # Checks that could not be made, an exception swallowed: {"oracle", "path", "what", "times"} each.
     not_checked: tuple[dict[str, Any], ...] = ()
+    # Programs past their limit (``results.slow.SlowProgram.to_json``), their remaining jobs not run: no bug.
+    slow_programs: tuple[dict[str, Any], ...] = ()
     timeline: tuple[dict[str, Any], ...] | None = None
     findings_dir: str | None = None
     memory: dict[str, Any] | None = None
@@ -669,6 +671,7 @@ class RunSummary:
             "dce_activity": self.dce_activity,
             "notes": [dict(n) for n in self.notes],
             "not_checked": [dict(n) for n in self.not_checked],
+            "slow_programs": [dict(p) for p in self.slow_programs],
             "timeline": None if self.timeline is None else [dict(s) for s in self.timeline],
             "findings_dir": self.findings_dir,
             "memory": self.memory,
@@ -687,6 +690,7 @@ class RunSummary:
         for name in ("placements", "paths", "counts", "notes", "not_checked", "timeline", "generation_ended", "shards"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
+        values["slow_programs"] = tuple(values.get("slow_programs") or ())
         entries = [e for listed in data["bugs"].values() for e in listed]  # keyed by verdict
         return cls(bugs=tuple(BugRecord.from_json(e) for e in entries), **values)
 

@@ -19,6 +19,7 @@ from fuzzdce.core.findings import confirmation_words
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
+from fuzzdce.results.slow import slow_lines
 from fuzzdce.results.store import REPRO_FILE
 from fuzzdce.running.coverage import activity_lines
 from fuzzdce.running.grad_rules import coverage_line, family_lines
@@ -150,6 +151,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         for record in records:
             out += bug_lines(record, reproduce_line(record, folder) if folder is not None else None, verbose=verbose)
         out.append("")
+    out += slow_lines(summary.slow_programs, folder)
     if summary.dce_activity:
         against = summary.reference or "the reference"
         out += [f"DCE activity against {against} (its edits: subsymbols removed per symbol, raises; every path):"]

@@ -9,6 +9,7 @@ Layout of ``DIR``::
     <bug id>/repro.py               the standalone reproducer (fuzzdce.results.repro.script)
     <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
     <bug id>/trace-diff.txt         regressions: the reference's traces against the placement's
+    slow/<id>/slow.json, program.py  a program past its limit (``results.slow``): no bug
 
 Every file is written to a temporary name and moved into place with ``os.replace``, so a crash
 leaves each file either old or new, never torn. The known-findings file is read here too.
@@ -34,6 +35,7 @@ from fuzzdce.core.subsymbols import printed
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.records import BugRecord, KnownReason, RunSummary, Upstream, check_schema
 from fuzzdce.results.repro import script
+from fuzzdce.results.slow import PROGRAM_FILE, SLOW_DIR, SLOW_FILE, SlowProgram, program_script
 
 DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
 BUG_FILE = "bug.json"
@@ -157,6 +159,7 @@ class FindingsFolder:
             if child.is_dir() and (child / BUG_FILE).exists():
                 shutil.rmtree(child)
         (self.root / SUMMARY_FILE).unlink(missing_ok=True)
+        shutil.rmtree(self.root / SLOW_DIR, ignore_errors=True)
 
     def folder(self, bug: Bug) -> Path:
         return self.root / bug.id
@@ -191,6 +194,13 @@ class FindingsFolder:
             for child in self.root.iterdir():
                 if child.is_dir() and (child / BUG_FILE).exists() and child.name not in keep:
                     shutil.rmtree(child)
+
+    def write_slow(self, record: SlowProgram) -> Path:
+        """A slow program's folder: its record and the script that runs it again; returns the script's path."""
+        folder = self.root / SLOW_DIR / record.id
+        write_atomically(folder / PROGRAM_FILE, program_script(record))
+        write_atomically(folder / SLOW_FILE, json.dumps(record.to_json(), indent=2, default=str) + "\n")
+        return folder / PROGRAM_FILE
 
     def write_summary(self, summary: RunSummary) -> None:
         write_atomically(self.root / SUMMARY_FILE, json.dumps(summary.to_json(), indent=2, default=str) + "\n")

@@ -18,7 +18,7 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_message, unexpected_exception
 from fuzzdce.core.faults import Identity, identity
@@ -329,6 +329,21 @@ def stop_on_harness_error(result) -> None:
         raise HarnessError(failure.message)
 
 
+def unjudged_on(path: str, results: Mapping[str, Evaluation], reference: str) -> None:
+    """A program stopped at its limit part way through ``path``, the reference run there and some
+    of the others not: what the reference shows there cannot be judged (whether the Thunders not
+    run show it too decides shared or fixed), so it and whatever shows the same are left out. What
+    only a Thunder under test shows there, the reference passing, is a regression whoever else
+    shows it, and stays."""
+    shown = {identity(v) for v in results[reference].violations if v.path == path} if reference in results else set()
+    for evaluation in results.values():
+        evaluation.violations = [
+            v
+            for v in evaluation.violations
+            if not (v.path == path and (evaluation.placement == reference or identity(v) in shown))
+        ]
+
+
 RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 
@@ -341,6 +356,25 @@ def job_key(job: Job) -> str:
     scope = (f"{job.scope.call} by {','.join(sorted(job.scope.oracles))}",) if job.scope is not None else ()
     text = "\n".join(parts + ((job.device,) if job.device else ()) + scope)
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class JobTime:
+    """One job an evaluation ran (not answered from the cache): under which Thunder, on which path
+    ("eager" too), for how long, and whether it ran past its own time limit (the ``timeout``
+    oracle's, not a cut at the time budget's end)."""
+
+    placement: str
+    path: str
+    seconds: float
+    timed_out: bool = False
+
+
+class ProgramWatch(Protocol):
+    """Who hears, from an ``Evaluator``, which job of a program runs (a campaign's ``program_cost.ProgramProgress``)."""
+
+    def job_started(self, placement: str, path: str) -> None: ...
+    def job_ended(self) -> None: ...
 
 
 def timed_out(result) -> bool:
@@ -375,6 +409,16 @@ class Evaluator:
         # is given no more than the time left, and one cut short by it raises ``OutOfTime``, where
         # its own limit would have made it a ``timeout`` finding.
         self.deadline: float | None = None
+        # Seconds one call (a program's evaluation) may spend on its jobs (None: no limit): past
+        # it, checked between jobs, the call's remaining jobs are not run (``stopped``) and what
+        # ran is judged (a campaign bounds each generated program's cost: ``program_cost``).
+        self.program_limit: float | None = None
+        self.stopped = False  # the last call passed ``program_limit`` with jobs left, which did not run
+        self.job_times: list[JobTime] = []  # the jobs the last call ran, in order
+        # Seconds of the last call's jobs that waited for a fresh worker's imports (after a crash, a
+        # recycling, at the start): fuzzdce's cost, not the program's, so not counted against its limit.
+        self.uncounted = 0.0
+        self.watch: ProgramWatch | None = None  # hears of each job as it starts (a lane's progress lines)
 
     def run_cached(self, job: Job, use_cache: bool):
         """``run_job(job)``, or its cached result; a harness error stops the campaign either way."""
@@ -382,8 +426,15 @@ class Evaluator:
         if key is not None and key in self.cache:
             return self.cache[key]
         job = self.within_deadline(job)
+        if self.watch is not None:
+            self.watch.job_started(job.placement.name, job.path)
+        fresh = getattr(self.run_job, "starts_fresh", None)
+        fresh = fresh() if fresh is not None else False
+        started = time.monotonic()
         try:
             result = self.run_job(job)
+            if self.watch is not None:
+                self.watch.job_ended()
         except DeviceLost as e:
             # In this process (no worker to replace): nothing after it could use the device.
             raise HarnessError(
@@ -396,6 +447,11 @@ class Evaluator:
             where = f"{job.path} under {job.placement.name}"
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
+        if fresh:
+            self.uncounted += time.monotonic() - started
+        self.job_times.append(
+            JobTime(job.placement.name, job.path, time.monotonic() - started, timed_out(result) and not job.cut)
+        )
         stop_on_harness_error(result)
         if job.cut and timed_out(result):
             raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {job.timeout:.1f} s")
@@ -447,6 +503,7 @@ class Evaluator:
         against = None if base.is_stock else base
         # Eager on the CPU decides whether the program is valid at all; a path on a device is judged
         # against eager on that device.
+        self.stopped, self.job_times, self.uncounted, started = False, [], 0.0, time.monotonic()
         eager = self.eager_outcome(program, None, timeout, cache)
         chosen = list({p.name: p for p in ([] if alone else [base, stock]) + list(placements)}.values())
         results = {p.name: Evaluation(program, p.name, eager) for p in chosen}
@@ -459,9 +516,17 @@ class Evaluator:
         reference_localised: dict[Identity, Violation] = {}
         for device in dict.fromkeys(PATHS[path].device for path in paths if PATHS[path].device is not None):
             eager_on[device] = self.eager_outcome(program, device, timeout, cache)
-        for placement in chosen:
-            evaluation = results[placement.name]
-            for path in paths:
+        # Path by path, the reference first on each: a program stopped at its limit
+        # (``program_limit``) leaves whole paths unrun, each path that ran judged as usual.
+        for path in paths:
+            if self.stopped:
+                break
+            for placement in chosen:
+                if self.program_limit is not None and time.monotonic() - started - self.uncounted > self.program_limit:
+                    self.stopped = True
+                    unjudged_on(path, results, base.name)
+                    break
+                evaluation = results[placement.name]
                 reference_eager = eager_on[PATHS[path].device]
                 if reference_eager.failure is not None:
                     continue  # eager itself hung or crashed on the path's device: no reference there

@@ -9,6 +9,7 @@ which the ``timeout`` and ``crash`` oracles report like any other violation.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from fuzzdce.core.model import JobFailure, Outcome
 from fuzzdce.core.quiet import quiet_library_warnings
@@ -40,7 +41,8 @@ class SandboxedJobs:
     job hung or killed its child (the next job gets a fresh one). The child is recycled between
     jobs after ``recycle_jobs`` jobs or past ``recycle_rss_mb`` resident MB (``Worker``).
     ``uses_device``: whether its jobs may use CUDA (None: where this machine has it), which decides
-    how its memory is limited (``workers.memory_limits``)."""
+    how its memory is limited (``workers.memory_limits``). ``waiting``: called about every second
+    while a job runs (``ChildWorker.waiting``)."""
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class SandboxedJobs:
         log=lambda line: None,
         grace: float = GRACE_SECONDS,
         uses_device: bool | None = None,
+        waiting: Callable[[], None] | None = None,
     ) -> None:
         self.grace = grace  # how much longer than a job's limit its parent waits (``workers.GRACE_SECONDS``)
         self.worker = Worker(
@@ -63,6 +66,7 @@ class SandboxedJobs:
             log=log,
             uses_device=uses_device,
         )
+        self.worker.waiting = waiting  # told about every second while a job runs (a lane's progress)
 
     @property
     def memory(self) -> ProcessMemory:
@@ -79,6 +83,11 @@ class SandboxedJobs:
         # is waited for no longer than ``CUT_GRACE_SECONDS`` past it: its result would not be judged.
         grace = min(self.grace, CUT_GRACE_SECONDS) if job.cut else self.grace
         return self.worker.submit(job, job.timeout, grace=grace)
+
+    def starts_fresh(self) -> bool:
+        """Will the next job wait for a fresh child's imports (none yet, or the last one gone)?"""
+        child = self.worker.child
+        return child is None or not child.alive() or self.worker.jobs_in_child == 0
 
     def start_ahead(self) -> None:
         """Start the worker's child now (``ChildWorker.start_ahead``): its imports overlap other work."""

@@ -51,6 +51,8 @@ from fuzzdce.running.memory import ProcessMemory, own_peak_mb, resident_mb
 DEFAULT_MEMORY_LIMIT_MB = 8192
 # How often a parent reads a CUDA-capable child's resident size while it waits for a job.
 RESIDENT_POLL_SECONDS = 0.25
+# How often a parent with someone to tell (``ChildWorker.waiting``) looks up from waiting for a job.
+WAITING_POLL_SECONDS = 1.0
 STARTUP_SECONDS = 60.0  # a new child imports torch and Thunder before its first job
 # The child acts on a job's time limit at its own safe points, between Thunder's calls
 # (watchdog.time_limit); the parent waits this much longer, then kills the child and records the
@@ -286,6 +288,9 @@ class ChildWorker:
         self.recycled = 0  # children retired healthy, for their job count or memory
         self.jobs_in_child = 0
         self.memory = ProcessMemory(name, jobs=0)
+        # Called about every ``WAITING_POLL_SECONDS`` while a job runs (None: nobody): a lane says
+        # which job it is inside (``program_cost.ProgramProgress.tick``).
+        self.waiting: Callable[[], None] | None = None
 
     def _stop(self) -> None:
         self.jobs_in_child = 0
@@ -332,8 +337,12 @@ class ChildWorker:
             wait = left  # unwatched: the whole time left at once
             if self.resident_limit_mb is not None:
                 wait = RESIDENT_POLL_SECONDS if left is None else min(left, RESIDENT_POLL_SECONDS)
+            if self.waiting is not None:
+                wait = WAITING_POLL_SECONDS if wait is None else min(wait, WAITING_POLL_SECONDS)
             if self.child.ready(wait):
                 return None
+            if self.waiting is not None:
+                self.waiting()
             if self.resident_limit_mb is None:
                 continue
             read = resident_mb(self.child.pid)
