@@ -5,7 +5,7 @@ correct one none; the seed's program names the raise on ``ltorch.add`` and not t
 import pytest
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
-from fuzzdce.core.findings import FindingStore
+from fuzzdce.core.findings import FindingStore, program_text
 from fuzzdce.core.model import Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node
@@ -207,6 +207,39 @@ def store_of(*entries):
     return store
 
 
+def made_on(program, placement="p", symbol="reshape"):
+    """``decided(placement, symbol)``, bisected on ``program``."""
+    import dataclasses
+
+    return dataclasses.replace(decided(placement, symbol), program=program_text(program))
+
+
+def test_a_finding_given_a_smaller_program_drops_the_decision_made_on_its_larger_one():
+    store = store_of((RAISE, TWO, made_on(TWO)))
+    (finding,) = store
+    store.add(Verdict.REGRESSION, ("p",), RAISE, TWO)  # the same program again: its decision stands
+    assert finding.decision.made_on(program_text(TWO))
+    _, change = store.add(Verdict.REGRESSION, ("p",), RAISE, ONE)
+    assert str(change) == "smaller" and finding.program == ONE and finding.decision is None
+
+
+def test_merged_lanes_keep_the_decision_of_the_program_they_keep():
+    """Two lanes' copies of one finding: the smaller program wins with its own decision, or none;
+    a decision bisected on the other's program never comes with it."""
+    smaller_decided, larger_decided = store_of((RAISE, ONE, made_on(ONE))), store_of((RAISE, TWO, made_on(TWO, symbol="add")))
+    smaller_decided.merge(larger_decided)
+    ((finding),) = smaller_decided
+    assert finding.program == ONE and finding.decision.made_on(program_text(ONE))
+    undecided, larger = store_of((RAISE, ONE, None)), store_of((RAISE, TWO, made_on(TWO)))
+    undecided.merge(larger)
+    ((finding),) = undecided
+    assert finding.program == ONE and finding.decision is None
+    larger, undecided = store_of((RAISE, TWO, made_on(TWO))), store_of((RAISE, ONE, None))
+    larger.merge(undecided)
+    ((finding),) = larger
+    assert finding.program == ONE and finding.decision is None
+
+
 def test_failures_of_one_decision_are_one_bug_whatever_they_show():
     store = store_of((SPLIT, ONE, decided("p", "reshape")), (RAISE, TWO, decided("p", "reshape")))
     (bug,) = store.bugs()
@@ -373,30 +406,34 @@ def culprit_on(campaign, program, failure):
     return bisect_failure(campaign.evaluate, program, resolve(RAISES_ON_BROADCAST), failure).culprit.before
 
 
-def test_a_cause_a_smaller_program_shows_is_bisected_again_on_it():
-    """A cause is bisected on its smallest program before any shrink; once a smaller program shows
-    it, it is bisected again there (``Shrinker.redecide``): the statement a report names is in the
-    reproducer the engineer reads, not in the larger program generation drew."""
+def test_a_finding_whose_program_is_replaced_by_a_smaller_one_carries_no_decision_made_on_the_old_program():
+    """A decision is its program's (``Bisection.program``): the statement it names is in that
+    program. A smaller program showing the same finding replaces it (``FindingStore.add``), and
+    the decision goes with the old program; deciding as found (``Shrinker.decide_found``) bisects
+    the cause again on the new one, whose statement a report then names."""
     campaign, key = decided_on_a_larger_program()
-    # A smaller program showing the same cause, as a shrink settles one.
-    campaign.ledger.record(EXPAND_MUL, campaign.evaluate_everywhere(EXPAND_MUL))
+    (larger,) = campaign.store.causes()[key]
+    assert larger.decision.made_on(program_text(ABS_EXPAND_MUL)) and larger.decision.path == "jit"
+    on_larger = larger.decision.culprit.before
+    # A smaller program showing the same cause, as generation or a shrink's settling records one.
+    changed = campaign.ledger.record(EXPAND_MUL, campaign.evaluate_everywhere(EXPAND_MUL))
     smallest = campaign.store.causes()[key][0]
-    assert smallest.program == EXPAND_MUL
-    on_larger = culprit_on(campaign, ABS_EXPAND_MUL, smallest.violation)
+    assert smallest is larger and smallest.program == EXPAND_MUL
+    assert smallest.decision is None, "a decision of the larger program, whose statements the reproducer does not hold"
+    campaign.shrinker.decide_found(changed)
     on_smaller = culprit_on(campaign, EXPAND_MUL, smallest.violation)
-    assert smallest.decision.culprit.before == on_larger != on_smaller, "the fault planted: a decision of the larger program"
-    campaign.shrinker.redecide(key)
-    assert smallest.decision.culprit.before == on_smaller and campaign.shrinker.decided_on[key] == EXPAND_MUL
+    assert on_smaller != on_larger, "the two programs' culprits are written alike: this test could not fail"
+    assert smallest.decision.made_on(program_text(EXPAND_MUL)) and smallest.decision.culprit.before == on_smaller
 
 
-def test_a_shrink_bisects_its_cause_again_on_the_program_it_leaves():
-    """The same through a shrink: its passes drop ``abs``, and the decision is bisected again on
-    what they leave."""
+def test_a_shrink_leaves_its_cause_decided_on_the_program_it_leaves():
+    """The same through a shrink: its passes drop ``abs``, and settling what they leave decides the
+    cause again there."""
     campaign, key = decided_on_a_larger_program()
     campaign.shrinker.shrink(key)
     smallest = campaign.store.causes()[key][0]
     assert smallest.program.n_ops < ABS_EXPAND_MUL.n_ops, smallest.program.source()
-    assert campaign.shrinker.decided_on[key] == smallest.program
+    assert smallest.decision.made_on(program_text(smallest.program))
     assert smallest.decision.culprit.before == culprit_on(campaign, smallest.program, smallest.violation)
 
 

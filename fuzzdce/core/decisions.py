@@ -124,7 +124,9 @@ class Bisection:
     """What bisecting one failure under ``placement`` found: every edit of the failing run, the
     ``culprit`` (the first without which the failure goes), whether it ``alone`` fails (None: not
     checked), whether the run ``without`` it passes, the runs it took, and ``note`` where it found
-    nothing."""
+    nothing. ``program`` and ``path``: what it was bisected on (the program's text, source and
+    inputs: ``findings.program_text``): a finding whose program is replaced drops it
+    (``FindingStore.add``), since its calls and statements are the old program's."""
 
     placement: str
     edits: tuple[Edit, ...] = ()
@@ -138,6 +140,11 @@ class Bisection:
     # Of a culprit that removed several subsymbols, the one whose removal alone fails (None: not
     # narrowed, or none alone does).
     narrowed: Removed | None = None
+    program: str = ""
+
+    def made_on(self, program_text: str) -> bool:
+        """Was it bisected on the program of text ``program_text``?"""
+        return self.program == program_text
 
     @property
     def identity(self) -> tuple | None:

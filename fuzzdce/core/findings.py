@@ -43,6 +43,12 @@ def size(program) -> tuple[int, int, int]:
     return size_of(program.n_ops, len(program.inputs), program.source())
 
 
+def program_text(program) -> str:
+    """A program's text, its source and inputs: what a decision records it was bisected on
+    (``decisions.Bisection.program``)."""
+    return program.source() + program.inputs_source()
+
+
 def earliest(times: Iterable[float | None]) -> float | None:
     """The smallest of ``times`` that are known (None when none is)."""
     return min((t for t in times if t is not None), default=None)
@@ -133,7 +139,8 @@ class Finding:
     # or not shrunk (None)?
     shrunk: bool | None = None
     # The bisection of its cause's failure to the placement's decision that breaks
-    # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known by.
+    # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known
+    # by. Always made on ``program``: dropped when a smaller program replaces it (``FindingStore.add``).
     decision: Any = None
 
     @property
@@ -166,7 +173,7 @@ class Finding:
     @property
     def settled(self) -> str | None:
         """Its program's text, once a finished shrink's result (``shrunk``), else None."""
-        return self.program.source() + self.program.inputs_source() if self.shrunk else None
+        return program_text(self.program) if self.shrunk else None
 
     @property
     def decision_identity(self) -> Identity | None:
@@ -251,9 +258,10 @@ class Bug:
 
     @property
     def decision(self):
-        """The bisection that names the bug's decision (``core.decisions.Bisection``): a member's
-        whose search found one, else any member's (it says why none), else None."""
-        made = [f.decision for f in self.members if f.decision is not None]
+        """The bisection that names the bug's decision (``core.decisions.Bisection``): the smallest
+        program's where its search found one (what the reproducer runs), else a member's whose
+        search found one, else any member's (it says why none), else None."""
+        made = [f.decision for f in smallest_first(self.members) if f.decision is not None]
         return next((d for d in made if d.identity is not None), made[0] if made else None)
 
     @property
@@ -331,6 +339,9 @@ class FindingStore:
         elif size(program) < size(finding.program):
             finding.program, finding.violation = program, violation
             finding.choices, finding.weights, finding.shrunk, finding.confirmed = choices, weights, None, None
+            # Its calls and statements were the old program's: the cause is decided again on this one
+            # (``shrinking.Shrinker.decide_found``).
+            finding.decision = None
             change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
@@ -392,14 +403,14 @@ class FindingStore:
                 mine.program, mine.violation = theirs.program, theirs.violation
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed
-                # Their decision was bisected on their program (or on one larger): it says what breaks there.
-                mine.decision = theirs.decision or mine.decision
+                # A decision goes with the program it was bisected on (None: theirs was not decided yet).
+                mine.decision = theirs.decision
             elif theirs.program == mine.program:
                 if theirs.shrunk and not mine.shrunk:
                     mine.shrunk = True
                 mine.confirmed = replayed_together(mine.confirmed, theirs.confirmed)
-            if mine.decision is None:
-                mine.decision = theirs.decision
+                if mine.decision is None:
+                    mine.decision = theirs.decision
 
     def __iter__(self):
         return iter(

@@ -9,10 +9,12 @@ program, whose calls a gating numbered for the whole program would not fit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.faults import identity
+from fuzzdce.core.findings import program_text
 from fuzzdce.core.model import Placement, Violation
 from fuzzdce.running import decisions
 
@@ -22,7 +24,7 @@ Evaluate = Callable[..., dict]
 
 def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
-    shows on ``target.path``) goes."""
+    shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``)."""
     path = target.path
     wanted = identity(target, localised=False)
 
@@ -33,7 +35,8 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
         shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
         return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
 
-    return decisions.bisect(placement, run, path=path, oracle=target.oracle)
+    found = decisions.bisect(placement, run, path=path, oracle=target.oracle)
+    return dataclasses.replace(found, program=program_text(program))
 
 
 def regressions(evaluate: Evaluate, program, placement: Placement, reference: Placement, paths: Sequence[str]) -> list[Violation]:
