@@ -147,9 +147,7 @@ class Shrinker:
         waiting = {
             shrink_unit(members[0])
             for key, members in self.store.causes().items()
-            if self.to_shrink(key, members)
-            and not self.shown_by_a_settled_program(members)
-            and not self.decision_shrunk(members)
+            if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members) and not self.decision_shrunk(members)
         }
         return len(waiting) * cause_seconds(evaluation_seconds, compile_seconds)
 
