@@ -214,6 +214,27 @@ def made_on(program, placement="p", symbol="reshape"):
     return dataclasses.replace(decided(placement, symbol), program=program_text(program))
 
 
+def test_a_gated_run_that_does_not_finish_ends_the_bisection_with_a_note():
+    """A gated run cut at its job's limit shows no failure, and read so it would say the failure
+    goes without a call the program never needed: the search stops there and says why instead."""
+    from fuzzdce.core.model import JobFailure, Outcome
+    from fuzzdce.core.vocabulary import FailureKind
+    from fuzzdce.running.evaluate import Evaluation
+
+    def evaluate(program, placements, paths, **options):
+        (under,) = placements
+        outcome = Outcome("jit", under.name)
+        outcome.failure = JobFailure(FailureKind.TIMEOUT, "jit ran past its time limit of 60 s")
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), outcomes={"jit": outcome})}
+
+    found = bisect_failure(evaluate, ONE, resolve(RAISES_ON_BROADCAST), RAISE)
+    assert found.culprit is None and found.identity is None and found.runs == 1
+    assert describe(found) == [
+        "decision: not bisected: a gated run on jit did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)"
+    ]
+    assert found.made_on(program_text(ONE))
+
+
 def test_a_finding_given_a_smaller_program_drops_the_decision_made_on_its_larger_one():
     store = store_of((RAISE, TWO, made_on(TWO)))
     (finding,) = store
@@ -354,24 +375,27 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
         ("jit", "thunderfx"),
         max_examples=8,
         seed=2,
-        time_budget=180,  # shrinking stops there; every cause generation found is bisected before any shrink
+        time_budget=180,  # shrinking stops there; every cause is bisected as generation finds it
         ops=("add", "mul", "expand", "sum_all", "abs"),
+        # As a campaign's lanes run: a gated run that hangs (one of thunderfx on an 8-op program
+        # here) is cut at its job's limit, and the cause is bisected again on a smaller program.
+        sandbox=True,
+        timeout=20,
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     regressions = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION]
     described = [(b.id, b.placements, b.decision is not None, b.smallest.violation.message[:80]) for b in regressions]
     assert {b.placements for b in regressions} == {(wrong,)}, described
-    # A cause the budget left no time to bisect keeps its failure's identity (how many depends on the
-    # machine's speed); every cause that was bisected is known by the one decision that breaks.
-    bisected = [b for b in regressions if b.decision is not None]
-    assert bisected and all(b.decision.identity is not None for b in bisected), described
-    identities = {b.decision.identity for b in bisected}
-    assert len(identities) == 1 and len(bisected) == 1, described
-    (identity,) = identities
-    assert identity[:3] == (wrong, "raise", "RuntimeError"), describe(bisected[0].decision)
-    if len(regressions) == 1:  # every cause bisected: the raise on jit and the split on thunderfx are one decision
-        assert {m.violation.path for m in bisected[0].members} == {"jit", "thunderfx"}, described
+    # Every cause is bisected as generation finds it, whatever the machine's speed: the raise on jit
+    # and the split on thunderfx are one decision, one bug.
+    assert len(regressions) == 1 and regressions[0].decision is not None, described
+    (bug,) = regressions
+    assert bug.decision.identity is not None and bug.decision.identity[:3] == (wrong, "raise", "RuntimeError"), describe(
+        bug.decision
+    )
+    assert bug.decision.made_on(program_text(bug.program)), "the decision names the reproducer's statements"
+    assert {m.violation.path for m in bug.members} == {"jit", "thunderfx"}, described
 
 
 RAISES_ON_BROADCAST = "planted_dce:symcall_dce_raises_on_broadcast"
