@@ -141,6 +141,9 @@ class Bisection:
     # narrowed, or none alone does).
     narrowed: Removed | None = None
     program: str = ""
+    # False: a gated run produced no result (cut at its job's limit, or its worker died), and the
+    # search stopped there (``note`` says so): the program is not bisected on that path again.
+    finished: bool = True
 
     def made_on(self, program_text: str) -> bool:
         """Was it bisected on the program of text ``program_text``?"""

@@ -54,7 +54,7 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
         found = decisions.bisect(placement, run, path=path, oracle=target.oracle)
     except Unfinished as e:
         note = f"a gated run on {path} did not finish ({e.failure.kind}: {e.failure.message})"
-        found = Bisection(placement.name, runs=e.runs, note=note, path=path, oracle=target.oracle)
+        found = Bisection(placement.name, runs=e.runs, note=note, path=path, oracle=target.oracle, finished=False)
     return dataclasses.replace(found, program=program_text(program))
 
 

@@ -99,6 +99,9 @@ class Shrinker:
         # The decisions (``Bisection.identity``) of the causes shrunk: a cause of one of them is
         # that decision's bug, which needs no second shrink.
         self.shrunk_decisions: set[tuple] = set()
+        # (program, path) where a gated run did not finish (``Bisection.finished``): a hang there
+        # costs its job's whole limit, so no other cause is bisected on it (``decide``).
+        self.unfinished: set[tuple[Program, str]] = set()
 
     @property
     def store(self):
@@ -379,8 +382,15 @@ class Shrinker:
         if found is None:
             return
         smallest, placement = found
+        on = (smallest.program, smallest.violation.path)
         started = time.perf_counter()
-        bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
+        if on in self.unfinished:
+            why = f"a gated run of its program on {on[1]} did not finish before"
+            bisection = self.undecided(smallest, placement, why, finished=False)
+        else:
+            bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
+            if not bisection.finished:
+                self.unfinished.add(on)
         self.seconds[key] += time.perf_counter() - started
         for finding in self.store.causes()[key]:
             if finding.program == smallest.program and finding.decision is None:
@@ -395,6 +405,19 @@ class Shrinker:
                 return
             self.decide(key)
 
+    @staticmethod
+    def undecided(smallest: Finding, placement: Placement, why: str, *, finished: bool = True) -> Bisection:
+        """A decision that names none, and says ``why``, for the finding ``smallest`` (``finished``:
+        ``Bisection.finished``)."""
+        return Bisection(
+            placement.name,
+            note=why,
+            path=smallest.violation.path,
+            oracle=smallest.violation.oracle,
+            program=program_text(smallest.program),
+            finished=finished,
+        )
+
     def deciding_over(self) -> bool:
         """Is there no time left to bisect: the campaign stopped, or joining's end reached?"""
         return self.campaign.driver.stopped or self.campaign.spent or self.campaign.plan.over(Phase.JOINING)
@@ -407,13 +430,7 @@ class Shrinker:
             if found is None:
                 continue
             smallest, placement = found
-            note = Bisection(
-                placement.name,
-                note="the campaign's time ran out before it was bisected",
-                path=smallest.violation.path,
-                oracle=smallest.violation.oracle,
-                program=program_text(smallest.program),
-            )
+            note = self.undecided(smallest, placement, "the campaign's time ran out before it was bisected")
             for finding in self.store.causes()[key]:
                 if finding.program == smallest.program and finding.decision is None:
                     finding.decision = note
@@ -455,6 +472,7 @@ class Shrinker:
         self.done |= other.done
         self.seconds.update(other.seconds)
         self.shrunk_decisions |= other.shrunk_decisions
+        self.unfinished |= other.unfinished
 
     # --- confirming --------------------------------------------------------------------------------
 
