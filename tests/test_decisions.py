@@ -2,10 +2,13 @@
 the bug known by it. Planted wrong placements (``planted_dce``) each name their one decision; the
 correct one none; the seed's program names the raise on ``ltorch.add`` and not the ``prims.ne`` removal."""
 
+import dataclasses
+
 import pytest
 from builders import raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
+from fuzzdce.core.findings import program_text
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node
 from fuzzdce.core.vocabulary import Verdict
@@ -196,6 +199,108 @@ def decided(placement, symbol, reason="parent output"):
     return Bisection(made.placement, made.edits, made.edits[0], alone=True, without=True, runs=4, path="jit", oracle="raises")
 
 
+def regressions_of(*entries):
+    """A store of regressions under "p", each (violation, program, decision)."""
+    return store_of(*((Verdict.REGRESSION, ("p",), violation, program, None, found) for violation, program, found in entries))
+
+
+def made_on(program, placement="p", symbol="reshape"):
+    """``decided(placement, symbol)``, bisected on ``program``."""
+    import dataclasses
+
+    return dataclasses.replace(decided(placement, symbol), program=program_text(program))
+
+
+def test_a_gated_run_that_does_not_finish_ends_the_bisection_with_a_note():
+    """A gated run cut at its job's limit shows no failure, and read so it would say the failure
+    goes without a call the program never needed: the search stops there and says why instead."""
+    found = bisect_failure(timing_out([]), ONE, resolve(RAISES_ON_BROADCAST), RAISE)
+    assert found.culprit is None and found.identity is None and found.runs == 1 and not found.finished
+    assert describe(found) == [
+        "decision: not bisected: a gated run on jit did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)"
+    ]
+    assert found.made_on(program_text(ONE))
+
+
+def timing_out(calls):
+    """A stand-in evaluate whose every gated run is cut at its job's limit, recording each call."""
+    from fuzzdce.core.model import JobFailure, Outcome
+    from fuzzdce.core.vocabulary import FailureKind
+    from fuzzdce.running.evaluate import Evaluation
+
+    def evaluate(program, placements, paths, **options):
+        calls.append((program, paths))
+        (under,) = placements
+        outcome = Outcome(paths[0], under.name)
+        outcome.failure = JobFailure(FailureKind.TIMEOUT, "jit ran past its time limit of 60 s")
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), outcomes={paths[0]: outcome})}
+
+    return evaluate
+
+
+def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_path():
+    """A hang costs its job's whole limit: the second cause of that program and path is not
+    bisected there (it says why), a cause on another program is."""
+    import time
+    from types import SimpleNamespace
+
+    from fuzzdce.fuzzing.shrinking import Shrinker
+    from fuzzdce.fuzzing.time_plan import TimePlan
+
+    calls = []
+    store = regressions_of(
+        (RAISE, ONE, None),
+        (raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape"), ONE, None),
+        (SPLIT, TWO, None),
+    )
+    campaign = SimpleNamespace(
+        ledger=SimpleNamespace(store=store),
+        reference=resolve("stock"),
+        placements=[dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")],
+        evaluate=timing_out(calls),
+        driver=SimpleNamespace(stopped=False),
+        spent=False,
+        plan=TimePlan(600, time.time()),
+    )
+    Shrinker(campaign).decide_found(list(store))
+    assert [program for program, _ in calls] == [ONE, TWO], "one bisection per program and path"
+    notes = sorted(describe(f.decision)[0] for f in store)
+    assert notes == [
+        "decision: not bisected: a gated run of its program on jit did not finish before",
+        "decision: not bisected: a gated run on jit did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
+        "decision: not bisected: a gated run on thunderfx did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
+    ], notes
+
+
+def test_a_finding_given_a_smaller_program_drops_the_decision_made_on_its_larger_one():
+    store = regressions_of((RAISE, TWO, made_on(TWO)))
+    (finding,) = store
+    store.add(Verdict.REGRESSION, ("p",), RAISE, TWO)  # the same program again: its decision stands
+    assert finding.decision.made_on(program_text(TWO))
+    _, change = store.add(Verdict.REGRESSION, ("p",), RAISE, ONE)
+    assert str(change) == "smaller" and finding.program == ONE and finding.decision is None
+
+
+def test_merged_lanes_keep_the_decision_of_the_program_they_keep():
+    """Two lanes' copies of one finding: the smaller program wins with its own decision, or none;
+    a decision bisected on the other's program never comes with it."""
+    smaller_decided, larger_decided = (
+        regressions_of((RAISE, ONE, made_on(ONE))),
+        regressions_of((RAISE, TWO, made_on(TWO, symbol="add"))),
+    )
+    smaller_decided.merge(larger_decided)
+    ((finding),) = smaller_decided
+    assert finding.program == ONE and finding.decision.made_on(program_text(ONE))
+    undecided, larger = regressions_of((RAISE, ONE, None)), regressions_of((RAISE, TWO, made_on(TWO)))
+    undecided.merge(larger)
+    ((finding),) = undecided
+    assert finding.program == ONE and finding.decision is None
+    larger, undecided = regressions_of((RAISE, TWO, made_on(TWO))), regressions_of((RAISE, ONE, None))
+    larger.merge(undecided)
+    ((finding),) = larger
+    assert finding.program == ONE and finding.decision is None
+
+
 def test_failures_of_one_decision_are_one_bug_whatever_they_show():
     store = store_of(
         (Verdict.REGRESSION, ("p",), SPLIT, ONE, None, decided("p", "reshape")),
@@ -316,24 +421,28 @@ def test_a_campaign_lists_a_wrong_placement_as_one_bug_named_by_its_decision_and
         ("jit", "thunderfx"),
         max_examples=8,
         seed=2,
-        time_budget=180,  # shrinking stops there; every cause generation found is bisected before any shrink
+        time_budget=180,  # shrinking stops there; every cause is bisected as generation finds it
         ops=("add", "mul", "expand", "sum_all", "abs"),
+        # As a campaign's lanes run: a gated run that hangs (one of thunderfx on an 8-op program
+        # here) is cut at its job's limit, and the cause is bisected again on a smaller program.
+        sandbox=True,
+        timeout=20,
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
     regressions = [b for b in campaign.ledger.bugs() if b.verdict == Verdict.REGRESSION]
     described = [(b.id, b.placements, b.decision is not None, b.smallest.violation.message[:80]) for b in regressions]
     assert {b.placements for b in regressions} == {(wrong,)}, described
-    # A cause the budget left no time to bisect keeps its failure's identity (how many depends on the
-    # machine's speed); every cause that was bisected is known by the one decision that breaks.
-    bisected = [b for b in regressions if b.decision is not None]
-    assert bisected and all(b.decision.identity is not None for b in bisected), described
-    identities = {b.decision.identity for b in bisected}
-    assert len(identities) == 1 and len(bisected) == 1, described
-    (identity,) = identities
-    assert identity[:3] == (wrong, "raise", "RuntimeError"), describe(bisected[0].decision)
-    if len(regressions) == 1:  # every cause bisected: the raise on jit and the split on thunderfx are one decision
-        assert {m.violation.path for m in bisected[0].members} == {"jit", "thunderfx"}, described
+    # Every cause is bisected as generation finds it: each bug names its decision or says why it
+    # names none (a gated thunderfx run that hangs is cut at its job's limit); every cause bisected
+    # is known by the one decision that breaks, the raise on jit and the split on thunderfx alike.
+    assert all(b.decision is not None for b in regressions), described
+    bisected = [b for b in regressions if b.decision.identity is not None]
+    assert len(bisected) == 1, [describe(b.decision) for b in regressions]
+    (bug,) = bisected
+    assert bug.decision.identity[:3] == (wrong, "raise", "RuntimeError"), describe(bug.decision)
+    assert bug.decision.made_on(program_text(bug.program)), "the decision names the reproducer's statements"
+    assert all(describe(b.decision)[0].startswith("decision: not bisected: ") for b in regressions if b is not bug)
 
 
 RAISES_ON_BROADCAST = "planted_dce:symcall_dce_raises_on_broadcast"
@@ -368,30 +477,34 @@ def culprit_on(campaign, program, failure):
     return bisect_failure(campaign.evaluate, program, resolve(RAISES_ON_BROADCAST), failure).culprit.before
 
 
-def test_a_cause_a_smaller_program_shows_is_bisected_again_on_it():
-    """A cause is bisected on its smallest program before any shrink; once a smaller program shows
-    it, it is bisected again there (``Shrinker.redecide``): the statement a report names is in the
-    reproducer the engineer reads, not in the larger program generation drew."""
+def test_a_finding_whose_program_is_replaced_by_a_smaller_one_carries_no_decision_made_on_the_old_program():
+    """A decision is its program's (``Bisection.program``): the statement it names is in that
+    program. A smaller program showing the same finding replaces it (``FindingStore.add``), and
+    the decision goes with the old program; deciding as found (``Shrinker.decide_found``) bisects
+    the cause again on the new one, whose statement a report then names."""
     campaign, key = decided_on_a_larger_program()
-    # A smaller program showing the same cause, as a shrink settles one.
-    campaign.ledger.record(EXPAND_MUL, campaign.evaluate_everywhere(EXPAND_MUL))
+    (larger,) = campaign.store.causes()[key]
+    assert larger.decision.made_on(program_text(ABS_EXPAND_MUL)) and larger.decision.path == "jit"
+    on_larger = larger.decision.culprit.before
+    # A smaller program showing the same cause, as generation or a shrink's settling records one.
+    changed = campaign.ledger.record(EXPAND_MUL, campaign.evaluate_everywhere(EXPAND_MUL))
     smallest = campaign.store.causes()[key][0]
-    assert smallest.program == EXPAND_MUL
-    on_larger = culprit_on(campaign, ABS_EXPAND_MUL, smallest.violation)
+    assert smallest is larger and smallest.program == EXPAND_MUL
+    assert smallest.decision is None, "a decision of the larger program, whose statements the reproducer does not hold"
+    campaign.shrinker.decide_found(changed)
     on_smaller = culprit_on(campaign, EXPAND_MUL, smallest.violation)
-    assert smallest.decision.culprit.before == on_larger != on_smaller, "the fault planted: a decision of the larger program"
-    campaign.shrinker.redecide(key)
-    assert smallest.decision.culprit.before == on_smaller and campaign.shrinker.decided_on[key] == EXPAND_MUL
+    assert on_smaller != on_larger, "the two programs' culprits are written alike: this test could not fail"
+    assert smallest.decision.made_on(program_text(EXPAND_MUL)) and smallest.decision.culprit.before == on_smaller
 
 
-def test_a_shrink_bisects_its_cause_again_on_the_program_it_leaves():
-    """The same through a shrink: its passes drop ``abs``, and the decision is bisected again on
-    what they leave."""
+def test_a_shrink_leaves_its_cause_decided_on_the_program_it_leaves():
+    """The same through a shrink: its passes drop ``abs``, and settling what they leave decides the
+    cause again there."""
     campaign, key = decided_on_a_larger_program()
     campaign.shrinker.shrink(key)
     smallest = campaign.store.causes()[key][0]
     assert smallest.program.n_ops < ABS_EXPAND_MUL.n_ops, smallest.program.source()
-    assert campaign.shrinker.decided_on[key] == smallest.program
+    assert smallest.decision.made_on(program_text(smallest.program))
     assert smallest.decision.culprit.before == culprit_on(campaign, smallest.program, smallest.violation)
 
 

@@ -83,13 +83,49 @@ def test_every_generated_program_is_evaluated_in_full_while_a_large_finding_is_u
     campaign, evaluator = campaign_of({("add", "mul"): wrong_values})
     campaign.driver.run()
     assert campaign.driver.ended == GenerationEnd.PROGRAMS
-    assert campaign.full_evaluations == 30 == len(campaign.distinct_programs) == len(evaluator.calls)
-    assert all(names == ("stock", FAULTY, OTHER) and paths == ("jit", "jit-grad") for _, names, paths in evaluator.calls)
+    everywhere = [call for call in evaluator.calls if call[1] == ("stock", FAULTY, OTHER)]  # not a bisection's runs
+    assert campaign.full_evaluations == 30 == len(campaign.distinct_programs) == len(everywhere)
+    assert all(paths == ("jit", "jit-grad") for _, _, paths in everywhere)
     assert campaign.store.findings, "the fault was never drawn: pick another seed"
     smallest_finding = min(f.program.n_ops for f in campaign.store)
-    assert any(p.n_ops < smallest_finding for p, _, _ in evaluator.calls[len(evaluator.calls) // 2 :]), (
+    assert any(p.n_ops < smallest_finding for p, _, _ in everywhere[len(everywhere) // 2 :]), (
         "programs smaller than the finding's were drawn late, and evaluated in full"
     )
+
+
+def test_generation_decides_each_regression_cause_on_the_program_that_shows_it_before_it_goes_on():
+    """Deciding as found: a regression cause is bisected as soon as a program shows it, on that
+    program and its path, before the next program is drawn; a smaller program showing it is
+    bisected again. Every regression cause leaves generation decided on its smallest program."""
+    from fuzzdce.core.findings import program_text
+
+    campaign, evaluator = campaign_of({("add", "mul"): wrong_values})
+    campaign.driver.run()
+    regressions = [members[0] for members in campaign.store.causes().values() if members[0].verdict == Verdict.REGRESSION]
+    assert regressions, "the fault was never drawn: pick another seed"
+    assert all(f.decision is not None and f.decision.made_on(program_text(f.program)) for f in regressions)
+    full = ("stock", FAULTY, OTHER)
+    bisections = [i for i, (_, names, _) in enumerate(evaluator.calls) if names != full]
+    assert bisections, "nothing was bisected during generation"
+    for i in bisections:  # each right after the program it bisects was evaluated in full, or another run of its bisection
+        j = max(k for k in range(i) if evaluator.calls[k][1] == full)
+        assert all(evaluator.calls[k][0] == evaluator.calls[i][0] for k in range(j, i + 1))
+        assert len(evaluator.calls[i][2]) == 1  # one path
+
+
+def test_a_cause_the_campaign_had_no_time_to_decide_says_so():
+    """Joining stopped for time (the campaign stopped) before a regression cause was bisected: its
+    bug names no decision and says why, in the report's words (``core.decisions.describe``)."""
+    from fuzzdce.core.decisions import describe
+
+    campaign, _ = campaign_of({})
+    program = Program((TensorInput((2,)),), (Step("exp", "torch.exp({0})", (Ref(0),)),), (1,), seed=1)
+    campaign.store.add(Verdict.REGRESSION, (FAULTY,), wrong_values("jit"), program)
+    campaign.stop()
+    campaign.shrinker.join()
+    (bug,) = campaign.ledger.bugs()
+    assert bug.decision is not None and bug.decision.identity is None
+    assert describe(bug.decision) == ["decision: not bisected: the campaign's time ran out before it was bisected"]
 
 
 def test_a_lane_ends_when_hypothesis_has_nothing_new_to_draw():

@@ -217,10 +217,11 @@ def test_of_two_copies_of_one_size_the_same_program_wins_in_the_campaign_and_the
     assert sorted(map(len, campaign.values())) == [1, 1], "the seed-1 copy stays: nothing joins it to shard 1's"
 
 
-def test_a_decision_bisected_on_a_larger_copy_joins_in_the_merge_as_in_the_campaign(tmp_path):
+def test_a_decision_bisected_on_a_larger_copy_joins_nothing_in_the_merge_as_in_the_campaign(tmp_path):
     """Shard 0 holds a finding's smallest program, not bisected; shard 1 bisected it, on a larger
     one, to the decision that also breaks a split there. The campaign keeps the smaller program
-    and the decision (``FindingStore.merge``), so the two are one bug; so does merge."""
+    and no decision (a decision goes with the program it was bisected on: ``FindingStore.merge``),
+    so the raise stays apart from the split until it is decided on its own program; so does merge."""
     found = decided("planted", "sum")
 
     def shards():
@@ -232,7 +233,7 @@ def test_a_decision_bisected_on_a_larger_copy_joins_in_the_merge_as_in_the_campa
 
     campaign, merged = folded_and_merged(shards, tmp_path)
     assert merged == campaign
-    assert sorted(map(len, campaign.values())) == [2], "one decision, one bug"
+    assert sorted(map(len, campaign.values())) == [1, 1], "no decision made on the kept program joins them"
 
 
 def test_a_smaller_copy_bisected_to_no_decision_keeps_it_in_the_merge_as_in_the_campaign(tmp_path):

@@ -229,6 +229,97 @@ def test_the_work_waiting_counts_each_program_to_shrink_once():
     assert shrinker.waiting_seconds(3.0, 0.5) == 2 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
 
 
+def raising_decision(placement, frame):
+    """A bisection naming ``placement``'s call that raises at ``frame``: one decision."""
+    from fuzzdce.core.decisions import Bisection, Edit
+
+    culprit = Edit(2, "thunder.core.symbol.Symbol.__call__", "raise", error_kind="KeyError", error_frame=frame)
+    return Bisection(placement, (culprit,), culprit, alone=True, without=True, runs=3)
+
+
+def decided_store(*found):
+    """A store of (placements, violation, program, decision) regression findings, none shrunk."""
+    store = FindingStore()
+    for placements, violation, prog, made in found:
+        finding, _ = store.add(Verdict.REGRESSION, placements, violation, prog)
+        finding.decision = made
+    return store
+
+
+OPS = ("neg", "sin", "cos", "tanh", "abs", "sqrt", "ceil", "floor", "exp", "log")
+
+
+def test_the_work_waiting_counts_each_decision_to_shrink_once_under_one_placement():
+    """Ten causes bisected to one decision of one placement are one bug, one shrink and one replay; a
+    cause of another decision is a second, an undecided cause (its program) a third."""
+    first, second = raising_decision("p", "thunder/a.py:f"), raising_decision("p", "thunder/b.py:g")
+    store = decided_store(
+        *((("p",), malformed("jit", op), program(op), first) for op in OPS),
+        (("p",), malformed("thunderfx", "amin"), program("exp", seed=2), second),
+        (("p",), malformed("thunderfx", "amax"), program("exp", seed=3), None),
+    )
+    assert len(store.bugs()) == 3
+    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
+    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    assert shrinker.waiting_seconds(3.0, 0.5) == 3 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
+    shrinker.shrunk_decisions.add(first.identity)  # its shrink is done: its causes wait for nothing
+    assert shrinker.waiting_seconds(3.0, 0.5) == 2 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
+    campaign = SimpleNamespace(
+        ledger=ledger,
+        settings=SimpleNamespace(output=SimpleNamespace(confirm=True)),
+        stats=SimpleNamespace(seconds_per_program=2.0),
+        plan=TimePlan(1000, time.time()),
+    )
+    assert Shrinker(campaign).confirm_reserve() == 3 * 2.0
+
+
+def test_the_work_waiting_counts_each_decision_of_several_placements():
+    """Seven placements, each with its causes bisected to its own one decision: seven shrinks,
+    however many causes each decision makes."""
+    placements = [f"p{i}" for i in range(7)]
+    store = decided_store(
+        *(
+            ((name,), malformed(path, op), program(op, seed=i), raising_decision(name, "thunder/a.py:f"))
+            for i, name in enumerate(placements)
+            for path, op in (("jit", "amax"), ("thunderfx", "amin"), ("jit", "sum"))
+        )
+    )
+    assert len(store.bugs()) == 7 and len(store.causes()) == 21
+    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
+    assert Shrinker(SimpleNamespace(ledger=ledger)).waiting_seconds(3.0, 0.5) == 7 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
+
+
+def test_shrinking_works_per_decision_ten_causes_of_one_decision_are_one_shrink():
+    """Ten causes of one decision, one of another and an undecided one: three shrinks, the rest
+    join their decision's bug with no shrink of their own."""
+    first, second = raising_decision("p", "thunder/a.py:f"), raising_decision("p", "thunder/b.py:g")
+    store = decided_store(
+        *((("p",), malformed("jit", op), program(op), first) for op in OPS),
+        (("p",), malformed("thunderfx", "amin"), program("exp", seed=2), second),
+        (("p",), malformed("thunderfx", "amax"), program("exp", seed=3), None),
+    )
+    campaign = SimpleNamespace(
+        ledger=SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION),
+        settings=SimpleNamespace(shrinking=ShrinkingSettings(), output=SimpleNamespace(confirm=False)),
+        plan=TimePlan(1000, time.time()),
+        driver=SimpleNamespace(stopped=False),
+        spent=False,
+        reference=resolve("stock"),
+        placements=[],
+        progress=lambda: None,
+    )
+    shrinker, shrunk = Shrinker(campaign), []
+
+    def shrink(key, waiting=0):
+        shrunk.append(key)
+        shrinker.done.add(key)
+
+    shrinker.shrink = shrink
+    shrinker.shrink_all()
+    decisions = [store.causes()[key][0].decision_identity for key in shrunk]
+    assert len(shrunk) == 3 and set(decisions) == {first.identity, second.identity, None}, decisions
+
+
 def test_the_work_waiting_is_counted_in_compiles_whatever_the_placements():
     """A shrink step compiles one path under one or two Thunders however many a campaign evaluates:
     a campaign of seven Thunders (22 compiles a program at the same seconds per compile) reserves

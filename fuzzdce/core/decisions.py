@@ -124,7 +124,9 @@ class Bisection:
     """What bisecting one failure under ``placement`` found: every edit of the failing run, the
     ``culprit`` (the first without which the failure goes), whether it ``alone`` fails (None: not
     checked), whether the run ``without`` it passes, the runs it took, and ``note`` where it found
-    nothing."""
+    nothing. ``program`` and ``path``: what it was bisected on (the program's text, source and
+    inputs: ``findings.program_text``): a finding whose program is replaced drops it
+    (``FindingStore.add``), since its calls and statements are the old program's."""
 
     placement: str
     edits: tuple[Edit, ...] = ()
@@ -150,6 +152,15 @@ class Bisection:
         # The other way, "without it, it comes back" is the test: the same removal made by earlier
         # calls too (a symbol traced again) may be needed beside it, and alone it need not suffice.
         return self.culprit is not None and self.without is not False and (self.fixes or self.alone is not False)
+
+    program: str = ""
+    # False: a gated run produced no result (cut at its job's limit, or its worker died), and the
+    # search stopped there (``note`` says so): the program is not bisected on that path again.
+    finished: bool = True
+
+    def made_on(self, program_text: str) -> bool:
+        """Was it bisected on the program of text ``program_text``?"""
+        return self.program == program_text
 
     @property
     def identity(self) -> tuple | None:

@@ -54,6 +54,12 @@ def program_rank(n_ops: int, n_inputs: int, source: str, inputs: str) -> tuple:
     return (*size_of(n_ops, n_inputs, source), source, inputs)
 
 
+def program_text(program) -> str:
+    """A program's text, its source and inputs: what a decision records it was bisected on
+    (``decisions.Bisection.program``)."""
+    return program.source() + program.inputs_source()
+
+
 def earliest(times: Iterable[float | None]) -> float | None:
     """The smallest of ``times`` that are known (None when none is)."""
     return min((t for t in times if t is not None), default=None)
@@ -218,7 +224,8 @@ class Finding:
     # or not shrunk (None)?
     shrunk: bool | None = None
     # The bisection of its cause's failure to the placement's decision that breaks
-    # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known by.
+    # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known
+    # by. Always made on ``program``: dropped when a smaller program replaces it (``FindingStore.add``).
     decision: Any = None
     # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the finding
     # identities of the Thunders' under test own failures that masked it (``Verdict.MASKED``), the
@@ -258,7 +265,7 @@ class Finding:
     @property
     def settled(self) -> str | None:
         """Its program's text, once a finished shrink's result (``shrunk``), else None."""
-        return self.program.source() + self.program.inputs_source() if self.shrunk else None
+        return program_text(self.program) if self.shrunk else None
 
     @property
     def decision_identity(self) -> Identity | None:
@@ -394,9 +401,10 @@ class Bug:
 
     @property
     def decision(self):
-        """The bisection that names the bug's decision (``core.decisions.Bisection``): a member's
-        whose search found one, else any member's (it says why none), else None."""
-        made = [f.decision for f in self.members if f.decision is not None]
+        """The bisection that names the bug's decision (``core.decisions.Bisection``): the smallest
+        program's where its search found one (what the reproducer runs), else a member's whose
+        search found one, else any member's (it says why none), else None."""
+        made = [f.decision for f in smallest_first(self.members) if f.decision is not None]
         return next((d for d in made if d.identity is not None), made[0] if made else None)
 
     @property
@@ -487,6 +495,9 @@ class FindingStore:
             finding.program, finding.violation = program, violation
             finding.choices, finding.weights, finding.shrunk, finding.confirmed = choices, weights, None, None
             finding.masked_by, finding.unclean, finding.fixed_by = tuple(masked_by), tuple(unclean), ()
+            # Its calls and statements were the old program's: the cause is decided again on this one
+            # (``shrinking.Shrinker.decide_found``).
+            finding.decision = None
             change = AddResult.SMALLER
         else:
             if finding.choices is None and program == finding.program:
@@ -568,16 +579,16 @@ class FindingStore:
                 mine.choices, mine.weights, mine.shrunk = theirs.choices, theirs.weights, theirs.shrunk
                 mine.confirmed = theirs.confirmed
                 mine.masked_by, mine.unclean, mine.fixed_by = theirs.masked_by, theirs.unclean, theirs.fixed_by
-                # Their decision was bisected on their program (or on one larger): it says what breaks there.
-                mine.decision = theirs.decision or mine.decision
+                # A decision goes with the program it was bisected on (None: theirs was not decided yet).
+                mine.decision = theirs.decision
             elif theirs.program == mine.program:
                 if theirs.shrunk and not mine.shrunk:
                     mine.shrunk = True
                 mine.confirmed = replayed_together(mine.confirmed, theirs.confirmed)
-            if mine.decision is None:
-                mine.decision = theirs.decision
-            if theirs.program == mine.program and not mine.fixed_by:
-                mine.fixed_by = theirs.fixed_by
+                if mine.decision is None:
+                    mine.decision = theirs.decision
+                if not mine.fixed_by:
+                    mine.fixed_by = theirs.fixed_by
 
     def __iter__(self):
         return iter(

@@ -9,31 +9,53 @@ program, whose calls a gating numbered for the whole program would not fit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from fuzzdce.core.decisions import Bisection
 from fuzzdce.core.faults import identity
-from fuzzdce.core.model import Placement, Violation
+from fuzzdce.core.findings import program_text
+from fuzzdce.core.model import JobFailure, Placement, Violation
 from fuzzdce.running import decisions
 
 # evaluate(program, placements, paths, alone=..., cache=..., localise=...) -> {name: Evaluation}
 Evaluate = Callable[..., dict]
 
 
+class Unfinished(Exception):
+    """A gated run that produced no result (``JobFailure``: past its time limit, or its worker
+    died): whether the failure goes without a call cannot be told from it."""
+
+    def __init__(self, failure: JobFailure, runs: int) -> None:
+        super().__init__(failure.message)
+        self.failure, self.runs = failure, runs
+
+
 def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
-    shows on ``target.path``) goes."""
+    shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
+    A gated run that does not finish (a hang cut at its job's limit) ends the search with a note:
+    read as "the failure goes", it would name a culprit the program never showed."""
     path = target.path
     wanted = identity(target, localised=False)
+    runs = [0]
 
     def run(gating: decisions.Gating):
         under = decisions.gated(placement, gating)
         evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+        runs[0] += 1
         outcome = evaluation.outcomes.get(path)
         shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
+        if not shown and outcome is not None and outcome.failure is not None:
+            raise Unfinished(outcome.failure, runs[0])
         return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
 
-    return decisions.bisect(placement, run, path=path, oracle=target.oracle)
+    try:
+        found = decisions.bisect(placement, run, path=path, oracle=target.oracle)
+    except Unfinished as e:
+        note = f"a gated run on {path} did not finish ({e.failure.kind}: {e.failure.message})"
+        found = Bisection(placement.name, runs=e.runs, note=note, path=path, oracle=target.oracle, finished=False)
+    return dataclasses.replace(found, program=program_text(program))
 
 
 def bisect_fix(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:

@@ -189,10 +189,17 @@ class Campaign:
     # --- the driver's host (driver.DriverHost) ----------------------------------------------------
 
     def examine(self, program: Program, choices: tuple | None, weights: object) -> list[Finding]:
-        """A program the driver drew: observed, its time counted as generation's evaluation time."""
+        """A program the driver drew: observed, its time counted as generation's evaluation time;
+        then, before generation goes on, the regression causes it shows first (or on a smaller
+        program) are decided on it (``Shrinker.decide_found``), outside that time: a shrink step's
+        cost is counted from a full evaluation's."""
         start = time.perf_counter()
         changed = self.observe(program, choices, weights)
         self.stats.seconds += time.perf_counter() - start
+        try:
+            self.shrinker.decide_found(changed)
+        except OutOfTime as e:  # generation's time is over: what is undecided is decided later, or says why
+            self.out_of_time(e)
         return changed
 
     def evaluated(self) -> int:
@@ -206,7 +213,9 @@ class Campaign:
 
     def generation_over(self) -> bool:
         """Is the time left no more than the work waiting after generation (``TimePlan.generation_over``):
-        the causes' shrinking and the bugs' replays (``Shrinker.confirm_reserve``), both due by
+        the causes' shrinking and the bugs' replays (``Shrinker.waiting_seconds`` and
+        ``Shrinker.confirm_reserve``, counted per decision: its causes are one shrink and one
+        replay), both due by
         shrinking's end, before the budget's last ``1 - SHRINK_END`` (joining, the merged
         campaign's confirming, writing)? The replays count too: they are due by shrinking's end,
         and time generation takes from them is taken from confirming."""

@@ -18,10 +18,15 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   too), and a cause joins another when a settled program of one shows the other's failure with the
   same verdict and a placement in common (``joining.placed_marks``); ``joining``'s kept-apart labels keep two
   causes apart when one program merely shows both.
-- **Deciding** (``Shrinker.decide``): each regression cause under a patch placement, on its smallest
-  program and its path, bisected to the placement's call that breaks (``running.decisions``): the
-  bug is known by that decision. Before any shrink (a bisection is a few runs of one path; causes
-  of one decision are then one bug, shrunk once), and in joining for causes found since.
+- **Deciding** (``Shrinker.decide_found``): each regression cause under a patch placement, bisected
+  to the placement's call that breaks (``running.decisions``) as soon as it shows, on that program
+  and its path, in the lane, before generation goes on: the bug is known by that decision. A
+  bisection is a few runs of one program on one path, far fewer than a shrink; a decision is made on
+  its finding's program (``Bisection.program``), so a smaller program (generation's, or a shrink's
+  when settled) drops it (``FindingStore.add``) and the cause is decided again on that one. Causes of
+  one decision are one bug from then on, and shrinking works per decision: the first cause of a
+  decision is shrunk, the others need no shrink of their own (``Shrinker.shrunk_decisions``). What
+  the budget left undecided says so (``Shrinker.mark_undecided``).
 - **Confirming** (``Shrinker.confirm``): once per bug, its smallest program on its own paths under
   the Thunders that showed it and those that must not.
 
@@ -36,7 +41,8 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
-from fuzzdce.core.findings import Bug, Finding, Triaged, size, triage
+from fuzzdce.core.decisions import Bisection
+from fuzzdce.core.findings import Bug, Finding, Triaged, program_text, size, triage
 from fuzzdce.core.joining import placed_marks, same_failure, settled_links
 from fuzzdce.core.model import STOCK, Placement, Violation
 from fuzzdce.core.program import Domain, Program
@@ -49,6 +55,14 @@ from fuzzdce.fuzzing.ledger import shown_traces
 from fuzzdce.fuzzing.time_plan import CONFIRM_MOST, PASS_STEP_COMPILES, Phase, cause_seconds, hypothesis_seconds, lane_share
 from fuzzdce.running.evaluate import violations_of
 from fuzzdce.running.placements import PLACEMENTS
+
+
+def shrink_unit(smallest: Finding):
+    """What one shrink serves, for a cause whose smallest finding is ``smallest``: its decision,
+    where bisection named one (causes of one decision are one bug, shrunk once), else its smallest
+    program (the causes one program shows, on several paths or oracles, are mostly one shrink: its
+    settled program shows the others)."""
+    return smallest.decision_identity or smallest.program
 
 
 def finite_if_it_fails(program: Program, fails) -> Program:
@@ -82,9 +96,12 @@ class Shrinker:
         self.seconds: Counter = Counter()  # cause -> seconds of its shrink steps
         self.pass_seconds: list[float] = []  # each shrunk cause's passes and settling, in seconds
         self.reserve = 0.0  # seconds shrinking leaves before its end to confirm (``confirm_reserve``)
-        # cause -> the program its decision was bisected on (``decide``): its smallest when bisected,
-        # bisected again once a shrink made a smaller one (``redecide``).
-        self.decided_on: dict[tuple, Program] = {}
+        # The decisions (``Bisection.identity``) of the causes shrunk: a cause of one of them is
+        # that decision's bug, which needs no second shrink.
+        self.shrunk_decisions: set[tuple] = set()
+        # (program, path) where a gated run did not finish (``Bisection.finished``): a hang there
+        # costs its job's whole limit, so no other cause is bisected on it (``decide``).
+        self.unfinished: set[tuple[Program, str]] = set()
 
     @property
     def store(self):
@@ -128,15 +145,19 @@ class Shrinker:
     def waiting_seconds(self, evaluation_seconds: float, compile_seconds: float) -> float:
         """The work waiting after generation, in seconds, when a program takes
         ``evaluation_seconds`` to evaluate in full and a compile ``compile_seconds``:
-        ``time_plan.cause_seconds`` for each distinct smallest program of the causes to shrink (the
-        causes one program shows, on several paths or oracles, are mostly one shrink: its settled
-        program shows the others)."""
+        ``time_plan.cause_seconds`` for each shrink waiting (``shrink_unit``: a decision, or an
+        undecided cause's smallest program) of the causes to shrink."""
         waiting = {
-            members[0].program
+            shrink_unit(members[0])
             for key, members in self.store.causes().items()
-            if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members)
+            if self.to_shrink(key, members) and not self.shown_by_a_settled_program(members) and not self.decision_shrunk(members)
         }
         return len(waiting) * cause_seconds(evaluation_seconds, compile_seconds)
+
+    def decision_shrunk(self, members: list[Finding]) -> bool:
+        """Is the cause of ``members`` decided alike to a cause already shrunk (``shrunk_decisions``)?"""
+        decided = members[0].decision_identity
+        return decided is not None and decided in self.shrunk_decisions
 
     def shown_by_a_settled_program(self, members: list[Finding]) -> bool:
         """Does a settled program show one of ``members`` (``placed_marks``)?"""
@@ -152,10 +173,9 @@ class Shrinker:
 
     def shrink_all(self) -> None:
         """Each cause not shrunk yet, in turn, its passes first and Hypothesis within its share
-        (``hypothesis_seconds``); a
-        cause a settled program already shows needs no shrink of its own. First each regression
-        cause under a placement is bisected on its smallest program (a few runs of one path, far
-        fewer than a shrink): causes of one decision are then one bug, which needs one shrink."""
+        (``hypothesis_seconds``); a cause a settled program already shows, or one of a decision
+        already shrunk, needs no shrink of its own. First any regression cause not decided yet
+        (generation decides them as found: here, those it had no time for) is bisected."""
         for key, _ in self.ordered_causes():
             if self.shrinking_over():
                 return
@@ -166,16 +186,15 @@ class Shrinker:
             for key, members in self.ordered_causes():
                 if not self.to_shrink(key, members):
                     continue
-                if self.shown_by_a_settled_program(members):
-                    self.done.add(key)  # it joins that program's bug when joined: no shrink of its own
+                if self.shown_by_a_settled_program(members) or self.decision_shrunk(members):
+                    self.done.add(key)  # it joins that program's (or decision's) bug: no shrink of its own
                 else:
                     todo.append((key, members))
             if not todo:
-                # A cause's smallest program may also have come from another cause's shrink.
-                for key in list(self.decided_on):
-                    self.redecide(key)
                 return
-            key, _ = todo[0]
+            key, members = todo[0]
+            if members[0].decision_identity is not None:  # its decision's other causes wait for no shrink of their own
+                self.shrunk_decisions.add(members[0].decision_identity)
             self.shrink(key, waiting=len(todo) - 1)
             self.campaign.progress()
 
@@ -186,7 +205,8 @@ class Shrinker:
         campaign = self.campaign
         if not campaign.settings.output.confirm or not campaign.plan.budget:
             return 0.0
-        to_replay = {members[0].program for members in self.store.causes().values() if members[0].confirmed is None}
+        # A decision's causes are one bug, one replay.
+        to_replay = {shrink_unit(members[0]) for members in self.store.causes().values() if members[0].confirmed is None}
         return min(len(to_replay) * campaign.stats.seconds_per_program, CONFIRM_MOST * campaign.plan.budget)
 
     def shrinking_over(self) -> bool:
@@ -288,7 +308,6 @@ class Shrinker:
         if finished:  # a cut pass says nothing of what a pass takes
             self.pass_seconds.append(passes + time.perf_counter() - started)
         campaign.driver.save(choices)
-        self.redecide(key)
         return finished
 
     def settle(self, program: Program, choices, weights, *, origin: str | None, finished: bool) -> None:
@@ -300,6 +319,7 @@ class Shrinker:
             evaluations = campaign.evaluate_everywhere(program)
             new = campaign.ledger.record(program, evaluations, choices=choices, weights=weights)
             self.keep_shown(program, list(triage(violations_of(evaluations)).values()))
+            self.decide_found(new)  # a cause it is smaller for lost a decision made on its larger program
             if campaign.folder is not None:
                 # The traces of each bug this program is the smallest of: ``record`` wrote every
                 # bug's record, and the whole bug only where the program was new to its smallest.
@@ -330,35 +350,28 @@ class Shrinker:
                 self.shrink_all()
             self.settle_rest()
             for key, _ in self.ordered_causes():  # the first cause of each bug first
-                if self.campaign.driver.stopped or self.campaign.plan.over(Phase.JOINING):
+                if self.deciding_over():
                     break
                 self.decide(key)
                 self.explain_gone(key)
         finally:  # what was settled is joined, even where a job was cut at the budget's end (``OutOfTime``)
             self.mark_cut_short()
+            self.mark_undecided()
             self.link()
 
     # --- deciding ----------------------------------------------------------------------------------
 
-    def decide(self, key: tuple, *, again: bool = False) -> None:
-        """Bisect cause ``key``'s failure, when it is a regression under a placement, to the call of
-        what the placement replaced without which it goes (``running.decisions.bisect``, on the
-        cause's smallest program and its path, unlocalised: a gated prefix would gate other calls);
-        every finding of the cause is then known by that decision (``Finding.decision``). ``again``:
-        bisect a cause already decided too (``redecide``)."""
+    def decidable(self, key: tuple) -> tuple[Finding, Placement] | None:
+        """Cause ``key``'s smallest finding and the placement to bisect, when the cause is a
+        regression under a placement other than the reference whose smallest program has no
+        decision yet; else None."""
         members = self.store.causes().get(key)
-        if not members or (members[0].decision is not None and not again) or members[0].verdict != Verdict.REGRESSION:
-            return
-        smallest = members[0]
-        placement = self.thunders().get(smallest.placements[0])
+        if not members or members[0].decision is not None or members[0].verdict != Verdict.REGRESSION:
+            return None
+        placement = self.thunders().get(members[0].placements[0])
         if placement is None or placement.name == self.campaign.reference.name:
-            return
-        started = time.perf_counter()
-        found = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
-        self.seconds[key] += time.perf_counter() - started
-        self.decided_on[key] = smallest.program
-        for finding in members:
-            finding.decision = found
+            return None
+        return members[0], placement
 
     def explain_gone(self, key: tuple) -> None:
         """For cause ``key``, a failure of the reference's that the Thunders under test do not show:
@@ -380,17 +393,68 @@ class Shrinker:
             if finding.program == smallest.program:
                 finding.fixed_by = tuple(found)
 
-    def redecide(self, key: tuple) -> None:
-        """After cause ``key``'s shrink: bisect it again where its smallest program is no longer the
-        one its decision was bisected on. The decision a report shows is then its reproducer's: the
-        call named, its statement and what was malformed in it are the program's the engineer reads
-        (bisected before the shrink, a 1-op ``v0[v0 > 0]`` was said to raise on a ``tensor_split``
-        it does not hold). A few runs of one path, against a shrink's many."""
-        members = self.store.causes().get(key)
-        decided_on = self.decided_on.get(key)
-        if not members or decided_on is None or members[0].program == decided_on or self.shrinking_over():
+    def decide(self, key: tuple) -> None:
+        """Bisect cause ``key``'s failure, when ``decidable``, to the call of what the placement
+        replaced without which it goes (``running.decisions.bisect``, on the cause's smallest
+        program and its path, unlocalised: a gated prefix would gate other calls); the cause's
+        findings of that program are then known by that decision (``Finding.decision``), and its
+        bug by it. Its other findings, of larger programs, need none: they join their cause."""
+        found = self.decidable(key)
+        if found is None:
             return
-        self.decide(key, again=True)
+        smallest, placement = found
+        on = (smallest.program, smallest.violation.path)
+        started = time.perf_counter()
+        if on in self.unfinished:
+            why = f"a gated run of its program on {on[1]} did not finish before"
+            bisection = self.undecided(smallest, placement, why, finished=False)
+        else:
+            bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
+            if not bisection.finished:
+                self.unfinished.add(on)
+        self.seconds[key] += time.perf_counter() - started
+        for finding in self.store.causes()[key]:
+            if finding.program == smallest.program and finding.decision is None:
+                finding.decision = bisection
+
+    def decide_found(self, findings: list[Finding]) -> None:
+        """Decide as found: the causes of ``findings`` (new, or with a smaller program, which dropped
+        a decision made on the larger), each once, as soon as a program shows them (``decide``), while
+        the campaign's time allows (``deciding_over``; ``mark_undecided`` says which it did not)."""
+        for key in dict.fromkeys(f.cause_key for f in findings if f.verdict == Verdict.REGRESSION):
+            if self.deciding_over():
+                return
+            self.decide(key)
+
+    @staticmethod
+    def undecided(smallest: Finding, placement: Placement, why: str, *, finished: bool = True) -> Bisection:
+        """A decision that names none, and says ``why``, for the finding ``smallest`` (``finished``:
+        ``Bisection.finished``)."""
+        return Bisection(
+            placement.name,
+            note=why,
+            path=smallest.violation.path,
+            oracle=smallest.violation.oracle,
+            program=program_text(smallest.program),
+            finished=finished,
+        )
+
+    def deciding_over(self) -> bool:
+        """Is there no time left to bisect: the campaign stopped, or joining's end reached?"""
+        return self.campaign.driver.stopped or self.campaign.spent or self.campaign.plan.over(Phase.JOINING)
+
+    def mark_undecided(self) -> None:
+        """Give each cause the campaign had no time to bisect (``decidable`` still) a decision that
+        says so: its bug then says why it names none."""
+        for key in self.store.causes():
+            found = self.decidable(key)
+            if found is None:
+                continue
+            smallest, placement = found
+            note = self.undecided(smallest, placement, "the campaign's time ran out before it was bisected")
+            for finding in self.store.causes()[key]:
+                if finding.program == smallest.program and finding.decision is None:
+                    finding.decision = note
 
     def settle_rest(self) -> None:
         """Settle every cause's smallest program not settled yet, even one whose shrink was cut
@@ -428,8 +492,8 @@ class Shrinker:
             self.origin.setdefault(program, key)
         self.done |= other.done
         self.seconds.update(other.seconds)
-        for key, program in other.decided_on.items():
-            self.decided_on.setdefault(key, program)
+        self.shrunk_decisions |= other.shrunk_decisions
+        self.unfinished |= other.unfinished
 
     # --- confirming --------------------------------------------------------------------------------
 

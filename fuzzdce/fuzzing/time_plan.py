@@ -3,8 +3,10 @@
 ``--time-budget S`` is the campaign's wall time (``TimePlan``), counted from the process's start
 (``process_started_at``: a command's imports count too). Generation ends when the time left is no
 more than the work waiting after it (``Campaign.generation_over``: ``Shrinker.waiting_seconds``,
-``cause_seconds`` per program whose causes wait to be shrunk, one full evaluation and its shrink
-steps' compiles; the bugs' replays, ``Shrinker.confirm_reserve``; and the budget after
+``cause_seconds`` per shrink waiting, counted per decision (``shrinking.shrink_unit``: the causes
+of one decision are one bug, shrunk once; an undecided cause, per program), one full evaluation and
+its shrink steps' compiles; the bugs' replays, ``Shrinker.confirm_reserve``, likewise per decision;
+and the budget after
 ``SHRINK_END``), within ``LEFT_AFTER_GENERATION`` of the budget, and resumes if shrinking ends with
 its time left (``Campaign.generation_resumes``); shrinking ends at ``SHRINK_END`` less the
 confirming reserve (at most ``CONFIRM_MOST``), joining at ``JOIN_END``; confirming and writing the

@@ -144,15 +144,19 @@ def first_known(reasons: Iterable[str | None]) -> str | None:
 def merged_member(copies: Sequence[MemberRecord]) -> MemberRecord:
     """One finding as several inputs recorded it (``copies``, the first-ranked program's first):
     counts per run (one run counted once, its largest count), flags combined, settled if any copy
-    of that program is, its decision the first bisected copy's, even where that bisection named
-    none (as the campaign's ``FindingStore.merge`` has them)."""
+    of that program is, its decision the first bisected copy's of that program, even where that
+    bisection named none (as the campaign's ``FindingStore.merge`` has them)."""
     by_run: dict[str, int] = {}
     for copy in copies:
         for run_id, n in copy.counts_by_run.items():
             by_run[run_id] = max(by_run.get(run_id, 0), n)
     first = copies[0]
     same_program = [c for c in copies if (c.program, c.inputs) == (first.program, first.inputs)]
-    decided = next((c for c in copies if c.bisected), next((c for c in copies if c.decision_identity is not None), first))
+    # A decision goes with the program it was bisected on (``decisions.Bisection.program``): a copy
+    # of another program lends the kept one none, as in the campaign's ``FindingStore.merge``.
+    decided = next(
+        (c for c in same_program if c.bisected), next((c for c in same_program if c.decision_identity is not None), first)
+    )
     return replace(
         first,
         counts_by_run=dict(sorted(by_run.items())),
