@@ -85,6 +85,26 @@ def pytest_configure(config):
         torch.set_num_threads(1)
 
 
+# How many fast tests' time a slow one is taken to cost, in ordering the files (below).
+SLOW_TEST_WEIGHT = 30
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Under xdist (``./dev test``: ``--dist loadfile --no-loadscope-reorder``) the files go to the
+    workers in collection order, each as a worker runs short: the files likely to take longest
+    first (by their slow tests), so that the run ends on short files that even out the two
+    workers. xdist's own order, by number of tests, handed out last the files of one or two long
+    tests (builds, lanes, pip), and one worker ran on alone. Each file's own order is kept."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    weight, first = {}, {}
+    for index, item in enumerate(items):
+        path = item.nodeid.split("::", 1)[0]
+        weight[path] = weight.get(path, 0) + (SLOW_TEST_WEIGHT if item.get_closest_marker("slow") else 1)
+        first.setdefault(path, index)
+    items.sort(key=lambda item: (-weight[item.nodeid.split("::", 1)[0]], first[item.nodeid.split("::", 1)[0]]))
+
+
 def evaluate_under(program, placement_name, paths=None):
     """``program`` evaluated under stock and ``placement_name``: placement name -> Evaluation."""
     from fuzzdce.running.evaluate import Evaluator

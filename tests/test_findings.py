@@ -239,7 +239,7 @@ def test_a_quiet_round_that_ran_short_is_followed_by_another():
     assert campaign.full_evaluations == 10 and rounds == [0, 1, 2, 3]
 
 
-@pytest.mark.slow  # draws 70 programs, 5-6 s
+@pytest.mark.slow  # draws 70 programs
 def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says(tmp_path):
     """``fuzz_test`` is the campaign's own Hypothesis test: under a profile of N examples it
     evaluates N programs (it once stopped at the campaign's default of 60)."""
@@ -258,7 +258,9 @@ def test_fuzz_test_evaluates_as_many_programs_as_the_profile_says(tmp_path):
     before = settings.get_current_profile_name()
     settings.load_profile("fuzzdce-test-70")
     try:
-        fuzz_test(["stock"], ["jit"], evaluator=evaluator)(Request())
+        # Catalog programs alone: drawing an OpInfo step builds torch's sample inputs, most of the
+        # draw's time, and what is counted here is the programs, not what they hold.
+        fuzz_test(["stock"], ["jit"], evaluator=evaluator, opinfo_rate=0.0)(Request())
     finally:
         settings.load_profile(before)
     assert len(evaluator.calls) == 70
