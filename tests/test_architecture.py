@@ -177,6 +177,62 @@ def test_no_import_points_from_a_lower_wing_to_a_higher_one():
     assert upward == [], "move the code the lower wing needs down, or pass it in"
 
 
+# --- what a module offers the others: its public names ----------------------------------------------
+
+
+def is_private(name: str) -> bool:
+    """``_x``: a module's own (a dunder such as ``__version__`` is Python's, offered to all)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_names_taken(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, fuzzdce name) of each private name ``source`` (the text of ``module``) takes from another
+    fuzzdce module: ``from fuzzdce.m import _x``, or ``m._x`` of a module ``m`` imported from fuzzdce."""
+    tree = parsed(source)
+    modules: dict[str, str] = {}  # the name a fuzzdce module is bound to here -> the module
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fuzzdce") and node.module != module:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif is_private(alias.name):
+                    found.append((node.lineno, f"{node.module}.{alias.name}"))
+        elif isinstance(node, ast.Import):
+            modules |= {alias.asname or alias.name: alias.name for alias in node.names if alias.name in MODULES}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            owner = modules.get(ast.unparse(node.value))
+            if owner is not None and owner != module:
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+    return sorted(found)
+
+
+def test_no_module_takes_a_private_name_of_another():
+    """What one module uses of another is public: a ``_name`` is free to change with its module alone."""
+    found = {name: taken for name, path in MODULES.items() if (taken := private_names_taken(path.read_text(), name))}
+    assert found == {}, "make the name public (or move it to the module that uses it)"
+
+
+def test_a_private_name_taken_from_another_module_is_found():
+    planted = (
+        "from fuzzdce import __version__\n"
+        "from fuzzdce.running.decisions import Gating, _given\n"
+        "from fuzzdce.running import interception\n"
+        "import fuzzdce.running.probes\n"
+        "import fuzzdce.running.decisions as d\n"
+        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.probes._differs\n"
+    )
+    assert private_names_taken(planted, "fuzzdce.results.planted") == [
+        (2, "fuzzdce.running.decisions._given"),
+        (6, "fuzzdce.running.decisions._without"),
+        (6, "fuzzdce.running.interception._hidden"),
+        (6, "fuzzdce.running.probes._differs"),
+    ]
+    own = "from fuzzdce.running import decisions\nx = decisions._given\n"
+    assert private_names_taken(own, "fuzzdce.running.decisions") == []
+
+
 # --- dependencies the imports do not show -----------------------------------------------------------
 # A lower wing can depend on a higher one without importing it: a parameter annotated with the
 # higher wing's class (as a string, or under TYPE_CHECKING), or one that is only ever handed that
