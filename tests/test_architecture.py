@@ -233,6 +233,53 @@ def test_a_private_name_taken_from_another_module_is_found():
     assert private_names_taken(own, "fuzzdce.running.decisions") == []
 
 
+# --- no class holds state for the whole process -----------------------------------------------------
+
+
+def class_attributes_assigned(sources: dict[str, str]) -> list[str]:
+    """Each assignment to an attribute of a fuzzdce class (``Gate.active = gate``, ``cls.count += 1``)
+    in ``sources`` (module name -> its text): what a class holds is shared by every run in the
+    process, unseen by whoever calls."""
+    trees = {module: parsed(text) for module, text in sources.items()}
+    classes = {node.name for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    found = []
+    for module, tree in sorted(trees.items()):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                        if part.value.id in classes or part.value.id == "cls":
+                            found.append((module, node.lineno, ast.unparse(part)))
+    return [f"{module}:{line}: {name}" for module, line, name in sorted(found)]
+
+
+def test_no_class_holds_state_for_the_whole_process():
+    assert class_attributes_assigned(SOURCES) == [], "hold it on an instance, or in a contextvars.ContextVar"
+
+
+def test_a_planted_class_wide_state_is_found():
+    planted = (
+        "class Gate:\n"
+        "    count = 0\n"
+        "    @classmethod\n"
+        "    def more(cls):\n"
+        "        cls.count += 1\n"
+        "def run(gate):\n"
+        "    previous, Gate.active = Gate.active, gate\n"
+        "    gate.calls = 0\n"
+    )
+    assert class_attributes_assigned({"fuzzdce.running.planted": planted}) == [
+        "fuzzdce.running.planted:5: cls.count",
+        "fuzzdce.running.planted:7: Gate.active",
+    ]
+
+
 # --- dependencies the imports do not show -----------------------------------------------------------
 # A lower wing can depend on a higher one without importing it: a parameter annotated with the
 # higher wing's class (as a string, or under TYPE_CHECKING), or one that is only ever handed that

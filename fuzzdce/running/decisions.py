@@ -30,6 +30,7 @@ bisectable (``Bisection.note`` says why) and its bug keeps its failure's identit
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 from collections import Counter
@@ -328,8 +329,6 @@ def _with_one_removed(original, args, kwargs, where: tuple[int, ...]):
 class Gate:
     """The gated run in progress: numbers the calls, records the edits."""
 
-    active: Gate | None = None  # the one in this process, read by ``observed_edits``
-
     def __init__(self, gating: Gating) -> None:
         self.gating = gating
         self.calls = 0
@@ -372,6 +371,10 @@ class Gate:
         return mine.raw  # type: ignore[attr-defined]
 
 
+# The gated run in progress in this context (``gated_context`` sets it), read by ``observed_edits``.
+ACTIVE_GATE: contextvars.ContextVar[Gate | None] = contextvars.ContextVar("ACTIVE_GATE", default=None)
+
+
 @contextlib.contextmanager
 def gated_context(factory: Callable[[], Any], gating: Gating) -> Iterator[Gate]:
     """``factory()``'s placement, each call of what it replaced gated by ``gating``."""
@@ -382,11 +385,11 @@ def gated_context(factory: Callable[[], Any], gating: Gating) -> Iterator[Gate]:
             wrapper = gate.wrap(r)
             for owner, attr in r.owners:
                 stack.enter_context(set_attribute(owner, attr, wrapper))
-        previous, Gate.active = Gate.active, gate
+        token = ACTIVE_GATE.set(gate)
         try:
             yield gate
         finally:
-            Gate.active = previous
+            ACTIVE_GATE.reset(token)
 
 
 def gated(placement: Placement, gating: Gating) -> Placement:
@@ -409,7 +412,7 @@ def observed_edits(outcome) -> Iterator[None]:
     try:
         yield
     finally:
-        gate = Gate.active
+        gate = ACTIVE_GATE.get()
         if gate is not None:
             # In call order: a call's edit is known once it returns, after the edits of the calls inside it.
             outcome.edits = sorted(gate.edits, key=lambda e: e.index)

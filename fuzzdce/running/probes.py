@@ -34,6 +34,7 @@ for the other placements only: the outer comparison covers what the shadowed one
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import enum
 import sys
@@ -164,8 +165,6 @@ def _differs(stock: Produced, mine: Produced) -> str:
 class Probe:
     """The probed run in progress: which placements still did as stock at every call."""
 
-    active: Probe | None = None  # the one in this process, read by the observers (``in_shadow``)
-
     def __init__(self, placements: Sequence[str]) -> None:
         self.placements = list(placements)
         self.called: set[str] = set()
@@ -226,6 +225,10 @@ class Probe:
         return probed_call
 
 
+# The probed run in progress in this context (``probing`` sets it), read by the observers (``in_shadow``).
+ACTIVE_PROBE: contextvars.ContextVar[Probe | None] = contextvars.ContextVar("ACTIVE_PROBE", default=None)
+
+
 def shares_compiles(placement: Placement) -> bool:
     """May ``placement``'s compile on a path be stock's where it changes nothing there?"""
     if placement.is_stock or placement.build is not None or not placement.shares_compiles:
@@ -256,12 +259,12 @@ def probing(placements: Sequence[Placement]) -> Iterator[Probe]:
             wrappers[id(wrapper)] = original
             for owner, attr in owners:
                 stack.enter_context(set_attribute(owner, attr, wrapper))
-        previous, Probe.active = Probe.active, probe
+        token = ACTIVE_PROBE.set(probe)
         loaded = len(sys.modules)
         try:
             yield probe
         finally:
-            Probe.active = previous
+            ACTIVE_PROBE.reset(token)
             if len(sys.modules) != loaded:
                 stack.callback(_unbind, wrappers)
 
@@ -376,7 +379,7 @@ def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStac
 
 def in_shadow() -> bool:
     """Is a placement's shadow running (an observer stands aside: it is not stock's call)?"""
-    probe = Probe.active
+    probe = ACTIVE_PROBE.get()
     return probe is not None and probe.shadowing
 
 
