@@ -177,6 +177,109 @@ def test_no_import_points_from_a_lower_wing_to_a_higher_one():
     assert upward == [], "move the code the lower wing needs down, or pass it in"
 
 
+# --- what a module offers the others: its public names ----------------------------------------------
+
+
+def is_private(name: str) -> bool:
+    """``_x``: a module's own (a dunder such as ``__version__`` is Python's, offered to all)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_names_taken(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, fuzzdce name) of each private name ``source`` (the text of ``module``) takes from another
+    fuzzdce module: ``from fuzzdce.m import _x``, or ``m._x`` of a module ``m`` imported from fuzzdce."""
+    tree = parsed(source)
+    modules: dict[str, str] = {}  # the name a fuzzdce module is bound to here -> the module
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fuzzdce") and node.module != module:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif is_private(alias.name):
+                    found.append((node.lineno, f"{node.module}.{alias.name}"))
+        elif isinstance(node, ast.Import):
+            modules |= {alias.asname or alias.name: alias.name for alias in node.names if alias.name in MODULES}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            owner = modules.get(ast.unparse(node.value))
+            if owner is not None and owner != module:
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+    return sorted(found)
+
+
+def test_no_module_takes_a_private_name_of_another():
+    """What one module uses of another is public: a ``_name`` is free to change with its module alone."""
+    found = {name: taken for name, path in MODULES.items() if (taken := private_names_taken(path.read_text(), name))}
+    assert found == {}, "make the name public (or move it to the module that uses it)"
+
+
+def test_a_private_name_taken_from_another_module_is_found():
+    planted = (
+        "from fuzzdce import __version__\n"
+        "from fuzzdce.running.decisions import Gating, _given\n"
+        "from fuzzdce.running import interception\n"
+        "import fuzzdce.running.probes\n"
+        "import fuzzdce.running.decisions as d\n"
+        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.probes._differs\n"
+    )
+    assert private_names_taken(planted, "fuzzdce.results.planted") == [
+        (2, "fuzzdce.running.decisions._given"),
+        (6, "fuzzdce.running.decisions._without"),
+        (6, "fuzzdce.running.interception._hidden"),
+        (6, "fuzzdce.running.probes._differs"),
+    ]
+    own = "from fuzzdce.running import decisions\nx = decisions._given\n"
+    assert private_names_taken(own, "fuzzdce.running.decisions") == []
+
+
+# --- no class holds state for the whole process -----------------------------------------------------
+
+
+def class_attributes_assigned(sources: dict[str, str]) -> list[str]:
+    """Each assignment to an attribute of a fuzzdce class (``Gate.active = gate``, ``cls.count += 1``)
+    in ``sources`` (module name -> its text): what a class holds is shared by every run in the
+    process, unseen by whoever calls."""
+    trees = {module: parsed(text) for module, text in sources.items()}
+    classes = {node.name for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    found = []
+    for module, tree in sorted(trees.items()):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                        if part.value.id in classes or part.value.id == "cls":
+                            found.append((module, node.lineno, ast.unparse(part)))
+    return [f"{module}:{line}: {name}" for module, line, name in sorted(found)]
+
+
+def test_no_class_holds_state_for_the_whole_process():
+    assert class_attributes_assigned(SOURCES) == [], "hold it on an instance, or in a contextvars.ContextVar"
+
+
+def test_a_planted_class_wide_state_is_found():
+    planted = (
+        "class Gate:\n"
+        "    count = 0\n"
+        "    @classmethod\n"
+        "    def more(cls):\n"
+        "        cls.count += 1\n"
+        "def run(gate):\n"
+        "    previous, Gate.active = Gate.active, gate\n"
+        "    gate.calls = 0\n"
+    )
+    assert class_attributes_assigned({"fuzzdce.running.planted": planted}) == [
+        "fuzzdce.running.planted:5: cls.count",
+        "fuzzdce.running.planted:7: Gate.active",
+    ]
+
+
 # --- dependencies the imports do not show -----------------------------------------------------------
 # A lower wing can depend on a higher one without importing it: a parameter annotated with the
 # higher wing's class (as a string, or under TYPE_CHECKING), or one that is only ever handed that

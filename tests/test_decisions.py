@@ -13,7 +13,7 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
-from fuzzdce.running import decisions
+from fuzzdce.running import decisions, interception
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.placements import resolve
 
@@ -104,11 +104,11 @@ def test_no_edit_applied_passes_and_every_edit_applied_fails(evaluator, name, pr
 
 
 def test_a_gated_placement_leaves_thunder_exactly_as_it_was():
-    before = decisions._attributes(decisions._thunder_namespaces())
+    before = interception.attributes_of(interception.thunder_namespaces())
     gate = decisions.gated(resolve("planted_dce:symcall_folds_number_proxy"), decisions.Gating(limit=3))
     with gate():
-        during = decisions._attributes(decisions._thunder_namespaces())
-    after = decisions._attributes(decisions._thunder_namespaces())
+        during = interception.attributes_of(interception.thunder_namespaces())
+    after = interception.attributes_of(interception.thunder_namespaces())
     changed = {k for k in before if before[k][2] is not during.get(k, (None, None, None))[2]}
     assert changed, "the gate replaced nothing"
     assert {k: v[2] for k, v in before.items()} == {k: v[2] for k, v in after.items() if k in before}

@@ -3,16 +3,17 @@
 LLVM's ``-opt-bisect-limit``, GCC's debug counters and torch's ``CompilerBisector`` answer "which
 application of this pass breaks the program?" by numbering the applications and applying only the
 first N. Here the pass is a placement: whatever it replaced in Thunder (found by comparing Thunder's
-module and class attributes before and after entering it: ``replaced_by``), each call of which is
-either done as the placement does it or as unpatched Thunder does (the attribute's original).
+module and class attributes before and after entering it: ``interception.replaced_by``), each call
+of which is either done as the placement does it or as unpatched Thunder does (the attribute's
+original).
 
 - A **call** is one call of a replaced attribute, numbered in the order the run makes them.
 - An **edit** (``Edit``) is a call whose outcome differs from the original's at that point: a
   decomposition with subsymbols removed or changed, a different value returned, or a raise where
   the original returns (and the reverse). A recording run (``Gating.record``) finds them by running
-  the original first on a snapshot of the trace being recorded (``_TraceState``), then the
-  placement's version, and comparing what each produced (``_Produced``: bound symbols as
-  ``subsymbols.Node`` plain data, other values by shape).
+  the original first on a snapshot of the trace being recorded (``interception.TraceState``), then
+  the placement's version, and comparing what each produced (``interception.Produced``: bound
+  symbols as ``subsymbols.Node`` plain data, other values by shape).
 - A gated run (``Gating``) does calls ``< limit`` as the placement does them and the rest as
   unpatched Thunder does: the first ``limit`` calls of a run are those of the full run, so a prefix
   is well defined however later calls change. ``bisect`` searches the edits' indices for the first
@@ -29,252 +30,42 @@ bisectable (``Bisection.note`` says why) and its bug keeps its failure's identit
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
-import inspect
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed
-from fuzzdce.core.faults import raised_kind, without_annotations
+from fuzzdce.core.faults import raised_kind
 from fuzzdce.core.model import HELPER_FRAMES, ErrorInfo, Placement
-from fuzzdce.core.subsymbols import Node, Renaming, align_children, portable_node, why_live
+from fuzzdce.core.subsymbols import Node, Renaming, align_children, why_live
+from fuzzdce.running.interception import (
+    Produced,
+    Replaced,
+    TraceState,
+    lines_of,
+    nodes_in,
+    outside_the_trace,
+    produce,
+    replaced_by,
+    shape_of,
+)
 from fuzzdce.running.placements import set_attribute
 
-# --- what a placement replaces ---------------------------------------------------------------------
+# --- what a call was given, where it raised ----------------------------------------------------------
 
 
-@dataclass
-class Replaced:
-    """One object of Thunder's that a placement replaced, under every name it is known by there
-    (``patch_everywhere`` replaces ``from x import f`` aliases too)."""
-
-    label: str  # "thunder.core.symbol.Symbol.__call__": where it is defined
-    function: str  # "Symbol.__call__": its name there
-    original: Any
-    replacement: Any
-    owners: list[tuple[Any, str]] = field(default_factory=list)
-
-
-def thunder_modules() -> list[tuple[str, Any]]:
-    """(name, module) of every loaded Thunder module: where a placement's replacements, a probe's
-    wrappers and Thunder's registries live."""
-    return [
-        (name, module)
-        for name, module in list(sys.modules.items())
-        if module is not None and (name == "thunder" or name.startswith("thunder."))
-    ]
-
-
-def _thunder_namespaces() -> list[tuple[str, Any]]:
-    """(qualified name, owner) of every loaded Thunder module and of each class defined in one."""
-    owners = []
-    for name, module in thunder_modules():
-        owners.append((name, module))
-        for attr, value in list(vars(module).items()):
-            if inspect.isclass(value) and getattr(value, "__module__", None) == name:
-                owners.append((f"{name}.{attr}", value))
-    return owners
-
-
-def _attributes(owners) -> dict[tuple[int, str], tuple[str, Any, Any]]:
-    return {(id(owner), attr): (name, owner, value) for name, owner in owners for attr, value in list(vars(owner).items())}
-
-
-def replaced_by(enter: Callable[[], Any]) -> tuple[list[Replaced], contextlib.ExitStack]:
-    """Enter ``enter()`` (a placement's context manager) and return what it replaced in Thunder's
-    modules and classes, by original object, with the stack that exits it. Entered and left once
-    before: a module it imports is then loaded before the attributes are compared (one imported on
-    entering has no attribute before, and what the placement replaced there would go unseen)."""
-    with enter():
-        pass
-    before = _attributes(_thunder_namespaces())
-    stack = contextlib.ExitStack()
-    stack.enter_context(enter())
-    after = _attributes(_thunder_namespaces())
-    found: dict[tuple[int, int], Replaced] = {}
-    for key, (name, owner, value) in after.items():
-        old = before.get(key)
-        if old is None or old[2] is value:
-            continue
-        original = old[2]
-        attr = key[1]
-        replaced = found.get((id(original), id(value)))
-        if replaced is None:
-            defined = getattr(original, "__module__", None), getattr(original, "__qualname__", attr)
-            label = f"{defined[0]}.{defined[1]}" if defined[0] else f"{name}.{attr}"
-            replaced = found[(id(original), id(value))] = Replaced(label, defined[1], original, value)
-        replaced.owners.append((owner, attr))
-    return list(found.values()), stack
-
-
-# --- what a call produced ------------------------------------------------------------------------
-
-
-def _shape_of(value: Any, bsyms: list | None = None, depth: int = 0) -> Any:
-    """A value as comparable plain data: proxies by name, bound symbols and traces as ``Node`` trees,
-    containers by their items, anything else by its type alone (an object's identity says nothing).
-    ``bsyms`` collects the bound symbols met, in the order ``_nodes_in`` lists their nodes."""
-    from thunder.core.proxies import Proxy
-    from thunder.core.symbol import BoundSymbol
-    from thunder.core.trace import TraceCtx
-
-    if depth > 6:
-        return "..."
-    if isinstance(value, Proxy):
-        return f"<{value.name}>"
-    if isinstance(value, TraceCtx):
-        value = list(value.bound_symbols)
-    if isinstance(value, BoundSymbol):
-        if bsyms is not None:
-            bsyms.append(value)
-        return portable_node(value)
-    if isinstance(value, list | tuple):
-        return tuple(_shape_of(v, bsyms, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return tuple((repr(k), _shape_of(v, bsyms, depth + 1)) for k, v in value.items())
-    if value is None or isinstance(value, bool | int | float | str | complex):
-        return repr(value)
-    if dataclasses.is_dataclass(value):
-        return (
-            type(value).__name__,
-            tuple(_shape_of(getattr(value, f.name), bsyms, depth + 1) for f in dataclasses.fields(value)),
-        )
-    if isinstance(getattr(value, "name", None), str) and type(value).__module__.startswith("thunder"):
-        return f"{type(value).__name__} {value.name}"  # a Symbol, an enum member
-    return type(value).__name__
-
-
-def _nodes_in(shape: Any) -> list[Node]:
-    if isinstance(shape, Node):
-        return [shape]
-    if isinstance(shape, tuple):
-        return [n for item in shape for n in _nodes_in(item)]
-    return []
-
-
-def printed_line(bsym) -> str:
-    """A bound symbol's own line as Thunder prints it (``t1 = ltorch.add(t0, t1, alpha=1)``),
-    without its decomposition and the annotation of its outputs."""
-    try:
-        return without_annotations(" ".join(line.strip() for line in bsym.python(indent=0, print_depth=1))).strip()
-    except Exception:  # a bound symbol Thunder cannot print: its plain-data head stands in
-        return portable_node(bsym).head
-
-
-def _lines_of(bsym, node: Node, lines: dict[int, str]) -> None:
-    """``lines``: the printed line of each node of ``node``'s tree (made from ``bsym``), by id."""
-    lines[id(node)] = printed_line(bsym)
-    for sub_bsym, sub in zip(bsym.subsymbols, node.subsymbols):
-        _lines_of(sub_bsym, sub, lines)
-
-
-@dataclass
-class _Produced:
-    """What one call did: its value's shape or the exception it raised, the bound symbols it
-    appended to the scope being recorded, and (``bsyms``) the bound symbol objects behind the
-    nodes, in ``nodes``' order."""
-
-    value: Any = None
-    error: BaseException | None = None
-    appended: tuple[Node, ...] = ()
-    raw: Any = None
-    bsyms: list = field(default_factory=list)
-
-    @property
-    def nodes(self) -> list[Node]:
-        return [*self.appended, *_nodes_in(self.value)]
-
-    def lines(self) -> dict[int, str]:
-        """Each node's printed line, by id (printing is dear: only an edit's are made)."""
-        lines: dict[int, str] = {}
-        for bsym, node in zip(self.bsyms, self.nodes):
-            _lines_of(bsym, node, lines)
-        return lines
-
-
-class _TraceState:
-    """The trace being recorded, as a call may change it (names, counters, the open scopes and what
-    they hold): taken before a call, restored after the original ran on it as a shadow."""
-
-    def __init__(self) -> None:
-        from thunder.core.trace import get_tracectx
-
-        self.trace = trace = get_tracectx()
-        if trace is None:
-            return
-        self.counters = (trace.name_ctr, trace.obj_name_ctr)
-        self.names = set(trace.names)
-        self.objects = dict(getattr(trace, "_object_ctx", {}))
-        self.scopes = list(trace.scopes)
-        self.lengths = [len(s) if isinstance(s, list) else None for s in self.scopes]
-
-    def scope(self) -> list | None:
-        return self.trace.peek_scope() if self.trace is not None else None
-
-    def restore(self) -> None:
-        trace = self.trace
-        if trace is None:
-            return
-        trace.name_ctr, trace.obj_name_ctr = self.counters
-        # In place: another trace may hold these very objects (one made from this one shares its
-        # names), and a name it takes after the restore must be this trace's too.
-        trace.names.clear()
-        trace.names.update(self.names)
-        if hasattr(trace, "_object_ctx"):
-            trace._object_ctx.clear()
-            trace._object_ctx.update(self.objects)
-        trace.scopes[:] = self.scopes
-        for scope, length in zip(self.scopes, self.lengths):
-            if length is not None:
-                del scope[length:]
-
-
-@contextlib.contextmanager
-def outside_the_trace() -> Iterator[None]:
-    """No trace is recorded inside: what fuzzdce reads of a proxy while Thunder traces is not
-    recorded into the program's trace (under symbolic values a tensor proxy's ``shape`` is a
-    ``prims.shape`` call, appended to the scope open at the time)."""
-    from thunder.core.trace import reset_tracectx, set_tracectx
-
-    token = set_tracectx(None)
-    try:
-        yield
-    finally:
-        reset_tracectx(token)
-
-
-def _produce(function, args, kwargs, state: _TraceState, *, as_nodes: bool = True) -> _Produced:
-    """Call ``function`` on the trace being recorded: what it returned or raised, and the bound
-    symbols it appended to the open scope. ``as_nodes``: also as ``Node`` trees (``appended``,
-    ``value``), converted outside the trace; a probe compares the objects themselves."""
-    scope = state.scope()
-    start = len(scope) if isinstance(scope, list) else None
-    produced = _Produced()
-    try:
-        produced.raw = function(*args, **kwargs)
-    except Exception as e:
-        produced.error = e
-    if start is not None:
-        produced.bsyms = list(scope[start:])
-    if as_nodes:
-        with outside_the_trace():
-            produced.appended = tuple(portable_node(b) for b in produced.bsyms)
-            produced.value = _shape_of(produced.raw, produced.bsyms)
-    return produced
-
-
-def _given(args, kwargs, base: _Produced) -> tuple[list, list[Node]]:
+def _given(args, kwargs, base: Produced) -> tuple[list, list[Node]]:
     """The bound symbols a call was given or made (what a raise's malformations are read from): those
     its original appended, else those among its arguments."""
     if base.appended:
         return base.bsyms[: len(base.appended)], list(base.appended)
     bsyms: list = []
-    shape = _shape_of((args, kwargs), bsyms)
-    return bsyms, _nodes_in(shape)
+    shape = shape_of((args, kwargs), bsyms)
+    return bsyms, nodes_in(shape)
 
 
 def raise_frame(e: BaseException) -> str:
@@ -382,7 +173,7 @@ def _removals(original: Node, edited: Node, lines: dict[int, str], at: int) -> t
     return removed, added
 
 
-def edit_between(index: int, replaced: Replaced, base: _Produced, mine: _Produced, given: tuple[list, list[Node]]) -> Edit | None:
+def edit_between(index: int, replaced: Replaced, base: Produced, mine: Produced, given: tuple[list, list[Node]]) -> Edit | None:
     """The edit a call made, its original having produced ``base`` and the placement's version
     ``mine`` (``given``: the bound symbols, objects and nodes, the call was given or made, whose
     malformations a raise names); None when they did the same."""
@@ -403,7 +194,7 @@ def edit_between(index: int, replaced: Replaced, base: _Produced, mine: _Produce
         problems = malformations(nodes[-1]) if nodes else ()
         lines: dict[int, str] = {}
         if bsyms and nodes:
-            _lines_of(bsyms[-1], nodes[-1], lines)
+            lines_of(bsyms[-1], nodes[-1], lines)
         return Edit(
             index,
             replaced.label,
@@ -538,8 +329,6 @@ def _with_one_removed(original, args, kwargs, where: tuple[int, ...]):
 class Gate:
     """The gated run in progress: numbers the calls, records the edits."""
 
-    active: Gate | None = None  # the one in this process, read by ``observed_edits``
-
     def __init__(self, gating: Gating) -> None:
         self.gating = gating
         self.calls = 0
@@ -565,14 +354,14 @@ class Gate:
 
     def observed(self, index: int, replaced: Replaced, args, kwargs):
         """The call done as the placement does it, after its original ran as a shadow on a snapshot."""
-        state = _TraceState()
+        state = TraceState()
         self.shadowing += 1
         try:
-            base = _produce(replaced.original, args, kwargs, state)
+            base = produce(replaced.original, args, kwargs, state)
         finally:
             self.shadowing -= 1
             state.restore()
-        mine = _produce(replaced.replacement, args, kwargs, state)
+        mine = produce(replaced.replacement, args, kwargs, state)
         with outside_the_trace():
             edit = edit_between(index, replaced, base, mine, _given(args, kwargs, base))
         if edit is not None:
@@ -580,6 +369,10 @@ class Gate:
         if mine.error is not None:
             raise mine.error
         return mine.raw  # type: ignore[attr-defined]
+
+
+# The gated run in progress in this context (``gated_context`` sets it), read by ``observed_edits``.
+ACTIVE_GATE: contextvars.ContextVar[Gate | None] = contextvars.ContextVar("ACTIVE_GATE", default=None)
 
 
 @contextlib.contextmanager
@@ -592,11 +385,11 @@ def gated_context(factory: Callable[[], Any], gating: Gating) -> Iterator[Gate]:
             wrapper = gate.wrap(r)
             for owner, attr in r.owners:
                 stack.enter_context(set_attribute(owner, attr, wrapper))
-        previous, Gate.active = Gate.active, gate
+        token = ACTIVE_GATE.set(gate)
         try:
             yield gate
         finally:
-            Gate.active = previous
+            ACTIVE_GATE.reset(token)
 
 
 def gated(placement: Placement, gating: Gating) -> Placement:
@@ -619,7 +412,7 @@ def observed_edits(outcome) -> Iterator[None]:
     try:
         yield
     finally:
-        gate = Gate.active
+        gate = ACTIVE_GATE.get()
         if gate is not None:
             # In call order: a call's edit is known once it returns, after the edits of the calls inside it.
             outcome.edits = sorted(gate.edits, key=lambda e: e.index)

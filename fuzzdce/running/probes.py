@@ -1,10 +1,10 @@
 """One compile for every placement that would change nothing on a path: stock's, with each
 placement's replacements run beside Thunder's own as shadows.
 
-A placement replaces some of Thunder's functions (``decisions.replaced_by`` finds which). While
+A placement replaces some of Thunder's functions (``interception.replaced_by`` finds which). While
 stock compiles a program on a path, each call of a function some placement replaced is first made
 as each placement would make it, on the trace being recorded, which is then restored
-(``decisions._TraceState``, the snapshot a recording gated run takes), and then as stock makes it.
+(``interception.TraceState``, the snapshot a recording gated run takes), and then as stock makes it.
 A placement whose every call produced what stock's did (the same bound symbols, their proxies'
 names, shapes, dtypes and devices, their decompositions at every depth; the same value; the same
 exception) would have compiled this path exactly as stock did: its outcome there is stock's
@@ -20,7 +20,7 @@ never shared where
 - a call gave back what is not plain data here (a tensor, a function: the placement computes
   values when the program runs, where only running it shows what it does);
 - a shadow changed what the call was given (the arguments, compared before and after).
-The probe compares what the calls made outside the trace (``decisions.outside_the_trace``): under
+The probe compares what the calls made outside the trace (``interception.outside_the_trace``): under
 symbolic values reading a tensor proxy's shape is a ``prims.shape`` call, which would otherwise be
 recorded into stock's trace.
 A probed run that fails (a time-out, running out of memory, fuzzdce's own error), or whose shadow
@@ -34,6 +34,7 @@ for the other placements only: the outer comparison covers what the shadowed one
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import enum
 import sys
@@ -41,15 +42,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzdce.core.model import Placement
-from fuzzdce.running.decisions import (
+from fuzzdce.running.interception import (
+    Produced,
     Replaced,
-    _produce,
-    _Produced,
-    _thunder_namespaces,
-    _TraceState,
+    TraceState,
     outside_the_trace,
+    produce,
     replaced_by,
     thunder_modules,
+    thunder_namespaces,
 )
 from fuzzdce.running.placements import set_attribute
 
@@ -148,7 +149,7 @@ def given_state(args, kwargs) -> tuple:
     return tuple(of(a) for a in args), tuple((k, of(v)) for k, v in kwargs.items())
 
 
-def _differs(stock: _Produced, mine: _Produced) -> str:
+def _differs(stock: Produced, mine: Produced) -> str:
     """Why a placement's call did otherwise than stock's ("" when it did the same)."""
     if stock.error is not None or mine.error is not None:
         if stock.error is None or mine.error is None:
@@ -163,8 +164,6 @@ def _differs(stock: _Produced, mine: _Produced) -> str:
 
 class Probe:
     """The probed run in progress: which placements still did as stock at every call."""
-
-    active: Probe | None = None  # the one in this process, read by the observers (``in_shadow``)
 
     def __init__(self, placements: Sequence[str]) -> None:
         self.placements = list(placements)
@@ -193,13 +192,13 @@ class Probe:
             live = [(name, r) for name, r in replacements.items() if name not in self.diverged and name not in self.covered]
             if self.spoiled or not live:
                 return original(*args, **kwargs)
-            state = _TraceState()
+            state = TraceState()
             given = given_state(args, kwargs)
-            mine: dict[str, _Produced] = {}
+            mine: dict[str, Produced] = {}
             for name, replacement in live:
                 self.shadow_of = name
                 try:
-                    mine[name] = _produce(replacement, args, kwargs, state, as_nodes=False)
+                    mine[name] = produce(replacement, args, kwargs, state, as_nodes=False)
                 finally:
                     self.shadow_of = None
                     state.restore()
@@ -209,7 +208,7 @@ class Probe:
             outer = self.covered
             self.covered = outer | mine.keys()
             try:
-                stock = _produce(original, args, kwargs, state, as_nodes=False)
+                stock = produce(original, args, kwargs, state, as_nodes=False)
             finally:
                 self.covered = outer
             with outside_the_trace():
@@ -224,6 +223,10 @@ class Probe:
 
         probed_call.__wrapped__ = original  # type: ignore[attr-defined]
         return probed_call
+
+
+# The probed run in progress in this context (``probing`` sets it), read by the observers (``in_shadow``).
+ACTIVE_PROBE: contextvars.ContextVar[Probe | None] = contextvars.ContextVar("ACTIVE_PROBE", default=None)
 
 
 def shares_compiles(placement: Placement) -> bool:
@@ -256,12 +259,12 @@ def probing(placements: Sequence[Placement]) -> Iterator[Probe]:
             wrappers[id(wrapper)] = original
             for owner, attr in owners:
                 stack.enter_context(set_attribute(owner, attr, wrapper))
-        previous, Probe.active = Probe.active, probe
+        token = ACTIVE_PROBE.set(probe)
         loaded = len(sys.modules)
         try:
             yield probe
         finally:
-            Probe.active = previous
+            ACTIVE_PROBE.reset(token)
             if len(sys.modules) != loaded:
                 stack.callback(_unbind, wrappers)
 
@@ -291,7 +294,7 @@ def _attributes_everywhere() -> dict[tuple[str, str], Any]:
     import torch
 
     owners = [(name, m) for name, m in list(sys.modules.items()) if m is not None and not name.startswith("thunder")]
-    owners += _thunder_namespaces() + [("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase)]
+    owners += thunder_namespaces() + [("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase)]
     snapshot = {}
     for name, owner in owners:
         try:
@@ -352,7 +355,7 @@ def _thunder_modules() -> int:
 
 
 def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
-    """``decisions.replaced_by(placement.factory)``, from the places found when it was last
+    """``interception.replaced_by(placement.factory)``, from the places found when it was last
     entered while as many modules were loaded, if it replaced each of them again."""
     key = (placement.name, _thunder_modules())
     targets = _TARGETS.get(key)
@@ -376,7 +379,7 @@ def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStac
 
 def in_shadow() -> bool:
     """Is a placement's shadow running (an observer stands aside: it is not stock's call)?"""
-    probe = Probe.active
+    probe = ACTIVE_PROBE.get()
     return probe is not None and probe.shadowing
 
 
