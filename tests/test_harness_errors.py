@@ -113,8 +113,7 @@ def test_a_campaign_stops_with_one_line_exit_3_and_files_no_bug(collector_that_m
             "stock",
             "--path",
             "jit",
-            "--jobs",
-            "1",
+            "--in-process",  # the collector is patched in this process: a sandboxed worker would not see it
             "--max-examples",
             "3",
             "--seed",

@@ -37,7 +37,7 @@ CHART_TITLES = (
     "Programs per minute over time",
     "Steps drawn per op",
     "Programs compiled per path",
-    "Programs in which each placement changed subsymbols",
+    "Programs in which each placement did otherwise than the reference",
 )
 PATHS = ("jit", "thunderfx")
 

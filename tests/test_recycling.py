@@ -235,7 +235,9 @@ def test_lanes_recycled_after_every_round_still_run_their_programs_and_record_me
     from fuzzdce.cli import main
 
     folder = tmp_path / "findings"
-    argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--op", "add"]
+    # One fault, one cause a program: a regression is decided as found, once, so generation's share
+    # goes to programs (a placement failing each program in many ways spends it deciding each way).
+    argv = ["run", "--placement", "stock", "--placement", "planted:add_computes_sub", "--path", "jit", "--op", "add"]
     argv += ["--max-examples", "50", "--time-budget", "120", "--seed", "5", "--jobs", "2", "--findings", str(folder)]
     assert main(argv + ["--database", "none", "--recycle-lane-growth", "1", "--recycle-jobs", "2"]) == 1
     summary = json.loads((folder / "summary.json").read_text())
