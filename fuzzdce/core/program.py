@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import linecache
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -320,16 +320,21 @@ class Program:
                 index += 1
         return producer
 
-    def live_steps(self) -> set[int]:
-        """Indices of steps whose results reach an output (the rest is dead code)."""
+    def steps_reaching(self, values: Iterable[int]) -> set[int]:
+        """Indices of the steps whose results reach ``values`` (value indices), directly or through
+        other steps."""
         producer = self.producers()
-        live, todo = set(), list(self.outputs)
+        found, todo = set(), list(values)
         while todo:
             value = todo.pop()
-            if value in producer and producer[value] not in live:
-                live.add(producer[value])
+            if value in producer and producer[value] not in found:
+                found.add(producer[value])
                 todo.extend(self.steps[producer[value]].refs())
-        return live
+        return found
+
+    def live_steps(self) -> set[int]:
+        """Indices of steps whose results reach an output (the rest is dead code)."""
+        return self.steps_reaching(self.outputs)
 
     def source(self) -> str:
         """The program as a Python function definition."""

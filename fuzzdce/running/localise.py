@@ -87,13 +87,7 @@ def bisected(program: Program) -> bool:
 def ancestors(program: Program, step: int) -> set[int]:
     """The steps whose values ``step`` reads, directly or through others: those a wrong value of
     which reaches it."""
-    producer, found, todo = program.producers(), set(), list(program.steps[step].refs())
-    while todo:
-        value = todo.pop()
-        if value in producer and producer[value] not in found:
-            found.add(producer[value])
-            todo.extend(program.steps[producer[value]].refs())
-    return found
+    return program.steps_reaching(program.steps[step].refs())
 
 
 def may_change(program: Program, step: int) -> set[int]:
