@@ -165,20 +165,20 @@ def triage(violations_by_placement: Mapping[str, Iterable[Violation]], reference
         known_by: Triaged(verdict_of(names, reference, len(violations_by_placement)), tuple(names), example[known_by])
         for known_by, names in showing.items()
     }
-    return masked_or_gone(triaged, violations_by_placement, reference, identity)
+    return masked_or_gone(triaged, violations_by_placement, reference)
 
 
 def masked_or_gone(
-    triaged: Mapping[Any, Triaged], violations_by_placement: Mapping[str, Iterable[Violation]], reference: str, key
-) -> dict[Any, Triaged]:
-    """``triaged`` (``key(violation)`` -> its ``Triaged``), each failure of the reference alone
+    triaged: Mapping[Identity, Triaged], violations_by_placement: Mapping[str, Iterable[Violation]], reference: str
+) -> dict[Identity, Triaged]:
+    """``triaged`` (``triage``'s: violation identity -> its ``Triaged``), each failure of the reference alone
     (``Verdict.FIXED``) judged by what each Thunder under test did on its path instead: one that
     failed there in a way of its own (no failure of the reference's) that stops the run (a raise,
     a split: ``Fault.stops_the_run``) hid it, and it is ``Verdict.MASKED``, naming those failures'
     findings; one that still failed there otherwise is ``unclean`` (the failure went, and only a
     named edit of its says why). A Thunder that ran the path with no violation fixed it."""
     violations = {name: list(vs) for name, vs in violations_by_placement.items()}
-    reference_keys = {key(v) for v in violations.get(reference, ())}
+    reference_keys = {identity(v) for v in violations.get(reference, ())}
     judged = dict(triaged)
     for k, t in triaged.items():
         if t.verdict != Verdict.FIXED:
@@ -190,9 +190,9 @@ def masked_or_gone(
             if name == reference:
                 continue
             on_path = [v for v in shown if v.path == path]
-            stopping = [v for v in on_path if key(v) not in reference_keys and fault_of(v).stops_the_run]
+            stopping = [v for v in on_path if identity(v) not in reference_keys and fault_of(v).stops_the_run]
             for v in stopping:
-                own = triaged[key(v)]
+                own = triaged[identity(v)]
                 masked_by.append(finding_identity(own.verdict, own.placements, identity(own.violation)))
             if on_path and not stopping:
                 unclean.append(name)
