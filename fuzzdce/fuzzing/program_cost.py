@@ -10,7 +10,7 @@ no Thunder bug: only a job past its own time limit is (the ``timeout`` oracle's 
 
 from __future__ import annotations
 
-import bisect
+import statistics
 import time
 
 # A program this many times the campaign's median program is an outlier worth stopping: programs'
@@ -29,18 +29,14 @@ class ProgramCost:
     """The running median of the programs' seconds, and from it each next program's limit."""
 
     def __init__(self) -> None:
-        self.seconds: list[float] = []  # every program's, sorted
+        self.seconds: list[float] = []  # every program's
 
     def observe(self, seconds: float) -> None:
-        bisect.insort(self.seconds, seconds)
+        self.seconds.append(seconds)
 
     @property
     def median(self) -> float | None:
-        n = len(self.seconds)
-        if n < MEASURED_PROGRAMS:
-            return None
-        middle = n // 2
-        return self.seconds[middle] if n % 2 else (self.seconds[middle - 1] + self.seconds[middle]) / 2
+        return statistics.median(self.seconds) if len(self.seconds) >= MEASURED_PROGRAMS else None
 
     def limit(self, time_budget: float | None, job_limit: float | None) -> float | None:
         """Seconds the next program may take: ``MEDIAN_MULTIPLE`` times the median, at most
