@@ -16,6 +16,7 @@ from typing import Any
 
 from fuzzdce.core.decisions import describe
 from fuzzdce.core.errors import HarnessError, UsageError, harness_message, unexpected_exception
+from fuzzdce.core.joining import by_decision
 from fuzzdce.core.model import STOCK
 from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
@@ -688,14 +689,10 @@ def bisect_main(args) -> int:
             print(f"fuzzdce bisect: {placement.name} shows no failure on {', '.join(paths)} that stock passes")
             return 0
         # One decision is said once, under every failure it causes.
-        by_decision: dict[Any, tuple[list, Any]] = {}
-        for failure in failures:
-            found = bisect_failure(evaluate, subject.program, placement, failure)
-            key = found.identity if found.identity is not None else id(found)
-            by_decision.setdefault(key, ([], found))[0].append(failure)
-        for shown, found in by_decision.values():
-            print("\n".join(f"--- {failure}" for failure in shown))
-            print("\n".join("    " + line for line in describe(found)))
+        found = [(failure, bisect_failure(evaluate, subject.program, placement, failure)) for failure in failures]
+        for group in by_decision(found, lambda pair: pair[1].identity):
+            print("\n".join(f"--- {failure}" for failure, _ in group))
+            print("\n".join("    " + line for line in describe(group[0][1])))
         return 1
     finally:
         evaluator.close()

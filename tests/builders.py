@@ -126,15 +126,17 @@ class StandInEvaluator(Evaluator):
     """An evaluator that compiles nothing, for tests of what reads evaluations: under each placement
     (stock first, unless ``alone``) a program shows ``shows(program, placement, paths)``, and each
     path's outcome is ``outcome(program, placement, path)`` (none by default). Records every call
-    in ``calls``, as (program, placement names, paths)."""
+    in ``calls``, as (program, placement names, paths), and whether it was a gated run in ``gated``."""
 
     def __init__(self, shows=shows_nothing, outcome=None):
         self.shows, self.outcome = shows, outcome
         self.calls: list[tuple[Program, tuple[str, ...], tuple[str, ...]]] = []
+        self.gated: list[bool] = []
 
     def __call__(self, program, placements, *, paths, timeout=None, alone=False, cache=True, localise=True, **options):
         evaluated = {p.name: p for p in ([] if alone else [resolve("stock")]) + list(placements)}
         self.calls.append((program, tuple(evaluated), tuple(paths)))
+        self.gated.append(any(p.gating is not None for p in evaluated.values()))
         evaluations = {}
         for name, placement in evaluated.items():
             outcomes = {} if self.outcome is None else {path: self.outcome(program, placement, path) for path in paths}

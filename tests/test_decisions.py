@@ -12,6 +12,7 @@ from fuzzdce.core.findings import program_text
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import Name, Node
 from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.fuzzing import bisection
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
 from fuzzdce.running import decisions, interception
 from fuzzdce.running.evaluate import Evaluator
@@ -96,22 +97,114 @@ def test_no_edit_applied_passes_and_every_edit_applied_fails(evaluator, name, pr
     placement = resolve(name)
     failure = the_regression(evaluator, program, placement, path)
     shown = {}
-    for gating in (decisions.Gating(limit=0), decisions.Gating(), decisions.Gating(record=True)):
+    for gating in (decisions.Gating.first(0), decisions.Gating.every(), decisions.Gating.recording()):
         under = decisions.gated(placement, gating)
         violations = evaluator(program, [under], paths=[path], alone=True, cache=False, localise=False)[under.name].violations
         shown[gating] = any(v.oracle == failure.oracle for v in violations)
-    assert shown == {decisions.Gating(limit=0): False, decisions.Gating(): True, decisions.Gating(record=True): True}
+    assert shown == {decisions.Gating.first(0): False, decisions.Gating.every(): True, decisions.Gating.recording(): True}
 
 
 def test_a_gated_placement_leaves_thunder_exactly_as_it_was():
     before = interception.attributes_of(interception.thunder_namespaces())
-    gate = decisions.gated(resolve("planted_dce:symcall_folds_number_proxy"), decisions.Gating(limit=3))
+    gate = decisions.gated(resolve("planted_dce:symcall_folds_number_proxy"), decisions.Gating.first(3))
     with gate():
         during = interception.attributes_of(interception.thunder_namespaces())
     after = interception.attributes_of(interception.thunder_namespaces())
     changed = {k for k in before if before[k][2] is not during.get(k, (None, None, None))[2]}
     assert changed, "the gate replaced nothing"
     assert {k: v[2] for k, v in before.items()} == {k: v[2] for k, v in after.items() if k in before}
+
+
+# --- gatings, and a gated run told apart from its placement by data -----------------------------------
+
+
+def test_each_gating_does_and_observes_the_calls_its_constructor_names():
+    Gating = decisions.Gating
+    calls = range(5)
+
+    def done(gating):
+        return [i for i in calls if gating.applies(i)]
+
+    def observed(gating):
+        return [i for i in calls if gating.observes(i)]
+
+    assert (done(Gating.recording()), observed(Gating.recording())) == ([0, 1, 2, 3, 4], [0, 1, 2, 3, 4])
+    assert (done(Gating.every()), observed(Gating.every())) == ([0, 1, 2, 3, 4], [])
+    assert (done(Gating.first(0)), observed(Gating.first(0))) == ([], [])
+    assert (done(Gating.first(3, observe=2)), observed(Gating.first(3, observe=2))) == ([0, 1, 2], [2])
+    assert (done(Gating.all_but(1)), observed(Gating.all_but(1))) == ([0, 2, 3, 4], [])
+    assert (done(Gating.only_call(3)), observed(Gating.only_call(3))) == ([3], [3])
+    narrowed = Gating.narrowed(2, (0, 1))
+    assert (done(narrowed), [i for i in calls if narrowed.narrows(i)]) == ([0, 1], [2])
+    assert not any(g.narrows(i) for g in (Gating.recording(), Gating.first(2)) for i in calls)
+
+
+def test_a_gating_that_would_need_a_precedence_cannot_be_made():
+    Gating = decisions.Gating
+    for conflicting in (
+        lambda: dataclasses.replace(Gating.first(2, observe=1), observes_every=True),  # one call observed, or every one
+        lambda: dataclasses.replace(Gating.all_but(2), narrowing=(0,)),  # a narrowed call follows a prefix
+        lambda: dataclasses.replace(Gating.only_call(2), n=None),  # only which call?
+    ):
+        with pytest.raises(ValueError):
+            conflicting()
+
+
+def test_gatings_are_made_by_their_constructors_only():
+    """Which calls a run gates is said by its constructor's name, never by fields set by hand."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    home = root / "fuzzdce" / "running" / "decisions.py"
+    sources = [p for p in [*(root / "fuzzdce").rglob("*.py"), *(root / "tests").rglob("*.py")] if p != home]
+    assert [str(p.relative_to(root)) for p in sources if re.search(r"\bGating\(", p.read_text())] == []
+
+
+def test_a_gated_placement_keeps_its_placements_name_and_carries_its_gating_as_data():
+    placement = resolve("rdnp")
+    under = decisions.gated(placement, decisions.Gating.first(2))
+    assert under.name == placement.name and placement.gating is None and under.gating == decisions.Gating.first(2)
+    assert under.display_name == "rdnp [the first 2 calls]" and placement.display_name == "rdnp"
+
+
+def test_a_gated_run_never_reuses_a_cached_result_of_its_placement_nor_the_reverse():
+    from fuzzdce.core.model import EAGER, Outcome
+    from fuzzdce.running.evaluate import PathResult
+
+    ran = []
+
+    def run_job(job):
+        ran.append((job.placement.gating, job.path))
+        return Outcome(EAGER, "stock") if job.path == EAGER else PathResult(Outcome(job.path, job.placement.name), [])
+
+    evaluator = Evaluator(run_job, cache=True)
+    placement = resolve("rdnp")
+    first = decisions.gated(placement, decisions.Gating.first(0))
+    recording = decisions.gated(placement, decisions.Gating.recording())
+    for under in (placement, first, recording, first, placement):
+        evaluator(ONE, [under], paths=["jit"], alone=True)
+    # Each of the three ran once on jit; asked again, each is its own cached job (the cache works).
+    assert [gating for gating, path in ran if path == "jit"] == [None, first.gating, recording.gating]
+
+
+def test_stock_serves_its_placement_never_a_gated_run_of_it():
+    """Stock's outcome on a path where the probe saw a placement do as stock is that placement's
+    (``LocalJobs`` keeps it for the program): a gated run of the same name runs its own."""
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.running.evaluate import stock_serves
+
+    stock = Outcome("jit", "stock", unchanged_by=("rdnp",))
+    placement = resolve("rdnp")
+    assert stock_serves(stock, placement)
+    assert not stock_serves(stock, decisions.gated(placement, decisions.Gating.recording()))
+    assert not stock_serves(None, placement)
+
+
+def test_a_gated_run_is_evaluated_alone():
+    under = decisions.gated(resolve("rdnp"), decisions.Gating.first(0))
+    with pytest.raises(ValueError, match="alone"):
+        Evaluator(lambda job: pytest.fail("ran"))(ONE, [under], paths=["jit"])
 
 
 def test_what_a_placement_replaces_is_found_by_comparing_thunders_attributes():
@@ -171,9 +264,38 @@ def test_the_correct_placement_shows_no_failure_to_bisect(evaluator):
 
 
 def test_a_build_or_stock_is_not_bisectable():
-    found = decisions.bisect(resolve("stock"), lambda gating: pytest.fail("ran"))
+    found = bisection.bisect(resolve("stock"), lambda gating: pytest.fail("ran"))
     assert found.identity is None and "stock" in found.note
     assert describe(found) == [f"decision: not bisected: {found.note}"]
+
+
+def test_the_other_edits_are_said_from_their_data():
+    """Each other edit is said from its removals' fields: a parent printed with a tuple argument
+    (``, (2, 3)``) is said whole, never cut where its words look like the reason's parenthesis."""
+    culprit = Edit(
+        1, "label", "removal", "Symbol.__call__", removed=(Removed("t2 = prims.exp(t1)", "exp", "t3 = ltorch.exp(t1)", 0),)
+    )
+    removal = Removed("t4 = prims.neg(a)", "neg", "t6 = ltorch.reshape(a, (2, 3))", 0)
+    pruning = Removed("(t7, t8) = prims.split(a)", "split", "t9 = ltorch.g(a)", 0, pruned=True)
+    others = (Edit(0, "label", "removal", "Symbol.__call__", removed=(removal,)), Edit(2, "l", "removal", removed=(pruning,)))
+    found = Bisection("p", (others[0], culprit, others[1]), culprit, alone=True, without=True, runs=5, path="jit")
+    said = (
+        "The program's other edits do not matter: the removal of `t4 = prims.neg(a)` from `t6 = ltorch.reshape(a, (2, 3))`; "
+        "the pruning of outputs of `(t7, t8) = prims.split(a)` from `t9 = ltorch.g(a)`."
+    )
+    assert said in describe(found)
+    assert summary(found) == [describe(found)[0], said]
+
+
+def test_bisected_failures_are_grouped_by_their_decision():
+    """``fuzzdce bisect`` says one decision once, under every failure it causes (``joining.by_decision``);
+    a failure whose bisection named none stands alone."""
+    from fuzzdce.core.joining import by_decision
+
+    reshape, add, none = decided("p", "reshape"), decided("p", "add"), decision("p", "reshape")
+    found = [("split", reshape), ("raise", none), ("wrong", add), ("dce-sound", reshape), ("again", none)]
+    groups = by_decision(found, lambda pair: pair[1].identity)
+    assert [[failure for failure, _ in group] for group in groups] == [["split", "dce-sound"], ["raise"], ["wrong"], ["again"]]
 
 
 # --- a bug is known by its decision ---------------------------------------------------------------------
@@ -376,7 +498,7 @@ def test_malformations_name_what_is_wrong_with_a_bound_symbol():
 
 
 def test_a_placement_whose_replacements_never_run_says_so():
-    found = decisions.bisect(resolve("planted:cos_grad_flipped"), lambda gating: (True, [], 0))
+    found = bisection.bisect(resolve("planted:cos_grad_flipped"), lambda gating: (True, [], 0))
     assert found.culprit is None and "no call of anything it replaced" in found.note
 
 

@@ -170,8 +170,9 @@ def test_each_cause_is_shrunk_against_its_failing_configuration_only():
     assert before.program.n_ops > 1, "generation shrinks nothing"
     campaign.shrink_causes()
     # After the settling, the cause is bisected (``Shrinker.decide``): the faulty placement gated, alone, on jit.
-    *steps, settling = [call for call in evaluator.calls[generated:] if not call[1][0].startswith(f"{FAULTY} [")]
-    bisecting = [call for call in evaluator.calls[generated:] if call[1][0].startswith(f"{FAULTY} [")]
+    after = list(zip(evaluator.calls, evaluator.gated))[generated:]
+    *steps, settling = [call for call, gated in after if not gated]
+    bisecting = [call for call, gated in after if gated]
     assert bisecting and all(len(names) == 1 and paths == ("jit",) for _, names, paths in bisecting)
     assert steps and all(paths == ("jit",) and names in {(FAULTY,), ("stock",)} for _, names, paths in steps)
     for (program, names, _), previous in zip(steps[1:], steps):

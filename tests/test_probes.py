@@ -148,7 +148,7 @@ def test_a_gated_placement_is_never_probed():
     from fuzzdce.running.decisions import Gating, gated
     from fuzzdce.running.probes import shares_compiles
 
-    assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating(limit=0)))
+    assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating.first(0)))
     assert not shares_compiles(PLACEMENTS["stock"])
 
 

@@ -2,7 +2,6 @@
 
 import dataclasses
 import doctest
-import functools
 import pathlib
 import re
 
@@ -41,16 +40,12 @@ RAISE = Edit(
 )
 
 
-def gating_of(placement):
-    """The gating of a gated symcall (``decisions``' placements), or None."""
-    return placement.factory.args[1] if isinstance(placement.factory, functools.partial) else None
-
-
 def splits(placement) -> bool:
     """Symcall splits every program on both thunderfx paths, by its call ``RAISE`` (a gated symcall
     splits where that call is done as symcall does it); stock splits none."""
-    gating = gating_of(placement)
-    return placement.name == "symcall" or (gating is not None and gating.applies(RAISE.index))
+    if placement.gating is not None:  # a gated symcall
+        return placement.gating.applies(RAISE.index)
+    return placement.name == "symcall"
 
 
 def shows(program, placement, paths):
@@ -58,9 +53,9 @@ def shows(program, placement, paths):
 
 
 def outcome(program, placement, path):
-    gating = gating_of(placement)
+    gating = placement.gating
     split_here = splits(placement)
-    described = gating is not None and split_here and (gating.record or gating.describe == RAISE.index)
+    described = gating is not None and gating.observes(RAISE.index)
     calls = 2 * RAISE.index if gating is not None else 0
     made = Outcome(path, placement.name, edits=[RAISE] if described else [], gated_calls=calls)
     # The splitter caught symcall's raise: its split is an edit (DCE activity).

@@ -1,10 +1,11 @@
 """A placement's DCE decisions as data: the edits a run made, the one that breaks, and the bug's
 identity by that decision.
 
-``running.decisions`` finds them (gating a placement's calls, bisecting); this module is what the
-rest of fuzzdce reads: ``Edit`` (one call of what a placement replaced that did otherwise than
-unpatched Thunder), ``Bisection`` (the search's result, with the culprit and whether the other
-edits matter) and ``Bisection.identity``, by which ``joining`` knows a bug:
+``fuzzing.bisection`` finds them (its docstring is the feature's guide: calls, edits, gated runs,
+the search), with ``running.decisions``' gated runs; this module is what the rest of fuzzdce reads:
+``Edit`` (one call of what a placement replaced that did otherwise than unpatched Thunder),
+``Bisection`` (the search's result, with the culprit and whether the other edits matter) and
+``Bisection.identity``, by which ``joining`` knows a bug:
 
 - a **removal**: the placement, each removed subsymbol's symbol and why unpatched Thunder keeps it
   (``subsymbols.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
@@ -18,6 +19,7 @@ edits matter) and ``Bisection.identity``, by which ``joining`` knows a bug:
 Every failure one decision causes (splits at any op, raises, wrong values, dce-sound) is one bug;
 two decisions are two. Where the search found no single edit (``identity`` None), the bug keeps its
 failure's identity. Plain data throughout: it crosses processes and is written in ``bug.json``.
+Its words (``describe``, ``summary``) are made from the data, never read back.
 """
 
 from __future__ import annotations
@@ -223,9 +225,14 @@ def _block(text: str) -> list[str]:
 
 
 def _removal_words(removed: Removed) -> str:
+    """A removal as what the call did, with why unpatched Thunder keeps what it removed."""
     why = "; ".join(removed.why) if removed.why else "it is dead there (a correct DCE may remove it)"
     what = "prunes outputs of" if removed.pruned else "removes"
-    return f"{what} `{removed.head}` from `{removed.parent}` ({why})"
+    return f"{what} {_removed_from(removed)} ({why})"
+
+
+def _removed_from(removed: Removed) -> str:
+    return f"`{removed.head}` from `{removed.parent}`"
 
 
 def _edit_words(edit: Edit) -> str:
@@ -237,7 +244,7 @@ def _edit_words(edit: Edit) -> str:
     if edit.rebound:
         return f"{edit.function} making {', '.join(dict.fromkeys(edit.rebound))}"
     if edit.removed:
-        return "; ".join(_removal_words(r).replace("removes", "the removal of", 1).split(" (")[0] for r in edit.removed)
+        return "; ".join(f"the {'pruning of outputs of' if r.pruned else 'removal of'} {_removed_from(r)}" for r in edit.removed)
     return f"the change of `{edit.before}`"
 
 
@@ -295,25 +302,9 @@ def describe(bisection: Bisection) -> list[str]:
             lines.append(still + f"{again} later call{'s make' if again != 1 else ' makes'} the same decision.")
         else:
             lines.append(still + "a later edit causes it too.")
-    others = [e for e in b.others if e.key() != c.key()]
-    if others and b.alone:
-        said = list(dict.fromkeys(_edit_words(e) for e in others))
-        shown = said[:4] + ([f"and {len(said) - 4} more"] if len(said) > 4 else [])
-        lines.append("The program's other edits do not matter: " + "; ".join(shown) + ".")
-    elif b.alone is False and b.fixes:
-        same = sum(1 for e in b.others if e.index < c.index and e.key() == c.key())
-        if same:
-            lines.append(
-                f"Alone it does not make it go: {same} earlier call{'s make' if same != 1 else ' makes'} the same edit, needed too."
-            )
-        else:
-            lines.append("That edit alone does not make it go: it needs earlier edits too.")
-    elif b.alone is False:
-        lines.append(
-            "That edit alone does not fail: it needs earlier edits too (no single decision; the bug keeps its failure's identity)."
-        )
-    elif not b.others:
-        lines.append("It is the program's only edit.")
+    others = _others_words(b, c)
+    if others is not None:
+        lines.append(others)
     if b.identity is None and b.alone is not False and c.decisions > 1:
         lines.append(f"That one call makes {c.decisions} decisions at once: the bug keeps its failure's identity.")
     lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'})")
@@ -323,9 +314,31 @@ def describe(bisection: Bisection) -> list[str]:
 def summary(bisection: Bisection) -> list[str]:
     """The decision in a line or two, for a script's docstring: what the call did, and whether the
     program's other edits matter."""
-    lines = describe(bisection)
+    first = describe(bisection)[:1]
     if bisection.culprit is None:
-        return lines[:1]
-    kept = [lines[0]]
-    kept += [line for line in lines[1:] if line.startswith(("The program's other edits", "That edit alone"))]
-    return kept
+        return first
+    others = _others_words(bisection, bisection.culprit)
+    return first + ([others] if others is not None else [])
+
+
+def _others_words(b: Bisection, c: Edit) -> str | None:
+    """Whether the program's edits besides the culprit ``c`` matter, in a line (None: nothing to say)."""
+    others = [e for e in b.others if e.key() != c.key()]
+    if others and b.alone:
+        said = list(dict.fromkeys(_edit_words(e) for e in others))
+        shown = said[:4] + ([f"and {len(said) - 4} more"] if len(said) > 4 else [])
+        return "The program's other edits do not matter: " + "; ".join(shown) + "."
+    if b.alone is False and b.fixes:
+        same = sum(1 for e in b.others if e.index < c.index and e.key() == c.key())
+        if same:
+            made = f"{same} earlier call{'s make' if same != 1 else ' makes'} the same edit"
+            return f"Alone it does not make it go: {made}, needed too."
+        return "That edit alone does not make it go: it needs earlier edits too."
+    if b.alone is False:
+        return (
+            "That edit alone does not fail: it needs earlier edits too "
+            "(no single decision; the bug keeps its failure's identity)."
+        )
+    if not b.others:
+        return "It is the program's only edit."
+    return None

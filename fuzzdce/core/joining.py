@@ -16,7 +16,8 @@ here is a tuple of such data, never text. Failures join into one bug by evidence
 - **one decision**: findings whose causes a bisection traced to the same decision of a placement's
   (``decision_identity``: a removal and why it was live, a raise and what was malformed) are one
   bug, whatever each shows (splits at any op, raises, dce-sound, wrong values); two decisions are
-  kept apart, whatever their failures share (``findings_kept_apart``, ``clash``);
+  kept apart, whatever their failures share (``findings_kept_apart``, ``clash``); ``fuzzdce
+  bisect`` groups its failures by decision alike (``by_decision``);
 - **one op in other words**: an exception or split at the same op (jit-grad's "no gradient
   transform for prims.index_add", thunderfx's "VJP for PrimIDs.INDEX_ADD"), or in the same words
   where the words are the fault (``words_site``); a wrong value where values first differ.
@@ -289,6 +290,13 @@ def connected(
         components.setdefault(root(i), []).append(item)
     return list(components.values())
 
+
+def by_decision(items: Iterable[Item], decided: Callable[[Item], Identity | None]) -> list[list[Item]]:
+    """``items`` grouped by the decision that breaks each (``decided``: its bisection's
+    ``Bisection.identity``), in their order: one decision is one bug, whatever failures it causes
+    (``fuzzdce bisect`` says each decision once, under every failure it causes). An item whose
+    bisection named no single decision stands alone."""
+    return connected(list(items), lambda item: [d] if (d := decided(item)) is not None else [])
 
 def join_keys(finding: Any) -> list[Identity]:
     """What joins a finding into a bug beyond its cause (``cause_key``), one name per placement

@@ -463,13 +463,19 @@ class Placement:
     native: Callable[[], str | None] = field(default=never_native, repr=False)
     missing: Callable[[], str | None] = field(default=nothing_missing, repr=False)
     build: Build | None = None
-    # Where it would change nothing on a path, may stock's compile serve as its own
-    # (``running.probes``)? Not a gated run's: its calls are counted as its own.
-    shares_compiles: bool = True
+    # A gated run's gating (``running.decisions.Gating``: which calls it does as the placement does
+    # them), None for the placement itself. A gated run keeps its placement's name: what must not
+    # take one for the other (a shared compile, a cached job) reads this.
+    gating: Any = None
 
     @property
     def is_stock(self) -> bool:
         return self.name == STOCK
+
+    @property
+    def display_name(self) -> str:
+        """Its name as a log line prints it: a gated run's with its gating in words."""
+        return self.name if self.gating is None else f"{self.name} [{self.gating}]"
 
     def __call__(self) -> ContextManager[Any]:
         return self.factory()

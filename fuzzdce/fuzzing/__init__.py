@@ -13,7 +13,8 @@ Modules:
 - ``time_plan``: the phases, when each must end, and how long each took.
 - ``shrinking``: after generation: each cause shrunk, joined and confirmed (the ``Shrinker``).
 - ``shrink_passes``: every way of making a failing program smaller, registered by name.
-- ``bisection``: a failing program's decision, found by bisection.
+- ``bisection``: which DCE decision breaks a failing program, found by bisection over its gated
+  runs (the guide to decision bisection, with ``core.decisions``).
 - ``minimality``: the check that each bug of a findings folder is at its statement-level minimum.
 - ``minify``: ``fuzzdce minify``: a user's program reduced against one failure.
 - ``minify_sources``: what ``fuzzdce minify`` reads.

@@ -1,25 +1,145 @@
-"""A failing program's decision, found by bisection: what a campaign's shrinker and ``fuzzdce bisect``
-both call (``running.decisions`` gates the calls; this module runs the gated placement through an
-evaluator and says whether the failure still shows).
+"""Which DCE decision breaks a failing program, found by bisection: the guide to the feature, with
+``core.decisions`` (the data: ``Edit``, ``Bisection``, a bug known by its decision, the words).
 
-A failure is matched unlocalised (``faults.identity(..., localised=False)``): the same path,
-oracle and fault, a wrong value wherever it first differs, since localising runs prefixes of the
-program, whose calls a gating numbered for the whole program would not fit.
+LLVM's ``-opt-bisect-limit``, GCC's debug counters and torch's ``CompilerBisector`` answer "which
+application of this pass breaks the program?" by numbering the applications and applying only the
+first N. Here the pass is a placement, and its applications are its calls:
+
+- A **call** is one call of what the placement replaced in Thunder (found by comparing Thunder's
+  module and class attributes before and after entering it: ``interception.replaced_by``),
+  numbered in the order the run makes them. Each is done either as the placement does it or as
+  unpatched Thunder does (the attribute's original).
+- An **edit** (``core.decisions.Edit``) is a call whose outcome differs from the original's at that
+  point: a decomposition with subsymbols removed or changed, a different value returned, or a raise
+  where the original returns (and the reverse). An observed call finds its edit: its original runs
+  first as a shadow on a snapshot of the trace being recorded, then the placement's version, and
+  ``running.decisions.edit_between`` compares what each produced.
+- A **gated run** (``running.decisions.Gating``, one constructor per kind) runs the failing program
+  on the failing path with some calls done as the placement does them and the rest as unpatched
+  Thunder does: ``Gating.recording()`` every call, each observed (the run that finds every edit);
+  ``Gating.first(n)`` the first ``n``, so a prefix is well defined however later calls change;
+  ``Gating.only_call(i)`` and ``Gating.all_but(i)`` one call alone or undone;
+  ``Gating.narrowed(i, where)`` one removal of several tried alone. ``running.decisions.gated``
+  makes it a placement a campaign's evaluator runs like any other: of the placement's name, its
+  gating as data (``Placement.gating``), evaluated alone and never from a cache.
+
+The search (``bisect``), over the indices of the edits the recording run found, for the first
+without which the failure goes: ``log2(edits)`` runs, and its checks, one run each:
+
+- no edit applied (``first(0)``) passes: else the failure is not the placement's;
+- the culprit alone (``only_call``) fails: else it needs earlier edits too, and no single decision
+  is the bug's (``Bisection.alone``; the other edits do not matter when it does);
+- everything but the culprit (``all_but``) passes: else later calls make the same decision, or
+  another edit causes the failure too (``Bisection.without``);
+- a culprit that removed several subsymbols is narrowed to the removal that alone fails
+  (``narrowed``, at most ``MAX_NARROWING_RUNS`` runs).
+
+``bisect_failure`` runs it for a failure the placement shows (what the campaign's shrinker and
+``fuzzdce bisect`` call); ``bisect_fix`` the other way, for the reference's failure that a
+placement does not show (the edit with which it goes). A failure is matched unlocalised
+(``faults.identity(..., localised=False)``): the same path, oracle and fault, a wrong value wherever
+it first differs, since localising runs prefixes of the program, whose calls a gating numbered for
+the whole program would not fit. A placement that is another Thunder build, or stock, or whose
+replaced functions never ran, is not bisectable (``Bisection.note`` says why), and its bug keeps its
+failure's identity.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
-from fuzzdce.core.decisions import Bisection
+from fuzzdce.core.decisions import Bisection, Edit
 from fuzzdce.core.faults import identity
 from fuzzdce.core.findings import program_text
 from fuzzdce.core.model import JobFailure, Placement, Violation
-from fuzzdce.running import decisions
+from fuzzdce.running.decisions import Gating, gated, not_bisectable
 
 # evaluate(program, placements, paths, alone=..., cache=..., localise=...) -> {name: Evaluation}
 Evaluate = Callable[..., dict]
+
+# run(gating) -> (whether the failure shows, the edits observed, the calls made)
+RunGated = Callable[[Gating], tuple[bool, list[Edit], int]]
+
+# The most single removals tried, to narrow a culprit that removed several (one run each, one per
+# kind of removal: the same symbol removed for the same reason is one decision).
+MAX_NARROWING_RUNS = 6
+
+
+# --- the search ----------------------------------------------------------------------------------
+
+
+def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str = "", fixes: bool = False) -> Bisection:
+    """Bisect ``placement``'s edits to the first without which a failure goes. ``run(gating)`` runs
+    the failing program on the failing path under ``gated(placement, gating)`` and says whether the
+    failure shows, the edits observed and the calls made.
+
+    ``fixes``: the other way, for a failure of the reference's (unpatched Thunder's) that the
+    placement does not show: the first edit with which it goes, without which it comes back. The
+    same search, with "fails" read as "the failure is gone"."""
+    result = functools.partial(Bisection, placement.name, path=path, oracle=oracle, fixes=fixes)
+    why = not_bisectable(placement)
+    if why:
+        return result(note=why)
+    runs = 0
+
+    def fails(gating: Gating) -> tuple[bool, list[Edit]]:
+        nonlocal runs
+        runs += 1
+        shown, edits, _ = run(gating)
+        return shown != fixes, edits
+
+    runs += 1
+    shown, edits, calls = run(Gating.recording())
+    shown = shown != fixes
+    edits = sorted(edits, key=lambda e: e.index)
+    if not calls:
+        note = (
+            "no call of anything it replaced in Thunder's modules and classes ran (a patch of a dict's entries cannot be gated)"
+        )
+        return result(runs=runs, note=note)
+    if not shown:
+        flaky = "the failure showed under it" if fixes else "the failure did not show"
+        return result(runs=runs, note=f"{flaky} with every call observed (a flaky failure)")
+    if not edits:
+        return result(runs=runs, note="no call of what the placement replaced did otherwise than unpatched Thunder")
+    if fails(Gating.first(0))[0]:
+        note = (
+            "the failure is gone with no edit applied: unpatched Thunder does not show it here"
+            if fixes
+            else "the failure shows with no edit applied: it is not the placement's"
+        )
+        return result(tuple(edits), runs=runs, note=note)
+    # The first j whose prefix (edits 0..j) fails: j = len - 1 fails (the recording run).
+    low, high = -1, len(edits) - 1
+    observed: dict[int, Edit] = {}
+    while high - low > 1:
+        middle = (low + high) // 2
+        edit = edits[middle]
+        shown, found = fails(Gating.first(edit.index + 1, observe=edit.index))
+        if shown:
+            high = middle
+            observed.update((e.index, e) for e in found)
+        else:
+            low = middle
+    culprit = observed.get(edits[high].index, edits[high])
+    alone_shown, alone_edits = fails(Gating.only_call(culprit.index))
+    same_call = any(e.index == culprit.index and e.before == culprit.before for e in alone_edits)
+    alone = alone_shown if same_call else None
+    without = not fails(Gating.all_but(culprit.index))[0] if len(edits) > 1 else True
+    narrowed = None
+    if alone and len({r.head for r in culprit.removed}) > 1:
+        # Live removals first: removing a dead one alone can break what the live one fed.
+        kinds = {r.key(): r for r in sorted(culprit.removed, key=lambda r: not r.reasons) if r.where}
+        for removed in list(kinds.values())[:MAX_NARROWING_RUNS]:
+            if fails(Gating.narrowed(culprit.index, removed.where))[0]:
+                narrowed = removed
+                break
+    return result(tuple(edits), culprit, alone=alone, without=without, runs=runs, narrowed=narrowed)
+
+
+# --- a failing program's gated runs, through an evaluator ------------------------------------------
 
 
 class Unfinished(Exception):
@@ -31,27 +151,38 @@ class Unfinished(Exception):
         self.failure, self.runs = failure, runs
 
 
+def gated_run(evaluate: Evaluate, program, placement: Placement, target: Violation, gating: Gating):
+    """``program`` on ``target.path`` under ``placement`` gated by ``gating``, alone and never from
+    a cache: (whether ``target``'s failure shows, unlocalised; the edits observed; the calls made;
+    the job's failure where it produced no result)."""
+    path = target.path
+    under = gated(placement, gating)
+    evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+    outcome = evaluation.outcomes.get(path)
+    wanted = identity(target, localised=False)
+    shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
+    if outcome is None:
+        return shown, [], 0, None
+    return shown, list(outcome.edits), outcome.gated_calls, outcome.failure
+
+
 def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
     A gated run that does not finish (a hang cut at its job's limit) ends the search with a note:
     read as "the failure goes", it would name a culprit the program never showed."""
     path = target.path
-    wanted = identity(target, localised=False)
     runs = [0]
 
-    def run(gating: decisions.Gating):
-        under = decisions.gated(placement, gating)
-        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+    def run(gating: Gating):
+        shown, edits, calls, failure = gated_run(evaluate, program, placement, target, gating)
         runs[0] += 1
-        outcome = evaluation.outcomes.get(path)
-        shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
-        if not shown and outcome is not None and outcome.failure is not None:
-            raise Unfinished(outcome.failure, runs[0])
-        return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
+        if not shown and failure is not None:
+            raise Unfinished(failure, runs[0])
+        return shown, edits, calls
 
     try:
-        found = decisions.bisect(placement, run, path=path, oracle=target.oracle)
+        found = bisect(placement, run, path=path, oracle=target.oracle)
     except Unfinished as e:
         note = f"a gated run on {path} did not finish ({e.failure.kind}: {e.failure.message})"
         found = Bisection(placement.name, runs=e.runs, note=note, path=path, oracle=target.oracle, finished=False)
@@ -61,18 +192,12 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
 def bisect_fix(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` the other way: ``target`` is the reference's
     failure on ``target.path``, which ``placement`` does not show; find the edit with which it goes,
-    without which it comes back (``decisions.bisect(..., fixes=True)``)."""
-    path = target.path
-    wanted = identity(target, localised=False)
+    without which it comes back (``bisect(..., fixes=True)``)."""
 
-    def run(gating: decisions.Gating):
-        under = decisions.gated(placement, gating)
-        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
-        outcome = evaluation.outcomes.get(path)
-        shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
-        return shown, list(outcome.edits) if outcome is not None else [], outcome.gated_calls if outcome is not None else 0
+    def run(gating: Gating):
+        return gated_run(evaluate, program, placement, target, gating)[:3]
 
-    return decisions.bisect(placement, run, path=path, oracle=target.oracle, fixes=True)
+    return bisect(placement, run, path=target.path, oracle=target.oracle, fixes=True)
 
 
 def regressions(evaluate: Evaluate, program, placement: Placement, reference: Placement, paths: Sequence[str]) -> list[Violation]:

@@ -19,7 +19,7 @@ bug confirmed once, within the campaign's time plan. This module holds that stat
   same verdict and a placement in common (``joining.placed_marks``); ``joining``'s kept-apart labels keep two
   causes apart when one program merely shows both.
 - **Deciding** (``Shrinker.decide_found``): each regression cause under a patch placement, bisected
-  to the placement's call that breaks (``running.decisions``) as soon as it shows, on that program
+  to the placement's call that breaks (``bisection``) as soon as it shows, on that program
   and its path, in the lane, before generation goes on: the bug is known by that decision. A
   bisection is a few runs of one program on one path, far fewer than a shrink; a decision is made on
   its finding's program (``Bisection.program``), so a smaller program (generation's, or a shrink's
@@ -395,7 +395,7 @@ class Shrinker:
 
     def decide(self, key: tuple) -> None:
         """Bisect cause ``key``'s failure, when ``decidable``, to the call of what the placement
-        replaced without which it goes (``running.decisions.bisect``, on the cause's smallest
+        replaced without which it goes (``bisection.bisect_failure``, on the cause's smallest
         program and its path, unlocalised: a gated prefix would gate other calls); the cause's
         findings of that program are then known by that decision (``Finding.decision``), and its
         bug by it. Its other findings, of larger programs, need none: they join their cause."""

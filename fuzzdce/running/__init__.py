@@ -18,7 +18,8 @@ Modules:
 - ``probes``: one compile shared by every placement that changes nothing on a path.
 - ``evaluate``: one program evaluated under every placement and path, every oracle on each.
 - ``localise``: where a wrong value first goes wrong.
-- ``decisions``: which DCE decision breaks: a placement's calls gated one by one.
+- ``decisions``: gating: a placement's calls done one by one as it does them or as unpatched
+  Thunder does, and the edit each made (what ``fuzzing.bisection`` searches with).
 - ``dce_calls``: what each call of Thunder's ``dce`` did to the decompositions it kept.
 - ``coverage``: each placement's DCE activity against the reference.
 - ``grad_rules``: which of Thunder's grad rules a path ran.

@@ -1,30 +1,24 @@
-"""Which DCE decision breaks: a placement's calls, gated one by one, bisected to the one that fails.
+"""Gating: a placement's calls done one by one as the placement does them or as unpatched Thunder
+does, and the edit each call made. The mechanism ``fuzzing.bisection`` searches with (it says what
+a call, an edit and a gated run are, and how the decision that breaks is found); the data it
+produces is ``core.decisions``'.
 
-LLVM's ``-opt-bisect-limit``, GCC's debug counters and torch's ``CompilerBisector`` answer "which
-application of this pass breaks the program?" by numbering the applications and applying only the
-first N. Here the pass is a placement: whatever it replaced in Thunder (found by comparing Thunder's
-module and class attributes before and after entering it: ``interception.replaced_by``), each call
-of which is either done as the placement does it or as unpatched Thunder does (the attribute's
-original).
-
-- A **call** is one call of a replaced attribute, numbered in the order the run makes them.
-- An **edit** (``Edit``) is a call whose outcome differs from the original's at that point: a
-  decomposition with subsymbols removed or changed, a different value returned, or a raise where
-  the original returns (and the reverse). A recording run (``Gating.record``) finds them by running
-  the original first on a snapshot of the trace being recorded (``interception.TraceState``), then
-  the placement's version, and comparing what each produced (``interception.Produced``: bound
-  symbols as ``subsymbols.Node`` plain data, other values by shape).
-- A gated run (``Gating``) does calls ``< limit`` as the placement does them and the rest as
-  unpatched Thunder does: the first ``limit`` calls of a run are those of the full run, so a prefix
-  is well defined however later calls change. ``bisect`` searches the edits' indices for the first
-  without which the failure goes: ``log2(edits)`` runs, plus one run each to check that no edit
-  passes, that the culprit alone fails (the other edits do not matter) and that everything but the
-  culprit passes.
-
-What a run found crosses processes as plain data on ``Outcome.edits``; ``gated`` makes the placement
-a campaign's evaluator runs like any other (picklable: its factory is a ``functools.partial`` of
-module-level functions). A placement that is another Thunder build, or patches no attribute, is not
-bisectable (``Bisection.note`` says why) and its bug keeps its failure's identity.
+- What a placement replaced, and a call run as a shadow on a snapshot of the trace being recorded,
+  are ``interception``'s (``replaced_by``, ``TraceState``, ``produce``).
+- ``Gating`` says which calls a run does as the placement does them and which it observes, by one
+  constructor per kind of run (``Gating.recording()``, ``Gating.first(n)``, ...); ``Gate`` numbers
+  a run's calls and gates each one by it, and an observed call's original runs first as a shadow,
+  so ``edit_between`` can compare what each produced (``interception.Produced``: bound symbols as
+  ``subsymbols.Node`` plain data, other values by shape) and say the ``core.decisions.Edit``; for
+  a raise, ``malformations`` says what is wrong with the bound symbol the call was given and
+  ``raise_frame`` where in Thunder it raised.
+- ``gated(placement, gating)`` is the placement a campaign's evaluator runs like any other: of the
+  placement's name, its gating as data (``Placement.gating``), picklable (its factory is a
+  ``functools.partial`` of module-level functions). What must not take a gated run for its
+  placement reads ``Placement.gating``: it shares no compile (``probes.shares_compiles``), and the
+  evaluator's job key holds it. What a run found crosses processes as plain data on
+  ``Outcome.edits`` (``observed_edits``).
+- ``not_bisectable``: a placement that is another Thunder build, or stock, cannot be gated.
 """
 
 from __future__ import annotations
@@ -32,13 +26,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import enum
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzdce.core.decisions import Bisection, Edit, Removed
+from fuzzdce.core.decisions import Edit, Removed
 from fuzzdce.core.faults import raised_kind
 from fuzzdce.core.model import HELPER_FRAMES, ErrorInfo, Placement
 from fuzzdce.core.subsymbols import Node, Renaming, align_children, why_live
@@ -262,29 +257,102 @@ def _value_text(shape: Any) -> str:
 # --- gated runs ---------------------------------------------------------------------------------
 
 
+class Calls(enum.Enum):
+    """Which calls a gated run does as the placement does them (the rest as unpatched Thunder does)."""
+
+    FIRST = "first"  # those numbered below ``Gating.n`` (None: every call)
+    ALL_BUT = "all but"  # every call but call ``n``
+    ONLY = "only"  # call ``n`` alone
+
+
 @dataclass(frozen=True)
 class Gating:
-    """Which calls a gated run does as the placement does them: those with index ``< limit`` (None:
-    every one), but not ``skip``, or only ``only``. ``record``: find every edit (each call shadowed
-    by its original); ``describe``: find only this call's edit."""
+    """Which calls of a placement's run a gated run does as the placement does them, and which of
+    those it observes (runs its original first as a shadow, to find the call's edit). Made by its
+    constructors, each one kind of run, never from raw fields:
 
-    limit: int | None = None
-    skip: int | None = None
-    only: int | None = None
-    record: bool = False
-    describe: int | None = None
-    # (call index, ``Removed.where``): that call done as unpatched Thunder does it, then that one
-    # subsymbol removed (a removal of several, narrowed to one).
-    narrow: tuple[int, tuple[int, ...]] | None = None
+    - ``recording()``: every call, each observed: the run that finds every edit.
+    - ``every()``: every call, none observed: the placement as it is, its calls counted.
+    - ``first(n, observe=i)``: the first ``n`` calls (``first(0)``: none, unpatched Thunder
+      throughout), observing call ``i`` among them (None: none).
+    - ``all_but(i)``: every call but call ``i``, none observed.
+    - ``only_call(i)``: call ``i`` alone, observed.
+    - ``narrowed(i, where)``: the first ``i`` calls; call ``i`` as unpatched Thunder does it, less
+      the one subsymbol at ``where`` (``Removed.where``: one removal of several, tried alone); none
+      after.
+
+    Each call is under one rule, so no field overrides another: ``applies`` (done as the placement
+    does it) follows ``calls`` and ``n`` alone; ``observes`` only a call it applies; ``narrows`` only
+    call ``n`` after a prefix, which ``applies`` leaves out (``__post_init__`` refuses a gating whose
+    fields would disagree). Plain data (it crosses processes inside a gated placement's factory, and
+    is the placement's ``gating``); ``str`` says it in words, for a log line."""
+
+    calls: Calls
+    n: int | None = None  # FIRST: how many (None: every call); ALL_BUT, ONLY: the call's index
+    observed: int | None = None  # the one call observed, if done as the placement does it
+    observes_every: bool = False
+    narrowing: tuple[int, ...] | None = None  # FIRST only: call ``n``, less the subsymbol at this place
+
+    def __post_init__(self) -> None:
+        if self.calls is not Calls.FIRST and self.n is None:
+            raise ValueError(f"a gating of {self.calls.value} calls needs the call's index")
+        if self.observes_every and self.observed is not None:
+            raise ValueError("a gating observes every call or one")
+        if self.narrowing is not None and (self.calls is not Calls.FIRST or self.n is None):
+            raise ValueError("a narrowed call follows the first n calls")
+
+    @staticmethod
+    def recording() -> Gating:
+        return Gating(Calls.FIRST, observes_every=True)
+
+    @staticmethod
+    def every() -> Gating:
+        return Gating(Calls.FIRST)
+
+    @staticmethod
+    def first(n: int, *, observe: int | None = None) -> Gating:
+        return Gating(Calls.FIRST, n, observed=observe)
+
+    @staticmethod
+    def all_but(index: int) -> Gating:
+        return Gating(Calls.ALL_BUT, index)
+
+    @staticmethod
+    def only_call(index: int) -> Gating:
+        return Gating(Calls.ONLY, index, observed=index)
+
+    @staticmethod
+    def narrowed(index: int, where: tuple[int, ...]) -> Gating:
+        return Gating(Calls.FIRST, index, narrowing=tuple(where))
 
     def applies(self, index: int) -> bool:
-        if self.only is not None:
-            return index == self.only
-        return (self.limit is None or index < self.limit) and index != self.skip
+        """Is call ``index`` done as the placement does it?"""
+        if self.calls is Calls.ONLY:
+            return index == self.n
+        if self.calls is Calls.ALL_BUT:
+            return index != self.n
+        return self.n is None or index < self.n
+
+    def observes(self, index: int) -> bool:
+        """Is call ``index`` observed (shadowed by its original, its edit found)?"""
+        return self.applies(index) and (self.observes_every or index == self.observed)
+
+    def narrows(self, index: int) -> bool:
+        """Is call ``index`` the narrowed one (unpatched Thunder's, less one subsymbol)?"""
+        return self.narrowing is not None and index == self.n
 
     def __str__(self) -> str:
-        parts = [f"{k}={v}" for k, v in dataclasses.asdict(self).items() if v is not None and v is not False]
-        return ",".join(parts) or "all"
+        if self.calls is Calls.FIRST:
+            said = "every call" if self.n is None else f"the first {self.n} calls" if self.n else "no call"
+        else:
+            said = f"{self.calls.value} call {self.n}"
+        if self.observes_every:
+            said += ", each observed"
+        elif self.observed is not None:
+            said += f", call {self.observed} observed"
+        if self.narrowing is not None:
+            said += f", then call {self.n} less the subsymbol at {list(self.narrowing)}"
+        return said
 
 
 def _without(bsym, where: tuple[int, ...]):
@@ -341,12 +409,12 @@ class Gate:
                 return replaced.original(*args, **kwargs)
             index = self.calls
             self.calls += 1
-            if self.gating.narrow is not None and self.gating.narrow[0] == index:
-                return _with_one_removed(replaced.original, args, kwargs, self.gating.narrow[1])
-            apply = self.gating.applies(index)
-            if apply and (self.gating.record or self.gating.describe == index):
+            gating = self.gating
+            if gating.narrows(index):
+                return _with_one_removed(replaced.original, args, kwargs, gating.narrowing)
+            if gating.observes(index):
                 return self.observed(index, replaced, args, kwargs)
-            return (replaced.replacement if apply else replaced.original)(*args, **kwargs)
+            return (replaced.replacement if gating.applies(index) else replaced.original)(*args, **kwargs)
 
         # What reads the source of what it finds there (``placements.symcall_native``) reads the placement's.
         gated_call.__wrapped__ = replaced.replacement  # type: ignore[attr-defined]
@@ -393,16 +461,10 @@ def gated_context(factory: Callable[[], Any], gating: Gating) -> Iterator[Gate]:
 
 
 def gated(placement: Placement, gating: Gating) -> Placement:
-    """``placement`` with its calls gated: a placement of its own name and gating (never the
-    evaluator's cached runs of ``placement``)."""
-    return Placement(
-        f"{placement.name} [{gating}]",
-        functools.partial(gated_context, placement.factory, gating),
-        placement.description,
-        placement.native,
-        placement.missing,
-        shares_compiles=False,
-    )
+    """``placement`` with its calls gated by ``gating``: of the placement's name, told apart from it by
+    data (``Placement.gating``), never by a name: it shares no compile and no cached job of the
+    placement's."""
+    return dataclasses.replace(placement, factory=functools.partial(gated_context, placement.factory, gating), gating=gating)
 
 
 @contextlib.contextmanager
@@ -435,79 +497,3 @@ def patched_labels(placement: Placement) -> list[str]:
         return [r.label for r in replaced]
 
 
-# --- the search ----------------------------------------------------------------------------------
-
-
-RunGated = Callable[[Gating], tuple[bool, list[Edit], int]]
-# The most single removals tried, to narrow a culprit that removed several (one run each, one per
-# kind of removal: the same symbol removed for the same reason is one decision).
-MAX_NARROWING_RUNS = 6
-
-
-def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str = "", fixes: bool = False) -> Bisection:
-    """Bisect ``placement``'s edits to the first without which a failure goes. ``run(gating)`` runs
-    the failing program on the failing path under ``gated(placement, gating)`` and says whether the
-    failure shows, the edits recorded and the calls made.
-
-    ``fixes``: the other way, for a failure of the reference's (unpatched Thunder's) that the
-    placement does not show: the first edit with which it goes, without which it comes back. The
-    same search, with "fails" read as "the failure is gone"."""
-    result = functools.partial(Bisection, placement.name, path=path, oracle=oracle, fixes=fixes)
-    why = not_bisectable(placement)
-    if why:
-        return result(note=why)
-    runs = 0
-
-    def fails(gating: Gating) -> tuple[bool, list[Edit]]:
-        nonlocal runs
-        runs += 1
-        shown, edits, _ = run(gating)
-        return shown != fixes, edits
-
-    runs += 1
-    shown, edits, calls = run(Gating(record=True))
-    shown = shown != fixes
-    edits = sorted(edits, key=lambda e: e.index)
-    if not calls:
-        note = (
-            "no call of anything it replaced in Thunder's modules and classes ran (a patch of a dict's entries cannot be gated)"
-        )
-        return result(runs=runs, note=note)
-    if not shown:
-        flaky = "the failure showed under it" if fixes else "the failure did not show"
-        return result(runs=runs, note=f"{flaky} with every call observed (a flaky failure)")
-    if not edits:
-        return result(runs=runs, note="no call of what the placement replaced did otherwise than unpatched Thunder")
-    if fails(Gating(limit=0))[0]:
-        note = (
-            "the failure is gone with no edit applied: unpatched Thunder does not show it here"
-            if fixes
-            else "the failure shows with no edit applied: it is not the placement's"
-        )
-        return result(tuple(edits), runs=runs, note=note)
-    # The first j whose prefix (edits 0..j) fails: j = len - 1 fails (the recording run).
-    low, high = -1, len(edits) - 1
-    described: dict[int, Edit] = {}
-    while high - low > 1:
-        middle = (low + high) // 2
-        edit = edits[middle]
-        shown, found = fails(Gating(limit=edit.index + 1, describe=edit.index))
-        if shown:
-            high = middle
-            described.update((e.index, e) for e in found)
-        else:
-            low = middle
-    culprit = described.get(edits[high].index, edits[high])
-    alone_shown, alone_edits = fails(Gating(only=culprit.index, describe=culprit.index))
-    same_call = any(e.index == culprit.index and e.before == culprit.before for e in alone_edits)
-    alone = alone_shown if same_call else None
-    without = not fails(Gating(skip=culprit.index))[0] if len(edits) > 1 else True
-    narrowed = None
-    if alone and len({r.head for r in culprit.removed}) > 1:
-        # Live removals first: removing a dead one alone can break what the live one fed.
-        kinds = {r.key(): r for r in sorted(culprit.removed, key=lambda r: not r.reasons) if r.where}
-        for removed in list(kinds.values())[:MAX_NARROWING_RUNS]:
-            if fails(Gating(limit=culprit.index, narrow=(culprit.index, removed.where)))[0]:
-                narrowed = removed
-                break
-    return result(tuple(edits), culprit, alone=alone, without=without, runs=runs, narrowed=narrowed)

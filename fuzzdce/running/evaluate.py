@@ -117,7 +117,9 @@ class Job:
 
     @property
     def is_reference(self) -> bool:
-        return self.placement.name == (self.reference.name if self.reference is not None else STOCK)
+        """Is its placement the reference itself (never a gated run of it: ``Placement.gating``)?"""
+        reference = self.reference.name if self.reference is not None else STOCK
+        return self.placement.name == reference and self.placement.gating is None
 
 
 @dataclass
@@ -157,6 +159,12 @@ def trace_text(outcome: Outcome) -> list[tuple[str, str]]:
     """The outcome's traces as (label, printed trace); a trace that cannot print says why."""
     return [(label, printed(trace)) for label, trace in outcome.traces]
 
+
+def stock_serves(stock: Outcome | None, placement: Placement) -> bool:
+    """Is stock's outcome on a path (None: not run) ``placement``'s own: the probe saw it do as stock
+    at every call there (``Outcome.unchanged_by``, by name), and it may share a compile at all
+    (``probes.shares_compiles``: never a gated run, which has its placement's name)?"""
+    return stock is not None and placement.name in stock.unchanged_by and shares_compiles(placement)
 
 class LocalJobs:
     """Runs jobs in this process. Keeps the current program's eager, stock and reference outcomes,
@@ -199,7 +207,7 @@ class LocalJobs:
                 self.base[job.path] = outcome
         else:
             stock = self.stock.get(job.path)
-            if stock is not None and job.placement.name in stock.unchanged_by:
+            if stock_serves(stock, job.placement):
                 outcome = shared_outcome(stock, job.placement.name)
                 if base is not None:
                     note_dce_activity(outcome, base)
@@ -349,12 +357,13 @@ RunJob = Callable[[Job], "Outcome | PathResult | JobFailure"]
 
 def job_key(job: Job) -> str:
     """A canonical hash of a job: the program's source and its inputs' (seed included), the
-    placement, the path and the reference it is compared with. Two jobs with one key compute the
-    same thing."""
+    placement (a gated run's gating with its name: ``Placement.gating``), the path and the reference
+    it is compared with. Two jobs with one key compute the same thing."""
     against = job.reference.name if job.reference is not None else STOCK
     parts = (job.program.source(), job.program.inputs_source(), job.placement.name, job.path, against)
+    gated = (f"gated {job.placement.gating!r}",) if job.placement.gating is not None else ()
     scope = (f"{job.scope.call} by {','.join(sorted(job.scope.oracles))}",) if job.scope is not None else ()
-    text = "\n".join(parts + ((job.device,) if job.device else ()) + scope)
+    text = "\n".join(parts + gated + ((job.device,) if job.device else ()) + scope)
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -427,7 +436,7 @@ class Evaluator:
             return self.cache[key]
         job = self.within_deadline(job)
         if self.watch is not None:
-            self.watch.job_started(job.placement.name, job.path)
+            self.watch.job_started(job.placement.display_name, job.path)
         fresh = getattr(self.run_job, "starts_fresh", None)
         fresh = fresh() if fresh is not None else False
         started = time.monotonic()
@@ -444,7 +453,7 @@ class Evaluator:
         except Exception as e:
             # A job records what Thunder raises: what escapes it (an oracle, the comparison with the
             # reference) is fuzzdce's own error, here as in a worker (``workers.reply_to``).
-            where = f"{job.path} under {job.placement.name}"
+            where = f"{job.path} under {job.placement.display_name}"
             raise HarnessError(harness_message(where, unexpected_exception(e))) from e
         self.jobs_run += 1
         if fresh:
@@ -454,7 +463,8 @@ class Evaluator:
         )
         stop_on_harness_error(result)
         if job.cut and timed_out(result):
-            raise OutOfTime(f"{job.path} under {job.placement.name} was cut at the time budget's end, after {job.timeout:.1f} s")
+            where = f"{job.path} under {job.placement.display_name}"
+            raise OutOfTime(f"{where} was cut at the time budget's end, after {job.timeout:.1f} s")
         # A job asked again without probing is not kept. One given less time than its own limit is,
         # once it finished (one cut raised above): the eager, stock and reference outcomes it was
         # judged against are each a job of its own, cut alike. Not kept, a short campaign's settling
@@ -497,7 +507,11 @@ class Evaluator:
         ``exhaustive`` localises by every prefix in order, however long the program (``localise.first_wrong``:
         minify's check of a bisected localisation). A program eager rejects is still run by the reference, and by the
         others where the reference rejects it too (``judged_where_eager_rejects``): accepting it
-        then is the ``rejects`` finding; a program eager hangs or crashes on is run by none."""
+        then is the ``rejects`` finding; a program eager hangs or crashes on is run by none. A gated
+        run (``Placement.gating``) is evaluated alone: it has its placement's name, which keys its
+        evaluation."""
+        if any(p.gating is not None for p in placements) and not (alone and len(placements) == 1):
+            raise ValueError("a gated run is evaluated alone: its evaluation is keyed by its placement's name")
         stock = PLACEMENTS[STOCK]
         base = reference if reference is not None else stock
         against = None if base.is_stock else base
@@ -542,7 +556,7 @@ class Evaluator:
                     shares = ()
                     job = dataclasses.replace(job, shares=shares)
                     result = self.run_cached(job, cache)
-                shown_against = results.get(base.name) if placement.name != base.name else None
+                shown_against = results.get(base.name) if not job.is_reference else None
                 stock_outcome = shown_against.outcomes.get(path) if shown_against is not None else None
                 if isinstance(result, JobFailure):
                     outcome = Outcome(path, placement.name, failure=result)
@@ -565,7 +579,7 @@ class Evaluator:
                     if shared is None:
                         run = functools.partial(run_prefix, scope=Scope(v.call, judges_alike(v)))
                         shared = localised(program, v, run, exhaustive=exhaustive)
-                    if placement.name == base.name:
+                    if job.is_reference:
                         reference_localised[seen] = shared
                     evaluation.violations.append(shared)
                 if result.stock_traces and stock_outcome is not None and not stock_outcome.traces:
@@ -586,7 +600,7 @@ class Evaluator:
         always (whether it rejects the program too is what the others are judged by: ``rejects``);
         another only where the reference raised on that path (asked here when the reference is not
         evaluated beside it: a shrink step asks one Thunder alone)."""
-        if placement.name == base.name:
+        if job.is_reference:
             return True
         evaluation = results.get(base.name)
         outcome = evaluation.outcomes.get(job.path) if evaluation is not None else None

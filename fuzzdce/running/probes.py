@@ -13,7 +13,7 @@ exception) would have compiled this path exactly as stock did: its outcome there
 A placement is probed no further after its first call that differs: it compiles as usual. It is
 never shared where
 - it replaced nothing (``identity``, whose point is to compile again), or no call of what it
-  replaced ran; or it is another Thunder build, or a gated one (``Placement.shares_compiles``);
+  replaced ran; or it is another Thunder build, or a gated run (``Placement.gating``);
 - entering it changes more than Thunder's functions: a function outside Thunder (torch's), an
   attribute of Thunder's that is not a function (a flag), or an entry of a dict of Thunder's (a
   grad rule registered otherwise: ``other_effects``);
@@ -230,8 +230,9 @@ ACTIVE_PROBE: contextvars.ContextVar[Probe | None] = contextvars.ContextVar("ACT
 
 
 def shares_compiles(placement: Placement) -> bool:
-    """May ``placement``'s compile on a path be stock's where it changes nothing there?"""
-    if placement.is_stock or placement.build is not None or not placement.shares_compiles:
+    """May ``placement``'s compile on a path be stock's where it changes nothing there? Never a gated
+    run's (``Placement.gating``): its calls are counted as its own."""
+    if placement.is_stock or placement.build is not None or placement.gating is not None:
         return False
     return not other_effects(placement)
 
@@ -278,15 +279,21 @@ def _unbind(wrappers: dict[int, Callable]) -> None:
                 setattr(module, attr, wrappers[id(value)])
 
 
-# Where each placement replaced something, by (placement, Thunder's modules loaded) when it was last
-# entered: a placement entered again is checked at those places only (finding them scans every
+# Where each placement replaced something, by (``_placement_key``, Thunder's modules loaded) when it
+# was last entered: a placement entered again is checked at those places only (finding them scans every
 # Thunder module and class twice, a cost per path and placement).
-_TARGETS: dict[tuple[str, int], list[tuple[Any, str]]] = {}
+_TARGETS: dict[tuple[tuple, int], list[tuple[Any, str]]] = {}
 
 
-# Placement name -> what entering it changes besides Thunder's functions ("" if nothing): such a
+# ``_placement_key`` -> what entering it changes besides Thunder's functions ("" if nothing): such a
 # placement is never probed (its effect is not a call the probe can compare).
-_OTHER_EFFECTS: dict[str, str] = {}
+_OTHER_EFFECTS: dict[tuple, str] = {}
+
+
+def _placement_key(placement: Placement) -> tuple:
+    """What the caches above know a placement by: its name and gating (a gated run keeps its
+    placement's name, and entering it installs the gate's wrappers, not the placement's)."""
+    return (placement.name, placement.gating)
 
 
 def _attributes_everywhere() -> dict[tuple[str, str], Any]:
@@ -329,7 +336,7 @@ def other_effects(placement: Placement) -> str:
     """What entering ``placement`` changes besides replacing functions in Thunder's modules and
     classes: an attribute elsewhere (torch's), or one of Thunder's that is not a function (a flag).
     "" when nothing: then its effect is its calls, which a probe compares. Asked once per process."""
-    known = _OTHER_EFFECTS.get(placement.name)
+    known = _OTHER_EFFECTS.get(_placement_key(placement))
     if known is not None:
         return known
     with placement.factory():  # what it imports is loaded before the comparison
@@ -345,7 +352,7 @@ def other_effects(placement: Placement) -> str:
     other = [f"{o}.{a}" for o, a in changed if not o.startswith(thunders) and callable(after.get((o, a), before.get((o, a))))]
     other += [f"{o}.{a}" for o, a in changed if o.startswith(thunders) and not callable(after.get((o, a), before.get((o, a))))]
     other += _entries_changed(tables, tables_after)
-    _OTHER_EFFECTS[placement.name] = why = f"it changes {', '.join(sorted(other)[:3])}" if other else ""
+    _OTHER_EFFECTS[_placement_key(placement)] = why = f"it changes {', '.join(sorted(other)[:3])}" if other else ""
     return why
 
 
@@ -357,7 +364,7 @@ def _thunder_modules() -> int:
 def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStack]:
     """``interception.replaced_by(placement.factory)``, from the places found when it was last
     entered while as many modules were loaded, if it replaced each of them again."""
-    key = (placement.name, _thunder_modules())
+    key = (_placement_key(placement), _thunder_modules())
     targets = _TARGETS.get(key)
     if targets:
         before = [vars(owner).get(attr) for owner, attr in targets]
@@ -373,7 +380,7 @@ def _replaced(placement: Placement) -> tuple[list[Replaced], contextlib.ExitStac
             return list(found.values()), stack
         stack.close()
     replaced, stack = replaced_by(placement.factory)
-    _TARGETS[(placement.name, _thunder_modules())] = [target for r in replaced for target in r.owners]
+    _TARGETS[(_placement_key(placement), _thunder_modules())] = [target for r in replaced for target in r.owners]
     return replaced, stack
 
 
