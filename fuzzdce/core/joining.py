@@ -298,6 +298,7 @@ def by_decision(items: Iterable[Item], decided: Callable[[Item], Identity | None
     bisection named no single decision stands alone."""
     return connected(list(items), lambda item: [d] if (d := decided(item)) is not None else [])
 
+
 def join_keys(finding: Any) -> list[Identity]:
     """What joins a finding into a bug beyond its cause (``cause_key``), one name per placement
     showing it (findings sharing a name and so a placement join; one faulty placement's finding

@@ -495,5 +495,3 @@ def patched_labels(placement: Placement) -> list[str]:
     replaced, stack = replaced_by(placement.factory)
     with stack:
         return [r.label for r in replaced]
-
-

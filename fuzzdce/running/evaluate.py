@@ -166,6 +166,7 @@ def stock_serves(stock: Outcome | None, placement: Placement) -> bool:
     (``probes.shares_compiles``: never a gated run, which has its placement's name)?"""
     return stock is not None and placement.name in stock.unchanged_by and shares_compiles(placement)
 
+
 class LocalJobs:
     """Runs jobs in this process. Keeps the current program's eager, stock and reference outcomes,
     so a program's jobs compute each of those once. ``portable``: results leave this process.
