@@ -378,7 +378,8 @@ def test_causes_a_settled_program_shows_are_not_shrunk_on_their_own():
     assert len({f.violation.path + f.violation.oracle for f in campaign.store if f.verdict == Verdict.REGRESSION}) == 3
     generated = len(evaluator.calls)
     campaign.shrink_causes()
-    shrunk_paths = {paths for _, names, paths in evaluator.calls[generated:] if names == (FAULTY,)}
+    after = list(zip(evaluator.calls, evaluator.gated))[generated:]
+    shrunk_paths = {paths for (_, names, paths), gated in after if names == (FAULTY,) and not gated}  # not a bisection's runs
     assert len(shrunk_paths) == 1, f"more than one cause was shrunk: {shrunk_paths}"
     campaign.finish()
     (bug,) = faulty_bugs(campaign)
