@@ -222,6 +222,29 @@ def test_a_gated_run_that_does_not_finish_ends_the_bisection_with_a_note():
     assert found.made_on(program_text(ONE))
 
 
+def test_a_gated_run_after_the_recording_run_is_cut_at_a_multiple_of_its_time():
+    """The recording run (every call shadowed) is a bisection's slowest: a later gated run far past
+    it is stuck, not slow, and is cut there instead of at its job's own limit."""
+    from fuzzdce.core.decisions import Edit
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.bisection import GATED_RUN_LEAST, gated_run_limit
+    from fuzzdce.running.evaluate import Evaluation
+
+    limits = []
+
+    def evaluate(program, placements, paths, **options):
+        limits.append(options.get("timeout"))
+        (under,) = placements
+        outcome = Outcome(paths[0], under.name, seconds=7.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, [RAISE])}
+
+    found = bisect_failure(evaluate, ONE, resolve(RAISES_ON_BROADCAST), RAISE)
+    assert found.runs > 1, found
+    assert limits[0] is None and len(limits) > 1, limits
+    assert set(limits[1:]) == {gated_run_limit(7.0)} and gated_run_limit(7.0) > 7.0, limits
+    assert gated_run_limit(0.1) == GATED_RUN_LEAST
+
+
 def timing_out(calls):
     """A stand-in evaluate whose every gated run is cut at its job's limit, recording each call."""
     from fuzzdce.core.model import JobFailure, Outcome

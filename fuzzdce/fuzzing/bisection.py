@@ -22,6 +22,20 @@ from fuzzdce.running import decisions
 Evaluate = Callable[..., dict]
 
 
+# A gated run after the recording run is cut at this many times the recording run's seconds, and
+# never below GATED_RUN_LEAST: the recording run shadows every call, the slowest run a bisection
+# makes, so a gated run far past it is stuck in a mix of the placement's calls and unpatched
+# Thunder's that no Thunder runs, not slow. Cut only at its job's own limit, such a run held a lane
+# for that whole limit on each program showing the failure.
+GATED_RUN_TIMES_RECORDING = 4
+GATED_RUN_LEAST = 10.0
+
+
+def gated_run_limit(recording_seconds: float) -> float:
+    """The time limit of a bisection's gated runs after a recording run of ``recording_seconds``."""
+    return max(GATED_RUN_LEAST, GATED_RUN_TIMES_RECORDING * recording_seconds)
+
+
 class Unfinished(Exception):
     """A gated run that produced no result (``JobFailure``: past its time limit, or its worker
     died): whether the failure goes without a call cannot be told from it."""
@@ -34,17 +48,21 @@ class Unfinished(Exception):
 def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
-    A gated run that does not finish (a hang cut at its job's limit) ends the search with a note:
-    read as "the failure goes", it would name a culprit the program never showed."""
+    A gated run that does not finish (a hang cut at its job's limit, or after the recording run at
+    ``gated_run_limit``) ends the search with a note: read as "the failure goes", it would name a
+    culprit the program never showed."""
     path = target.path
     wanted = identity(target, localised=False)
     runs = [0]
+    limit: dict[str, float] = {}  # the later runs' time limit, once the recording run has taken its time
 
     def run(gating: decisions.Gating):
         under = decisions.gated(placement, gating)
-        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
+        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False, **limit)[under.name]
         runs[0] += 1
         outcome = evaluation.outcomes.get(path)
+        if outcome is not None and not limit and outcome.failure is None:
+            limit["timeout"] = gated_run_limit(outcome.seconds)
         shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
         if not shown and outcome is not None and outcome.failure is not None:
             raise Unfinished(outcome.failure, runs[0])
