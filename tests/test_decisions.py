@@ -5,7 +5,7 @@ correct one none; the seed's program names the raise on ``ltorch.add`` and not t
 import dataclasses
 
 import pytest
-from builders import raised, split, store_of
+from builders import StandInCampaign, raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
@@ -265,7 +265,6 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
     """A hang costs its job's whole limit: the second cause of that program and path is not
     bisected there (it says why), a cause on another program is."""
     import time
-    from types import SimpleNamespace
 
     from fuzzdce.fuzzing.shrinking import Shrinker
     from fuzzdce.fuzzing.time_plan import TimePlan
@@ -276,15 +275,8 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
         (raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape"), ONE, None),
         (SPLIT, TWO, None),
     )
-    campaign = SimpleNamespace(
-        ledger=SimpleNamespace(store=store),
-        reference=resolve("stock"),
-        placements=[dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")],
-        evaluate=timing_out(calls),
-        driver=SimpleNamespace(stopped=False),
-        spent=False,
-        plan=TimePlan(600, time.time()),
-    )
+    placements = [dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")]
+    campaign = StandInCampaign(store, evaluate=timing_out(calls), placements=placements, plan=TimePlan(600, time.time()))
     Shrinker(campaign).decide_found(list(store))
     assert [program for program, _ in calls] == [ONE, TWO], "one bisection per program and path"
     notes = sorted(describe(f.decision)[0] for f in store)
@@ -293,6 +285,36 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
         "decision: not bisected: a gated run on jit did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
         "decision: not bisected: a gated run on thunderfx did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
     ], notes
+
+
+def test_the_causes_a_program_shows_on_one_path_share_their_gated_runs():
+    """A gated run shows every failure of its path: two causes of one program, path and placement
+    are decided from the same runs, each asked for once; a cause on another path has its own."""
+    import time
+
+    from fuzzdce.core.decisions import Edit
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.shrinking import Shrinker
+    from fuzzdce.fuzzing.time_plan import Phase, TimePlan
+    from fuzzdce.running.evaluate import Evaluation
+
+    other = raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape")
+    asked = []
+
+    def evaluate(program, placements, paths, **options):
+        asked.append(paths[0])
+        (under,) = placements
+        outcome = Outcome(paths[0], under.name, seconds=1.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
+        shown = [RAISE, other, SPLIT]
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
+
+    store = regressions_of((RAISE, ONE, None), (other, ONE, None), (SPLIT, ONE, None))
+    placements = [dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")]
+    campaign = StandInCampaign(store, evaluate=evaluate, placements=placements, plan=TimePlan(600, time.time()))
+    Shrinker(campaign).decide_found(list(store))
+    assert asked.count("jit") == asked.count("thunderfx") > 1, asked
+    assert all(f.decision is not None and f.decision.runs == asked.count("jit") for f in store), [f.decision for f in store]
+    assert campaign.phases.seconds[Phase.DECIDING] > 0
 
 
 def test_a_finding_given_a_smaller_program_drops_the_decision_made_on_its_larger_one():

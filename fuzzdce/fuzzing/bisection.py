@@ -45,20 +45,28 @@ class Unfinished(Exception):
         self.failure, self.runs = failure, runs
 
 
-def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
+def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation, shared: dict | None = None) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
     A gated run that does not finish (a hang cut at its job's limit, or after the recording run at
     ``gated_run_limit``) ends the search with a note: read as "the failure goes", it would name a
-    culprit the program never showed."""
+    culprit the program never showed.
+
+    ``shared``: gated runs already made, by (program, placement, path) and gating, for the other
+    failures of one program (``Shrinker.decide_found``): a gated run shows every failure of its
+    path, so the causes a program shows on one path under one placement share their runs.
+    ``Bisection.runs`` counts the runs the search asked for, shared or not."""
     path = target.path
     wanted = identity(target, localised=False)
     runs = [0]
     limit: dict[str, float] = {}  # the later runs' time limit, once the recording run has taken its time
+    gated_runs = {} if shared is None else shared.setdefault((program, placement.name, path), {})
 
     def run(gating: decisions.Gating):
         under = decisions.gated(placement, gating)
-        evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False, **limit)[under.name]
+        if gating not in gated_runs:
+            gated_runs[gating] = evaluate(program, [under], [path], alone=True, cache=False, localise=False, **limit)[under.name]
+        evaluation = gated_runs[gating]
         runs[0] += 1
         outcome = evaluation.outcomes.get(path)
         if outcome is not None and not limit and outcome.failure is None:
