@@ -232,8 +232,8 @@ def test_a_gated_run_after_the_recording_run_is_cut_at_a_multiple_of_its_time():
 
     limits = []
 
-    def evaluate(program, placements, paths, **options):
-        limits.append(options.get("timeout"))
+    def evaluate(program, placements, paths, timeout=None, **options):
+        limits.append(timeout)
         (under,) = placements
         outcome = Outcome(paths[0], under.name, seconds=7.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
         return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, [RAISE])}

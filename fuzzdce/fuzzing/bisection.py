@@ -10,6 +10,7 @@ program, whose calls a gating numbered for the whole program would not fit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 
 from fuzzdce.core.decisions import Bisection
@@ -59,18 +60,20 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
     path = target.path
     wanted = identity(target, localised=False)
     runs = [0]
-    limit: dict[str, float] = {}  # the later runs' time limit, once the recording run has taken its time
+    # The evaluate of the later runs: within ``gated_run_limit`` once the recording run has taken its time.
+    bounded: list[Evaluate] = []
     gated_runs = {} if shared is None else shared.setdefault((program, placement.name, path), {})
 
     def run(gating: decisions.Gating):
         under = decisions.gated(placement, gating)
         if gating not in gated_runs:
-            gated_runs[gating] = evaluate(program, [under], [path], alone=True, cache=False, localise=False, **limit)[under.name]
+            run_with = bounded[0] if bounded else evaluate
+            gated_runs[gating] = run_with(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
         evaluation = gated_runs[gating]
         runs[0] += 1
         outcome = evaluation.outcomes.get(path)
-        if outcome is not None and not limit and outcome.failure is None:
-            limit["timeout"] = gated_run_limit(outcome.seconds)
+        if outcome is not None and not bounded and outcome.failure is None:
+            bounded.append(functools.partial(evaluate, timeout=gated_run_limit(outcome.seconds)))
         shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
         if not shown and outcome is not None and outcome.failure is not None:
             raise Unfinished(outcome.failure, runs[0])
