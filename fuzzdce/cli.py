@@ -682,7 +682,7 @@ def bisect_main(args) -> int:
     try:
 
         def evaluate(program, placements, paths, **options):
-            return evaluator(program, placements, paths=paths, timeout=args.timeout, **options)
+            return evaluator(program, placements, paths=paths, **{"timeout": args.timeout, **options})
 
         failures = regressions(evaluate, subject.program, placement, PLACEMENTS[STOCK], paths)
         if not failures:

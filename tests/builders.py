@@ -11,6 +11,7 @@ production makes. No test builds a violation of fuzzdce's oracles with no fault
 
 from __future__ import annotations
 
+from collections import Counter
 from types import SimpleNamespace
 
 import torch
@@ -19,6 +20,7 @@ from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import EAGER, Call, ErrorInfo, Outcome, Placement, SplitKind, SplitRecord, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import CallLabel, TraceLabel
+from fuzzdce.fuzzing.time_plan import PhaseClock
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles import names as names_oracle
 from fuzzdce.oracles import raises as raises_oracle
@@ -152,7 +154,8 @@ class StandInCampaign:
     """What ``Shrinker`` reads of a campaign, for tests of shrinking and confirming without one: a
     ``store`` whose ``fails`` verdicts are worth shrinking, ``settings`` and ``plan`` as given, and
     evaluations from ``evaluator`` (stock and rdnp by default), each recorded in ``replays`` as
-    (program, placement names, paths, cache). Log lines are kept in ``lines``."""
+    (program, placement names, paths, cache), or from a test's own ``evaluate``. Phase seconds are
+    counted in ``phases.seconds``, log lines kept in ``lines``."""
 
     def __init__(
         self,
@@ -162,17 +165,25 @@ class StandInCampaign:
         settings=None,
         plan=None,
         evaluator: Evaluator | None = None,
+        evaluate=None,
+        placements=None,
         seconds_per_program: float = 1.0,
     ):
         self.ledger = SimpleNamespace(store=store, fails=fails)
         self.settings, self.plan = settings, plan
         self.stats = SimpleNamespace(seconds_per_program=seconds_per_program)
         self.driver = SimpleNamespace(stopped=False)
-        self.reference, self.placements = resolve("stock"), [resolve("rdnp")]
+        self.spent = False
+        self.phases = PhaseClock(Counter())
+        self.reference = resolve("stock")
+        self.placements = [resolve("rdnp")] if placements is None else list(placements)
         self.evaluator = evaluator if evaluator is not None else StandInEvaluator()
+        self.evaluate_instead = evaluate  # a test's own evaluate(program, placements, paths, **options)
         self.replays, self.lines = [], []
 
-    def evaluate(self, program, placements, paths, alone=False, cache=True):
+    def evaluate(self, program, placements, paths, alone=False, cache=True, **options):
+        if self.evaluate_instead is not None:
+            return self.evaluate_instead(program, placements, paths, alone=alone, cache=cache, **options)
         self.replays.append((program, tuple(p.name for p in placements), tuple(paths), cache))
         return self.evaluator(program, placements, paths=paths, alone=True, cache=cache)
 

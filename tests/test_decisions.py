@@ -5,7 +5,7 @@ correct one none; the seed's program names the raise on ``ltorch.add`` and not t
 import dataclasses
 
 import pytest
-from builders import raised, split, store_of
+from builders import StandInCampaign, raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
@@ -344,6 +344,29 @@ def test_a_gated_run_that_does_not_finish_ends_the_bisection_with_a_note():
     assert found.made_on(program_text(ONE))
 
 
+def test_a_gated_run_after_the_recording_run_is_cut_at_a_multiple_of_its_time():
+    """The recording run (every call shadowed) is a bisection's slowest: a later gated run far past
+    it is stuck, not slow, and is cut there instead of at its job's own limit."""
+    from fuzzdce.core.decisions import Edit
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.bisection import GATED_RUN_LEAST, gated_run_limit
+    from fuzzdce.running.evaluate import Evaluation
+
+    limits = []
+
+    def evaluate(program, placements, paths, timeout=None, **options):
+        limits.append(timeout)
+        (under,) = placements
+        outcome = Outcome(paths[0], under.name, seconds=7.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, [RAISE])}
+
+    found = bisect_failure(evaluate, ONE, resolve(RAISES_ON_BROADCAST), RAISE)
+    assert found.runs > 1, found
+    assert limits[0] is None and len(limits) > 1, limits
+    assert set(limits[1:]) == {gated_run_limit(7.0)} and gated_run_limit(7.0) > 7.0, limits
+    assert gated_run_limit(0.1) == GATED_RUN_LEAST
+
+
 def timing_out(calls):
     """A stand-in evaluate whose every gated run is cut at its job's limit, recording each call."""
     from fuzzdce.core.model import JobFailure, Outcome
@@ -364,7 +387,6 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
     """A hang costs its job's whole limit: the second cause of that program and path is not
     bisected there (it says why), a cause on another program is."""
     import time
-    from types import SimpleNamespace
 
     from fuzzdce.fuzzing.shrinking import Shrinker
     from fuzzdce.fuzzing.time_plan import TimePlan
@@ -375,15 +397,8 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
         (raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape"), ONE, None),
         (SPLIT, TWO, None),
     )
-    campaign = SimpleNamespace(
-        ledger=SimpleNamespace(store=store),
-        reference=resolve("stock"),
-        placements=[dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")],
-        evaluate=timing_out(calls),
-        driver=SimpleNamespace(stopped=False),
-        spent=False,
-        plan=TimePlan(600, time.time()),
-    )
+    placements = [dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")]
+    campaign = StandInCampaign(store, evaluate=timing_out(calls), placements=placements, plan=TimePlan(600, time.time()))
     Shrinker(campaign).decide_found(list(store))
     assert [program for program, _ in calls] == [ONE, TWO], "one bisection per program and path"
     notes = sorted(describe(f.decision)[0] for f in store)
@@ -392,6 +407,36 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
         "decision: not bisected: a gated run on jit did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
         "decision: not bisected: a gated run on thunderfx did not finish (timeout: jit ran past its time limit of 60 s) (1 runs)",
     ], notes
+
+
+def test_the_causes_a_program_shows_on_one_path_share_their_gated_runs():
+    """A gated run shows every failure of its path: two causes of one program, path and placement
+    are decided from the same runs, each asked for once; a cause on another path has its own."""
+    import time
+
+    from fuzzdce.core.decisions import Edit
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.fuzzing.shrinking import Shrinker
+    from fuzzdce.fuzzing.time_plan import Phase, TimePlan
+    from fuzzdce.running.evaluate import Evaluation
+
+    other = raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape")
+    asked = []
+
+    def evaluate(program, placements, paths, **options):
+        asked.append(paths[0])
+        (under,) = placements
+        outcome = Outcome(paths[0], under.name, seconds=1.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
+        shown = [RAISE, other, SPLIT]
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
+
+    store = regressions_of((RAISE, ONE, None), (other, ONE, None), (SPLIT, ONE, None))
+    placements = [dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")]
+    campaign = StandInCampaign(store, evaluate=evaluate, placements=placements, plan=TimePlan(600, time.time()))
+    Shrinker(campaign).decide_found(list(store))
+    assert asked.count("jit") == asked.count("thunderfx") > 1, asked
+    assert all(f.decision is not None and f.decision.runs == asked.count("jit") for f in store), [f.decision for f in store]
+    assert campaign.phases.seconds[Phase.DECIDING] > 0
 
 
 def test_a_finding_given_a_smaller_program_drops_the_decision_made_on_its_larger_one():

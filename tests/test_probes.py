@@ -132,16 +132,23 @@ def untimed(trace) -> str:
     return re.sub(r"\(took \d+ milliseconds\)", "", str(trace))
 
 
-def test_a_shadow_that_changes_its_arguments_spoils_the_probe():
-    """Stock's run is made again without shadows, and shares nothing."""
+def test_a_shadow_that_changes_its_arguments_spoils_the_probe_once():
+    """Stock's run is made again without shadows, and shares nothing; from then on that placement
+    is not probed, so it spoils no later probe and the other placements share again."""
     from fuzzdce.core.model import Placement
+    from fuzzdce.running.probes import changes_arguments, shares_compiles
 
-    mutating = Placement("mutating", rdnp_that_reverses_its_argument)
+    mutating = Placement("mutating-once", rdnp_that_reverses_its_argument)
+    assert shares_compiles(mutating)
     probed = run_path("jit", NEG, PLACEMENTS["stock"], shadows=[mutating])
     plain = run_path("jit", NEG, PLACEMENTS["stock"])
     assert probed.unchanged_by == () and probed.error == plain.error
     assert any(note.startswith(PROBE_NOTE) and "changed its arguments" in note for note in probed.notes), probed.notes
     assert [untimed(t) for _, t in probed.traces] == [untimed(t) for _, t in plain.traces]
+    assert "changed its arguments" in changes_arguments(mutating) and not shares_compiles(mutating)
+    again = run_path("jit", NEG, PLACEMENTS["stock"], shadows=[mutating, PLACEMENTS["rdnp"]])
+    assert not any(note.startswith(PROBE_NOTE) for note in again.notes), again.notes
+    assert again.unchanged_by == ("rdnp",), again.unchanged_by
 
 
 def test_a_gated_placement_is_never_probed():

@@ -142,6 +142,20 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
 # --- a failing program's gated runs, through an evaluator ------------------------------------------
 
 
+# A gated run after the recording run is cut at this many times the recording run's seconds, and
+# never below GATED_RUN_LEAST: the recording run shadows every call, the slowest run a bisection
+# makes, so a gated run far past it is stuck in a mix of the placement's calls and unpatched
+# Thunder's that no Thunder runs, not slow. Cut only at its job's own limit, such a run held a lane
+# for that whole limit on each program showing the failure.
+GATED_RUN_TIMES_RECORDING = 4
+GATED_RUN_LEAST = 10.0
+
+
+def gated_run_limit(recording_seconds: float) -> float:
+    """The time limit of a bisection's gated runs after a recording run of ``recording_seconds``."""
+    return max(GATED_RUN_LEAST, GATED_RUN_TIMES_RECORDING * recording_seconds)
+
+
 class Unfinished(Exception):
     """A gated run that produced no result (``JobFailure``: past its time limit, or its worker
     died): whether the failure goes without a call cannot be told from it."""
@@ -154,7 +168,7 @@ class Unfinished(Exception):
 def gated_run(evaluate: Evaluate, program, placement: Placement, target: Violation, gating: Gating):
     """``program`` on ``target.path`` under ``placement`` gated by ``gating``, alone and never from
     a cache: (whether ``target``'s failure shows, unlocalised; the edits observed; the calls made;
-    the job's failure where it produced no result)."""
+    the job's failure where it produced no result; its seconds)."""
     path = target.path
     under = gated(placement, gating)
     evaluation = evaluate(program, [under], [path], alone=True, cache=False, localise=False)[under.name]
@@ -162,21 +176,38 @@ def gated_run(evaluate: Evaluate, program, placement: Placement, target: Violati
     wanted = identity(target, localised=False)
     shown = any(identity(v, localised=False) == wanted for v in evaluation.violations)
     if outcome is None:
-        return shown, [], 0, None
-    return shown, list(outcome.edits), outcome.gated_calls, outcome.failure
+        return shown, [], 0, None, 0.0
+    return shown, list(outcome.edits), outcome.gated_calls, outcome.failure, outcome.seconds
 
 
-def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation) -> Bisection:
+def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation, shared: dict | None = None) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
-    A gated run that does not finish (a hang cut at its job's limit) ends the search with a note:
-    read as "the failure goes", it would name a culprit the program never showed."""
+    A gated run that does not finish (a hang cut at its job's limit, or after the recording run at
+    ``gated_run_limit``) ends the search with a note: read as "the failure goes", it would name a
+    culprit the program never showed.
+
+    ``shared``: gated runs already made, by (program, placement, path) and gating, for the other
+    failures of one program (``Shrinker.decide_found``): a gated run shows every failure of its
+    path, so the causes a program shows on one path under one placement share their runs.
+    ``Bisection.runs`` counts the runs the search asked for, shared or not."""
     path = target.path
     runs = [0]
+    # The evaluate of the later runs: within ``gated_run_limit`` once the recording run has taken its time.
+    bounded: list[Evaluate] = []
+    gated_runs = {} if shared is None else shared.setdefault((program, placement.name, path), {})
+
+    def evaluate_once(program, placements, paths, **options):
+        (under,) = placements
+        if under.gating not in gated_runs:
+            gated_runs[under.gating] = (bounded[0] if bounded else evaluate)(program, placements, paths, **options)
+        return gated_runs[under.gating]
 
     def run(gating: Gating):
-        shown, edits, calls, failure = gated_run(evaluate, program, placement, target, gating)
+        shown, edits, calls, failure, seconds = gated_run(evaluate_once, program, placement, target, gating)
         runs[0] += 1
+        if not bounded and failure is None:
+            bounded.append(functools.partial(evaluate, timeout=gated_run_limit(seconds)))
         if not shown and failure is not None:
             raise Unfinished(failure, runs[0])
         return shown, edits, calls

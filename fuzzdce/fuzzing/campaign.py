@@ -571,10 +571,11 @@ class Campaign:
 
     def evaluate(self, program: Program, placements: list[Placement], paths: list[str], **options):
         """``program`` on ``paths`` under ``placements`` and the reference (``options``: the
-        ``Evaluator``'s ``alone`` and ``cache``). (The reference is passed only when it is not stock:
+        ``Evaluator``'s ``alone``, ``cache``, ``localise`` and ``timeout``, the campaign's by default). (The reference is passed only when it is not stock:
         an evaluator that takes none, a test's stand-in, serves the rest.)"""
         against = {} if self.reference.is_stock else {"reference": self.reference}
-        return self.evaluator(program, placements, paths=paths, timeout=self.settings.evaluation.timeout, **against, **options)
+        options.setdefault("timeout", self.settings.evaluation.timeout)
+        return self.evaluator(program, placements, paths=paths, **against, **options)
 
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""

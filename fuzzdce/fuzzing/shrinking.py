@@ -393,7 +393,7 @@ class Shrinker:
             if finding.program == smallest.program:
                 finding.fixed_by = tuple(found)
 
-    def decide(self, key: tuple) -> None:
+    def decide(self, key: tuple, shared: dict | None = None) -> None:
         """Bisect cause ``key``'s failure, when ``decidable``, to the call of what the placement
         replaced without which it goes (``bisection.bisect_failure``, on the cause's smallest
         program and its path, unlocalised: a gated prefix would gate other calls); the cause's
@@ -409,7 +409,8 @@ class Shrinker:
             why = f"a gated run of its program on {on[1]} did not finish before"
             bisection = self.undecided(smallest, placement, why, finished=False)
         else:
-            bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation)
+            with self.campaign.phases.timed(Phase.DECIDING):
+                bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation, shared)
             if not bisection.finished:
                 self.unfinished.add(on)
         self.seconds[key] += time.perf_counter() - started
@@ -421,10 +422,11 @@ class Shrinker:
         """Decide as found: the causes of ``findings`` (new, or with a smaller program, which dropped
         a decision made on the larger), each once, as soon as a program shows them (``decide``), while
         the campaign's time allows (``deciding_over``; ``mark_undecided`` says which it did not)."""
+        shared: dict = {}  # gated runs, shared by the causes one program shows on one path (``bisect_failure``)
         for key in dict.fromkeys(f.cause_key for f in findings if f.verdict == Verdict.REGRESSION):
             if self.deciding_over():
                 return
-            self.decide(key)
+            self.decide(key, shared)
 
     @staticmethod
     def undecided(smallest: Finding, placement: Placement, why: str, *, finished: bool = True) -> Bisection:

@@ -37,6 +37,9 @@ class Phase(StrEnum):
     JOINING = "joining"  # minimal programs evaluated everywhere, causes joined into bugs
     CONFIRMING = "confirming"  # each bug's smallest program replayed once
     WRITING = "writing"  # the findings folder rewritten: every bug's folder, summary.json
+    # Each regression cause bisected to its decision (``Shrinker.decide``): timed inside the phase
+    # that asks for it (generation decides as found), and counted apart from it.
+    DECIDING = "deciding"
 
 
 # The least and the most of the time budget that generation leaves to the phases after it. Within

@@ -25,6 +25,9 @@ symbolic values reading a tensor proxy's shape is a ``prims.shape`` call, which 
 recorded into stock's trace.
 A probed run that fails (a time-out, running out of memory, fuzzdce's own error), or whose shadow
 changed its arguments, is run again as plain stock and shares nothing (``path_running.run_path``).
+A placement whose version once changed its call's arguments is not probed again in that process
+(``changes_arguments``): one such placement would otherwise spoil every later probe, and so every
+other placement's sharing, with a plain stock compile made again on each path.
 
 Nested calls: inside a shadow, a call of something the shadowed placement replaced is made as that
 placement makes it (as its own compile would). Inside stock's probed call, a nested call is probed
@@ -204,6 +207,7 @@ class Probe:
                     state.restore()
                 if given_state(args, kwargs) != given:
                     self.spoiled = f"{name}'s version of {getattr(original, '__qualname__', original)} changed its arguments"
+                    _CHANGES_ARGUMENTS[name] = self.spoiled
                     return original(*args, **kwargs)
             outer = self.covered
             self.covered = outer | mine.keys()
@@ -234,7 +238,13 @@ def shares_compiles(placement: Placement) -> bool:
     run's (``Placement.gating``): its calls are counted as its own."""
     if placement.is_stock or placement.build is not None or placement.gating is not None:
         return False
-    return not other_effects(placement)
+    return not changes_arguments(placement) and not other_effects(placement)
+
+
+def changes_arguments(placement: Placement) -> str:
+    """Why ``placement`` is not probed in this process for what its calls do to their arguments: a
+    probe saw its version of a call change what the call was given ("" if none has)."""
+    return _CHANGES_ARGUMENTS.get(placement.name, "")
 
 
 @contextlib.contextmanager
@@ -283,6 +293,12 @@ def _unbind(wrappers: dict[int, Callable]) -> None:
 # was last entered: a placement entered again is checked at those places only (finding them scans every
 # Thunder module and class twice, a cost per path and placement).
 _TARGETS: dict[tuple[tuple, int], list[tuple[Any, str]]] = {}
+
+
+# Placement name -> how a probe saw its version of a call change the call's arguments: in this
+# process it is compiled on its own from then on (its shadow would spoil each later probe). By
+# name, as a probe knows its placements: a gated run is never probed.
+_CHANGES_ARGUMENTS: dict[str, str] = {}
 
 
 # ``_placement_key`` -> what entering it changes besides Thunder's functions ("" if nothing): such a
