@@ -681,8 +681,8 @@ def bisect_main(args) -> int:
     evaluator = Evaluator(SandboxedJobs(name="bisect worker"))
     try:
 
-        def evaluate(program, placements, paths, **options):
-            return evaluator(program, placements, paths=paths, **{"timeout": args.timeout, **options})
+        def evaluate(program, placements, paths, timeout=args.timeout, **options):
+            return evaluator(program, placements, paths=paths, timeout=timeout, **options)
 
         failures = regressions(evaluate, subject.program, placement, PLACEMENTS[STOCK], paths)
         if not failures:

@@ -569,13 +569,15 @@ class Campaign:
             self.log(f"fuzzdce: out of time: {cut}; nothing more is run, and what was found is written")
         self.spent = True
 
-    def evaluate(self, program: Program, placements: list[Placement], paths: list[str], **options):
+    def evaluate(
+        self, program: Program, placements: list[Placement], paths: list[str], *, timeout: float | None = None, **options
+    ):
         """``program`` on ``paths`` under ``placements`` and the reference (``options``: the
         ``Evaluator``'s ``alone``, ``cache``, ``localise`` and ``timeout``, the campaign's by default). (The reference is passed only when it is not stock:
         an evaluator that takes none, a test's stand-in, serves the rest.)"""
         against = {} if self.reference.is_stock else {"reference": self.reference}
-        options.setdefault("timeout", self.settings.evaluation.timeout)
-        return self.evaluator(program, placements, paths=paths, **against, **options)
+        timeout = self.settings.evaluation.timeout if timeout is None else timeout
+        return self.evaluator(program, placements, paths=paths, timeout=timeout, **against, **options)
 
     def evaluate_everywhere(self, program: Program):
         """``program`` on every path under every placement."""
