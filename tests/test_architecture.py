@@ -219,15 +219,15 @@ def test_a_private_name_taken_from_another_module_is_found():
         "from fuzzdce import __version__\n"
         "from fuzzdce.running.decisions import Gating, _given\n"
         "from fuzzdce.running import interception\n"
-        "import fuzzdce.running.probes\n"
+        "import fuzzdce.running.compile_sharing\n"
         "import fuzzdce.running.decisions as d\n"
-        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.probes._differs\n"
+        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.compile_sharing._differs\n"
     )
     assert private_names_taken(planted, "fuzzdce.results.planted") == [
         (2, "fuzzdce.running.decisions._given"),
         (6, "fuzzdce.running.decisions._without"),
         (6, "fuzzdce.running.interception._hidden"),
-        (6, "fuzzdce.running.probes._differs"),
+        (6, "fuzzdce.running.compile_sharing._differs"),
     ]
     own = "from fuzzdce.running import decisions\nx = decisions._given\n"
     assert private_names_taken(own, "fuzzdce.running.decisions") == []

@@ -294,7 +294,7 @@ class Outcome:
     # exception's type): counted per path in summary.json's ``not_checked`` and printed in the
     # report, so that a check switched off by a fuzzdce regression never reads as a clean run.
     not_checked: list[tuple[str, str]] = field(default_factory=list)
-    # Stock's run that probed other placements (``running.probes``): those that did as stock at every
+    # Stock's run that probed other placements (``running.compile_sharing``): those that did as stock at every
     # call of what they replaced on this path, whose outcome here is this one.
     unchanged_by: tuple[str, ...] = ()
     # Set on such a placement's outcome: whose compile it is ("stock"), the placement not compiled.

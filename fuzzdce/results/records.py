@@ -582,7 +582,7 @@ class RunSummary:
     # The OpInfo source programs drew steps from (``strategies.opinfo.OpInfoSource.describe``): its
     # rate, the OpInfos that draw, those skipped and why, those calling an op no catalog entry calls.
     opinfo: dict[str, Any] | None = None
-    # Placement -> {"compiled": paths, "as_stock": paths}: where stock's compile served it (``running.probes``).
+    # Placement -> {"compiled": paths, "as_stock": paths}: where stock's compile served it (``running.compile_sharing``).
     compiles: dict[str, dict[str, int]] | None = None
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None

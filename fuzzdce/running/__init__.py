@@ -14,8 +14,8 @@ Modules:
 - ``workers``: the one worker core: a child process with a time and memory limit.
 - ``sandbox``: jobs run in a sandboxed child process, one at a time.
 - ``interception``: what a placement replaced in Thunder, and a call run as a shadow on a snapshot
-  of the trace being recorded (what ``decisions`` and ``probes`` both intercept calls with).
-- ``probes``: one compile shared by every placement that changes nothing on a path.
+  of the trace being recorded (what ``decisions`` and ``compile_sharing`` both intercept calls with).
+- ``compile_sharing``: one compile shared by every placement that changes nothing on a path.
 - ``evaluate``: one program evaluated under every placement and path, every oracle on each.
 - ``localise``: where a wrong value first goes wrong.
 - ``decisions``: which DCE decision breaks: a placement's calls gated one by one.

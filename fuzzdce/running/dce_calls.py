@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.subsymbols import Change, Renaming, align_children, portable_node
 from fuzzdce.running.placements import patch_everywhere
-from fuzzdce.running.probes import in_shadow
+from fuzzdce.running.compile_sharing import in_shadow
 
 LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran
 
@@ -113,7 +113,7 @@ def observed_dce(outcome: Outcome) -> Iterator[None]:
 
     def dce(trace, *args, **kwargs):
         result = current(trace, *args, **kwargs)
-        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+        if in_shadow():  # another placement's call, probed beside stock's (``compile_sharing``): not this run's
             return result
         label = f"{LABEL} {calls[0]}"
         calls[0] += 1

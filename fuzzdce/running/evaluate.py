@@ -32,7 +32,7 @@ from fuzzdce.running.localise import judges_alike, localised, needs_localising, 
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
-from fuzzdce.running.probes import shared_outcome, shares_compiles
+from fuzzdce.running.compile_sharing import shared_outcome, shares_compiles
 
 
 @dataclass
@@ -108,7 +108,7 @@ class Job:
     reference: Placement | None = None
     device: str | None = None
     scope: Scope | None = None
-    # The placements evaluated beside it on the program: stock's compile probes them (``probes``),
+    # The placements evaluated beside it on the program: stock's compile probes them (``compile_sharing``),
     # and one that did as stock at every call takes stock's outcome instead of compiling.
     shares: tuple[Placement, ...] = ()
     # Its limit is the time left before the evaluator's deadline (``Evaluator.within_deadline``):
@@ -254,7 +254,7 @@ class LocalJobs:
         return stock
 
     def shared_violations(self, outcome: Outcome, eager: Outcome, base: Outcome | None) -> list[Violation]:
-        """The violations of a placement's outcome that is stock's (``probes.shared_outcome``):
+        """The violations of a placement's outcome that is stock's (``compile_sharing.shared_outcome``):
         stock's own where its job judged them here (the same outcome, the same eager), but for the
         oracles that compare with the reference, which judge this one again."""
         checked = self.stock_checked.get(outcome.path)
@@ -402,7 +402,7 @@ class Evaluator:
 
     def __init__(self, run_job: RunJob | None = None, *, cache: bool = False, share_compiles: bool = True) -> None:
         self.run_job = run_job if run_job is not None else LocalJobs()
-        self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``probes``)
+        self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``compile_sharing``)
         self.cache: dict[str, object] | None = {} if cache else None
         self.jobs_run = 0  # jobs run, not answered from the cache
         # ``time.time()`` past which no job runs (a campaign's time budget's end; None: none): a job
@@ -537,7 +537,7 @@ class Evaluator:
                     continue
                 result = self.run_cached(job, cache)
                 if isinstance(result, JobFailure) and job.shares:
-                    # The job hung or died in its process, maybe in a placement's shadow (``probes``):
+                    # The job hung or died in its process, maybe in a placement's shadow (``compile_sharing``):
                     # asked again without probing, which this program does no more.
                     shares = ()
                     job = dataclasses.replace(job, shares=shares)

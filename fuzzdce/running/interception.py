@@ -11,7 +11,7 @@ snapshot of the trace being recorded, with what it produced.
   the objects themselves).
 - ``outside_the_trace``: what fuzzdce reads of a proxy while Thunder traces, not recorded.
 
-``decisions`` gates a placement's calls and finds its edits with these; ``probes`` shadows each
+``decisions`` gates a placement's calls and finds its edits with these; ``compile_sharing`` shadows each
 placement's calls beside stock's with them.
 """
 

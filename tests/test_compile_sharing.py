@@ -1,4 +1,4 @@
-"""Stock's compile serves a placement that changes nothing on a path (``running.probes``): each
+"""Stock's compile serves a placement that changes nothing on a path (``running.compile_sharing``): each
 mechanism proven by what it must share, what it must not, and the same verdicts either way."""
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def test_a_shadow_that_changes_its_arguments_spoils_the_probe():
 
 def test_a_gated_placement_is_never_probed():
     from fuzzdce.running.decisions import Gating, gated
-    from fuzzdce.running.probes import shares_compiles
+    from fuzzdce.running.compile_sharing import shares_compiles
 
     assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating(limit=0)))
     assert not shares_compiles(PLACEMENTS["stock"])
@@ -190,7 +190,7 @@ def thunder_flag_set():
 @pytest.mark.parametrize("factory", [cos_patched_in_torch, thunder_flag_set])
 def test_a_placement_with_effects_beyond_thunders_functions_is_never_probed(factory):
     from fuzzdce.core.model import Placement
-    from fuzzdce.running.probes import other_effects, shares_compiles
+    from fuzzdce.running.compile_sharing import other_effects, shares_compiles
 
     placement = Placement(f"test-{factory.__name__}", factory)
     assert other_effects(placement) and not shares_compiles(placement)
@@ -203,7 +203,7 @@ def test_another_librarys_counters_moving_do_not_stop_probing():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from fuzzdce.running import probes
+    from fuzzdce.running import compile_sharing
 
     @settings(max_examples=5, database=None)
     @given(st.lists(st.integers()))
@@ -211,15 +211,15 @@ def test_another_librarys_counters_moving_do_not_stop_probing():
         pass
 
     draw()
-    probes._OTHER_EFFECTS.clear()
-    assert all(probes.shares_compiles(PLACEMENTS[name]) for name in ("rdnp", "symcall", "symcall-fixed"))
+    compile_sharing._OTHER_EFFECTS.clear()
+    assert all(compile_sharing.shares_compiles(PLACEMENTS[name]) for name in ("rdnp", "symcall", "symcall-fixed"))
 
 
 def test_a_placement_that_registers_a_grad_rule_otherwise_is_never_probed_and_stock_stays_stock():
     """``cos_grad_flipped`` changes an entry of Thunder's grad-rule table, which no call shows: it
     is compiled, and stock's probed run is stock's (each placement is left once its replacements
     are found)."""
-    from fuzzdce.running.probes import other_effects
+    from fuzzdce.running.compile_sharing import other_effects
 
     flipped = resolve("planted:cos_grad_flipped")
     assert "entries of thunder.core.transforms._grad_fn_map" in other_effects(flipped)
