@@ -29,7 +29,7 @@ ADD_BF16 = Program(
 
 def trees(outcome) -> list:
     """An outcome's traces as portable trees, names included (what a probe must leave as it was)."""
-    from fuzzdce.core.subsymbols import portable_trace
+    from fuzzdce.core.portable_trace import portable_trace
 
     return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
 

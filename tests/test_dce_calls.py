@@ -13,7 +13,8 @@ from conftest import evaluate_under
 
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import changes, why_live
+from fuzzdce.core.liveness import why_live
+from fuzzdce.core.subsymbols import changes
 from fuzzdce.oracles import dce_sound
 from fuzzdce.running import dce_calls
 from fuzzdce.running.dce_calls import decomposition_changes, observed_dce

@@ -7,7 +7,7 @@ from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import activity
+from fuzzdce.core.dce_activity import activity
 
 
 def oracles_hit(evaluation, path=None):

@@ -10,7 +10,7 @@ from builders import raised, split, store_of
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import Name, Node
+from fuzzdce.core.portable_trace import Name, Node
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
 from fuzzdce.running import decisions, interception

@@ -14,7 +14,10 @@ Modules:
 - ``joining``: the one rule deciding whether two failures are one fault, and what keeps bugs apart.
 - ``decisions``: a placement's DCE decisions as data, and a bug known by its decision.
 - ``findings``: triage against the reference, ``Finding``, ``Bug`` and the ``FindingStore``.
-- ``subsymbols``: how a placement's subsymbols differ from stock's, on portable traces.
+- ``portable_trace``: a Thunder trace as plain data, which crosses processes and Thunder builds.
+- ``subsymbols``: how a placement's subsymbols differ from stock's: traces aligned modulo renaming.
+- ``liveness``: whether a subsymbol a DCE removed was dead where it stood.
+- ``dce_activity``: a placement's DCE activity on a path, as plain data.
 - ``grad_rule_names``: Thunder's grad rules by name, and which one a torch call reaches.
 - ``timeline``: programs evaluated and bugs found over a campaign's time.
 - ``versions``: the versions a result was made with.

@@ -7,7 +7,7 @@ unpatched Thunder), ``Bisection`` (the search's result, with the culprit and whe
 edits matter) and ``Bisection.identity``, by which ``joining`` knows a bug:
 
 - a **removal**: the placement, each removed subsymbol's symbol and why unpatched Thunder keeps it
-  (``subsymbols.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
+  (``liveness.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
   none: it was dead there);
 - a **raise**: the placement, the exception's kind, where in Thunder it was raised and what is
   wrong with the bound symbol the call was given (``running.decisions.malformations``'s kinds);

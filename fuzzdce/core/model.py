@@ -249,17 +249,17 @@ class Outcome:
     # (``oracles.metadata.Misstated``, recorded by ``running.stated_metadata``). Plain data.
     misstated: list[Any] = field(default_factory=list)
     # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
-    # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
+    # (``dce_activity.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.
     dce_activity: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    # Where this path raised and stock's returned, or the reverse (``subsymbols.raise_edits``: the
+    # Where this path raised and stock's returned, or the reverse (``dce_activity.raise_edits``: the
     # ``decisions.Edit`` kinds "raise", "no raise"): activity too. Empty for stock.
     dce_raise_edits: list[str] = field(default_factory=list)
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)
     # Made once where the trace objects live, for DCE activity and ``dce-sound`` alike (they read one
-    # comparison): this outcome's traces as portable trees (``subsymbols.portable_trace``; stock's are
+    # comparison): this outcome's traces as portable trees (``portable_trace.portable_trace``; stock's are
     # compared with every placement's), by the id of the trace object (held beside it), and the
     # comparison with stock's traces, with the stock outcome and the trace lists it was made of.
     # Neither crosses processes (``evaluate.portable`` drops them).

@@ -31,7 +31,7 @@ from typing import Any
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import Bug
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.subsymbols import printed
+from fuzzdce.core.portable_trace import printed
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.records import BugRecord, KnownReason, RunSummary, Upstream, check_schema
 from fuzzdce.results.repro import script

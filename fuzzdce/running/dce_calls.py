@@ -22,7 +22,8 @@ import contextlib
 from collections.abc import Iterator
 
 from fuzzdce.core.model import Outcome
-from fuzzdce.core.subsymbols import Change, Renaming, align_children, portable_node
+from fuzzdce.core.portable_trace import portable_node
+from fuzzdce.core.subsymbols import Change, Renaming, align_children
 from fuzzdce.running.placements import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
 

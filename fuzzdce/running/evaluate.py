@@ -24,7 +24,9 @@ from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_mes
 from fuzzdce.core.faults import Identity, identity
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
 from fuzzdce.core.program import Program
-from fuzzdce.core.subsymbols import activity_of, compare, printed, raise_edits
+from fuzzdce.core.dce_activity import activity_of, raise_edits
+from fuzzdce.core.portable_trace import printed
+from fuzzdce.core.subsymbols import compare
 from fuzzdce.oracles import ORACLES, rejects
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
