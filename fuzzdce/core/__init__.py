@@ -7,6 +7,8 @@ Modules:
 - ``errors``: fuzzdce's exceptions (``UsageError``, ``HarnessError``).
 - ``model``: the records every part passes around (``Outcome``, ``Call``, ``Violation``) and the
   extension points (``Oracle``, ``CompilePath``, ``Placement``).
+- ``tracebacks``: where an exception was raised (its frame and symbol), read from its traceback;
+  imports nothing of fuzzdce.
 - ``program``: the program IR, its input domains and program arithmetic.
 - ``program_source``: a straight-line Python function read back into a ``Program``.
 - ``signatures``: messages normalised, signatures and short ids.
