@@ -13,7 +13,8 @@ from sample_programs import DEAD_CODE_PROGRAM
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.path_running import PROBE_NOTE, run_path
-from fuzzdce.running.placements import PLACEMENTS, patch_everywhere, resolve
+from fuzzdce.running.patching import patch_everywhere
+from fuzzdce.running.placements import PLACEMENTS, resolve
 
 # neg decomposes into one prim: no DCE placement has anything to remove.
 NEG = Program((TensorInput((3,), "float32"),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,), seed=3)

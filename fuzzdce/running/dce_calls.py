@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.portable_trace import portable_node
 from fuzzdce.core.subsymbols import Change, Renaming, align_children
-from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
 
 LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran

@@ -56,7 +56,7 @@ from fuzzdce.running.interception import (
     replaced_by,
     shape_of,
 )
-from fuzzdce.running.placements import set_attribute
+from fuzzdce.running.patching import set_attribute
 
 # --- what a call was given, where it raised ----------------------------------------------------------
 

@@ -45,7 +45,7 @@ import torch
 
 from fuzzdce.core.model import CallStage, Outcome
 from fuzzdce.oracles.metadata import ORACLE_NAME, Misstated
-from fuzzdce.running.placements import patch_everywhere
+from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
 
 # The execution traces whose functions run a program, by the name Thunder gives their function: the
