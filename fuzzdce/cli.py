@@ -29,13 +29,13 @@ from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
 from fuzzdce.fuzzing.time_plan import process_started_at
 from fuzzdce.results.html_report import REPORT_FILE, write_report
-from fuzzdce.results.issue import issue_markdown, minified_issue
+from fuzzdce.results.issue import issue_markdown, minified_issue, script_of_folder
 from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.repro import Reproduced, overall
-from fuzzdce.results.standalone import minified_case, script_of_folder, verified
+from fuzzdce.results.reproducers import minified_case, verified
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,

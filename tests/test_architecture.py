@@ -505,7 +505,7 @@ def test_every_oracle_declares_what_it_is():
 DISPLAY_MODULES = frozenset({"fuzzdce.results.report", "fuzzdce.results.html_report", "fuzzdce.results.issue"})
 # (module, function) of display code elsewhere: a trace's label made a file name, a message's first
 # clause in a reproducer's docstring.
-DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label"), ("fuzzdce.results.standalone", "first_clause")})
+DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label"), ("fuzzdce.results.reproducers", "first_clause")})
 # What holds a fault's or a label's text (or the text made of one: signatures, keys, join labels).
 IDENTITY_TEXT = frozenset(
     {

@@ -1,24 +1,35 @@
-"""The one writer of standalone reproducers: a failure as a short script of torch and Thunder alone.
+"""The one writer of reproducers: how a failure is written as a script someone else runs.
 
-What ``fuzzdce issue`` prints for a campaign's bug and what ``fuzzdce minify`` writes, in the shape
-of the repro scripts ``thunder.dynamo.report`` writes: the program, its inputs, the failing path's
-compile call and one check that fails with a message saying what differs, as a ``test_repro``
-function that ``python`` runs (exit 1 while the bug is there, 0 once it is fixed, 4 when it cannot be
-checked here: the path's device is missing, or the oracle compares two Thunders) and ``pytest`` collects.
+Two scripts, one home:
 
-Only what the failure needs is written (``Check``: what the finding is): an exception is the
-compiled call raising (forward, and backward on a grad path); a wrong gradient is each input's
-gradient compared with eager's, naming the input; a lost or invented ``requires_grad`` is the
-outputs' flags compared; a wrong output, the outputs; a wrong in-place write, the inputs after the
-call; a thunderfx split, the split reasons; a malformed trace, Thunder's own ``check_trace``; a
-guard, the first call then the guard call that fails. One path, the failing one of the first of its
-paths (``PATHS``' order). Its compile call is the ``return`` of the path's own ``compile`` function
-(``running.paths``), printed as an expression with that function's imports hoisted. Cotangents are
-``ones_like`` where those show the failure, else the campaign's seeded ones (``verified`` runs the
-script here to say which, and which guard call).
-A path on a device moves the inputs there (``to_device``: strides, ``requires_grad`` and aliasing
-kept), and eager runs on the same device. Every oracle, every path, every placement: that stays with
-``repro.py`` (``results.repro``), which runs fuzzdce's own code.
+- **A bug's ``repro.py``** (``repro_script``, written into its findings folder by ``store``): the
+  program and its seeded inputs as source (``Program.source``, the very text fuzzdce executed), the
+  path's compile function as source (``inspect.getsource`` of the function fuzzdce calls), and a
+  call of ``repro.reproduce_all``, which runs each (path, oracle) its findings showed through the
+  same code the campaign ran, so it cannot drift from what found the bug. ``--placement`` reruns it
+  under another placement, e.g. ``stock`` or ``my_module:my_fix``; a bug of another Thunder build
+  selects that build (``PLACEMENT = "NAME=DIR"``). What its exit codes mean: ``repro.Reproduced``.
+
+- **The standalone script** (``standalone_script``): what ``fuzzdce issue`` prints for a campaign's
+  bug and what ``fuzzdce minify`` writes, in the shape of the repro scripts
+  ``thunder.dynamo.report`` writes: the program, its inputs, the failing path's compile call and
+  one check that fails with a message saying what differs, as a ``test_repro`` function that
+  ``python`` runs (exit 1 while the bug is there, 0 once it is fixed, 4 when it cannot be checked
+  here: the path's device is missing, or the oracle compares two Thunders) and ``pytest`` collects.
+
+Only what the failure needs is written in the standalone script (``Oracle.script_check``: what
+the finding is): an exception is the compiled call raising (forward, and backward on a grad path);
+a wrong gradient is each input's gradient compared with eager's, naming the input; a lost or
+invented ``requires_grad`` is the outputs' flags compared; a wrong output, the outputs; a wrong
+in-place write, the inputs after the call; a thunderfx split, the split reasons; a malformed trace,
+Thunder's own ``check_trace``; a guard, the first call then the guard call that fails. One path,
+the failing one of the first of its paths (``PATHS``' order). Its compile call is the ``return`` of
+the path's own ``compile`` function (``running.paths``), printed as an expression with that
+function's imports hoisted. Cotangents are ``ones_like`` where those show the failure, else the
+campaign's seeded ones (``verified`` runs the script here to say which, and which guard call). A
+path on a device moves the inputs there (``to_device``: strides, ``requires_grad`` and aliasing
+kept), and eager runs on the same device. Every oracle, every path, every placement: that stays
+with ``repro.py``, which runs fuzzdce's own code.
 """
 
 from __future__ import annotations
@@ -27,10 +38,9 @@ import ast
 import contextlib
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from pathlib import Path
 
 import torch
 
@@ -40,12 +50,98 @@ from fuzzdce.core.model import STOCK, CallLabel, Judges
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, MemberRecord
-from fuzzdce.results.store import REPRO_FILE, read_bug
+from fuzzdce.results.repro import Reproduced
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS, resolve
+from fuzzdce.running.variants import guard_variants
 
-# The exit code of a script whose check cannot be made here (as ``repro.Reproduced.NOT_VERIFIED``).
-NOT_VERIFIED = 4
+# --- a bug's repro.py: fuzzdce's own code, every (path, oracle) -------------------------------------
+
+MAIN_SOURCE = """
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
+    parser.add_argument("--reference", default=REFERENCE, help=f"what two-Thunder checks compare with (default: {REFERENCE})")
+    args = parser.parse_args(argv)
+    from fuzzdce.results.repro import reproduce_all
+
+    guard_inputs = globals().get("GUARD_INPUTS", {})
+    return reproduce_all(
+        program, make_inputs, CHECKS, placement=args.placement, script=__file__, reference=args.reference, guard_inputs=guard_inputs
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+"""
+
+
+def repro_script(bug, builds: Mapping[str, str] | None = None, reference: str = STOCK) -> str:
+    """The reproducer of ``bug`` (a ``fuzzdce.core.findings.Bug``) as Python source: its smallest
+    program, and every (path, oracle) its members showed; ``builds`` (NAME -> NAME=TARGET) says
+    how it selects a placement that is another build; ``reference``: the campaign's reference."""
+    reference_spec = (builds or {}).get(reference, reference)
+    checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
+    versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
+    message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
+    shown = "\n".join(
+        f"- {oracle} on {path}: {ORACLES[oracle].description}"
+        + (f" (compared with {reference} on the same path)" if ORACLES[oracle].needs_stock else "")
+        for path, oracle in checks
+    )
+    header = (
+        f'"""fuzzdce bug {bug.id} [{bug.verdict}] under {bug.placement}: {", ".join(bug.oracles())} on {", ".join(bug.paths())}.\n\n'
+        f"{message}\n\n"
+        f"Checked, each under the placement:\n{shown}\n\n"
+        f"Shown under: {', '.join(bug.placements)}; the reference: {reference}. Found with {versions_line}.\n"
+        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program; 4: not verified, a check\n"
+        "could not be made here: its path skipped on this machine, a time-out, fuzzdce's own failure).\n"
+        "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
+        '"""\n\n'
+        "import argparse\n\nimport torch\n\n"
+        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nREFERENCE = {reference_spec!r}\n"
+        f"CHECKS = {checks!r}  # (path, oracle)\n\n\n"
+    )
+    compile_sources = []
+    for name in sorted({path for path, _ in checks}):
+        path = PATHS[name]
+        compile_sources.append(
+            f"# Path {name!r}: fuzzdce.running.paths.{path.compile.__name__} compiles the program, then makes the "
+            f"{', '.join(path.calls)} call(s);\n# reproduce_all() below runs exactly that function:\n"
+            + inspect.getsource(path.compile)
+        )
+    body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
+    if any(oracle == "guards" for _, oracle in checks):
+        body += "\n\n" + guard_inputs_source(bug.program)
+    return header + body + "\n" + MAIN_SOURCE
+
+
+def guard_inputs_source(program) -> str:
+    """The inputs of each guard call ``program`` makes, as source: one ``make_inputs`` per varied
+    property, and ``GUARD_INPUTS`` naming them (the guards oracle's calls, made after the first)."""
+    parts, entries = [], []
+    for label, variant in guard_variants(program).items():
+        name = f"make_inputs_{label.replace('-', '_')}"
+        if label == CallLabel.GUARD_REQUIRES_GRAD:  # the same inputs, requiring grad
+            parts.append(f"def {name}(requires_grad=False):\n    return make_inputs(requires_grad=True)\n")
+        else:
+            parts.append(variant.inputs_source().replace("def make_inputs(", f"def {name}(", 1))
+        entries.append(f"    {str(label)!r}: {name},")
+    return "\n\n".join(
+        [
+            *parts,
+            "# The guard calls: each varies one property the first call's prologue checks.\nGUARD_INPUTS = {\n"
+            + "\n".join(entries)
+            + "\n}\n",
+        ]
+    )
+
+
+
+# --- the standalone script: torch and Thunder alone, one check --------------------------------------
+
+# The exit code of a script whose check cannot be made here.
+NOT_VERIFIED = int(Reproduced.NOT_VERIFIED)
 
 
 class Check(StrEnum):
@@ -216,7 +312,7 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
     ]
 
 
-def script(case: Case) -> str:
+def standalone_script(case: Case) -> str:
     """The standalone script of ``case`` (see the module's docstring): its parts one blank line
     apart, a page read in one go."""
     if case.check == Check.GUARDS and not case.guard_inputs:  # no guard call's inputs to make
@@ -401,16 +497,16 @@ def verified(case: Case, placement: str = STOCK, check: Callable[[str, str], boo
     """The script of ``case``, the shortest that fails here: ``ones_like`` cotangents where it fails
     with them, else the campaign's seeded ones; of several guard calls, the first that fails alone.
     As written when none can be checked here."""
-    text = script(case)
+    text = standalone_script(case)
     if case.check == Check.GUARDS and len(guard_functions(case.guard_inputs)) > 1:
         for alone in single_guards(case.guard_inputs):
-            shorter = script(replace(case, guard_inputs=alone))
+            shorter = standalone_script(replace(case, guard_inputs=alone))
             if check(shorter, placement):
                 return shorter
         return text
     if case.check != Check.GRADS or check(text, placement) is not False:
         return text
-    seeded = script(replace(case, seeded_cotangents=True))
+    seeded = standalone_script(replace(case, seeded_cotangents=True))
     return seeded if check(seeded, placement) else text
 
 
@@ -420,9 +516,3 @@ def single_guards(source: str) -> list[str]:
     return [ast.get_source_segment(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)]
 
 
-def script_of_folder(folder: Path, verify: bool = True) -> str:
-    """The standalone script of the bug saved in ``folder`` (its bug.json), checked here when ``verify``."""
-    record = read_bug(folder)
-    repro = folder / REPRO_FILE
-    case = bug_case(record, repro.read_text() if repro.is_file() else "")
-    return verified(case, record.placement or STOCK) if verify else script(case)
