@@ -28,6 +28,7 @@ from fuzzdce.fuzzing.profiles import PROFILE_EXAMPLES
 from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
 from fuzzdce.fuzzing.time_plan import process_started_at
+from fuzzdce.oracles import ORACLES
 from fuzzdce.results.html_report import REPORT_FILE, write_report
 from fuzzdce.results.issue import issue_markdown, minified_issue, script_of_folder
 from fuzzdce.results.merge import markdown as merge_markdown
@@ -695,7 +696,7 @@ def bisect_main(args) -> int:
             by_decision.setdefault(key, ([], found))[0].append(failure)
         for shown, found in by_decision.values():
             print("\n".join(f"--- {failure}" for failure in shown))
-            print("\n".join("    " + line for line in describe(found)))
+            print("\n".join("    " + line for line in describe(found, ORACLES)))
         return 1
     finally:
         evaluator.close()

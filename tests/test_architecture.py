@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from fuzzdce.core.model import CompilePath, Oracle, Placement
+from fuzzdce.core.model import CompilePath, Oracle, Placement, ScriptCheck
 from fuzzdce.core.program import Domain
 from fuzzdce.core.vocabulary import AddResult, CallLabel, FailureKind, Verdict
 from fuzzdce.fuzzing.time_plan import Phase
@@ -128,7 +128,12 @@ NOT_VOCABULARY = {
 
 def string_literals(path: pathlib.Path) -> list[tuple[int, str]]:
     """(line, value) of every string constant in ``path`` but docstrings."""
-    tree = parsed(path.read_text())
+    return string_literals_of(path.read_text())
+
+
+def string_literals_of(source: str) -> list[tuple[int, str]]:
+    """(line, value) of every string constant in ``source`` but docstrings."""
+    tree = parsed(source)
     bodies = (n.body for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     docstrings = {id(body[0].value) for body in bodies if body and isinstance(body[0], ast.Expr)}
     return [
@@ -496,9 +501,48 @@ def test_every_oracle_declares_what_it_is():
     from fuzzdce.core.model import Judges
 
     assert {o.judges for o in ORACLES.values()} == set(Judges)
+    assert [name for name, o in ORACLES.items() if not (o.description and o.holds)] == [], "its words: what it checks, what holds"
     priorities = [o.minify_priority for o in ORACLES.values() if o.minify_priority is not None]
     assert len(priorities) == len(set(priorities)), "two oracles with one minify priority: which wins would be by accident"
     assert all(o.judges == Judges.EXCEPTION for o in ORACLES.values() if o.minify_priority == min(priorities))
+
+
+# A string equal to an oracle's name outside the oracles wing that does not stand for that oracle:
+# (module, string) -> what it is instead.
+NOT_AN_ORACLE = {
+    **{("fuzzdce.core.model", c.value): "a ScriptCheck: the kind of check a standalone script makes" for c in ScriptCheck},
+    ("fuzzdce.core.vocabulary", "timeout"): "a FailureKind, which the timeout oracle reports",
+    ("fuzzdce.core.vocabulary", "crash"): "a FailureKind, which the crash oracle reports",
+    ("fuzzdce.cli", "timeout"): "the campaign setting (Workers.timeout) that --timeout gives",
+}
+
+
+def oracle_names_written(sources: dict[str, str]) -> list[str]:
+    """Each string literal (docstrings aside) equal to an oracle's name in ``sources`` (module name
+    -> its text) outside the oracles wing and ``NOT_AN_ORACLE``: a table or an ``if`` keyed by an
+    oracle, which belongs on its ``Oracle`` record."""
+    return [
+        f"{module}:{line}: {value!r}"
+        for module, text in sorted(sources.items())
+        if not module.startswith("fuzzdce.oracles")
+        for line, value in string_literals_of(text)
+        if value in ORACLES and (module, value) not in NOT_AN_ORACLE
+    ]
+
+
+def test_an_oracles_facts_live_on_its_record():
+    """What fuzzdce knows of an oracle (its words, its script check, what it judges) is set where
+    its module declares its ``Oracle``: nothing elsewhere names an oracle to look a fact up."""
+    assert oracle_names_written(SOURCES) == []
+
+
+def test_an_oracle_named_outside_its_module_is_found():
+    planted = 'GOES = {"splits": "the graph is not split"}\ndef f(oracle):\n    return oracle == "guards"\n'
+    assert oracle_names_written({"fuzzdce.core.planted": planted}) == [
+        "fuzzdce.core.planted:1: 'splits'",
+        "fuzzdce.core.planted:3: 'guards'",
+    ]
+    assert oracle_names_written({"fuzzdce.oracles.planted": planted}) == []
 
 
 # Display code: what writes reports for people may pick text apart; it decides nothing.

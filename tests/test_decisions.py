@@ -13,6 +13,7 @@ from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.portable_trace import Name, Node
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
+from fuzzdce.oracles import ORACLES
 from fuzzdce.running import decisions, interception
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.placements import resolve
@@ -77,7 +78,7 @@ def test_the_seeds_program_names_the_raise_on_add_and_not_the_ne_removal(evaluat
     assert found.alone and found.without
     (other,) = found.others
     assert other.kind == "removal" and [r.symbol for r in other.removed] == ["ne"]
-    words = "\n".join(describe(found))
+    words = "\n".join(describe(found, ORACLES))
     assert "raises KeyError: 't1'" in words and "whose output name t1 is also an input" in words
     assert "the graph is not split" in words
     assert "The program's other edits do not matter: the removal of `i0 = prims.ne(alpha, 1)`" in words

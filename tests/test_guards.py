@@ -299,15 +299,16 @@ def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(pr
 def test_a_guard_bugs_standalone_script_makes_the_first_call_then_the_guard_calls_and_fails_until_the_guard_is_back(
     every_guard,
 ):
-    """The standalone writer's guards check (``reproducers.Check.GUARDS``): the compiled first call,
+    """The standalone writer's guards check (``ScriptCheck.GUARDS``): the compiled first call,
     then each guard call compared with eager's, on the guard inputs repro.py holds."""
     from fuzzdce.results.reproducers import guard_inputs_source
-    from fuzzdce.results.reproducers import Case, Check, fails, guard_source, verified
+    from fuzzdce.core.model import ScriptCheck
+    from fuzzdce.results.reproducers import Case, fails, guard_source, verified
 
     repro_text = TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER)
     guards = guard_source(repro_text)
     assert guards.count("def make_inputs_guard_") > 1  # every property varied: the script keeps the one that fails
-    case = Case(TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
+    case = Case(TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards)
     text = verified(case, "planted:prologue_skips_number_checks")
     assert text.count("def make_inputs_guard_") == 1 and "GUARD_INPUTS" not in text and len(text.splitlines()) <= 40, text
     assert fails(text, "planted:prologue_skips_number_checks") is True
@@ -318,11 +319,12 @@ def test_a_guard_bugs_script_compares_the_outputs_requires_grad_as_well_as_their
     """A guard call whose outputs have eager's values but not its ``requires_grad`` (hstack of a 0-d
     tensor drops the flag in Thunder 0.2.6 and main: found-bugs row 17) fails its script: values
     alone passed it, a flag finding's script that exits 0."""
-    from fuzzdce.results.reproducers import Case, Check, fails, standalone_script
+    from fuzzdce.core.model import ScriptCheck
+    from fuzzdce.results.reproducers import Case, fails, standalone_script
 
     program = Program((TensorInput(()),), (Step("hstack", "torch.hstack([{0}, {0}])", (Ref(0),)),), (1,), seed=1)
     guards = "def make_inputs_guard_requires_grad(requires_grad=False):\n    return make_inputs(requires_grad=True)\n"
-    case = Case(program.source(), program.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
+    case = Case(program.source(), program.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards)
     text = standalone_script(case)
     assert "requires_grad of the outputs" in text
     assert fails(text, "stock") is True

@@ -22,8 +22,11 @@ failure's identity. Plain data throughout: it crosses processes and is written i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from fuzzdce.core.model import Oracle
 
 
 @dataclass(frozen=True)
@@ -204,19 +207,6 @@ def identity_text(identity: tuple) -> str:
 
 # --- in the maintainer's words ----------------------------------------------------------------------
 
-# What goes away with the culprit undone, by the oracle that saw the failure.
-_GOES = {
-    "splits": "the graph is not split",
-    "split-set": "thunderfx splits the graph as unpatched Thunder does",
-    "raises": "Thunder does not raise",
-    "outputs": "the outputs agree with eager",
-    "grads": "the gradients agree with eager",
-    "mutations": "the inputs are mutated as in eager",
-    "dce-sound": "no live subsymbol is lost",
-    "names": "every trace defines each name once",
-    "exact": "the results are stock's to the bit",
-}
-
 
 def _block(text: str) -> list[str]:
     return ["    " + line for line in text.splitlines()]
@@ -241,10 +231,11 @@ def _edit_words(edit: Edit) -> str:
     return f"the change of `{edit.before}`"
 
 
-def describe(bisection: Bisection) -> list[str]:
+def describe(bisection: Bisection, oracles: Mapping[str, Oracle] | None = None) -> list[str]:
     """The decision that breaks, in the words of the engineer changing the DCE: what the call did,
-    to which bound symbol (before and after), what goes with it undone, and which edits of the
-    program do not matter. Empty when there is nothing to say."""
+    to which bound symbol (before and after), what goes with it undone (in the words of its oracle
+    among ``oracles``, ``Oracle.holds``; the registry is the caller's, above this wing), and which
+    edits of the program do not matter. Empty when there is nothing to say."""
     b = bisection
     if b.culprit is None:
         if not b.note:
@@ -282,7 +273,11 @@ def describe(bisection: Bisection) -> list[str]:
             lines.append(f"  and adds {', '.join(f'`{a}`' for a in c.added)}")
     if c.before_text and c.kind != "raise" and b.narrowed is None:
         lines += ["  before:", *_block(c.before_text), "  after:", *_block(c.after_text or "(nothing)")]
-    goes = _GOES.get(b.oracle, f"the {b.oracle} check passes") if b.oracle else "the failure goes"
+    declared = (oracles or {}).get(b.oracle)
+    if declared is not None:
+        goes = declared.holds
+    else:  # no oracle named, or none given to say it
+        goes = f"the {b.oracle} check passes" if b.oracle else "the failure goes"
     if b.fixes:
         lines.insert(0, f"The reference's {b.oracle or 'failure'} failure goes under {b.placement} by this edit:")
         goes = "it comes back"

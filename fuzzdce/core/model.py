@@ -255,31 +255,57 @@ class Judges(StrEnum):
     OBSERVER = "observer"  # what a fault did to a trace: it joins the fault its program shows
 
 
+class ScriptCheck(StrEnum):
+    """What a bug's standalone script checks (``results.reproducers``), in the order a bug's members
+    are picked by: the kind of failure, written in torch and Thunder alone."""
+
+    RAISES = "raises"  # Thunder raises where eager does not
+    FLAGS = "requires_grad"  # an output's requires_grad differs from eager's
+    GRADS = "grads"  # an input's gradient differs from eager's
+    OUTPUTS = "outputs"  # an output differs from eager's
+    MUTATIONS = "mutations"  # an input after the call differs from eager's
+    SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
+    NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
+    GUARDS = "guards"  # a second call, on inputs the prologue must tell apart, differs from eager's
+    RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
+
+
 @dataclass(frozen=True)
 class Oracle:
-    """One property checked on every path's outcome.
+    """One property checked on every path's outcome: everything fuzzdce knows of an oracle is here,
+    set where its module declares it (``fuzzdce/oracles/NAME.py``).
 
     ``check(outcome, reference, stock)`` returns the violations (none when it does not apply, for
     example when eager itself raised: such a program is invalid, not a finding). ``needs_stock``:
     it compares with stock's outcome on the same path, so a reproducer must run stock too.
     ``reads_traces``: it reads trace objects, which exist only in the process (and Thunder) that
     made them, so for another Thunder build it runs in that build's own process.
-    ``description`` is how reports and reproducers say what it checks.
+    ``reads_guard_calls``: it reads the guard calls (``Outcome.guard_calls``), whose inputs a
+    reproducer must then carry.
+    ``description`` is how reports and reproducers say what it checks; ``holds``, what holds once its
+    failure goes, in a maintainer's words (how a decision's description ends: "With that one call
+    done as unpatched Thunder does it, the graph is not split.").
 
     What it is, beside its code: ``judges`` (a wrong value, Thunder raising, or a trace observed);
-    ``script_checks``: a bug's standalone script (torch and Thunder only) can check its failure;
-    ``minify_priority``: which of a program's failures ``fuzzdce minify`` keeps by default, lowest
-    first (None: kept only when nothing with a priority shows).
+    ``script_check``: what a bug's standalone script (torch and Thunder only) checks of its failure
+    (None: it has no plain-Thunder form; a value oracle's flag or exception is checked as such,
+    whatever it declares); ``minify_priority``: which of a program's failures ``fuzzdce minify``
+    keeps by default, lowest first (None: kept only when nothing with a priority shows);
+    ``judges_where_eager_rejects``: it judges a program eager rejects too (every other oracle judges
+    only programs eager runs).
     """
 
     name: str
     check: Check = field(repr=False)
     description: str
+    holds: str
     needs_stock: bool = False
     reads_traces: bool = False
+    reads_guard_calls: bool = False
     judges: Judges = Judges.OBSERVER
-    script_checks: bool = False
+    script_check: ScriptCheck | None = None
     minify_priority: int | None = None
+    judges_where_eager_rejects: bool = False
 
     def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
         return self.check(outcome, reference, stock)

@@ -98,5 +98,6 @@ ORACLE = Oracle(
     ORACLE_NAME,
     check,
     "every subsymbol the placement removed (against stock) was dead there, and nothing it kept changed",
+    "no live subsymbol is lost",
     needs_stock=True,
 )

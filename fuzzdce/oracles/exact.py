@@ -147,6 +147,7 @@ ORACLE = Oracle(
     check,
     "where the placement ran stock's execution trace (names aside), outputs, gradients and inputs "
     "after each call equal stock's bit for bit (CPU)",
+    "the results are stock's to the bit",
     needs_stock=True,
     judges=Judges.VALUE,
 )

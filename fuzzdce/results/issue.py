@@ -106,7 +106,7 @@ def issue_markdown(folder: Path) -> str:
             f"## The decision of `{record.decision.placement}` that breaks",
             "",
             "```",
-            *describe(record.decision),
+            *describe(record.decision, ORACLES),
             "```",
         ]
     patch = patch_needed(record)

@@ -60,7 +60,7 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"    {record.message[:300]}",
     ]
     if record.decision is not None:
-        lines += ["    " + line for line in describe(record.decision)]
+        lines += ["    " + line for line in describe(record.decision, ORACLES)]
     lines += ["    " + line for line in gone_lines(record)]
     shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several

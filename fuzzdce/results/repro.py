@@ -23,7 +23,7 @@ from fuzzdce.core.model import EAGER, STOCK, ErrorInfo, Outcome, Placement, Viol
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.raises import RAISES, unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
+from fuzzdce.running.evaluate import portable
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
@@ -175,7 +175,7 @@ def check_once(fn, make_inputs, path, placement, oracle, script, reference, guar
     compiled = PATHS.get(path)
     device = compiled.device if compiled is not None and not compiled.unavailable() else None
     eager = run_path(EAGER, program, PLACEMENTS[STOCK], device=device)  # on the path's device, where it runs
-    if eager.error is not None and oracle not in JUDGES_WHERE_EAGER_REJECTS:
+    if eager.error is not None and not check.judges_where_eager_rejects:
         raise EagerRejects(str(eager.error))
     outcome, found_there = run_under(chosen, program, path, eager, oracle)
     base = resolve(reference)

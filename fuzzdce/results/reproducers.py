@@ -40,15 +40,15 @@ import inspect
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 import torch
 
 from fuzzdce.core.decisions import summary
 from fuzzdce.core.faults import Fault, Flag, WrongValue, fault_of, without_annotations
-from fuzzdce.core.model import STOCK, CallLabel, Judges
+from fuzzdce.core.model import STOCK, CallLabel, Judges, ScriptCheck
 from fuzzdce.core.versions import versions
 from fuzzdce.oracles import ORACLES
+from fuzzdce.oracles.outputs import OUTPUTS
 from fuzzdce.results.records import BugRecord, MemberRecord
 from fuzzdce.results.repro import Reproduced
 from fuzzdce.running.paths import PATHS
@@ -111,7 +111,7 @@ def repro_script(bug, builds: Mapping[str, str] | None = None, reference: str = 
             + inspect.getsource(path.compile)
         )
     body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
-    if any(oracle == "guards" for _, oracle in checks):
+    if any(ORACLES[oracle].reads_guard_calls for _, oracle in checks):
         body += "\n\n" + guard_inputs_source(bug.program)
     return header + body + "\n" + MAIN_SOURCE
 
@@ -144,32 +144,18 @@ def guard_inputs_source(program) -> str:
 NOT_VERIFIED = int(Reproduced.NOT_VERIFIED)
 
 
-class Check(StrEnum):
-    """What a script checks: the kind of failure, in the order a bug's members are picked by."""
-
-    RAISES = "raises"  # Thunder raises where eager does not
-    FLAGS = "requires_grad"  # an output's requires_grad differs from eager's
-    GRADS = "grads"  # an input's gradient differs from eager's
-    OUTPUTS = "outputs"  # an output differs from eager's
-    MUTATIONS = "mutations"  # an input after the call differs from eager's
-    SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
-    NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
-    GUARDS = "guards"  # a second call, on inputs the prologue must tell apart, differs from eager's
-    RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
-
-
-def check_of(oracle: str, fault: Fault | None) -> Check:
+def check_of(oracle: str, fault: Fault | None) -> ScriptCheck:
     """What a failure of ``oracle`` with ``fault`` is checked by: what the oracle declares
-    (``Oracle.script_checks``); for a value oracle, by the kind of its fault: a flag (``Flag``), a
+    (``Oracle.script_check``); for a value oracle, by the kind of its fault: a flag (``Flag``), a
     wrong value (``WrongValue``; None: a wrong value not yet known), else the exception it saw."""
     declared = ORACLES.get(oracle)
-    if declared is None or not declared.script_checks:
-        return Check.RUNS
+    if declared is None or declared.script_check is None:
+        return ScriptCheck.RUNS
     if declared.judges == Judges.VALUE:
         if isinstance(fault, Flag):
-            return Check.FLAGS
-        return Check(oracle) if fault is None or isinstance(fault, WrongValue) else Check.RAISES
-    return Check(oracle)
+            return ScriptCheck.FLAGS
+        return declared.script_check if fault is None or isinstance(fault, WrongValue) else ScriptCheck.RAISES
+    return declared.script_check
 
 
 @dataclass(frozen=True)
@@ -181,12 +167,12 @@ class Case:
     program: str
     inputs: str
     path: str
-    check: Check
+    check: ScriptCheck
     headline: str
     notes: tuple[str, ...] = ()
-    oracle: str = ""  # the oracle that failed (for ``Check.RUNS``: which one the script cannot check)
+    oracle: str = ""  # the oracle that failed (for ``ScriptCheck.RUNS``: which one the script cannot check)
     seeded_cotangents: bool = False  # the campaign's seeded cotangents instead of ``ones_like``
-    guard_inputs: str = ""  # for ``Check.GUARDS``: the guard calls' ``make_inputs_guard_*`` (repro.py's), as source
+    guard_inputs: str = ""  # for ``ScriptCheck.GUARDS``: the guard calls' ``make_inputs_guard_*`` (repro.py's), as source
 
 
 def compile_call(path: str, fn: str = "program") -> tuple[list[str], str]:
@@ -243,13 +229,13 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
     else:
         backward = [f"outputs = {differentiable}", "torch.autograd.backward(outputs, [torch.ones_like(o) for o in outputs])"]
     check = case.check
-    if check in (Check.RAISES, Check.RUNS):
+    if check in (ScriptCheck.RAISES, ScriptCheck.RUNS):
         if not grad:
             return [f"program(*{inputs})  # eager runs it", f"{compiled}(*{inputs})"]
         return [f"for fn in (program, {compiled}):  # eager runs it, then Thunder", f"    inputs = {inputs}"] + [
             "    " + line for line in backward
         ]
-    if check == Check.GRADS:
+    if check == ScriptCheck.GRADS:
         return [
             f"expected, actual = {inputs}, {inputs}",
             f"for fn, inputs in ((program, expected), ({compiled}, actual)):",
@@ -258,26 +244,26 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             "    if isinstance(e, torch.Tensor) and e.requires_grad and e.is_leaf:",
             '        torch.testing.assert_close(a.grad, e.grad, msg=lambda m: f"the gradient of v{i} differs from eager\'s: {m}")',
         ]
-    if check == Check.FLAGS:
+    if check == ScriptCheck.FLAGS:
         return [
             f"expected = {OUTPUT_FLAGS.format(f'program(*{inputs})')}",
             f"actual = {OUTPUT_FLAGS.format(f'{compiled}(*{inputs})')}",
             'assert actual == expected, f"requires_grad of the outputs is {actual}, eager\'s {expected}"',
         ]
-    if check == Check.OUTPUTS:
+    if check == ScriptCheck.OUTPUTS:
         return [
             f"expected = program(*{inputs})",
             f"actual = {compiled}(*{inputs})",
             'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the outputs differ from eager\'s: {m}")',
         ]
-    if check == Check.MUTATIONS:
+    if check == ScriptCheck.MUTATIONS:
         return [
             f"expected, actual = {inputs}, {inputs}",
             "program(*expected)",
             f"{compiled}(*actual)",
             'torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"the inputs after the call differ from eager\'s: {m}")',
         ]
-    if check == Check.GUARDS:
+    if check == ScriptCheck.GUARDS:
         guards = ", ".join(guard_functions(case.guard_inputs))
         return [
             f"compiled = {compiled}",
@@ -288,7 +274,7 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             f"    flags, eager_flags = {OUTPUT_FLAGS.format('actual')}, {OUTPUT_FLAGS.format('expected')}",
             '    assert flags == eager_flags, f"{guard.__name__}: requires_grad of the outputs is {flags}, eager\'s {eager_flags}"',
         ]
-    if check == Check.NAMES:
+    if check == ScriptCheck.NAMES:
         functions = "[compiled]"
         if PATHS[case.path].splits_graphs:  # the functions thunderfx compiled with Thunder
             functions = "[f for info in compiled._backend.subgraph_infos for f in info.thunder_compiled_fns or []]"
@@ -303,7 +289,7 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
             "        except NotImplementedError:  # re-running a fusion's symbol, which has no meta function",
             "            pass",
         ]
-    # Check.SPLITS: thunderfx gives every node to Thunder unless Thunder raised on it
+    # ScriptCheck.SPLITS: thunderfx gives every node to Thunder unless Thunder raised on it
     return [
         f"compiled = {compiled}",
         f"compiled(*{inputs})",
@@ -315,25 +301,25 @@ def body(case: Case, compiled: str, grad: bool, inputs: str) -> list[str]:
 def standalone_script(case: Case) -> str:
     """The standalone script of ``case`` (see the module's docstring): its parts one blank line
     apart, a page read in one go."""
-    if case.check == Check.GUARDS and not case.guard_inputs:  # no guard call's inputs to make
-        case = replace(case, check=Check.RUNS)
+    if case.check == ScriptCheck.GUARDS and not case.guard_inputs:  # no guard call's inputs to make
+        case = replace(case, check=ScriptCheck.RUNS)
     path = PATHS[case.path]
     grad = CallLabel.GRAD in path.calls
     imports, compiled = compile_call(case.path)
     inputs = f"make_inputs({'True' if grad else ''})"
     headline = case.headline.replace("\\", "\\\\").replace('"""', "'''")
     runs = "`python`: exit 1 while the bug is there, 0 once fixed."
-    if case.check == Check.RUNS:
+    if case.check == ScriptCheck.RUNS:
         runs = f"It runs the path; {case.oracle} needs fuzzdce's repro.py to check (exit {NOT_VERIFIED} here)."
     notes = [*case.notes, runs]
     if len(notes) > 1 and len(notes[-2]) + len(runs) < 126:  # the versions and how to run it, one line
         notes[-2:] = [f"{notes[-2]} {runs}"]
     lines = [f'"""{headline}', "", *notes[:-1], notes[-1] + '"""']
-    if case.check == Check.NAMES:
+    if case.check == ScriptCheck.NAMES:
         imports.append("from thunder.dev_utils.check_trace import check_trace")
     lines += ["import torch", *dict.fromkeys(i for i in ["import thunder", *imports] if i != "import torch")]
     lines += ["", case.program.strip(), "", one_line_list(case.inputs.strip())]
-    if case.check == Check.GUARDS:
+    if case.check == ScriptCheck.GUARDS:
         lines += ["", case.guard_inputs.strip()]
     main = ["test_repro()"]
     if path.device:
@@ -344,7 +330,7 @@ def standalone_script(case: Case) -> str:
             f'    raise SystemExit(print(f"not checked: no {{DEVICE}} device here") or {NOT_VERIFIED})',
             *main,
         ]
-    if case.check == Check.RUNS:
+    if case.check == ScriptCheck.RUNS:
         main += [f"raise SystemExit({NOT_VERIFIED})"]
     lines += ["", "def test_repro():", *("    " + line for line in body(case, compiled, grad, inputs))]
     lines += ["", 'if __name__ == "__main__":', *("    " + line for line in main)]
@@ -381,7 +367,7 @@ def member_order(member: MemberRecord) -> tuple[int, int]:
     """A bug's members, the one its script checks first: by path (``PATHS``' order), then by check."""
     return (
         list(PATHS).index(member.path) if member.path in PATHS else len(PATHS),
-        list(Check).index(check_of(member.oracle, member.fault)),
+        list(ScriptCheck).index(check_of(member.oracle, member.fault)),
     )
 
 
@@ -425,8 +411,8 @@ def bug_case(record: BugRecord, repro_text: str = "") -> Case:
     shown = [m for m in record.members if (m.program, m.inputs) == (record.program, record.inputs)]
     member = min(shown or record.members, key=member_order)
     check, guards = check_of(member.oracle, member.fault), guard_source(repro_text)
-    if check == Check.GUARDS and not guards:
-        check = Check.RUNS
+    if check == ScriptCheck.GUARDS and not guards:
+        check = ScriptCheck.RUNS
     notes = [f"fuzzdce bug {record.id} ({record.verdict}), {found_with(record.versions)}.", *placement_note(record.placement)]
     if record.decision is not None:
         notes += summary(record.decision)
@@ -438,13 +424,13 @@ def bug_case(record: BugRecord, repro_text: str = "") -> Case:
         f"{member.oracle} on {member.path}: {first_clause(member.message, 120)}",
         tuple(notes),
         member.oracle,
-        guard_inputs=guards if check == Check.GUARDS else "",
+        guard_inputs=guards if check == ScriptCheck.GUARDS else "",
     )
 
 
 def minified_case(program, path: str, violation, placement: str = STOCK) -> Case:
     """The case of a minified program (a ``Program``) failing as ``violation`` on ``path``."""
-    oracle, message = (violation.oracle, violation.message) if violation is not None else (Check.OUTPUTS.value, "")
+    oracle, message = (violation.oracle, violation.message) if violation is not None else (OUTPUTS, "")
     notes = [f"Minified by fuzzdce, {found_with(versions())}.", *placement_note(placement)]
     check = check_of(oracle, fault_of(violation) if violation is not None else None)
     return Case(
@@ -498,13 +484,13 @@ def verified(case: Case, placement: str = STOCK, check: Callable[[str, str], boo
     with them, else the campaign's seeded ones; of several guard calls, the first that fails alone.
     As written when none can be checked here."""
     text = standalone_script(case)
-    if case.check == Check.GUARDS and len(guard_functions(case.guard_inputs)) > 1:
+    if case.check == ScriptCheck.GUARDS and len(guard_functions(case.guard_inputs)) > 1:
         for alone in single_guards(case.guard_inputs):
             shorter = standalone_script(replace(case, guard_inputs=alone))
             if check(shorter, placement):
                 return shorter
         return text
-    if case.check != Check.GRADS or check(text, placement) is not False:
+    if case.check != ScriptCheck.GRADS or check(text, placement) is not False:
         return text
     seeded = standalone_script(replace(case, seeded_cotangents=True))
     return seeded if check(seeded, placement) else text

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.portable_trace import portable_node
 from fuzzdce.core.subsymbols import Change, Renaming, align_children
+from fuzzdce.oracles.dce_sound import ORACLE_NAME as DCE_SOUND
 from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
 
@@ -125,7 +126,7 @@ def observed_dce(outcome: Outcome) -> Iterator[None]:
             if note not in outcome.notes:
                 outcome.notes.append(note)
             # dce-sound judges the dce calls: one it cannot see is a check not made, counted.
-            outcome.could_not_check("dce-sound", "could not compare a dce call with the trace it was given", e)
+            outcome.could_not_check(DCE_SOUND, "could not compare a dce call with the trace it was given", e)
         return result
 
     with patch_everywhere(transform_common, "dce", dce):

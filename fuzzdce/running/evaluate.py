@@ -27,7 +27,7 @@ from fuzzdce.core.program import Program
 from fuzzdce.core.dce_activity import activity_of, raise_edits
 from fuzzdce.core.portable_trace import printed
 from fuzzdce.core.subsymbols import compare
-from fuzzdce.oracles import ORACLES, rejects
+from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
 from fuzzdce.running.localise import judges_alike, localised, needs_localising, violations_or_none
@@ -69,16 +69,13 @@ def check_outcome(
 # What runs here on another build's outcome: the trace oracles ran in the build's own process.
 ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
 
-# What judges a program eager rejects: only whether a Thunder under test accepts what the reference
-# rejects too (every other oracle judges a program eager runs).
-JUDGES_WHERE_EAGER_REJECTS = frozenset({rejects.NAME})
-
-
 def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
-    """``violations`` as they count for a program eager ran (all), or rejected (``rejects``' only)."""
+    """``violations`` as they count for a program eager ran (all), or rejected (those of the oracles
+    that judge it: ``Oracle.judges_where_eager_rejects``, whether a Thunder under test accepts what
+    the reference rejects too)."""
     if eager.error is None:
         return violations
-    return [v for v in violations if v.oracle in JUDGES_WHERE_EAGER_REJECTS]
+    return [v for v in violations if ORACLES[v.oracle].judges_where_eager_rejects]
 
 
 @dataclass(frozen=True)
