@@ -12,8 +12,8 @@ from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running.evaluate import Evaluator
-from fuzzdce.running.path_running import PROBE_NOTE, run_path
 from fuzzdce.running.patching import patch_everywhere
+from fuzzdce.running.path_running import PROBE_NOTE, run_path
 from fuzzdce.running.placements import PLACEMENTS, resolve
 
 # neg decomposes into one prim: no DCE placement has anything to remove.
@@ -146,8 +146,8 @@ def test_a_shadow_that_changes_its_arguments_spoils_the_probe():
 
 
 def test_a_gated_placement_is_never_probed():
-    from fuzzdce.running.decisions import Gating, gated
     from fuzzdce.running.compile_sharing import shares_compiles
+    from fuzzdce.running.decisions import Gating, gated
 
     assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating(limit=0)))
     assert not shares_compiles(PLACEMENTS["stock"])

@@ -10,10 +10,10 @@ show no violation, beside the planted faults that must stay caught on the same p
 import pytest
 from conftest import evaluate_among, evaluate_under
 
-from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
-from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.liveness import why_live
+from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
 from fuzzdce.core.portable_trace import Name, Node, PortableTrace
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.subsymbols import compare, compare_traces
 from fuzzdce.core.vocabulary import TraceLabel
 from fuzzdce.oracles import dce_sound

@@ -9,8 +9,8 @@ from builders import raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
-from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.portable_trace import Name, Node
+from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
 from fuzzdce.oracles import ORACLES

@@ -301,14 +301,15 @@ def test_a_guard_bugs_standalone_script_makes_the_first_call_then_the_guard_call
 ):
     """The standalone writer's guards check (``ScriptCheck.GUARDS``): the compiled first call,
     then each guard call compared with eager's, on the guard inputs repro.py holds."""
-    from fuzzdce.results.reproducers import guard_inputs_source
     from fuzzdce.core.model import ScriptCheck
-    from fuzzdce.results.reproducers import Case, fails, guard_source, verified
+    from fuzzdce.results.reproducers import Case, fails, guard_inputs_source, guard_source, verified
 
     repro_text = TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER)
     guards = guard_source(repro_text)
     assert guards.count("def make_inputs_guard_") > 1  # every property varied: the script keeps the one that fails
-    case = Case(TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards)
+    case = Case(
+        TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards
+    )
     text = verified(case, "planted:prologue_skips_number_checks")
     assert text.count("def make_inputs_guard_") == 1 and "GUARD_INPUTS" not in text and len(text.splitlines()) <= 40, text
     assert fails(text, "planted:prologue_skips_number_checks") is True

@@ -50,8 +50,8 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from fuzzdce.core.model import CallLabel, ErrorInfo, Violation
-from fuzzdce.core.tracebacks import TORCH_FRAME
 from fuzzdce.core.signatures import normalise
+from fuzzdce.core.tracebacks import TORCH_FRAME
 
 # Thunder annotates a proxy in a printed trace with its device, dtype and shape ("cpu f32[2, 1]");
 # a message quoting a trace line carries it, and it says which shape a program drew, not where it failed.

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzdce.core.portable_trace import Name, Node, PortableTrace, free_reads, portable_trace
+from fuzzdce.core.portable_trace import Atom, Name, Node, PortableTrace, free_reads, portable_trace
 
 
 def _portable_for_comparison(outcome, trace) -> PortableTrace:
@@ -366,4 +366,3 @@ def _compare(outcome, stock) -> TraceComparison:
 def changes(outcome, stock) -> list[tuple[str, Change]]:
     """(label, change) for every subsymbol difference between ``outcome``'s traces and stock's."""
     return compare(outcome, stock).changes
-

@@ -125,5 +125,3 @@ def _is_patch_code(filename: str) -> bool:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fuzzdce itself (this file is in fuzzdce/core)
     path = os.path.abspath(filename)
     return not path.startswith(here) and not any(path.startswith(os.path.abspath(p)) for p in installed)
-
-

@@ -22,8 +22,8 @@ each call's kept decompositions against the trace it was given (``Outcome.dce_ca
 from __future__ import annotations
 
 from fuzzdce.core.faults import dce_fault
-from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.core.liveness import why_live
+from fuzzdce.core.model import Oracle, Outcome, Violation
 from fuzzdce.core.subsymbols import changes, two_thunders
 
 GIVEN = "the trace dce was given"  # what a dce call's kept decompositions are compared with

@@ -30,7 +30,6 @@ from fuzzdce.running.placements import PLACEMENTS, resolve
 from fuzzdce.running.script_program import ScriptProgram
 
 
-
 class Reproduced(IntEnum):
     """What a reproducer's check found, and its exit code: the bug ``FAILS`` (1), is ``FIXED`` (0),
     eager rejects the program (``INVALID``, 2), or the check could not be made here (``NOT_VERIFIED``,

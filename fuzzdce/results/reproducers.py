@@ -137,7 +137,6 @@ def guard_inputs_source(program) -> str:
     )
 
 
-
 # --- the standalone script: torch and Thunder alone, one check --------------------------------------
 
 # The exit code of a script whose check cannot be made here.
@@ -500,5 +499,3 @@ def single_guards(source: str) -> list[str]:
     """Each guard inputs' function of ``source`` alone, as source."""
     tree = ast.parse(source)
     return [ast.get_source_segment(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)]
-
-

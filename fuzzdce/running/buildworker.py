@@ -17,8 +17,8 @@ import traceback
 
 from fuzzdce.core.errors import harness_message, unexpected_exception
 from fuzzdce.core.model import Outcome, Placement, SplitRecord
-from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.core.portable_trace import portable_trace
+from fuzzdce.core.quiet import quiet_library_warnings
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import DOCTOR, BuildRequest, BuildResult
 from fuzzdce.running.doctor import diagnosis

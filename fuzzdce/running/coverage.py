@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzdce.core.dce_activity import merge_activity
 from fuzzdce.core.faults import identity
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.dce_activity import merge_activity
 
 
 def program_activity(outcomes: Iterable[Any]) -> Counter:

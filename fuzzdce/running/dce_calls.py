@@ -25,8 +25,8 @@ from fuzzdce.core.model import Outcome
 from fuzzdce.core.portable_trace import portable_node
 from fuzzdce.core.subsymbols import Change, Renaming, align_children
 from fuzzdce.oracles.dce_sound import ORACLE_NAME as DCE_SOUND
-from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 
 LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran
 

@@ -40,11 +40,11 @@ from typing import Any
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed
 from fuzzdce.core.faults import raised_kind
-from fuzzdce.core.model import ErrorInfo, Placement
-from fuzzdce.core.tracebacks import HELPER_FRAMES
 from fuzzdce.core.liveness import why_live
+from fuzzdce.core.model import ErrorInfo, Placement
 from fuzzdce.core.portable_trace import Node
 from fuzzdce.core.subsymbols import Renaming, align_children
+from fuzzdce.core.tracebacks import HELPER_FRAMES
 from fuzzdce.running.interception import (
     Produced,
     Replaced,

@@ -20,21 +20,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fuzzdce.core.dce_activity import activity_of, raise_edits
 from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_message, unexpected_exception
 from fuzzdce.core.faults import Identity, identity
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
-from fuzzdce.core.program import Program
-from fuzzdce.core.dce_activity import activity_of, raise_edits
 from fuzzdce.core.portable_trace import printed
+from fuzzdce.core.program import Program
 from fuzzdce.core.subsymbols import compare
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
+from fuzzdce.running.compile_sharing import shared_outcome, shares_compiles
 from fuzzdce.running.localise import judges_alike, localised, needs_localising, violations_or_none
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
-from fuzzdce.running.compile_sharing import shared_outcome, shares_compiles
 
 
 @dataclass
@@ -68,6 +68,7 @@ def check_outcome(
 
 # What runs here on another build's outcome: the trace oracles ran in the build's own process.
 ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
+
 
 def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
     """``violations`` as they count for a program eager ran (all), or rejected (those of the oracles

@@ -21,8 +21,8 @@ from typing import Any
 
 from fuzzdce.core.grad_rule_names import grad_rule_ids, rule_name
 from fuzzdce.core.model import Outcome
-from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.strategies.sources import SOURCES, source_of
 
 AUTOMATIC = "automatic registration"  # a torch op Thunder has no symbol of its own for: torch's autograd is its rule

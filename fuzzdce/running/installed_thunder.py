@@ -137,4 +137,3 @@ def symcall_fixed_missing() -> str | None:
     if len(required) != 1:
         return f"the emulated splitter fix calls get_proxy_inputs_from_node(node); this Thunder's takes {', '.join(p.name for p in parameters)}"
     return None
-

@@ -45,11 +45,11 @@ from fuzzdce.core.model import (
 )
 from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.calls import cache_words, harness_line, make_call, needs_float64, nondeterministic_kernels
+from fuzzdce.running.compile_sharing import probing, shares_compiles
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
-from fuzzdce.running.compile_sharing import probing, shares_compiles
 from fuzzdce.running.stated_metadata import observed_metadata
 from fuzzdce.running.variants import guard_program, guard_variants, resized_program
 from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, timed_out

@@ -147,7 +147,6 @@ def symcall_fixed() -> Iterator[None]:
         yield
 
 
-
 PLACEMENTS: dict[str, Placement] = {
     p.name: p
     for p in (

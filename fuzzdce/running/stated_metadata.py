@@ -45,8 +45,8 @@ import torch
 
 from fuzzdce.core.model import CallStage, Outcome
 from fuzzdce.oracles.metadata import ORACLE_NAME, Misstated
-from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 
 # The execution traces whose functions run a program, by the name Thunder gives their function: the
 # forward (the whole computation without grad) and the backward.
