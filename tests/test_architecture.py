@@ -239,9 +239,9 @@ def test_a_private_name_taken_from_another_module_is_found():
     )
     assert private_names_taken(planted, "fuzzdce.results.planted") == [
         (2, "fuzzdce.running.decisions._given"),
+        (6, "fuzzdce.running.compile_sharing._differs"),
         (6, "fuzzdce.running.decisions._without"),
         (6, "fuzzdce.running.interception._hidden"),
-        (6, "fuzzdce.running.compile_sharing._differs"),
     ]
     own = "from fuzzdce.running import decisions\nx = decisions._given\n"
     assert private_names_taken(own, "fuzzdce.running.decisions") == []
