@@ -329,3 +329,29 @@ def test_a_guard_bugs_script_compares_the_outputs_requires_grad_as_well_as_their
     text = standalone_script(case)
     assert "requires_grad of the outputs" in text
     assert fails(text, "stock") is True
+
+
+def test_a_bugs_repro_py_carries_the_guard_calls_inputs_where_its_oracle_reads_them():
+    """The guards oracle's record says it reads the guard calls (``Oracle.reads_guard_calls``): a bug
+    it shows gets a ``repro.py`` defining ``GUARD_INPUTS``; one only the outputs oracle shows, none."""
+    from types import SimpleNamespace
+
+    from fuzzdce.core.vocabulary import Verdict
+    from fuzzdce.results.reproducers import repro_script
+
+    def bug_of(oracle: str) -> SimpleNamespace:
+        member = SimpleNamespace(violation=SimpleNamespace(path="jit", oracle=oracle, message="differs from eager"))
+        return SimpleNamespace(
+            id="b1",
+            verdict=Verdict.REGRESSION,
+            placement="stock",
+            placements=("stock",),
+            members=[member],
+            smallest=member,
+            program=TIMES_NUMBER,
+            oracles=lambda: [oracle],
+            paths=lambda: ["jit"],
+        )
+
+    assert "GUARD_INPUTS = {" in repro_script(bug_of("guards"))
+    assert "GUARD_INPUTS = {" not in repro_script(bug_of("outputs"))
