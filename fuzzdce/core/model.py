@@ -1,8 +1,8 @@
 """The records every part of fuzzdce passes around, and the three extension points.
 
-Imports of fuzzdce only the vocabulary (the kinds the records hold) and ``tracebacks`` (where an
-exception was raised, for ``ErrorInfo``), neither of which imports anything of fuzzdce: a
-contributor reads here what an ``Outcome`` holds, what an ``Oracle``, a ``CompilePath`` and a
+Of fuzzdce it imports only the vocabulary (the kinds the records hold) and ``tracebacks`` (where
+an exception was raised, for ``ErrorInfo``), which import nothing of fuzzdce (tests/test_architecture.py
+checks it): a contributor reads here what an ``Outcome`` holds, what an ``Oracle``, a ``CompilePath`` and a
 ``Placement`` must declare, and nothing more. The flow::
 
     Program -> (Placement x CompilePath) runs -> Outcome -> Oracle checks -> Violations
