@@ -7,7 +7,7 @@ activity against stock; the names oracle; every oracle; the localisation of wron
 all of them off, and by the bare loop of ``benchmarks/campaign.py``: every setting interleaved program
 by program in rotating order. Prints seconds per program and the ratio to the bare loop for each.
 A part whose removal saves little is not where the time goes. ``--compile-every-placement`` turns
-off the compiles stock's probe shares (``running.probes``): the figures before that mechanism.
+off the compiles stock's probe shares (``running.compile_sharing``): the figures before that mechanism.
 
 This is how issue 55's cut was chosen: with every part off, fuzzdce still cost 1.07x the bare loop
 in process; the floor could only be met by compiling less, not by checking less.

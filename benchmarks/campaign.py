@@ -8,7 +8,7 @@ Prints, from one run on this machine:
   in order (backward on the grad call, the resized call), its guard calls, and its trace recording,
   but no oracle, no comparison with stock and no sandbox. The bare loop compiles every placement on
   every path; fuzzdce compiles a placement only where stock's compile, probing it, saw it change
-  something (``running.probes``; the figure says on how many paths stock's served). Bare, fuzzdce in process and fuzzdce
+  something (``running.compile_sharing``; the figure says on how many paths stock's served). Bare, fuzzdce in process and fuzzdce
   sandboxed are interleaved program by program, in rotating order, so a machine's changing load
   weighs on all three alike. The baseline fails loudly: a call that raises where fuzzdce's own run
   of the same program, path and placement recorded no error stops the benchmark (a baseline that
@@ -178,7 +178,7 @@ def overhead(programs, placements, paths) -> dict[str, float]:
                 served += sum(bool(o.shared_from) for o in evaluation.outcomes.values())
                 compiled += sum(not o.shared_from for o in evaluation.outcomes.values())
     sandboxed.close()
-    print(f"  placements' paths served by stock's compile (running.probes): {served} of {served + compiled}")
+    print(f"  placements' paths served by stock's compile (running.compile_sharing): {served} of {served + compiled}")
     return {name: total / len(programs) for name, total in totals.items()}
 
 

@@ -8,7 +8,7 @@ no oracle, no sandbox: the compile floor). Every setting runs on every program, 
 by program in rotating order, so a machine's changing load weighs on all alike; each set of
 placements has its own worker (no set reuses another's results). Prints, per set: compiles per
 program (placements x paths: the floor's), the paths fuzzdce compiled per program (the others served
-by stock's compile, ``running.probes``), seconds per program and programs per minute for fuzzdce and for the
+by stock's compile, ``running.compile_sharing``), seconds per program and programs per minute for fuzzdce and for the
 floor, their ratio, and fuzzdce's cost per compile against one placement's (1.00: cost grows as
 the compiles do).
 

@@ -29,14 +29,15 @@ from fuzzdce.fuzzing.profiles import PROFILE_EXAMPLES
 from fuzzdce.fuzzing.shards import ENVIRONMENT_HELP
 from fuzzdce.fuzzing.shards import resolve as resolve_shard
 from fuzzdce.fuzzing.time_plan import process_started_at
+from fuzzdce.oracles import ORACLES
 from fuzzdce.results.html_report import REPORT_FILE, write_report
-from fuzzdce.results.issue import issue_markdown, minified_issue
+from fuzzdce.results.issue import issue_markdown, minified_issue, script_of_folder
 from fuzzdce.results.merge import markdown as merge_markdown
 from fuzzdce.results.merge import merge
 from fuzzdce.results.replay import replay_bug
 from fuzzdce.results.report import render
 from fuzzdce.results.repro import Reproduced, overall
-from fuzzdce.results.standalone import minified_case, script_of_folder, verified
+from fuzzdce.results.reproducers import minified_case, verified
 from fuzzdce.results.store import (
     DEFAULT_FINDINGS_DIR,
     SUMMARY_FILE,
@@ -692,7 +693,7 @@ def bisect_main(args) -> int:
         found = [(failure, bisect_failure(evaluate, subject.program, placement, failure)) for failure in failures]
         for group in by_decision(found, lambda pair: pair[1].identity):
             print("\n".join(f"--- {failure}" for failure, _ in group))
-            print("\n".join("    " + line for line in describe(group[0][1])))
+            print("\n".join("    " + line for line in describe(group[0][1], ORACLES)))
         return 1
     finally:
         evaluator.close()

@@ -9,7 +9,8 @@ import contextlib
 import os
 import time
 
-from fuzzdce.running.placements import dce_in_symbol_call, patch_everywhere
+from fuzzdce.running.patching import patch_everywhere
+from fuzzdce.running.placements import dce_in_symbol_call
 
 
 @contextlib.contextmanager

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 
-from fuzzdce.running.placements import dce_in_symbol_call, dce_subsymbols, patch_everywhere
+from fuzzdce.running.patching import patch_everywhere
+from fuzzdce.running.placements import dce_in_symbol_call, dce_subsymbols
 
 
 @contextlib.contextmanager
@@ -25,7 +26,8 @@ def _symcall_with_splitter_fix(dce):
     """``dce_in_symbol_call(dce)`` plus the splitter fix of ``symcall_fixed``: only ``dce`` differs."""
     from thunder.dynamo import utils as dynamo_utils
 
-    from fuzzdce.running.placements import splitter_fix_native, try_execute_thunder_symbol_in_one_trace
+    from fuzzdce.running.installed_thunder import splitter_fix_native
+    from fuzzdce.running.splitter_fix import try_execute_thunder_symbol_in_one_trace
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(dce_in_symbol_call(dce))

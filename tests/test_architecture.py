@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from fuzzdce.core.model import CompilePath, Oracle, Placement
+from fuzzdce.core.model import CompilePath, Oracle, Placement, ScriptCheck
 from fuzzdce.core.program import Domain
 from fuzzdce.core.vocabulary import AddResult, CallLabel, FailureKind, Verdict
 from fuzzdce.fuzzing.time_plan import Phase
@@ -83,10 +83,19 @@ def test_no_fuzzdce_module_is_imported_inside_a_function():
     assert inside == []
 
 
-@pytest.mark.parametrize("module", ["fuzzdce.core.vocabulary", "fuzzdce.core.model", "fuzzdce.core.errors"])
+FOUNDATIONS = {
+    "fuzzdce.core.vocabulary": set(),
+    "fuzzdce.core.tracebacks": set(),
+    "fuzzdce.core.errors": {"fuzzdce.core.vocabulary"},
+    "fuzzdce.core.model": {"fuzzdce.core.vocabulary", "fuzzdce.core.tracebacks"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(FOUNDATIONS))
 def test_the_foundations_import_nothing_else_of_fuzzdce(module):
-    """The vocabulary imports nothing of fuzzdce; the records and errors only the vocabulary."""
-    assert import_graph()[module] <= ({"fuzzdce.core.vocabulary"} if module != "fuzzdce.core.vocabulary" else set())
+    """The vocabulary and the reading of tracebacks import nothing of fuzzdce; the errors only the
+    vocabulary; the records only those two (as ``model``'s docstring says)."""
+    assert import_graph()[module] <= FOUNDATIONS[module]
 
 
 def test_each_oracle_path_and_placement_is_one_declared_object_under_its_own_name():
@@ -119,7 +128,12 @@ NOT_VOCABULARY = {
 
 def string_literals(path: pathlib.Path) -> list[tuple[int, str]]:
     """(line, value) of every string constant in ``path`` but docstrings."""
-    tree = parsed(path.read_text())
+    return string_literals_of(path.read_text())
+
+
+def string_literals_of(source: str) -> list[tuple[int, str]]:
+    """(line, value) of every string constant in ``source`` but docstrings."""
+    tree = parsed(source)
     bodies = (n.body for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     docstrings = {id(body[0].value) for body in bodies if body and isinstance(body[0], ast.Expr)}
     return [
@@ -219,15 +233,15 @@ def test_a_private_name_taken_from_another_module_is_found():
         "from fuzzdce import __version__\n"
         "from fuzzdce.running.decisions import Gating, _given\n"
         "from fuzzdce.running import interception\n"
-        "import fuzzdce.running.probes\n"
+        "import fuzzdce.running.compile_sharing\n"
         "import fuzzdce.running.decisions as d\n"
-        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.probes._differs\n"
+        "state = interception.TraceState(), interception._hidden, d._without, fuzzdce.running.compile_sharing._differs\n"
     )
     assert private_names_taken(planted, "fuzzdce.results.planted") == [
         (2, "fuzzdce.running.decisions._given"),
+        (6, "fuzzdce.running.compile_sharing._differs"),
         (6, "fuzzdce.running.decisions._without"),
         (6, "fuzzdce.running.interception._hidden"),
-        (6, "fuzzdce.running.probes._differs"),
     ]
     own = "from fuzzdce.running import decisions\nx = decisions._given\n"
     assert private_names_taken(own, "fuzzdce.running.decisions") == []
@@ -487,16 +501,55 @@ def test_every_oracle_declares_what_it_is():
     from fuzzdce.core.model import Judges
 
     assert {o.judges for o in ORACLES.values()} == set(Judges)
+    assert [name for name, o in ORACLES.items() if not (o.description and o.holds)] == [], "its words: what it checks, what holds"
     priorities = [o.minify_priority for o in ORACLES.values() if o.minify_priority is not None]
     assert len(priorities) == len(set(priorities)), "two oracles with one minify priority: which wins would be by accident"
     assert all(o.judges == Judges.EXCEPTION for o in ORACLES.values() if o.minify_priority == min(priorities))
+
+
+# A string equal to an oracle's name outside the oracles wing that does not stand for that oracle:
+# (module, string) -> what it is instead.
+NOT_AN_ORACLE = {
+    **{("fuzzdce.core.model", c.value): "a ScriptCheck: the kind of check a standalone script makes" for c in ScriptCheck},
+    ("fuzzdce.core.vocabulary", "timeout"): "a FailureKind, which the timeout oracle reports",
+    ("fuzzdce.core.vocabulary", "crash"): "a FailureKind, which the crash oracle reports",
+    ("fuzzdce.cli", "timeout"): "the campaign setting (Workers.timeout) that --timeout gives",
+}
+
+
+def oracle_names_written(sources: dict[str, str]) -> list[str]:
+    """Each string literal (docstrings aside) equal to an oracle's name in ``sources`` (module name
+    -> its text) outside the oracles wing and ``NOT_AN_ORACLE``: a table or an ``if`` keyed by an
+    oracle, which belongs on its ``Oracle`` record."""
+    return [
+        f"{module}:{line}: {value!r}"
+        for module, text in sorted(sources.items())
+        if not module.startswith("fuzzdce.oracles")
+        for line, value in string_literals_of(text)
+        if value in ORACLES and (module, value) not in NOT_AN_ORACLE
+    ]
+
+
+def test_an_oracles_facts_live_on_its_record():
+    """What fuzzdce knows of an oracle (its words, its script check, what it judges) is set where
+    its module declares its ``Oracle``: nothing elsewhere names an oracle to look a fact up."""
+    assert oracle_names_written(SOURCES) == []
+
+
+def test_an_oracle_named_outside_its_module_is_found():
+    planted = 'GOES = {"splits": "the graph is not split"}\ndef f(oracle):\n    return oracle == "guards"\n'
+    assert oracle_names_written({"fuzzdce.core.planted": planted}) == [
+        "fuzzdce.core.planted:1: 'splits'",
+        "fuzzdce.core.planted:3: 'guards'",
+    ]
+    assert oracle_names_written({"fuzzdce.oracles.planted": planted}) == []
 
 
 # Display code: what writes reports for people may pick text apart; it decides nothing.
 DISPLAY_MODULES = frozenset({"fuzzdce.results.report", "fuzzdce.results.html_report", "fuzzdce.results.issue"})
 # (module, function) of display code elsewhere: a trace's label made a file name, a message's first
 # clause in a reproducer's docstring.
-DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label"), ("fuzzdce.results.standalone", "first_clause")})
+DISPLAY_FUNCTIONS = frozenset({("fuzzdce.results.store", "_file_label"), ("fuzzdce.results.reproducers", "first_clause")})
 # What holds a fault's or a label's text (or the text made of one: signatures, keys, join labels).
 IDENTITY_TEXT = frozenset(
     {

@@ -215,7 +215,7 @@ def test_torch_compile_refusing_thunders_own_code_is_one_fault_whatever_the_op()
 def test_torch_compile_refusing_a_generated_statement_alone_keeps_torchs_frame_and_names_the_statement():
     """No Thunder code below the statement (a trace reading a name it never defined): torch's frame
     stays, the statement's symbol tells it apart, and it joins the fault its program shows."""
-    from fuzzdce.core.model import symbol_in_user_code, thunder_frame_in_user_code
+    from fuzzdce.core.tracebacks import symbol_in_user_code, thunder_frame_in_user_code
 
     error = refused_by_torch_compile("t16 = ltorch.mul(2, t13)", thunder_frames=False)
     assert error.frame == "torch/_dynamo/eval_frame.py:compile_wrapper" and error.symbol == "mul"

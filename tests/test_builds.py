@@ -20,7 +20,7 @@ from sample_programs import DEAD_CODE_PROGRAM
 from fuzzdce.cli import config_from, parser
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.model import EAGER, STOCK, Outcome
-from fuzzdce.core.subsymbols import PortableTrace
+from fuzzdce.core.portable_trace import PortableTrace
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.replay import replay_bug

@@ -61,7 +61,7 @@ def test_reproducer_of_a_bug_runs_and_fails(symcall_run, tmp_path):
     import subprocess
     import sys
 
-    from fuzzdce.results.repro import script as reproducer
+    from fuzzdce.results.reproducers import repro_script as reproducer
 
     bug = next(b for b in symcall_run.ledger.bugs() if b.verdict == "regression")
     script = tmp_path / "repro.py"

@@ -112,7 +112,7 @@ def _evaluation(name, *, error=None, splits=(), violations=()):
 def test_a_placement_whose_only_edit_is_a_raise_is_exercised():
     """symcall's DCE raising on a bound symbol (thunderfx splits there) changes no subsymbol; it is
     an edit all the same, so the placement is exercised (planted: a split stock does not make)."""
-    from fuzzdce.core.subsymbols import raise_edits
+    from fuzzdce.core.dce_activity import raise_edits
     from fuzzdce.running.coverage import DceActivity, activity_lines
 
     stock, raising = _evaluation("stock"), _evaluation("symcall", splits=["KeyError: 't0'"])

@@ -11,9 +11,10 @@ finding; of two bound symbols reading the same values, the kept one is paired wi
 import pytest
 from conftest import evaluate_under
 
+from fuzzdce.core.liveness import why_live
 from fuzzdce.core.model import Outcome
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import changes, why_live
+from fuzzdce.core.subsymbols import changes
 from fuzzdce.oracles import dce_sound
 from fuzzdce.running import dce_calls
 from fuzzdce.running.dce_calls import decomposition_changes, observed_dce

@@ -1,6 +1,6 @@
 """``dce-sound`` precision: Thunder's scoping, alignment modulo renaming, traces that went another way.
 
-Two halves. Unit tests on portable traces (``subsymbols.Node``) state the rules exactly: a removed
+Two halves. Unit tests on portable traces (``portable_trace.Node``) state the rules exactly: a removed
 subsymbol is live only where a kept follower reads its output freely, produces its parent's output,
 or is tagged to be kept; renamed proxies are no edit; an edit is. Then the precision corpus: every
 false alarm fuzzdce once raised under a correct placement, as (program, path, placement) that must
@@ -10,9 +10,11 @@ show no violation, beside the planted faults that must stay caught on the same p
 import pytest
 from conftest import evaluate_among, evaluate_under
 
+from fuzzdce.core.liveness import why_live
 from fuzzdce.core.model import Outcome, SplitKind, SplitRecord
+from fuzzdce.core.portable_trace import Name, Node, PortableTrace
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import Name, Node, PortableTrace, compare, compare_traces, why_live
+from fuzzdce.core.subsymbols import compare, compare_traces
 from fuzzdce.core.vocabulary import TraceLabel
 from fuzzdce.oracles import dce_sound
 
@@ -201,7 +203,7 @@ def test_traces_that_went_another_way_are_not_compared():
 def test_compare_traces_reads_thunder_traces_and_portable_ones_alike():
     evaluation = evaluate_under(LAYER_NORM, "symcall-fixed", paths=["jit"])
     stock, placement = evaluation["stock"].outcomes["jit"], evaluation["symcall-fixed"].outcomes["jit"]
-    from fuzzdce.core.subsymbols import portable_trace
+    from fuzzdce.core.portable_trace import portable_trace
 
     (_, s), (_, p) = stock.traces[0], placement.traces[0]
     assert compare_traces(s, p)[0] == compare_traces(portable_trace(s), portable_trace(p))[0]

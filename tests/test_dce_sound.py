@@ -6,8 +6,8 @@ from conftest import evaluate_among, evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
 
+from fuzzdce.core.dce_activity import activity
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import activity
 
 
 def oracles_hit(evaluation, path=None):

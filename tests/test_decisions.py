@@ -9,11 +9,12 @@ from builders import StandInCampaign, raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
+from fuzzdce.core.portable_trace import Name, Node
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import Name, Node
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing import bisection
 from fuzzdce.fuzzing.bisection import bisect_failure, regressions
+from fuzzdce.oracles import ORACLES
 from fuzzdce.running import decisions, interception
 from fuzzdce.running.evaluate import Evaluator
 from fuzzdce.running.placements import resolve
@@ -78,7 +79,7 @@ def test_the_seeds_program_names_the_raise_on_add_and_not_the_ne_removal(evaluat
     assert found.alone and found.without
     (other,) = found.others
     assert other.kind == "removal" and [r.symbol for r in other.removed] == ["ne"]
-    words = "\n".join(describe(found))
+    words = "\n".join(describe(found, ORACLES))
     assert "raises KeyError: 't1'" in words and "whose output name t1 is also an input" in words
     assert "the graph is not split" in words
     assert "The program's other edits do not matter: the removal of `i0 = prims.ne(alpha, 1)`" in words
@@ -285,6 +286,19 @@ def test_the_other_edits_are_said_from_their_data():
     )
     assert said in describe(found)
     assert summary(found) == [describe(found)[0], said]
+
+
+def test_a_call_that_removed_dozens_is_said_in_a_line_among_the_edits_that_do_not_matter():
+    """The list of edits that do not matter names a call's first removals and counts the rest."""
+    from fuzzdce.core.decisions import MOST_REMOVALS_SAID
+
+    culprit = Edit(
+        1, "label", "removal", "Symbol.__call__", removed=(Removed("t2 = prims.exp(t1)", "exp", "t3 = ltorch.exp(t1)", 0),)
+    )
+    many = tuple(Removed(f"i{k} = prims.eq(i0, 1)", "eq", "t9 = ltorch.mul(a, b)", 0) for k in range(MOST_REMOVALS_SAID + 10))
+    found = Bisection("p", (Edit(0, "label", "removal", "Symbol.__call__", removed=many), culprit), culprit, alone=True, runs=5)
+    (line,) = [w for w in describe(found) if w.startswith("The program's other edits do not matter")]
+    assert line.count("the removal of") == MOST_REMOVALS_SAID and line.endswith(" and 10 more in that call."), line
 
 
 def test_bisected_failures_are_grouped_by_their_decision():

@@ -8,8 +8,8 @@ from sample_programs import DEAD_CODE_PROGRAM
 from test_oracles import MUTATING
 
 from fuzzdce.core.model import EAGER, Call, CallLabel, Outcome
+from fuzzdce.core.portable_trace import Name, Node, PortableTrace
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
-from fuzzdce.core.subsymbols import Name, Node, PortableTrace
 from fuzzdce.core.vocabulary import TraceLabel
 from fuzzdce.oracles import exact, outputs
 from fuzzdce.running.coverage import DceActivity, activity_lines

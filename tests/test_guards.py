@@ -275,7 +275,8 @@ def test_each_prologue_fault_is_one_bug_of_its_own_oracle(fault, oracle, max_exa
 def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(program, fault, unvaried, every_guard):
     import torch
 
-    from fuzzdce.results.repro import guard_inputs_source, reproduce
+    from fuzzdce.results.repro import reproduce
+    from fuzzdce.results.reproducers import guard_inputs_source
 
     namespace = {"torch": torch}
     exec(program.source() + "\n" + program.inputs_source() + "\n" + guard_inputs_source(program), namespace)
@@ -298,15 +299,17 @@ def test_a_reproducer_makes_the_guard_calls_and_fails_until_the_guard_is_back(pr
 def test_a_guard_bugs_standalone_script_makes_the_first_call_then_the_guard_calls_and_fails_until_the_guard_is_back(
     every_guard,
 ):
-    """The standalone writer's guards check (``standalone.Check.GUARDS``): the compiled first call,
+    """The standalone writer's guards check (``ScriptCheck.GUARDS``): the compiled first call,
     then each guard call compared with eager's, on the guard inputs repro.py holds."""
-    from fuzzdce.results.repro import guard_inputs_source
-    from fuzzdce.results.standalone import Case, Check, fails, guard_source, verified
+    from fuzzdce.core.model import ScriptCheck
+    from fuzzdce.results.reproducers import Case, fails, guard_inputs_source, guard_source, verified
 
     repro_text = TIMES_NUMBER.source() + "\n" + TIMES_NUMBER.inputs_source() + "\n" + guard_inputs_source(TIMES_NUMBER)
     guards = guard_source(repro_text)
     assert guards.count("def make_inputs_guard_") > 1  # every property varied: the script keeps the one that fails
-    case = Case(TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
+    case = Case(
+        TIMES_NUMBER.source(), TIMES_NUMBER.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards
+    )
     text = verified(case, "planted:prologue_skips_number_checks")
     assert text.count("def make_inputs_guard_") == 1 and "GUARD_INPUTS" not in text and len(text.splitlines()) <= 40, text
     assert fails(text, "planted:prologue_skips_number_checks") is True
@@ -317,11 +320,38 @@ def test_a_guard_bugs_script_compares_the_outputs_requires_grad_as_well_as_their
     """A guard call whose outputs have eager's values but not its ``requires_grad`` (hstack of a 0-d
     tensor drops the flag in Thunder 0.2.6 and main: found-bugs row 17) fails its script: values
     alone passed it, a flag finding's script that exits 0."""
-    from fuzzdce.results.standalone import Case, Check, fails, script
+    from fuzzdce.core.model import ScriptCheck
+    from fuzzdce.results.reproducers import Case, fails, standalone_script
 
     program = Program((TensorInput(()),), (Step("hstack", "torch.hstack([{0}, {0}])", (Ref(0),)),), (1,), seed=1)
     guards = "def make_inputs_guard_requires_grad(requires_grad=False):\n    return make_inputs(requires_grad=True)\n"
-    case = Case(program.source(), program.inputs_source(), "jit", Check.GUARDS, "guards on jit", guard_inputs=guards)
-    text = script(case)
+    case = Case(program.source(), program.inputs_source(), "jit", ScriptCheck.GUARDS, "guards on jit", guard_inputs=guards)
+    text = standalone_script(case)
     assert "requires_grad of the outputs" in text
     assert fails(text, "stock") is True
+
+
+def test_a_bugs_repro_py_carries_the_guard_calls_inputs_where_its_oracle_reads_them():
+    """The guards oracle's record says it reads the guard calls (``Oracle.reads_guard_calls``): a bug
+    it shows gets a ``repro.py`` defining ``GUARD_INPUTS``; one only the outputs oracle shows, none."""
+    from types import SimpleNamespace
+
+    from fuzzdce.core.vocabulary import Verdict
+    from fuzzdce.results.reproducers import repro_script
+
+    def bug_of(oracle: str) -> SimpleNamespace:
+        member = SimpleNamespace(violation=SimpleNamespace(path="jit", oracle=oracle, message="differs from eager"))
+        return SimpleNamespace(
+            id="b1",
+            verdict=Verdict.REGRESSION,
+            placement="stock",
+            placements=("stock",),
+            members=[member],
+            smallest=member,
+            program=TIMES_NUMBER,
+            oracles=lambda: [oracle],
+            paths=lambda: ["jit"],
+        )
+
+    assert "GUARD_INPUTS = {" in repro_script(bug_of("guards"))
+    assert "GUARD_INPUTS = {" not in repro_script(bug_of("outputs"))

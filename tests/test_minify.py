@@ -18,7 +18,7 @@ from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
 from fuzzdce.fuzzing.minify_sources import read_subject, report_path
-from fuzzdce.results.standalone import minified_case, script
+from fuzzdce.results.reproducers import minified_case, standalone_script
 from fuzzdce.running.evaluate import Evaluation
 from fuzzdce.running.localise import first_differs_at, localised
 from fuzzdce.running.placements import resolve
@@ -404,7 +404,7 @@ def test_a_candidate_first_differing_at_an_op_the_original_does_not_show_wrong_f
 
 def test_the_standalone_script_runs_eager_and_compiled_and_compares():
     program = chain_program(3, "exp", 1)
-    text = script(minified_case(program, "jit-grad", raised("jit-grad", "RuntimeError", '"""quoted"')))
+    text = standalone_script(minified_case(program, "jit-grad", raised("jit-grad", "RuntimeError", '"""quoted"')))
     compile(text, "repro.py", "exec")
     assert "def test_repro():" in text and "thunder.jit(program)" in text
     assert "torch.autograd.backward(" in text  # the grad path's call: forward, then backward

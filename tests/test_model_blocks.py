@@ -18,7 +18,7 @@ from fuzzdce.fuzzing.driver import no_local_constants
 from fuzzdce.fuzzing.minify import Criterion, Failure, run_minify
 from fuzzdce.results.records import RunSummary
 from fuzzdce.results.report import render
-from fuzzdce.results.standalone import minified_case, script
+from fuzzdce.results.reproducers import minified_case, standalone_script
 from fuzzdce.running import doctor
 from fuzzdce.running.placements import resolve
 from fuzzdce.strategies import model_blocks
@@ -161,7 +161,7 @@ def test_a_fault_planted_in_a_block_program_minifies_to_a_plain_program_of_that_
     result = run_minify(program, Failure(Criterion.SAME), resolve("planted:add_computes_sub"), path="jit")
     assert result.program.n_ops == 1 and " + " in result.program.steps[0].template, result.program  # 28 steps to one add
     assert result.violation.oracle == "outputs"
-    text = script(minified_case(result.program, "jit", result.violation))
+    text = standalone_script(minified_case(result.program, "jit", result.violation))
     namespace = {"__name__": "repro"}
     exec(compile(text, "repro.py", "exec"), namespace)
     assert "def test_repro():" in text

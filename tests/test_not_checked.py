@@ -75,7 +75,9 @@ def test_an_exception_in_the_ledger_stops_generation_unshrunk(monkeypatch):
 
 
 def test_an_oracle_raising_in_process_is_a_harness_error_of_its_path(monkeypatch):
-    monkeypatch.setitem(ORACLES, "split-set", ORACLES["split-set"].__class__("split-set", planted_raise, "planted"))
+    monkeypatch.setitem(
+        ORACLES, "split-set", ORACLES["split-set"].__class__("split-set", planted_raise, "planted", "nothing is raised")
+    )
     with pytest.raises(HarnessError, match="harness error on jit under stock .*KeyError escaped the job"):
         Evaluator()(DEAD_CODE_PROGRAM, [], paths=["jit"])
 

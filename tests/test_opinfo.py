@@ -21,7 +21,7 @@ from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.fuzzing.driver import no_local_constants
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier
 from fuzzdce.results.report import render
-from fuzzdce.results.standalone import minified_case, script
+from fuzzdce.results.reproducers import minified_case, standalone_script
 from fuzzdce.running.doctor import diagnosis, opinfo_line
 from fuzzdce.strategies import opinfo
 from fuzzdce.strategies.programs import INPUT_DTYPES, programs
@@ -179,7 +179,7 @@ def test_an_opinfo_program_minifies_and_its_standalone_script_runs(with_opinfo):
 
     result = Minifier(StandInEvaluator(shows), resolve(STOCK), "jit", timeout=1.0).minify(program, Failure(Criterion.SAME))
     assert result.program.ops == [op], result.program
-    text = script(minified_case(result.program, "jit", raised("jit", "RuntimeError", "raises")))
+    text = standalone_script(minified_case(result.program, "jit", raised("jit", "RuntimeError", "raises")))
     namespace = {"__name__": "repro"}
     exec(compile(text, "repro.py", "exec"), namespace)
     namespace["test_repro"]()  # eager, then thunder.jit: both run it

@@ -5,7 +5,8 @@ import textwrap
 import pytest
 
 from fuzzdce.core.errors import UsageError
-from fuzzdce.running.placements import IDENTITY, PLACEMENTS, recording_patches, resolve
+from fuzzdce.running.patching import recording_patches
+from fuzzdce.running.placements import IDENTITY, PLACEMENTS, resolve
 
 
 @pytest.mark.parametrize("name", list(PLACEMENTS))
@@ -91,7 +92,7 @@ def test_a_module_imported_after_an_earlier_patch_has_its_alias_patched_too(monk
 
     from thunder.core import transform_common
 
-    from fuzzdce.running.placements import patch_everywhere
+    from fuzzdce.running.patching import patch_everywhere
 
     original = transform_common.dce
     with patch_everywhere(transform_common, "dce", lambda trace, *a, **k: trace):

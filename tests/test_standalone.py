@@ -22,14 +22,15 @@ import torch
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.cli import main
+from fuzzdce.core.model import ScriptCheck
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
 from fuzzdce.results.html_report import REPORT_FILE, write_report
-from fuzzdce.results.issue import issue_markdown
+from fuzzdce.results.issue import issue_markdown, script_of_folder
 from fuzzdce.results.records import Upstream
 from fuzzdce.results.report import render
-from fuzzdce.results.standalone import TO_DEVICE, Check, bug_case, compile_call, fails, minified_case, script, script_of_folder
+from fuzzdce.results.reproducers import TO_DEVICE, bug_case, compile_call, fails, minified_case, standalone_script
 from fuzzdce.results.store import load_known, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -208,10 +209,10 @@ HSTACK = Program(
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-@pytest.mark.parametrize("check", list(Check))
+@pytest.mark.parametrize("check", list(ScriptCheck))
 def test_every_check_on_every_path_is_a_short_script_of_torch_and_thunder(path, check):
     case = minified_case(MINIMUM, path, None)
-    text = script(dataclasses.replace(case, check=check))
+    text = standalone_script(dataclasses.replace(case, check=check))
     compile(text, "repro.py", "exec")
     assert "fuzzdce" not in text.split('"""', 2)[2] and "def test_repro():" in text
     assert len(text.splitlines()) <= (40 if not PATHS[path].device else 60), text
@@ -242,12 +243,12 @@ def test_to_device_keeps_aliasing_strides_and_requires_grad():
 HSTACK_ALONE = HSTACK.prefix(0)
 
 
-@pytest.mark.parametrize("program, check", [(HSTACK_ALONE, Check.FLAGS), (HSTACK, Check.GRADS)])
+@pytest.mark.parametrize("program, check", [(HSTACK_ALONE, ScriptCheck.FLAGS), (HSTACK, ScriptCheck.GRADS)])
 def test_a_path_with_a_device_moves_the_inputs_and_runs_eager_there(monkeypatch, program, check):
     """A path declaring a device (here the CPU, as a CUDA path would declare "cuda") runs eager and
     Thunder on the moved inputs; the real hstack bug still fails."""
     monkeypatch.setitem(PATHS, "jit-grad-device", dataclasses.replace(PATHS["jit-grad"], name="jit-grad-device", device="cpu"))
-    text = script(dataclasses.replace(minified_case(program, "jit-grad-device", None), check=check))
+    text = standalone_script(dataclasses.replace(minified_case(program, "jit-grad-device", None), check=check))
     assert "DEVICE = 'cpu'" in text and "to_device(make_inputs(True))" in text
     assert fails(text) is True
 
@@ -256,11 +257,11 @@ def test_a_script_that_passes_once_fixed_is_told_from_one_that_fails():
     """``fails`` runs the script: hstack's flags differ; one sin's do not; a program eager rejects
     cannot be checked."""
     sine = Program((TensorInput((3,), "float64"),), (Step("sin", "torch.sin({0})", (Ref(0),)),), (1,))
-    flags = dataclasses.replace(minified_case(HSTACK_ALONE, "jit-grad", None), check=Check.FLAGS)
-    assert fails(script(flags)) is True
-    assert fails(script(dataclasses.replace(flags, program=sine.source(), inputs=sine.inputs_source()))) is False
+    flags = dataclasses.replace(minified_case(HSTACK_ALONE, "jit-grad", None), check=ScriptCheck.FLAGS)
+    assert fails(standalone_script(flags)) is True
+    assert fails(standalone_script(dataclasses.replace(flags, program=sine.source(), inputs=sine.inputs_source()))) is False
     invalid = dataclasses.replace(HSTACK, inputs=(TensorInput((3,), "float64"),))  # (3,) and (6,) do not broadcast
-    assert fails(script(dataclasses.replace(flags, program=invalid.source(), inputs=invalid.inputs_source()))) is None
+    assert fails(standalone_script(dataclasses.replace(flags, program=invalid.source(), inputs=invalid.inputs_source()))) is None
 
 
 def test_a_bugs_script_checks_what_the_finding_is_and_fails_here(tmp_path):

@@ -8,7 +8,7 @@ the search), with ``running.decisions``' gated runs; this module is what the res
 ``Bisection.identity``, by which ``joining`` knows a bug:
 
 - a **removal**: the placement, each removed subsymbol's symbol and why unpatched Thunder keeps it
-  (``subsymbols.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
+  (``liveness.why_live``'s kinds: an output of its parent, read by a kept subsymbol, a keep-tag;
   none: it was dead there);
 - a **raise**: the placement, the exception's kind, where in Thunder it was raised and what is
   wrong with the bound symbol the call was given (``running.decisions.malformations``'s kinds);
@@ -24,8 +24,11 @@ Its words (``describe``, ``summary``) are made from the data, never read back.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from fuzzdce.core.model import Oracle
 
 
 @dataclass(frozen=True)
@@ -206,19 +209,6 @@ def identity_text(identity: tuple) -> str:
 
 # --- in the maintainer's words ----------------------------------------------------------------------
 
-# What goes away with the culprit undone, by the oracle that saw the failure.
-_GOES = {
-    "splits": "the graph is not split",
-    "split-set": "thunderfx splits the graph as unpatched Thunder does",
-    "raises": "Thunder does not raise",
-    "outputs": "the outputs agree with eager",
-    "grads": "the gradients agree with eager",
-    "mutations": "the inputs are mutated as in eager",
-    "dce-sound": "no live subsymbol is lost",
-    "names": "every trace defines each name once",
-    "exact": "the results are stock's to the bit",
-}
-
 
 def _block(text: str) -> list[str]:
     return ["    " + line for line in text.splitlines()]
@@ -244,14 +234,22 @@ def _edit_words(edit: Edit) -> str:
     if edit.rebound:
         return f"{edit.function} making {', '.join(dict.fromkeys(edit.rebound))}"
     if edit.removed:
-        return "; ".join(f"the {'pruning of outputs of' if r.pruned else 'removal of'} {_removed_from(r)}" for r in edit.removed)
+        said = [f"the {'pruning of outputs of' if r.pruned else 'removal of'} {_removed_from(r)}" for r in edit.removed]
+        more = len(said) - MOST_REMOVALS_SAID
+        return "; ".join(said[:MOST_REMOVALS_SAID]) + (f" and {more} more in that call" if more > 0 else "")
     return f"the change of `{edit.before}`"
 
 
-def describe(bisection: Bisection) -> list[str]:
+# The most removals of one call named in the list of edits that do not matter: a call of a big
+# decomposition removes dozens, and the list is there to say they do not matter, not to show them.
+MOST_REMOVALS_SAID = 2
+
+
+def describe(bisection: Bisection, oracles: Mapping[str, Oracle] | None = None) -> list[str]:
     """The decision that breaks, in the words of the engineer changing the DCE: what the call did,
-    to which bound symbol (before and after), what goes with it undone, and which edits of the
-    program do not matter. Empty when there is nothing to say."""
+    to which bound symbol (before and after), what goes with it undone (in the words of its oracle
+    among ``oracles``, ``Oracle.holds``; the registry is the caller's, above this wing), and which
+    edits of the program do not matter. Empty when there is nothing to say."""
     b = bisection
     if b.culprit is None:
         if not b.note:
@@ -289,7 +287,11 @@ def describe(bisection: Bisection) -> list[str]:
             lines.append(f"  and adds {', '.join(f'`{a}`' for a in c.added)}")
     if c.before_text and c.kind != "raise" and b.narrowed is None:
         lines += ["  before:", *_block(c.before_text), "  after:", *_block(c.after_text or "(nothing)")]
-    goes = _GOES.get(b.oracle, f"the {b.oracle} check passes") if b.oracle else "the failure goes"
+    declared = (oracles or {}).get(b.oracle)
+    if declared is not None:
+        goes = declared.holds
+    else:  # no oracle named, or none given to say it
+        goes = f"the {b.oracle} check passes" if b.oracle else "the failure goes"
     if b.fixes:
         lines.insert(0, f"The reference's {b.oracle or 'failure'} failure goes under {b.placement} by this edit:")
         goes = "it comes back"

@@ -38,7 +38,7 @@ in different words on different paths (jit-grad's "no gradient transform for pri
 split's "VJP for PrimIDs.INDEX_ADD") has one site; ``joining`` joins such causes, and never two
 faults of two sites.
 
-Below ``joining`` (which joins by them) and above ``model`` and ``signatures`` only.
+Below ``joining`` (which joins by them) and above ``model``, ``tracebacks`` and ``signatures`` only.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from fuzzdce.core.model import TORCH_FRAME, CallLabel, ErrorInfo, Violation
+from fuzzdce.core.model import CallLabel, ErrorInfo, Violation
 from fuzzdce.core.signatures import normalise
+from fuzzdce.core.tracebacks import TORCH_FRAME
 
 # Thunder annotates a proxy in a printed trace with its device, dtype and shape ("cpu f32[2, 1]");
 # a message quoting a trace line carries it, and it says which shape a program drew, not where it failed.

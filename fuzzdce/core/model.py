@@ -1,7 +1,9 @@
 """The records every part of fuzzdce passes around, and the three extension points.
 
-Imports nothing else of fuzzdce: a contributor reads here what an ``Outcome`` holds, what an
-``Oracle``, a ``CompilePath`` and a ``Placement`` must declare, and nothing more. The flow::
+Of fuzzdce it imports only the vocabulary (the kinds the records hold) and ``tracebacks`` (where
+an exception was raised, for ``ErrorInfo``), which import nothing of fuzzdce (tests/test_architecture.py
+checks it): a contributor reads here what an ``Outcome`` holds, what an ``Oracle``, a ``CompilePath`` and a
+``Placement`` must declare, and nothing more. The flow::
 
     Program -> (Placement x CompilePath) runs -> Outcome -> Oracle checks -> Violations
 
@@ -14,10 +16,6 @@ Imports nothing else of fuzzdce: a contributor reads here what an ``Outcome`` ho
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import sys
-import sysconfig
 import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
@@ -25,96 +23,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from fuzzdce.core.tracebacks import raised_where
 from fuzzdce.core.vocabulary import CallLabel, CallStage, FailureKind, TraceKind, Verdict  # noqa: F401  (the records' types, here for their readers)
 
 # The placement every other one is compared with: Thunder as installed.
 STOCK = "stock"
 # The reference "path": the program run by PyTorch itself.
 EAGER = "eager"
-
-
-# Thunder's generic helpers: raising inside one says nothing of where Thunder failed (its caller
-# does). ``check`` raises every failed condition Thunder states; comprehensions and lambdas are
-# inside the function that wrote them.
-HELPER_FRAMES = frozenset(
-    {
-        "check",
-        "check_type",
-        "check_types",
-        "check_valid_length",
-        "check_valid_shape",
-        "<genexpr>",
-        "<listcomp>",
-        "<dictcomp>",
-        "<setcomp>",
-        "<lambda>",
-    }
-)
-# Where Thunder defines the symbols a program calls (torch-level, clang, prims): the outermost such
-# frame on an exception's stack is the op Thunder was working on.
-# Where an exception raised inside torch was raised (``ErrorInfo.frame``): torch's own code.
-TORCH_FRAME = "torch/"
-_SYMBOL_FILES = re.compile(r"/thunder/(torch/__init__|clang/__init__|core/prims|torch/experimental/\w+)\.py$")
-_NOT_SYMBOLS = frozenset({"wrapper", "_fn", "__call__", "meta", *HELPER_FRAMES})
-# torch.compile (the torch.compile executor, thunderfx's fallback) raising on a trace Thunder handed
-# it says where in its message: "from user code:", then the frames of that trace (files Thunder
-# generated, named "thunder.<trace>") down to the statement it could not compile. That statement's
-# call is the symbol Thunder handed over (``min_vjp`` in ``(t6, _) = min_vjp(...)``).
-_GENERATED_FRAME = re.compile(r'File "thunder\.[^"]*", line \d+, in \w+\n(.*)')
-_CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\(")
-# Thunder names the symbol that computes an op's forward and backward together ``<op>_vjp``.
-_VJP_SUFFIX = "_vjp"
-
-
-def user_code(text: str) -> str:
-    """The "from user code:" part of a torch.compile exception's text ("" when it has none)."""
-    _, marker, after = text.partition("from user code:")
-    return after if marker else ""
-
-
-def symbol_in_user_code(text: str) -> str:
-    """The symbol of the generated trace's statement that torch's compiler failed on, from an
-    exception's text ("" when it shows none)."""
-    statements = _GENERATED_FRAME.findall(user_code(text))
-    call = _CALL.match(statements[-1].split(" = ", 1)[-1]) if statements else None
-    if call is None:
-        return ""
-    name = call.group(1).rsplit(".", 1)[-1]
-    return name[: -len(_VJP_SUFFIX)] if name.endswith(_VJP_SUFFIX) else name
-
-
-_LIBRARY_FRAME = re.compile(r'File "[^"]*/(thunder)/([^"]*)\.py", line \d+, in (\w+)')
-
-
-def thunder_frame_in_user_code(text: str) -> str:
-    """Where Thunder's own code (not a trace it generated) handed torch's compiler what it refused,
-    from an exception's text: the innermost "thunder/...py:function" of its "from user code:"
-    frames that is not a generic helper, "" when none is (the statement of a generated trace alone:
-    a malformed trace, the consequence of a fault beside it)."""
-    frames = [(f"thunder/{path}.py", name) for _, path, name in _LIBRARY_FRAME.findall(user_code(text))]
-    inside = [f"{path}:{name}" for path, name in frames if name not in HELPER_FRAMES]
-    return inside[-1] if inside else ""
-
-
-# A proxy's Python operator (``NumberProxy.__mod__``): a number's is arithmetic Thunder runs as
-# symbols when the number is symbolic and as plain Python when it is not, through proxies.py's own
-# helpers (a tensor's operator calls a symbol, as a call of the op would).
-_PROXY_OPERATOR = re.compile(r"^__\w+__$")
-_PROXIES_FILE = "/thunder/core/proxies.py"
-
-
-def on_behalf_of_op_code(inside: list) -> list:
-    """Thunder's frames of a stack (``(match, frame)``, outermost first) ending where op code's
-    arithmetic on a number proxy (a proxy operator called from ``_SYMBOL_FILES`` that goes on in
-    proxies.py) began, when the exception was raised beneath it: on the op code's behalf. ``clang.reshape``'s
-    ``a.numel % numel`` with a zero ``numel`` raises ZeroDivisionError there under ``thunder.jit``,
-    and deep in the ``remainder`` prim's meta when the numel is symbolic: one fault, one frame."""
-    for i in range(1, len(inside) - 1):
-        f, caller, callee = inside[i][1], inside[i - 1][1], inside[i + 1][1]
-        on_a_number = f.filename.endswith(_PROXIES_FILE) and callee.filename.endswith(_PROXIES_FILE)
-        if on_a_number and _PROXY_OPERATOR.match(f.name) and _SYMBOL_FILES.search(caller.filename):
-            return inside[:i]
-    return inside
 
 
 @dataclass(frozen=True)
@@ -124,52 +39,26 @@ class ErrorInfo:
     type: str
     message: str
     # Where it was raised: the innermost "thunder/...py:function" (or torch) that is not a generic
-    # helper (``HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
+    # helper (``tracebacks.HELPER_FRAMES``), or "file.py:function" when a placement's own code (outside
     # installed packages) raised it; for torch.compile refusing Thunder's own code, that code's
-    # frame (``thunder_frame_in_user_code``).
+    # frame (``tracebacks.thunder_frame_in_user_code``).
     frame: str
     traceback: str
     # The op Thunder was working on: the outermost Thunder symbol on the stack ("logsumexp" when
     # its ``squeeze`` raised), else the statement torch.compile failed on in a trace Thunder handed
-    # it (``symbol_in_user_code``), "" when none was.
+    # it (``tracebacks.symbol_in_user_code``), "" when none was.
     symbol: str = ""
 
     @classmethod
     def from_exception(cls, e: BaseException) -> ErrorInfo:
-        frames = traceback.extract_tb(e.__traceback__)
-        frame = ""
-        if frames and _is_patch_code(frames[-1].filename):
-            # Raised in a placement's own code (a user's patch): that is where the bug is.
-            frame = f"{os.path.basename(frames[-1].filename)}:{frames[-1].name}"
-        inside = on_behalf_of_op_code([(m, f) for f in frames if (m := re.search(r"/(thunder|torch)/(.*)\.py$", f.filename))])
-        if not frame and inside:
-            match, f = next(((m, f) for m, f in reversed(inside) if f.name not in HELPER_FRAMES), inside[-1])
-            frame = f"{match.group(1)}/{match.group(2)}.py:{f.name}"
-        symbol = next((f.name for f in frames if _SYMBOL_FILES.search(f.filename) and f.name not in _NOT_SYMBOLS), "")
+        frame, symbol = raised_where(e)
         text = str(e)
-        symbol = symbol or symbol_in_user_code(text)
-        if frame.startswith(TORCH_FRAME):
-            # torch.compile refusing code of Thunder's own (every op's ``_vjp_impl`` flattening its
-            # arguments with optree, which Dynamo cannot trace) fails there, whatever the op.
-            frame = thunder_frame_in_user_code(text) or frame
         message = text.strip().splitlines()[0] if text.strip() else ""
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return cls(type(e).__name__, message[:500], frame, tb[-8000:], symbol)
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"
-
-
-def _is_patch_code(filename: str) -> bool:
-    """A real source file outside the installed packages and the standard library: a placement's."""
-    if not os.path.isfile(filename):  # "<fuzzdce-...>" programs, "<string>"
-        return False
-    if re.search(r"/(thunder|torch)/.*\.py$", filename):  # a Thunder build in a directory (a checkout) is Thunder
-        return False
-    installed = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]}
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fuzzdce itself (this file is in fuzzdce/core)
-    path = os.path.abspath(filename)
-    return not path.startswith(here) and not any(path.startswith(os.path.abspath(p)) for p in installed)
 
 
 @dataclass
@@ -249,17 +138,17 @@ class Outcome:
     # (``oracles.metadata.Misstated``, recorded by ``running.stated_metadata``). Plain data.
     misstated: list[Any] = field(default_factory=list)
     # DCE activity against stock on the same path: "symbol@depth" -> [subsymbols removed, added]
-    # (``subsymbols.activity``); computed where the trace objects live, plain data so it crosses
+    # (``dce_activity.activity``); computed where the trace objects live, plain data so it crosses
     # processes. Empty for stock and when nothing differed.
     dce_activity: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    # Where this path raised and stock's returned, or the reverse (``subsymbols.raise_edits``: the
+    # Where this path raised and stock's returned, or the reverse (``dce_activity.raise_edits``: the
     # ``decisions.Edit`` kinds "raise", "no raise"): activity too. Empty for stock.
     dce_raise_edits: list[str] = field(default_factory=list)
     # Traces of this path not compared with stock's, and why ("thunderfx split the program
     # otherwise", "<label>: top-level symbols differ"): they went another way, which is no DCE.
     dce_not_compared: list[str] = field(default_factory=list)
     # Made once where the trace objects live, for DCE activity and ``dce-sound`` alike (they read one
-    # comparison): this outcome's traces as portable trees (``subsymbols.portable_trace``; stock's are
+    # comparison): this outcome's traces as portable trees (``portable_trace.portable_trace``; stock's are
     # compared with every placement's), by the id of the trace object (held beside it), and the
     # comparison with stock's traces, with the stock outcome and the trace lists it was made of.
     # Neither crosses processes (``evaluate.portable`` drops them).
@@ -294,7 +183,7 @@ class Outcome:
     # exception's type): counted per path in summary.json's ``not_checked`` and printed in the
     # report, so that a check switched off by a fuzzdce regression never reads as a clean run.
     not_checked: list[tuple[str, str]] = field(default_factory=list)
-    # Stock's run that probed other placements (``running.probes``): those that did as stock at every
+    # Stock's run that probed other placements (``running.compile_sharing``): those that did as stock at every
     # call of what they replaced on this path, whose outcome here is this one.
     unchanged_by: tuple[str, ...] = ()
     # Set on such a placement's outcome: whose compile it is ("stock"), the placement not compiled.
@@ -366,31 +255,57 @@ class Judges(StrEnum):
     OBSERVER = "observer"  # what a fault did to a trace: it joins the fault its program shows
 
 
+class ScriptCheck(StrEnum):
+    """What a bug's standalone script checks (``results.reproducers``), in the order a bug's members
+    are picked by: the kind of failure, written in torch and Thunder alone."""
+
+    RAISES = "raises"  # Thunder raises where eager does not
+    FLAGS = "requires_grad"  # an output's requires_grad differs from eager's
+    GRADS = "grads"  # an input's gradient differs from eager's
+    OUTPUTS = "outputs"  # an output differs from eager's
+    MUTATIONS = "mutations"  # an input after the call differs from eager's
+    SPLITS = "splits"  # thunderfx split a graph because Thunder raised on a node
+    NAMES = "names"  # a trace Thunder made is malformed, by Thunder's own ``check_trace``
+    GUARDS = "guards"  # a second call, on inputs the prologue must tell apart, differs from eager's
+    RUNS = "runs"  # an oracle with no plain-Thunder form: the script runs the path and says so (exit 4)
+
+
 @dataclass(frozen=True)
 class Oracle:
-    """One property checked on every path's outcome.
+    """One property checked on every path's outcome: everything fuzzdce knows of an oracle is here,
+    set where its module declares it (``fuzzdce/oracles/NAME.py``).
 
     ``check(outcome, reference, stock)`` returns the violations (none when it does not apply, for
     example when eager itself raised: such a program is invalid, not a finding). ``needs_stock``:
     it compares with stock's outcome on the same path, so a reproducer must run stock too.
     ``reads_traces``: it reads trace objects, which exist only in the process (and Thunder) that
     made them, so for another Thunder build it runs in that build's own process.
-    ``description`` is how reports and reproducers say what it checks.
+    ``reads_guard_calls``: it reads the guard calls (``Outcome.guard_calls``), whose inputs a
+    reproducer must then carry.
+    ``description`` is how reports and reproducers say what it checks; ``holds``, what holds once its
+    failure goes, in a maintainer's words (how a decision's description ends: "With that one call
+    done as unpatched Thunder does it, the graph is not split.").
 
     What it is, beside its code: ``judges`` (a wrong value, Thunder raising, or a trace observed);
-    ``script_checks``: a bug's standalone script (torch and Thunder only) can check its failure;
-    ``minify_priority``: which of a program's failures ``fuzzdce minify`` keeps by default, lowest
-    first (None: kept only when nothing with a priority shows).
+    ``script_check``: what a bug's standalone script (torch and Thunder only) checks of its failure
+    (None: it has no plain-Thunder form; a value oracle's flag or exception is checked as such,
+    whatever it declares); ``minify_priority``: which of a program's failures ``fuzzdce minify``
+    keeps by default, lowest first (None: kept only when nothing with a priority shows);
+    ``judges_where_eager_rejects``: it judges a program eager rejects too (every other oracle judges
+    only programs eager runs).
     """
 
     name: str
     check: Check = field(repr=False)
     description: str
+    holds: str
     needs_stock: bool = False
     reads_traces: bool = False
+    reads_guard_calls: bool = False
     judges: Judges = Judges.OBSERVER
-    script_checks: bool = False
+    script_check: ScriptCheck | None = None
     minify_priority: int | None = None
+    judges_where_eager_rejects: bool = False
 
     def __call__(self, outcome: Outcome, reference: Outcome, stock: Outcome | None = None) -> list[Violation]:
         return self.check(outcome, reference, stock)

@@ -1,9 +1,10 @@
-"""How a placement's subsymbols differ from stock's: the diff behind DCE activity and ``dce-sound``.
+"""How a placement's subsymbols differ from stock's: traces aligned modulo renaming, and the
+changes found (``Change``): the diff behind DCE activity (``dce_activity``) and ``dce-sound``
+(``liveness``).
 
 A placement changes what Thunder records as each bound symbol's decomposition (its
-``subsymbols``). The comparison works on a plain-data copy of each trace (``portable_trace``: the
-bound symbols' names, arguments, outputs, keep-tags and subsymbols), so it reads Thunder trace
-objects made here and traces another Thunder build sent back from its own process alike.
+``subsymbols``). The comparison works on the plain-data copy of each trace (``portable_trace``), so
+it reads Thunder trace objects made here and traces another Thunder build sent back alike.
 
 Traces are matched across placements by label ("jit forward 3"). Inside a pair, bound symbols are
 aligned *modulo a consistent renaming* of proxies: two placements may number their proxies
@@ -37,126 +38,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Tags that make Thunder keep a subsymbol (or anything in its decomposition) whatever its
-# outputs: DONT_DCE (checks, ``copy_``, ``sink``, returns) and in-place ops. Tag names, so that a
-# portable trace from another build carries them as plain strings.
-KEEP_TAGS = ("DONT_DCE", "IN_PLACE")
-
-
-# --- the portable form of a trace -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Name:
-    """A proxy, by its name in the trace (everything else a bound symbol holds is a constant)."""
-
-    name: str
-
-    def __str__(self) -> str:
-        return self.name
-
-
-Atom = Name | str
-
-
-@dataclass(frozen=True)
-class Node:
-    """One bound symbol as plain data: what the alignment and the liveness rule read."""
-
-    sym: str
-    args: tuple[Atom, ...]
-    outs: tuple[Atom, ...]
-    # The KEEP_TAGS found on this bound symbol or anywhere in its decomposition (Thunder's
-    # ``has_tags`` reads them the same way).
-    keep_tags: frozenset[str] = frozenset()
-    subsymbols: tuple[Node, ...] = ()
-
-    @property
-    def head(self) -> str:
-        """The bound symbol without its decomposition: ``t3 = add(t1, t2, None)``."""
-        return f"{', '.join(map(str, self.outs))} = {self.sym}({', '.join(map(str, self.args))})"
-
-    @property
-    def arg_names(self) -> set[str]:
-        return {a.name for a in self.args if isinstance(a, Name)}
-
-    @property
-    def out_names(self) -> set[str]:
-        return {a.name for a in self.outs if isinstance(a, Name)}
-
-
-@dataclass(frozen=True)
-class PortableTrace:
-    """A trace as plain data (picklable across processes and Thunder versions), with its text."""
-
-    bound_symbols: tuple[Node, ...]
-    text: str = field(default="", compare=False)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _atom(value: Any) -> Atom:
-    from thunder.core.proxies import Proxy
-
-    if isinstance(value, Proxy):
-        return Name(value.name)
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _tag_names(bsym) -> set[str]:
-    tags = set(getattr(bsym.sym, "tags", None) or ()) | set(getattr(bsym, "tags", None) or ())
-    return {getattr(t, "name", str(t)) for t in tags} & set(KEEP_TAGS)
-
-
-def portable_node(bsym) -> Node:
-    """``bsym`` (a Thunder ``BoundSymbol``) and its decomposition as a ``Node``."""
-    subsymbols = tuple(portable_node(s) for s in bsym.subsymbols)
-    keep = frozenset(_tag_names(bsym).union(*(s.keep_tags for s in subsymbols)))
-    return Node(
-        bsym.sym.name,
-        tuple(_atom(a) for a in bsym.flat_args),
-        tuple(_atom(o) for o in bsym.flat_outs),
-        keep,
-        subsymbols,
-    )
-
-
-def portable_trace(trace, *, with_text: bool = True) -> PortableTrace:
-    """A Thunder trace as a ``PortableTrace``; one already portable is returned as it is.
-
-    ``with_text``: keep the printed trace too (for a findings folder). Printing costs more than the
-    rest together (Thunder prints every subsymbol), so comparisons leave it out.
-    """
-    if isinstance(trace, PortableTrace):
-        return trace
-    return PortableTrace(tuple(portable_node(b) for b in trace.bound_symbols), printed(trace) if with_text else "")
-
-
-def top_level_nodes(trace) -> tuple[Node, ...]:
-    """A trace's top-level bound symbols as ``Node``s without their decompositions (what an
-    execution trace runs), for a Thunder trace and a portable one alike."""
-    if isinstance(trace, PortableTrace):
-        return tuple(dataclasses.replace(n, subsymbols=()) for n in trace.bound_symbols)
-    return tuple(
-        Node(b.sym.name, tuple(_atom(a) for a in b.flat_args), tuple(_atom(o) for o in b.flat_outs), frozenset(), ())
-        for b in trace.bound_symbols
-    )
-
-
-def printed(trace) -> str:
-    """The trace as Thunder prints it (a portable one: as it printed), or, for a malformed trace
-    that cannot print, a comment saying why (the names oracle says what is wrong with it)."""
-    try:
-        return str(trace)
-    except Exception as e:
-        return f"# str(trace) raised {type(e).__name__}: {e}\n"
+from fuzzdce.core.portable_trace import Atom, Name, Node, PortableTrace, free_reads, portable_trace
 
 
 def _portable_for_comparison(outcome, trace) -> PortableTrace:
@@ -480,104 +366,3 @@ def _compare(outcome, stock) -> TraceComparison:
 def changes(outcome, stock) -> list[tuple[str, Change]]:
     """(label, change) for every subsymbol difference between ``outcome``'s traces and stock's."""
     return compare(outcome, stock).changes
-
-
-# --- was a removed subsymbol dead? ------------------------------------------------------------------
-
-
-def free_reads(node: Node) -> set[str]:
-    """The names ``node`` reads from the scope it runs in: its arguments, and whatever its
-    decomposition reads that no earlier subsymbol in it defined."""
-    return node.arg_names | _free_reads_of(node.subsymbols, node.arg_names)
-
-
-def _free_reads_of(nodes: Iterable[Node], visible: set[str]) -> set[str]:
-    reads: set[str] = set()
-    defined = set(visible)
-    for n in nodes:
-        reads |= free_reads(n) - defined
-        defined |= n.out_names
-    return reads
-
-
-def why_live(change: Change) -> list[tuple[str, str]]:
-    """Why the removed subsymbol was not dead where it was removed, as (kind, explanation) pairs:
-    kinds "parent output", "read by kept", and the names of ``KEEP_TAGS``. Empty: it was dead.
-
-    Thunder's scoping decides (``check_subsymbols``): a subsymbol reads its parent's arguments,
-    its earlier siblings' outputs and, under symbolic values, names defined further out. The
-    removed one was live only where a kept sibling after it reads one of its outputs *freely*
-    (not defined first inside that sibling's own decomposition, and not available already from
-    the parent's arguments, an earlier kept sibling or an enclosing scope), or where it produced
-    its parent's output and no kept sibling does.
-    """
-    child, reasons = change.child, []
-    forward = dict(change.renaming)
-    outs = {forward.get(n, n) for n in child.out_names}  # in the placement's names
-    kept_outs = set().union(*(k.out_names for k in change.kept))
-    parent_outs = (outs & change.parent.out_names) - kept_outs - change.outer
-    if parent_outs:
-        reasons.append(("parent output", f"it produces {change.symbol}'s output {', '.join(sorted(parent_outs))}"))
-    available = set(change.outer)
-    for k in change.kept[: change.position]:
-        available |= k.out_names
-    readers, read = [], set()
-    for k in change.kept[change.position :]:
-        used = (free_reads(k) & outs) - available
-        if used:
-            readers.append(k.sym)
-            read |= used
-        available |= k.out_names
-    if read:
-        reasons.append(("read by kept", f"kept {', '.join(dict.fromkeys(readers))} read(s) {', '.join(sorted(read))}"))
-    for tag in KEEP_TAGS:
-        if tag in child.keep_tags:
-            reasons.append((tag, f"it is tagged {tag}"))
-    return reasons
-
-
-# --- DCE activity, as plain data --------------------------------------------------------------------
-
-
-def activity_of(found: Iterable[tuple[str, Change]]) -> dict[tuple[str, int], list[int]]:
-    """``(symbol, depth) -> [removed, added]``; a change that later traces carry along (the same
-    parent and child) counts once."""
-    seen: set[tuple] = set()
-    counts: dict[tuple[str, int], list[int]] = {}
-    for _, c in found:
-        if c.kind == "pruned":  # a kept subsymbol: no subsymbol removed or added
-            continue
-        key = (c.kind, c.depth, c.parent.head, c.child.head)
-        if key in seen:
-            continue
-        seen.add(key)
-        entry = counts.setdefault((c.symbol, c.depth), [0, 0])
-        entry[0 if c.kind == "removed" else 1] += 1
-    return counts
-
-
-def activity(outcome, stock) -> dict[tuple[str, int], list[int]]:
-    """The placement's subsymbol changes against stock on one path (see ``activity_of``)."""
-    return activity_of(changes(outcome, stock))
-
-
-def raise_edits(outcome, reference) -> list[str]:
-    """How a path's outcome differs from the reference's on the same path in what raised, as
-    ``decisions.Edit`` kinds: "raise" where it raised (an exception, or one more graph split: a
-    raise thunderfx's splitter caught) where the reference returns, "no raise" the reverse. A
-    placement whose only edit is a raise (its DCE failing on a bound symbol) changes no subsymbol,
-    yet is exercised: the raise is what it did."""
-    mine, theirs = len(outcome.split_reasons), len(reference.split_reasons)
-    raised = (outcome.error is not None and reference.error is None) or mine > theirs
-    returned = (reference.error is not None and outcome.error is None) or theirs > mine
-    return (["raise"] if raised else []) + (["no raise"] if returned else [])
-
-
-def merge_activity(per_path: Iterable[dict[tuple[str, int], list[int]]]) -> Counter:
-    """Several paths' activity as one Counter of ``((symbol, depth), "removed"|"added") -> count``."""
-    total: Counter = Counter()
-    for counts in per_path:
-        for key, (removed, added) in counts.items():
-            total[(key, "removed")] += removed
-            total[(key, "added")] += added
-    return +total

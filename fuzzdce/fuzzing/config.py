@@ -115,7 +115,7 @@ class Workers:
 
     timeout: float | None = 60.0  # seconds per compile path
     sandbox: bool = False  # run Thunder's work in a child process with the limits below
-    # Stock's compile serves a placement that changes nothing on a path (``running.probes``);
+    # Stock's compile serves a placement that changes nothing on a path (``running.compile_sharing``);
     # False: every placement compiles on every path.
     share_compiles: bool = True
     # Of each worker: its address space, or its resident size where it may use CUDA (which cannot

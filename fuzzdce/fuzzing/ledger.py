@@ -72,7 +72,7 @@ class Stats:
     source_rules: Counter = field(default_factory=Counter)
     # What the OpInfo source drawn from was (``opinfo.describe_source``): None when none was on.
     opinfo: dict | None = None
-    # (placement, whether stock's compile served it) -> paths (``running.probes``).
+    # (placement, whether stock's compile served it) -> paths (``running.compile_sharing``).
     compiles: Counter = field(default_factory=Counter)
     # Compiles the evaluations made, stock's included (each path under each Thunder not served by
     # stock's compile): what a shrink step's cost is counted in (``time_plan.cause_seconds``).

@@ -31,4 +31,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     ]
 
 
-ORACLE = Oracle(ORACLE_NAME, check, "the process running the compile path survives it", minify_priority=1)
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "the process running the compile path survives it",
+    "the process running the path survives it",
+    minify_priority=1,
+)

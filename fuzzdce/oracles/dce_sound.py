@@ -4,7 +4,7 @@ kept differs from stock's.
 Read from traces only (``subsymbols.compare`` aligns the placement's traces with stock's on the
 same path, modulo a consistent renaming of proxies, and leaves out traces that went another way).
 A subsymbol present under stock but not under the placement was live, by Thunder's own scoping,
-when a kept sibling after it reads one of its outputs freely (see ``subsymbols.why_live``), when
+when a kept sibling after it reads one of its outputs freely (see ``liveness.why_live``), when
 it produced its parent's output, or when it is tagged ``DONT_DCE`` or in-place (an executor that
 runs the decomposition would lose the side effect). A subsymbol present under the placement but
 not under stock, up to renaming, is a kept one that changed: DCE removes, it never edits (between
@@ -22,15 +22,16 @@ each call's kept decompositions against the trace it was given (``Outcome.dce_ca
 from __future__ import annotations
 
 from fuzzdce.core.faults import dce_fault
+from fuzzdce.core.liveness import why_live
 from fuzzdce.core.model import Oracle, Outcome, Violation
-from fuzzdce.core.subsymbols import changes, two_thunders, why_live
+from fuzzdce.core.subsymbols import changes, two_thunders
 
 GIVEN = "the trace dce was given"  # what a dce call's kept decompositions are compared with
 
 
 ORACLE_NAME = "dce-sound"
 KEPT_CHANGED = "kept a subsymbol changed"
-# What a DCE did wrong, by why the subsymbol it removed was live (``subsymbols.why_live``'s kinds).
+# What a DCE did wrong, by why the subsymbol it removed was live (``liveness.why_live``'s kinds).
 _DROPPED = {
     "parent output": "dropped a subsymbol that produces its symbol's output",
     "read by kept": "dropped a subsymbol a kept subsymbol reads",
@@ -97,5 +98,6 @@ ORACLE = Oracle(
     ORACLE_NAME,
     check,
     "every subsymbol the placement removed (against stock) was dead there, and nothing it kept changed",
+    "no live subsymbol is lost",
     needs_stock=True,
 )

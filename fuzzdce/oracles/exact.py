@@ -24,7 +24,8 @@ import torch
 
 from fuzzdce.core.faults import value_fault
 from fuzzdce.core.model import Judges, Oracle, Outcome, Violation, has_deterministic_values
-from fuzzdce.core.subsymbols import Renaming, align, top_level_nodes
+from fuzzdce.core.portable_trace import top_level_nodes
+from fuzzdce.core.subsymbols import Renaming, align
 
 NAME = "exact"
 
@@ -146,6 +147,7 @@ ORACLE = Oracle(
     check,
     "where the placement ran stock's execution trace (names aside), outputs, gradients and inputs "
     "after each call equal stock's bit for bit (CPU)",
+    "the results are stock's to the bit",
     needs_stock=True,
     judges=Judges.VALUE,
 )

@@ -14,7 +14,7 @@ import dataclasses
 import torch
 
 from fuzzdce.core.faults import Flag, flag_fault
-from fuzzdce.core.model import Call, Judges, Oracle, Outcome, Violation
+from fuzzdce.core.model import Call, Judges, Oracle, Outcome, ScriptCheck, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 ORACLE_NAME = "grads"
@@ -153,7 +153,8 @@ ORACLE = Oracle(
     ORACLE_NAME,
     check,
     "gradients and each output's requires_grad agree with eager",
+    "the gradients agree with eager",
     judges=Judges.VALUE,
-    script_checks=True,
+    script_check=ScriptCheck.GRADS,
     minify_priority=4,
 )

@@ -24,7 +24,7 @@ import dataclasses
 import re
 
 from fuzzdce.core.faults import guard_fault
-from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, Violation, has_deterministic_values
+from fuzzdce.core.model import CallLabel, ErrorInfo, Oracle, Outcome, ScriptCheck, Violation, has_deterministic_values
 from fuzzdce.oracles.outputs import compare, float64_value
 from fuzzdce.oracles.raises import raised as raised_to_caller
 
@@ -117,5 +117,7 @@ ORACLE = Oracle(
     ORACLE_NAME,
     check,
     "calls that vary a property the prologue checks (shape, rank, dtype, requires_grad, layout, a number, a string) agree with eager",
-    script_checks=True,
+    "the calls varying what the prologue checks agree with eager",
+    reads_guard_calls=True,
+    script_check=ScriptCheck.GUARDS,
 )

@@ -94,4 +94,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 
 ORACLE_NAME = "idempotent"
 
-ORACLE = Oracle(ORACLE_NAME, check, "DCE again removes nothing from a trace DCE produced", reads_traces=True)
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "DCE again removes nothing from a trace DCE produced",
+    "DCE run again removes nothing",
+    reads_traces=True,
+)

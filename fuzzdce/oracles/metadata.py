@@ -68,4 +68,5 @@ ORACLE = Oracle(
     check,
     "each tensor of the forward and backward execution traces has, when it runs, the shape, dtype, "
     "device and (an input) requires_grad its trace states",
+    "each tensor has, when it runs, the metadata its trace states",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, ScriptCheck, Violation
 from fuzzdce.oracles.outputs import compare_calls
 
 
@@ -14,7 +14,8 @@ ORACLE = Oracle(
     "mutations",
     check,
     "inputs end in the same state as in eager (in-place ops)",
+    "the inputs are mutated as in eager",
     judges=Judges.VALUE,
-    script_checks=True,
+    script_check=ScriptCheck.MUTATIONS,
     minify_priority=5,
 )

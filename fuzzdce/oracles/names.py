@@ -19,7 +19,7 @@ import torch
 from thunder.core.proxies import NumberProxy
 
 from fuzzdce.core.faults import malformation_fault
-from fuzzdce.core.model import Oracle, Outcome, TraceKind, Violation
+from fuzzdce.core.model import Oracle, Outcome, ScriptCheck, TraceKind, Violation
 from fuzzdce.core.signatures import normalise
 from fuzzdce.core.vocabulary import CallStage, TraceLabel
 
@@ -206,6 +206,7 @@ ORACLE = Oracle(
     ORACLE_NAME,
     check,
     "every trace is well-formed and defines each name once, at every level",
+    "every trace defines each name once",
     reads_traces=True,
-    script_checks=True,
+    script_check=ScriptCheck.NAMES,
 )

@@ -26,7 +26,7 @@ import torch
 from torch.testing._comparison import default_tolerances
 
 from fuzzdce.core.faults import value_fault
-from fuzzdce.core.model import CallLabel, Judges, Oracle, Outcome, Violation, has_deterministic_values
+from fuzzdce.core.model import CallLabel, Judges, Oracle, Outcome, ScriptCheck, Violation, has_deterministic_values
 
 OUTPUTS = "outputs"
 
@@ -169,7 +169,8 @@ ORACLE = Oracle(
     check,
     "outputs agree with eager (exact for integers, bools and numbers; floating: the dtype's default "
     "tolerance, or no farther than eager from a float64 run)",
+    "the outputs agree with eager",
     judges=Judges.VALUE,
-    script_checks=True,
+    script_check=ScriptCheck.OUTPUTS,
     minify_priority=3,
 )

@@ -9,7 +9,7 @@ grad otherwise than eager's is judged by ``grads`` alone once it reaches the bac
 from __future__ import annotations
 
 from fuzzdce.core.faults import exception_fault
-from fuzzdce.core.model import CallLabel, CallStage, ErrorInfo, Judges, Oracle, Outcome, Violation
+from fuzzdce.core.model import CallLabel, CallStage, ErrorInfo, Judges, Oracle, Outcome, ScriptCheck, Violation
 
 RAISES = "raises"
 
@@ -67,7 +67,8 @@ ORACLE = Oracle(
     RAISES,
     check,
     "Thunder raises no exception where eager did not",
+    "Thunder does not raise",
     judges=Judges.EXCEPTION,
-    script_checks=True,
+    script_check=ScriptCheck.RAISES,
     minify_priority=0,
 )

@@ -58,5 +58,7 @@ ORACLE = Oracle(
     NAME,
     check,
     "a call that eager and stock both reject (raise on) is rejected under the placement too",
+    "the call is rejected as under unpatched Thunder",
     needs_stock=True,
+    judges_where_eager_rejects=True,
 )

@@ -50,4 +50,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
 
 ORACLE_NAME = "split-set"
 
-ORACLE = Oracle(ORACLE_NAME, check, "thunderfx splits the same nodes for the same reasons as under stock", needs_stock=True)
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "thunderfx splits the same nodes for the same reasons as under stock",
+    "thunderfx splits the graph as unpatched Thunder does",
+    needs_stock=True,
+)

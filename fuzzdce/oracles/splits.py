@@ -8,7 +8,7 @@ here (the campaign counts those separately); a split because Thunder *raised* is
 from __future__ import annotations
 
 from fuzzdce.core.faults import split_fault
-from fuzzdce.core.model import Judges, Oracle, Outcome, Violation
+from fuzzdce.core.model import Judges, Oracle, Outcome, ScriptCheck, Violation
 
 EXCEPTION_SPLITS = ("EXCEPTION_PROXY_THUNDER_OP", "EXCEPTION_META_THUNDER_OP")
 
@@ -36,7 +36,8 @@ ORACLE = Oracle(
     "splits",
     check,
     "thunderfx splits no graph because Thunder raised",
+    "the graph is not split",
     judges=Judges.EXCEPTION,
-    script_checks=True,
+    script_check=ScriptCheck.SPLITS,
     minify_priority=6,
 )

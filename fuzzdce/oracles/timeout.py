@@ -30,4 +30,10 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
     ]
 
 
-ORACLE = Oracle(ORACLE_NAME, check, "the compile path finishes within its time limit", minify_priority=2)
+ORACLE = Oracle(
+    ORACLE_NAME,
+    check,
+    "the compile path finishes within its time limit",
+    "the path finishes within its time limit",
+    minify_priority=2,
+)

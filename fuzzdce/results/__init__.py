@@ -4,8 +4,9 @@ findings folder, reproducers, the report, the HTML page, merging, replay, issue 
 Modules:
 - ``records``: the one versioned schema of bug.json and summary.json.
 - ``store``: the findings folder on disk, written atomically.
-- ``repro``: one bug as a standalone, seeded Python file.
-- ``standalone``: a failure as a short script of torch and Thunder alone.
+- ``reproducers``: the one writer of reproducers: a bug's ``repro.py``, and the standalone script of
+  torch and Thunder alone.
+- ``repro``: running a bug's ``repro.py`` (``reproduce_all``) and what its checks found.
 - ``report``: the one text report of a run, of merged runs or of a findings folder.
 - ``html_report``: ``fuzzdce report DIR``: one self-contained HTML page.
 - ``merge``: ``fuzzdce merge``: findings folders joined into one from their records alone.

@@ -16,6 +16,7 @@ from typing import Any
 from fuzzdce.core.decisions import describe
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import confirmation_words
+from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, RunSummary, by_standing, gone_lines
 from fuzzdce.results.report import not_checked_lines, plural
 from fuzzdce.results.slow import slow_lines
@@ -223,7 +224,11 @@ def bug_block(bug: BugRecord, folder: Path) -> str:
         f'<div class="bug {bug.standing}" id="bug-{escape(bug.id)}">'
         f"<h3>bug {escape(bug.id)}</h3>{facts_table(rows)}"
         f"<pre>{escape(bug.message)}</pre>"
-        + (f"<p>the decision that breaks:</p><pre>{escape(chr(10).join(describe(bug.decision)))}</pre>" if bug.decision else "")
+        + (
+            f"<p>the decision that breaks:</p><pre>{escape(chr(10).join(describe(bug.decision, ORACLES)))}</pre>"
+            if bug.decision
+            else ""
+        )
         + (f"<p>{escape(str(bug.standing))}:</p><pre>{escape(chr(10).join(gone_lines(bug)))}</pre>" if gone_lines(bug) else "")
         + f"<p>minimal program:</p><pre>{escape(program)}</pre>"
         f"<p>reproduce:</p><pre>{escape(commands)}</pre></div>"

@@ -14,7 +14,7 @@ from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.oracles import ORACLES
 from fuzzdce.results.records import BugRecord, gone_lines
-from fuzzdce.results.standalone import first_clause, patch_needed, script_of_folder
+from fuzzdce.results.reproducers import bug_case, first_clause, patch_needed, standalone_script, verified
 from fuzzdce.results.store import REPRO_FILE, TRACE_DIFF_FILE, read_bug
 from fuzzdce.running.paths import PATHS
 
@@ -61,6 +61,15 @@ def failing_paths(record: BugRecord) -> dict[str, tuple[str, ...]]:
     return {name: tuple(sorted(by_path[name])) for name in PATHS if name in by_path}
 
 
+def script_of_folder(folder: Path, verify: bool = True) -> str:
+    """The standalone script of the bug saved in ``folder`` (its bug.json), checked here when ``verify``:
+    what ``fuzzdce issue --script`` prints, and the issue body holds."""
+    record = read_bug(folder)
+    repro = folder / REPRO_FILE
+    case = bug_case(record, repro.read_text() if repro.is_file() else "")
+    return verified(case, record.placement or STOCK) if verify else standalone_script(case)
+
+
 def issue_markdown(folder: Path) -> str:
     """The issue body for the bug saved in ``folder``."""
     record = read_bug(folder)
@@ -97,7 +106,7 @@ def issue_markdown(folder: Path) -> str:
             f"## The decision of `{record.decision.placement}` that breaks",
             "",
             "```",
-            *describe(record.decision),
+            *describe(record.decision, ORACLES),
             "```",
         ]
     patch = patch_needed(record)

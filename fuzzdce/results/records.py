@@ -26,6 +26,7 @@ from fuzzdce.core.model import STOCK
 from fuzzdce.core.signatures import as_identity, identity_id
 from fuzzdce.core.versions import versions
 from fuzzdce.core.vocabulary import Standing, Verdict
+from fuzzdce.oracles import ORACLES
 
 # 3: each member carries what it is joined by (``joining``): its verdict, its own placements, its
 # fault as data (``fault_data``) and site, its program and whether that is settled (``shrunk``),
@@ -520,7 +521,7 @@ def gone_lines(record: BugRecord) -> list[str]:
     if clean:
         lines.append(f"fixed: {', '.join(clean)} run{'s' if len(clean) == 1 else ''} that path with no violation")
     for bisection in record.fixed_by:
-        lines += describe(bisection)
+        lines += describe(bisection, ORACLES)
     named = {b.placement for b in record.fixed_by if b.names_an_edit}
     for name in record.unclean:
         if name not in named:
@@ -582,7 +583,7 @@ class RunSummary:
     # The OpInfo source programs drew steps from (``strategies.opinfo.OpInfoSource.describe``): its
     # rate, the OpInfos that draw, those skipped and why, those calling an op no catalog entry calls.
     opinfo: dict[str, Any] | None = None
-    # Placement -> {"compiled": paths, "as_stock": paths}: where stock's compile served it (``running.probes``).
+    # Placement -> {"compiled": paths, "as_stock": paths}: where stock's compile served it (``running.compile_sharing``).
     compiles: dict[str, dict[str, int]] | None = None
     dropped_steps: dict[str, int] = field(default_factory=dict)
     dce_activity: dict[str, Any] | None = None

@@ -60,7 +60,7 @@ def bug_lines(record: BugRecord, reproduce: str | None = None, *, verbose: bool 
         f"    {record.message[:300]}",
     ]
     if record.decision is not None:
-        lines += ["    " + line for line in describe(record.decision)]
+        lines += ["    " + line for line in describe(record.decision, ORACLES)]
     lines += ["    " + line for line in gone_lines(record)]
     shown = shown_on(record)
     if shown:  # which Thunder (version, path, commit): merged runs may have fuzzed several
@@ -162,7 +162,7 @@ def render(summary: RunSummary, folder: Path | str | None, *, verbose: bool = Fa
         by_source = source_lines(summary.op_counts, summary.opinfo, summary.dropped_steps)
         by_source[0] += reached_part(summary.op_counts)
         out += by_source + dropped_lines(summary.dropped_steps)
-    if summary.compiles:  # where stock's compile served a placement that changed nothing (running.probes)
+    if summary.compiles:  # where stock's compile served a placement that changed nothing (running.compile_sharing)
         out.append(
             "compiles shared with stock (paths where the placement did as stock at every call): "
             + ", ".join(f"{p} {c['as_stock']} of {c['as_stock'] + c['compiled']}" for p, c in summary.compiles.items())

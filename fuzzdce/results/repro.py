@@ -1,120 +1,33 @@
-"""Reproducers: one bug as a standalone, seeded Python file a Thunder engineer can run.
+"""Running a bug's reproducer: ``reproduce_all``, what every ``repro.py`` calls (the script is
+written by ``reproducers.repro_script``; this module's path is written into each saved one, so it
+stays), and what a check found (``Reproduced``).
 
-The script holds the program and its seeded inputs as source (``Program.source``, the very text
-fuzzdce executed) and the path's compile function as source (``inspect.getsource`` of the function
-fuzzdce calls), and runs each (path, oracle) its findings showed through :func:`reproduce`: the same code
-the campaign ran, so a reproducer cannot drift from what found the bug. It exits 1 and prints the
-failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program, and 4
+Each (path, oracle) is checked by the same code the campaign ran. The reproducer exits 1 and prints
+the failures while the bug is present, 0 once fixed, 2 when eager itself rejects the program, and 4
 (not verified, its own line) when a check could not be made: a path this machine skips (a
-``jit-nvfuser`` bug without CUDA), a time-out, fuzzdce's own failure: that is never "fixed".
-``--placement`` reruns it under another placement, e.g. ``stock`` or ``my_module:my_fix``. A
-bug of another Thunder build selects that build (``PLACEMENT = "NAME=DIR"``): the program then
-runs in the build's own process, as in the campaign. Oracles that compare two Thunders compare
-with the campaign's reference (``REFERENCE``: stock, or the build ``--against`` named).
+``jit-nvfuser`` bug without CUDA), a time-out, fuzzdce's own failure: that is never "fixed". A bug
+of another Thunder build runs in the build's own process, as in the campaign. Oracles that compare
+two Thunders compare with the campaign's reference (``REFERENCE``: stock, or the build
+``--against`` named).
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from enum import IntEnum
 
 from fuzzdce.core.errors import UsageError, unexpected_exception
-from fuzzdce.core.model import EAGER, STOCK, CallLabel, ErrorInfo, Outcome, Placement, Violation
-from fuzzdce.core.versions import versions
+from fuzzdce.core.model import EAGER, STOCK, ErrorInfo, Outcome, Placement, Violation
 from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.raises import RAISES, unexpected_errors
 from fuzzdce.running.builds import BuildRequest, BuildWorker
-from fuzzdce.running.evaluate import JUDGES_WHERE_EAGER_REJECTS, portable
+from fuzzdce.running.evaluate import portable
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS, TRACES
 from fuzzdce.running.placements import PLACEMENTS, resolve
 from fuzzdce.running.script_program import ScriptProgram
-from fuzzdce.running.variants import guard_variants
-
-MAIN_SOURCE = """
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--placement", default=PLACEMENT, help=f"placement to apply (default: {PLACEMENT})")
-    parser.add_argument("--reference", default=REFERENCE, help=f"what two-Thunder checks compare with (default: {REFERENCE})")
-    args = parser.parse_args(argv)
-    from fuzzdce.results.repro import reproduce_all
-
-    guard_inputs = globals().get("GUARD_INPUTS", {})
-    return reproduce_all(
-        program, make_inputs, CHECKS, placement=args.placement, script=__file__, reference=args.reference, guard_inputs=guard_inputs
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-"""
-
-
-def script(bug, builds: Mapping[str, str] | None = None, reference: str = STOCK) -> str:
-    """The reproducer of ``bug`` (a ``fuzzdce.core.findings.Bug``) as Python source: its smallest
-    program, and every (path, oracle) its members showed; ``builds`` (NAME -> NAME=TARGET) says
-    how it selects a placement that is another build; ``reference``: the campaign's reference."""
-    reference_spec = (builds or {}).get(reference, reference)
-    checks = sorted({(f.violation.path, f.violation.oracle) for f in bug.members})
-    versions_line = ", ".join(f"{k} {value}" for k, value in versions().items())
-    message = bug.smallest.violation.message.replace("\\", "\\\\").replace('"""', "'''")[:600]
-    shown = "\n".join(
-        f"- {oracle} on {path}: {ORACLES[oracle].description}"
-        + (f" (compared with {reference} on the same path)" if ORACLES[oracle].needs_stock else "")
-        for path, oracle in checks
-    )
-    header = (
-        f'"""fuzzdce bug {bug.id} [{bug.verdict}] under {bug.placement}: {", ".join(bug.oracles())} on {", ".join(bug.paths())}.\n\n'
-        f"{message}\n\n"
-        f"Checked, each under the placement:\n{shown}\n\n"
-        f"Shown under: {', '.join(bug.placements)}; the reference: {reference}. Found with {versions_line}.\n"
-        "Exits 1 while any check fails, 0 once fixed (2: eager rejects the program; 4: not verified, a check\n"
-        "could not be made here: its path skipped on this machine, a time-out, fuzzdce's own failure).\n"
-        "Try a fix: python repro.py --placement my_module:my_patch (or another build: --placement NAME=DIR)\n"
-        '"""\n\n'
-        "import argparse\n\nimport torch\n\n"
-        f"PLACEMENT = {(builds or {}).get(bug.placement, bug.placement)!r}\nREFERENCE = {reference_spec!r}\n"
-        f"CHECKS = {checks!r}  # (path, oracle)\n\n\n"
-    )
-    compile_sources = []
-    for name in sorted({path for path, _ in checks}):
-        path = PATHS[name]
-        compile_sources.append(
-            f"# Path {name!r}: fuzzdce.running.paths.{path.compile.__name__} compiles the program, then makes the "
-            f"{', '.join(path.calls)} call(s);\n# reproduce_all() below runs exactly that function:\n"
-            + inspect.getsource(path.compile)
-        )
-    body = f"{bug.program.source()}\n\n{bug.program.inputs_source()}\n\n" + "\n\n".join(compile_sources)
-    if any(oracle == "guards" for _, oracle in checks):
-        body += "\n\n" + guard_inputs_source(bug.program)
-    return header + body + "\n" + MAIN_SOURCE
-
-
-def guard_inputs_source(program) -> str:
-    """The inputs of each guard call ``program`` makes, as source: one ``make_inputs`` per varied
-    property, and ``GUARD_INPUTS`` naming them (the guards oracle's calls, made after the first)."""
-    parts, entries = [], []
-    for label, variant in guard_variants(program).items():
-        name = f"make_inputs_{label.replace('-', '_')}"
-        if label == CallLabel.GUARD_REQUIRES_GRAD:  # the same inputs, requiring grad
-            parts.append(f"def {name}(requires_grad=False):\n    return make_inputs(requires_grad=True)\n")
-        else:
-            parts.append(variant.inputs_source().replace("def make_inputs(", f"def {name}(", 1))
-        entries.append(f"    {str(label)!r}: {name},")
-    return "\n\n".join(
-        [
-            *parts,
-            "# The guard calls: each varies one property the first call's prologue checks.\nGUARD_INPUTS = {\n"
-            + "\n".join(entries)
-            + "\n}\n",
-        ]
-    )
-
-
-# --- running reproducers ------------------------------------------------------------------------
 
 
 class Reproduced(IntEnum):
@@ -261,7 +174,7 @@ def check_once(fn, make_inputs, path, placement, oracle, script, reference, guar
     compiled = PATHS.get(path)
     device = compiled.device if compiled is not None and not compiled.unavailable() else None
     eager = run_path(EAGER, program, PLACEMENTS[STOCK], device=device)  # on the path's device, where it runs
-    if eager.error is not None and oracle not in JUDGES_WHERE_EAGER_REJECTS:
+    if eager.error is not None and not check.judges_where_eager_rejects:
         raise EagerRejects(str(eager.error))
     outcome, found_there = run_under(chosen, program, path, eager, oracle)
     base = resolve(reference)

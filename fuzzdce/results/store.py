@@ -6,7 +6,7 @@ Layout of ``DIR``::
     <bug id>/bug.json               ``records.BugRecord``: verdict, placements, members (path, oracle,
                                     message, count, why joined, first seen), smallest program, counts,
                                     first seen, versions
-    <bug id>/repro.py               the standalone reproducer (fuzzdce.results.repro.script)
+    <bug id>/repro.py               the reproducer (fuzzdce.results.reproducers.repro_script)
     <bug id>/traces/<placement>/NN-<label>.txt   str() of each Thunder trace of the smallest program
     <bug id>/trace-diff.txt         regressions: the reference's traces against the placement's
     slow/<id>/slow.json, program.py  a program past its limit (``results.slow``): no bug
@@ -31,10 +31,10 @@ from typing import Any
 from fuzzdce.core.errors import UsageError
 from fuzzdce.core.findings import Bug
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.subsymbols import printed
+from fuzzdce.core.portable_trace import printed
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.records import BugRecord, KnownReason, RunSummary, Upstream, check_schema
-from fuzzdce.results.repro import script
+from fuzzdce.results.reproducers import repro_script
 from fuzzdce.results.slow import PROGRAM_FILE, SLOW_DIR, SLOW_FILE, SlowProgram, program_script
 
 DEFAULT_FINDINGS_DIR = "fuzzdce-findings"  # where ``fuzzdce run`` and fuzz tests write findings
@@ -172,7 +172,7 @@ class FindingsFolder:
         """The whole bug: its reproducer, the traces (by placement) of its smallest program and, for a
         regression, their difference from the reference's; the record last."""
         folder = self.folder(bug)
-        write_atomically(folder / REPRO_FILE, script(bug, self.builds, self.reference))
+        write_atomically(folder / REPRO_FILE, repro_script(bug, self.builds, self.reference))
         if traces is not None:
             write_traces(folder / "traces", traces)
             diff_file = folder / TRACE_DIFF_FILE

@@ -8,14 +8,18 @@ Modules:
 - ``calls``: one call of a program's function, recorded as a ``Call``, and its float64 twin.
 - ``variants``: the resized and guard calls' programs.
 - ``watchdog``: a compile path's time limit, and the exceptions behind a path's end.
-- ``placements``: DCE placements: context managers that patch Thunder and restore it exactly.
+- ``placements``: the built-in DCE placements (``PLACEMENTS``) and ``resolve``: a placement by name.
+- ``patching``: Thunder patched and restored exactly: a function and every alias of it.
+- ``installed_thunder``: what the installed Thunder already does (native) or lacks (missing) of
+  each built-in placement.
+- ``splitter_fix``: the thunderfx splitter fix ``symcall-fixed`` emulates (a copy of Thunder's code).
 - ``builds``: another Thunder build as a placement.
 - ``buildworker``: the child process running another Thunder build.
 - ``workers``: the one worker core: a child process with a time and memory limit.
 - ``sandbox``: jobs run in a sandboxed child process, one at a time.
 - ``interception``: what a placement replaced in Thunder, and a call run as a shadow on a snapshot
-  of the trace being recorded (what ``decisions`` and ``probes`` both intercept calls with).
-- ``probes``: one compile shared by every placement that changes nothing on a path.
+  of the trace being recorded (what ``decisions`` and ``compile_sharing`` both intercept calls with).
+- ``compile_sharing``: one compile shared by every placement that changes nothing on a path.
 - ``evaluate``: one program evaluated under every placement and path, every oracle on each.
 - ``localise``: where a wrong value first goes wrong.
 - ``decisions``: gating: a placement's calls done one by one as it does them or as unpatched

@@ -19,7 +19,7 @@ build's jobs run in a child process of its own (``fuzzdce.running.buildworker``)
 
 The child runs the job under its Thunder and sends back the outcome with its tensors, so outputs,
 gradients and mutated inputs are compared with eager's and stock's here, bit for bit as for any
-placement, and its traces in their portable form (``subsymbols.portable_trace``: bound symbols'
+placement, and its traces in their portable form (``portable_trace.portable_trace``: bound symbols'
 names, arguments, outputs, keep-tags and subsymbols, and the printed text), so DCE activity and
 ``dce-sound`` align the build's traces with stock's here exactly as for a patch placement. Only the
 oracles that read Thunder trace objects (``Oracle.reads_traces``: ``names``, ``idempotent``) run in

@@ -17,8 +17,8 @@ import traceback
 
 from fuzzdce.core.errors import harness_message, unexpected_exception
 from fuzzdce.core.model import Outcome, Placement, SplitRecord
+from fuzzdce.core.portable_trace import portable_trace
 from fuzzdce.core.quiet import quiet_library_warnings
-from fuzzdce.core.subsymbols import portable_trace
 from fuzzdce.oracles import ORACLES
 from fuzzdce.running.builds import DOCTOR, BuildRequest, BuildResult
 from fuzzdce.running.doctor import diagnosis
@@ -37,7 +37,7 @@ def answer(request: BuildRequest) -> BuildResult:
 
 def sendable(outcome: Outcome) -> Outcome:
     """The outcome as the parent can read it: tensors kept (the parent compares them), splits as
-    ``SplitRecord``, traces in their portable form (``subsymbols.portable_trace``: structure, names,
+    ``SplitRecord``, traces in their portable form (``portable_trace.portable_trace``: structure, names,
     keep-tags, subsymbols and the printed text), which the parent aligns with stock's traces for DCE
     activity and ``dce-sound`` exactly as for a patch placement."""
     splits = [SplitRecord.from_reason(r) for r in outcome.split_reasons]

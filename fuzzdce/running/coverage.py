@@ -2,8 +2,8 @@
 campaign names another), per program and in total.
 
 A placement's edits (``core.decisions.Edit``'s kinds) are counted per program: the subsymbols it
-removed or changed (``subsymbols.activity`` measures them per path, in ``Outcome.dce_activity``),
-and where it raised while the reference returned, or the reverse (``subsymbols.raise_edits``, in
+removed or changed (``dce_activity.activity`` measures them per path, in ``Outcome.dce_activity``),
+and where it raised while the reference returned, or the reverse (``dce_activity.raise_edits``, in
 ``Outcome.dce_raise_edits``: a DCE that raises on a bound symbol changes no subsymbol, yet did
 something). A program where the placement shows a failure the reference does not is counted too: a
 regression is what it did. A program in which a placement did none of these tested nothing that
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzdce.core.dce_activity import merge_activity
 from fuzzdce.core.faults import identity
 from fuzzdce.core.model import STOCK
-from fuzzdce.core.subsymbols import merge_activity
 
 
 def program_activity(outcomes: Iterable[Any]) -> Counter:

@@ -22,9 +22,11 @@ import contextlib
 from collections.abc import Iterator
 
 from fuzzdce.core.model import Outcome
-from fuzzdce.core.subsymbols import Change, Renaming, align_children, portable_node
-from fuzzdce.running.placements import patch_everywhere
-from fuzzdce.running.probes import in_shadow
+from fuzzdce.core.portable_trace import portable_node
+from fuzzdce.core.subsymbols import Change, Renaming, align_children
+from fuzzdce.oracles.dce_sound import ORACLE_NAME as DCE_SOUND
+from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 
 LABEL = "dce call"  # "dce call 12": the 13th call of ``dce`` while the path ran
 
@@ -113,7 +115,7 @@ def observed_dce(outcome: Outcome) -> Iterator[None]:
 
     def dce(trace, *args, **kwargs):
         result = current(trace, *args, **kwargs)
-        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+        if in_shadow():  # another placement's call, probed beside stock's (``compile_sharing``): not this run's
             return result
         label = f"{LABEL} {calls[0]}"
         calls[0] += 1
@@ -124,7 +126,7 @@ def observed_dce(outcome: Outcome) -> Iterator[None]:
             if note not in outcome.notes:
                 outcome.notes.append(note)
             # dce-sound judges the dce calls: one it cannot see is a check not made, counted.
-            outcome.could_not_check("dce-sound", "could not compare a dce call with the trace it was given", e)
+            outcome.could_not_check(DCE_SOUND, "could not compare a dce call with the trace it was given", e)
         return result
 
     with patch_everywhere(transform_common, "dce", dce):

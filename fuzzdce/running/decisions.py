@@ -35,8 +35,11 @@ from typing import Any
 
 from fuzzdce.core.decisions import Edit, Removed
 from fuzzdce.core.faults import raised_kind
-from fuzzdce.core.model import HELPER_FRAMES, ErrorInfo, Placement
-from fuzzdce.core.subsymbols import Node, Renaming, align_children, why_live
+from fuzzdce.core.liveness import why_live
+from fuzzdce.core.model import ErrorInfo, Placement
+from fuzzdce.core.portable_trace import Node
+from fuzzdce.core.subsymbols import Renaming, align_children
+from fuzzdce.core.tracebacks import HELPER_FRAMES
 from fuzzdce.running.interception import (
     Produced,
     Replaced,
@@ -48,7 +51,7 @@ from fuzzdce.running.interception import (
     replaced_by,
     shape_of,
 )
-from fuzzdce.running.placements import set_attribute
+from fuzzdce.running.patching import set_attribute
 
 # --- what a call was given, where it raised ----------------------------------------------------------
 

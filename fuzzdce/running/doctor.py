@@ -20,8 +20,9 @@ import torch
 
 from fuzzdce import __version__
 from fuzzdce.core.model import CompilePath, Placement
+from fuzzdce.running.installed_thunder import splitter_fix_native, symcall_native
 from fuzzdce.running.paths import PATHS, cuda_unavailable
-from fuzzdce.running.placements import PLACEMENTS, splitter_fix_native, symcall_native
+from fuzzdce.running.placements import PLACEMENTS
 from fuzzdce.strategies.model_blocks import BLOCKS, MODELS, model_files_missing
 from fuzzdce.strategies.opinfo import MODULE, TORCH_MODULE, available, torch_available
 

@@ -20,19 +20,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fuzzdce.core.dce_activity import activity_of, raise_edits
 from fuzzdce.core.errors import DeviceLost, HarnessError, OutOfTime, harness_message, unexpected_exception
 from fuzzdce.core.faults import Identity, identity
 from fuzzdce.core.model import EAGER, STOCK, Call, ErrorInfo, FailureKind, JobFailure, Oracle, Outcome, Placement, Violation
+from fuzzdce.core.portable_trace import printed
 from fuzzdce.core.program import Program
-from fuzzdce.core.subsymbols import activity_of, compare, printed, raise_edits
-from fuzzdce.oracles import ORACLES, rejects
+from fuzzdce.core.subsymbols import compare
+from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles.exact import execution_differences
 from fuzzdce.running.builds import BuildRequest, BuildWorker
+from fuzzdce.running.compile_sharing import shared_outcome, shares_compiles
 from fuzzdce.running.localise import judges_alike, localised, needs_localising, violations_or_none
 from fuzzdce.running.path_running import run_path
 from fuzzdce.running.paths import PATHS
 from fuzzdce.running.placements import PLACEMENTS
-from fuzzdce.running.probes import shared_outcome, shares_compiles
 
 
 @dataclass
@@ -67,16 +69,14 @@ def check_outcome(
 # What runs here on another build's outcome: the trace oracles ran in the build's own process.
 ORACLES_WITHOUT_TRACES = tuple(o for o in ORACLES.values() if not o.reads_traces)
 
-# What judges a program eager rejects: only whether a Thunder under test accepts what the reference
-# rejects too (every other oracle judges a program eager runs).
-JUDGES_WHERE_EAGER_REJECTS = frozenset({rejects.NAME})
-
 
 def judged(violations: list[Violation], eager: Outcome) -> list[Violation]:
-    """``violations`` as they count for a program eager ran (all), or rejected (``rejects``' only)."""
+    """``violations`` as they count for a program eager ran (all), or rejected (those of the oracles
+    that judge it: ``Oracle.judges_where_eager_rejects``, whether a Thunder under test accepts what
+    the reference rejects too)."""
     if eager.error is None:
         return violations
-    return [v for v in violations if v.oracle in JUDGES_WHERE_EAGER_REJECTS]
+    return [v for v in violations if ORACLES[v.oracle].judges_where_eager_rejects]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Job:
     reference: Placement | None = None
     device: str | None = None
     scope: Scope | None = None
-    # The placements evaluated beside it on the program: stock's compile probes them (``probes``),
+    # The placements evaluated beside it on the program: stock's compile probes them (``compile_sharing``),
     # and one that did as stock at every call takes stock's outcome instead of compiling.
     shares: tuple[Placement, ...] = ()
     # Its limit is the time left before the evaluator's deadline (``Evaluator.within_deadline``):
@@ -263,7 +263,7 @@ class LocalJobs:
         return stock
 
     def shared_violations(self, outcome: Outcome, eager: Outcome, base: Outcome | None) -> list[Violation]:
-        """The violations of a placement's outcome that is stock's (``probes.shared_outcome``):
+        """The violations of a placement's outcome that is stock's (``compile_sharing.shared_outcome``):
         stock's own where its job judged them here (the same outcome, the same eager), but for the
         oracles that compare with the reference, which judge this one again."""
         checked = self.stock_checked.get(outcome.path)
@@ -412,7 +412,7 @@ class Evaluator:
 
     def __init__(self, run_job: RunJob | None = None, *, cache: bool = False, share_compiles: bool = True) -> None:
         self.run_job = run_job if run_job is not None else LocalJobs()
-        self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``probes``)
+        self.share_compiles = share_compiles  # stock's compile serves a placement that changes nothing (``compile_sharing``)
         self.cache: dict[str, object] | None = {} if cache else None
         self.jobs_run = 0  # jobs run, not answered from the cache
         # ``time.time()`` past which no job runs (a campaign's time budget's end; None: none): a job
@@ -552,7 +552,7 @@ class Evaluator:
                     continue
                 result = self.run_cached(job, cache)
                 if isinstance(result, JobFailure) and job.shares:
-                    # The job hung or died in its process, maybe in a placement's shadow (``probes``):
+                    # The job hung or died in its process, maybe in a placement's shadow (``compile_sharing``):
                     # asked again without probing, which this program does no more.
                     shares = ()
                     job = dataclasses.replace(job, shares=shares)

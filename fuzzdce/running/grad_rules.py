@@ -21,8 +21,8 @@ from typing import Any
 
 from fuzzdce.core.grad_rule_names import grad_rule_ids, rule_name
 from fuzzdce.core.model import Outcome
-from fuzzdce.running.placements import patch_everywhere
-from fuzzdce.running.probes import in_shadow
+from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.strategies.sources import SOURCES, source_of
 
 AUTOMATIC = "automatic registration"  # a torch op Thunder has no symbol of its own for: torch's autograd is its rule
@@ -80,7 +80,7 @@ def observed_grad_rules(outcome: Outcome) -> Iterator[None]:
 
     def get_gradfn_and_executor(bsym, *args, **kwargs):
         result = current(bsym, *args, **kwargs)
-        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+        if in_shadow():  # another placement's call, probed beside stock's (``compile_sharing``): not this run's
             return result
         try:
             sym_id = bsym.sym.id

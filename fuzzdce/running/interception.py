@@ -7,11 +7,11 @@ snapshot of the trace being recorded, with what it produced.
 - ``TraceState``: the trace being recorded, as a call may change it, taken before a call and
   restored after a shadow ran on it.
 - ``produce``: one call on the trace being recorded, and what it did (``Produced``: its value or
-  exception, the bound symbols it appended; as ``subsymbols.Node`` plain data, ``shape_of``, or as
+  exception, the bound symbols it appended; as ``portable_trace.Node`` plain data, ``shape_of``, or as
   the objects themselves).
 - ``outside_the_trace``: what fuzzdce reads of a proxy while Thunder traces, not recorded.
 
-``decisions`` gates a placement's calls and finds its edits with these; ``probes`` shadows each
+``decisions`` gates a placement's calls and finds its edits with these; ``compile_sharing`` shadows each
 placement's calls beside stock's with them.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzdce.core.faults import without_annotations
-from fuzzdce.core.subsymbols import Node, portable_node
+from fuzzdce.core.portable_trace import Node, portable_node
 
 # --- what a placement replaces ---------------------------------------------------------------------
 

@@ -45,11 +45,11 @@ from fuzzdce.core.model import (
 )
 from fuzzdce.oracles.guards import unsupported
 from fuzzdce.running.calls import cache_words, harness_line, make_call, needs_float64, nondeterministic_kernels
+from fuzzdce.running.compile_sharing import probing, shares_compiles
 from fuzzdce.running.dce_calls import observed_dce
 from fuzzdce.running.decisions import observed_edits
 from fuzzdce.running.grad_rules import observed_grad_rules
 from fuzzdce.running.paths import PATHS
-from fuzzdce.running.probes import probing, shares_compiles
 from fuzzdce.running.stated_metadata import observed_metadata
 from fuzzdce.running.variants import guard_program, guard_variants, resized_program
 from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, timed_out
@@ -57,7 +57,7 @@ from fuzzdce.running.watchdog import out_of_memory, safe_point, time_limit, time
 # How a path notes a guard call (``Outcome.notes``): the property varied and whether the call hit
 # the cache. Counted per program, they are the report's line of guarded properties varied.
 GUARD_NOTE = "guard call varied "
-# How stock's outcome notes a probed run given up and made again plainly (``probes``).
+# How stock's outcome notes a probed run given up and made again plainly (``compile_sharing``).
 PROBE_NOTE = "placements not probed here, stock compiled again: "
 
 
@@ -195,7 +195,7 @@ def run_path(
     observed (no DCE calls, grad rules, stated metadata, gated edits): what judging that call's
     values needs (a localising prefix, ``evaluate.Scope``), at a fraction of the cost.
 
-    ``shadows``: placements probed while stock (``placement``) compiles (``probes``); the outcome's
+    ``shadows``: placements probed while stock (``placement``) compiles (``compile_sharing``); the outcome's
     ``unchanged_by`` names those that did as stock at every call. A probed run that failed, or that
     a shadow spoiled, is made again without them and names none.
 

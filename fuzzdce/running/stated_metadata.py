@@ -45,8 +45,8 @@ import torch
 
 from fuzzdce.core.model import CallStage, Outcome
 from fuzzdce.oracles.metadata import ORACLE_NAME, Misstated
-from fuzzdce.running.placements import patch_everywhere
-from fuzzdce.running.probes import in_shadow
+from fuzzdce.running.compile_sharing import in_shadow
+from fuzzdce.running.patching import patch_everywhere
 
 # The execution traces whose functions run a program, by the name Thunder gives their function: the
 # forward (the whole computation without grad) and the backward.
@@ -200,7 +200,7 @@ def observed_metadata(outcome: Outcome) -> Iterator[None]:
     observed: list[str] = []
 
     def python_callable(self, *args, **kwargs):
-        if in_shadow():  # another placement's call, probed beside stock's (``probes``): not this run's
+        if in_shadow():  # another placement's call, probed beside stock's (``compile_sharing``): not this run's
             return original(self, *args, **kwargs)
         try:
             kind = OBSERVED.get(self.siginfo().name)

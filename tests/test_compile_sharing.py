@@ -1,4 +1,4 @@
-"""Stock's compile serves a placement that changes nothing on a path (``running.probes``): each
+"""Stock's compile serves a placement that changes nothing on a path (``running.compile_sharing``): each
 mechanism proven by what it must share, what it must not, and the same verdicts either way."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.running.evaluate import Evaluator
+from fuzzdce.running.patching import patch_everywhere
 from fuzzdce.running.path_running import PROBE_NOTE, run_path
-from fuzzdce.running.placements import PLACEMENTS, patch_everywhere, resolve
+from fuzzdce.running.placements import PLACEMENTS, resolve
 
 # neg decomposes into one prim: no DCE placement has anything to remove.
 NEG = Program((TensorInput((3,), "float32"),), (Step("neg", "torch.neg({0})", (Ref(0),)),), (1,), seed=3)
@@ -29,7 +30,7 @@ ADD_BF16 = Program(
 
 def trees(outcome) -> list:
     """An outcome's traces as portable trees, names included (what a probe must leave as it was)."""
-    from fuzzdce.core.subsymbols import portable_trace
+    from fuzzdce.core.portable_trace import portable_trace
 
     return [(label, portable_trace(t, with_text=False)) for label, t in outcome.traces]
 
@@ -136,7 +137,7 @@ def test_a_shadow_that_changes_its_arguments_spoils_the_probe_once():
     """Stock's run is made again without shadows, and shares nothing; from then on that placement
     is not probed, so it spoils no later probe and the other placements share again."""
     from fuzzdce.core.model import Placement
-    from fuzzdce.running.probes import changes_arguments, shares_compiles
+    from fuzzdce.running.compile_sharing import changes_arguments, shares_compiles
 
     mutating = Placement("mutating-once", rdnp_that_reverses_its_argument)
     assert shares_compiles(mutating)
@@ -152,8 +153,8 @@ def test_a_shadow_that_changes_its_arguments_spoils_the_probe_once():
 
 
 def test_a_gated_placement_is_never_probed():
+    from fuzzdce.running.compile_sharing import shares_compiles
     from fuzzdce.running.decisions import Gating, gated
-    from fuzzdce.running.probes import shares_compiles
 
     assert shares_compiles(PLACEMENTS["rdnp"]) and not shares_compiles(gated(PLACEMENTS["rdnp"], Gating.first(0)))
     assert not shares_compiles(PLACEMENTS["stock"])
@@ -197,7 +198,7 @@ def thunder_flag_set():
 @pytest.mark.parametrize("factory", [cos_patched_in_torch, thunder_flag_set])
 def test_a_placement_with_effects_beyond_thunders_functions_is_never_probed(factory):
     from fuzzdce.core.model import Placement
-    from fuzzdce.running.probes import other_effects, shares_compiles
+    from fuzzdce.running.compile_sharing import other_effects, shares_compiles
 
     placement = Placement(f"test-{factory.__name__}", factory)
     assert other_effects(placement) and not shares_compiles(placement)
@@ -210,7 +211,7 @@ def test_another_librarys_counters_moving_do_not_stop_probing():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from fuzzdce.running import probes
+    from fuzzdce.running import compile_sharing
 
     @settings(max_examples=5, database=None)
     @given(st.lists(st.integers()))
@@ -218,15 +219,15 @@ def test_another_librarys_counters_moving_do_not_stop_probing():
         pass
 
     draw()
-    probes._OTHER_EFFECTS.clear()
-    assert all(probes.shares_compiles(PLACEMENTS[name]) for name in ("rdnp", "symcall", "symcall-fixed"))
+    compile_sharing._OTHER_EFFECTS.clear()
+    assert all(compile_sharing.shares_compiles(PLACEMENTS[name]) for name in ("rdnp", "symcall", "symcall-fixed"))
 
 
 def test_a_placement_that_registers_a_grad_rule_otherwise_is_never_probed_and_stock_stays_stock():
     """``cos_grad_flipped`` changes an entry of Thunder's grad-rule table, which no call shows: it
     is compiled, and stock's probed run is stock's (each placement is left once its replacements
     are found)."""
-    from fuzzdce.running.probes import other_effects
+    from fuzzdce.running.compile_sharing import other_effects
 
     flipped = resolve("planted:cos_grad_flipped")
     assert "entries of thunder.core.transforms._grad_fn_map" in other_effects(flipped)

@@ -55,7 +55,7 @@ from fuzzdce.running.interception import (
     thunder_modules,
     thunder_namespaces,
 )
-from fuzzdce.running.placements import set_attribute
+from fuzzdce.running.patching import set_attribute
 
 # How deep a value is compared; deeper, it is not plain data here (never shared).
 MAX_DEPTH = 64
