@@ -52,10 +52,10 @@ def test_the_symbol_a_message_names(text, symbol):
     assert symbol_named(text) == symbol
 
 
-def test_a_split_that_names_no_symbol_is_known_by_its_words_and_sited_at_its_node():
+def test_a_split_that_names_no_symbol_is_known_by_its_words_and_its_nodes_op_and_sited_there():
     info = "Failed while running meta for node with name: v3 and target: <built-in method logsumexp of type object at 0x7f>, see exception field"
     fault, site = split_fault("EXCEPTION_META_THUNDER_OP", info, "tuple index out of range")
-    assert site == "logsumexp" and "tuple index out of range" in str(fault) and "logsumexp" not in str(fault)
+    assert site == fault.target == "logsumexp" and "tuple index out of range" in str(fault) and "v3" not in str(fault)
 
 
 def test_an_exception_is_sited_at_the_outermost_thunder_symbol_and_framed_past_helpers():
