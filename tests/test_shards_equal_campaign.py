@@ -29,7 +29,13 @@ def program(*ops: str, seed: int = 1) -> Program:
 def store_of_units(units) -> FindingStore:
     """A campaign's store of ``units`` (program, violations by placement), each program taken as a
     finished shrink's result (the hand-written programs are minimal)."""
-    return store_of(*((*triaged, prog, True) for prog, by_placement in units for triaged in triage(by_placement).values()))
+    return store_of(
+        *(
+            (t.verdict, t.placements, t.violation, prog, True)
+            for prog, by_placement in units
+            for t in triage(by_placement).values()
+        )
+    )
 
 
 def partition(bugs) -> dict[str, frozenset[str]]:

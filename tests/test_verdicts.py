@@ -58,7 +58,7 @@ def test_a_failure_hidden_behind_a_raise_of_the_thunder_under_test_is_masked_and
     assert triaged["names"].verdict == Verdict.MASKED and triaged["raises"].verdict == Verdict.REGRESSION
     store = FindingStore()
     for t in triaged.values():
-        store.add(*t, NEG, masked_by=t.masked_by, unclean=t.unclean)
+        store.add(t.verdict, t.placements, t.violation, NEG, masked_by=t.masked_by, unclean=t.unclean)
     masked = next(b for b in store.bugs() if b.verdict == Verdict.MASKED)
     regression = next(b for b in store.bugs() if b.verdict == Verdict.REGRESSION)
     assert [m.bug for m in masked.masked_by] == [regression.id]
@@ -81,7 +81,7 @@ def test_precision_a_raise_on_another_path_or_a_failure_the_reference_shares_mas
 def test_a_failure_gone_where_the_path_still_fails_is_fixed_only_by_a_named_edit():
     store = FindingStore()
     for t in verdicts({STOCK: [unknown_proxy(), wrong()], "symcall": [wrong()]}).values():
-        store.add(*t, NEG, masked_by=t.masked_by, unclean=t.unclean)
+        store.add(t.verdict, t.placements, t.violation, NEG, masked_by=t.masked_by, unclean=t.unclean)
     (gone,) = [b for b in store.bugs() if b.verdict == Verdict.FIXED]
     thunders = {STOCK: "thunder", "symcall": "thunder, patched"}
     assert BugRecord.of(gone, thunders=thunders).standing == Standing.UNEXPLAINED
@@ -210,4 +210,4 @@ def test_a_triaged_failure_keeps_what_masked_it_through_pickling():
 
     (t,) = [t for t in triage({STOCK: [unknown_proxy()], "symcall": [raised()]}).values() if t.verdict == Verdict.MASKED]
     again = pickle.loads(pickle.dumps(t))
-    assert tuple(again) == tuple(t) and again.masked_by == t.masked_by and dataclasses.is_dataclass(again.violation)
+    assert again == t and again.masked_by == t.masked_by and dataclasses.is_dataclass(again.violation)

@@ -21,8 +21,8 @@ show the other (``FindingStore.link``), and each finding's ``joining.join_keys``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.faults import Fault, Identity, fault_of, identity, signature
@@ -109,30 +109,20 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
-class _Shown(NamedTuple):
+@dataclass(frozen=True)
+class Triaged:
+    """One failure of a program (a violation identity), triaged: what the reference does with it,
+    who shows it and one violation of it. Of a failure the reference alone shows, also what the
+    Thunders under test did on its path instead (``masked_or_gone``): ``masked_by``, the finding
+    identities of their own failures there that stop the run (it is then ``Verdict.MASKED``), and
+    ``unclean``, those that still fail that path another way that stops nothing (the reference's
+    other failures, a wrong value): gone there, fixed only once an edit of theirs is named for it."""
+
     verdict: Verdict
     placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
     violation: Violation  # one of them, as an example
-
-
-class Triaged(_Shown):
-    """One failure of a program (a violation identity), triaged: what the reference does with it and who shows
-    it (it unpacks as those three). Of a failure the reference alone shows, also what the Thunders
-    under test did on its path instead (``masked_or_gone``): ``masked_by``, the finding identities
-    of their own failures there that stop the run (it is then ``Verdict.MASKED``), and ``unclean``,
-    those that still fail that path another way that stops nothing (the reference's other
-    failures, a wrong value): gone there, fixed only once an edit of theirs is named for it."""
-
-    masked_by: tuple[Identity, ...]
-    unclean: tuple[str, ...]
-
-    def __new__(cls, verdict, placements, violation, masked_by=(), unclean=()) -> Triaged:
-        made = super().__new__(cls, verdict, placements, violation)
-        made.masked_by, made.unclean = tuple(masked_by), tuple(unclean)
-        return made
-
-    def __getnewargs__(self):  # pickled (lanes send what settled programs show) with its extras
-        return (*self, self.masked_by, self.unclean)
+    masked_by: tuple[Identity, ...] = ()
+    unclean: tuple[str, ...] = ()
 
 
 def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
@@ -197,9 +187,9 @@ def masked_or_gone(
             if on_path and not stopping:
                 unclean.append(name)
         if masked_by:
-            judged[k] = Triaged(Verdict.MASKED, t.placements, t.violation, masked_by=tuple(dict.fromkeys(masked_by)))
+            judged[k] = replace(t, verdict=Verdict.MASKED, masked_by=tuple(dict.fromkeys(masked_by)))
         elif unclean:
-            judged[k] = Triaged(t.verdict, t.placements, t.violation, unclean=tuple(unclean))
+            judged[k] = replace(t, unclean=tuple(unclean))
     return judged
 
 
