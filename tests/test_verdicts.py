@@ -62,6 +62,10 @@ def test_a_failure_hidden_behind_a_raise_of_the_thunder_under_test_is_masked_and
     masked = next(b for b in store.bugs() if b.verdict == Verdict.MASKED)
     regression = next(b for b in store.bugs() if b.verdict == Verdict.REGRESSION)
     assert [m.bug for m in masked.masked_by] == [regression.id]
+    # The masking failure is a typed record: who shows it and its finding, read by name.
+    (masker,) = masked.smallest.masked_by
+    assert masker.placements == ("symcall",) and masker.finding == regression.smallest.identity
+    assert [m.placements for m in masked.masked_by] == [("symcall",)]
     record = BugRecord.of(masked, thunders={STOCK: "thunder", "symcall": "thunder, patched"})
     assert record.standing == Standing.MASKED
     assert f"masked by bug {regression.id} under symcall" in "\n".join(gone_lines(record))
@@ -178,7 +182,7 @@ def test_a_thunderfx_split_of_the_placement_masks_the_failure(stock_fails_in_a_d
     names = [t for t in triaged if t.violation.oracle == "names"]
     assert names and all(t.verdict == Verdict.MASKED for t in names), [(t.verdict, t.violation.oracle) for t in triaged]
     (split,) = [t for t in triaged if t.violation.oracle == "splits"]
-    assert split.verdict == Verdict.REGRESSION and all(t.masked_by[0][2][1] == "splits" for t in names)
+    assert split.verdict == Verdict.REGRESSION and all(t.masked_by[0].violation.oracle == "splits" for t in names)
 
 
 @pytest.fixture
