@@ -5,7 +5,7 @@ correct one none; the seed's program names the raise on ``ltorch.add`` and not t
 import dataclasses
 
 import pytest
-from builders import raised, split, store_of
+from builders import StandInCampaign, raised, split, store_of
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe, summary
 from fuzzdce.core.findings import program_text
@@ -242,7 +242,6 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
     """A hang costs its job's whole limit: the second cause of that program and path is not
     bisected there (it says why), a cause on another program is."""
     import time
-    from types import SimpleNamespace
 
     from fuzzdce.fuzzing.shrinking import Shrinker
     from fuzzdce.fuzzing.time_plan import TimePlan
@@ -253,13 +252,10 @@ def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_
         (raised("jit", "UnboundLocalError", "t1", "thunder/core/prims.py:take", symbol="reshape"), ONE, None),
         (SPLIT, TWO, None),
     )
-    campaign = SimpleNamespace(
-        ledger=SimpleNamespace(store=store),
-        reference=resolve("stock"),
+    campaign = StandInCampaign(
+        store,
         placements=[dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")],
         evaluate=timing_out(calls),
-        driver=SimpleNamespace(stopped=False),
-        spent=False,
         plan=TimePlan(600, time.time()),
     )
     Shrinker(campaign).decide_found(list(store))

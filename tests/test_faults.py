@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from builders import wrong_values
 
 from fuzzdce.core.faults import (
     Fault,
@@ -62,6 +63,7 @@ def meta_failed(node: str, target: str) -> str:
 def missing_op_support(node: str, op: str, address: str = "0x7fb035be7a60") -> str:
     """A non-exception split reason's info for the FX node ``node`` calling torch's ``op``."""
     return f"node with name: {node} and target: <built-in method {op} of type object at {address}> only has an automatic torch fallback in thunder."
+
 
 DIRECTION = "requires_grad True where eager's is False"
 
@@ -177,8 +179,7 @@ def test_a_localised_value_is_one_fault_on_every_path_and_an_unlocalised_one_is_
 
 
 def test_a_replay_compares_wrong_values_wherever_they_first_differ():
-    at_exp = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit", "exp"), call="plain")
-    unlocalised = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit"), call="plain")
+    at_exp, unlocalised = wrong_values("jit", "exp"), wrong_values("jit")
     assert identity(at_exp) != identity(unlocalised)
     assert identity(at_exp, localised=False) == identity(unlocalised, localised=False)
     lost = flag_fault("grads", "grad", "jit", "requires_grad False where eager's is True", None)
@@ -239,11 +240,17 @@ def test_a_split_known_by_its_words_is_known_by_its_op_and_not_by_its_program():
     # Two ops, or one op for two reasons: two faults.
     assert logsumexp != at("v3", "<built-in method index_select of type object at 0x7f48501e7a60>")
     assert at("v1", "<built-in method exp of type object at 0x7f>", "'t0'") != at("v1", "<built-in function getitem>", "'t0'")
-    proxy = split_fault("EXCEPTION_PROXY_THUNDER_OP", meta_failed("v3", "<built-in method logsumexp>"), "tuple index out of range")[0]
+    proxy = split_fault(
+        "EXCEPTION_PROXY_THUNDER_OP", meta_failed("v3", "<built-in method logsumexp>"), "tuple index out of range"
+    )[0]
     assert proxy != logsumexp
     # A symbol the exception names is where Thunder fails, whichever op's node reached it.
     lerp, addcmul = (
-        split_fault("EXCEPTION_META_THUNDER_OP", meta_failed("v2", f"<built-in method {op} of type object>"), "VJP for PrimIDs.LERP is not implemented")[0]
+        split_fault(
+            "EXCEPTION_META_THUNDER_OP",
+            meta_failed("v2", f"<built-in method {op} of type object>"),
+            "VJP for PrimIDs.LERP is not implemented",
+        )[0]
         for op in ("lerp", "addcmul")
     )
     assert lerp == addcmul and lerp.identity() == addcmul.identity()
@@ -265,7 +272,9 @@ def guard_call_wrong(cache: str, label: CallLabel = CallLabel.GUARD_SHAPE, size:
     """The guards oracle's fault of a guard call ``label`` whose result differs from eager's, on a
     call that hit the cache or missed it (``cache``), on inputs of ``size`` elements."""
     plain = Call(CallLabel.PLAIN, outputs=[torch.ones(1)])
-    reference = Outcome(EAGER, "stock", calls={CallLabel.PLAIN: plain}, guard_calls={label: Call(label, outputs=[torch.ones(size)])})
+    reference = Outcome(
+        EAGER, "stock", calls={CallLabel.PLAIN: plain}, guard_calls={label: Call(label, outputs=[torch.ones(size)])}
+    )
     wrong = Call(label, outputs=[torch.zeros(size)], cache=cache)
     (violation,) = guards.check(Outcome("jit", "p", calls={CallLabel.PLAIN: plain}, guard_calls={label: wrong}), reference)
     return violation.fault

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import thunder
 from builders import malformed, wrong_values
+from builders import raised as raised_by_thunder
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe
-from fuzzdce.core.faults import exception_fault
 from fuzzdce.core.findings import FindingStore, triage
-from fuzzdce.core.model import STOCK, ErrorInfo, Violation
+from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.fuzzing.campaign import Campaign
@@ -37,12 +37,7 @@ def unknown_proxy(path="jit"):
 
 
 def raised(path="jit"):
-    fault, site = exception_fault(
-        ErrorInfo("RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__", "")
-    )
-    return Violation(
-        "raises", path, "RuntimeError: planted", "RuntimeError", "thunder/core/symbol.py:__call__", fault=fault, site=site
-    )
+    return raised_by_thunder(path, "RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__")
 
 
 def wrong(path="jit"):
