@@ -16,7 +16,9 @@ database (``--database none``: nothing replays the programs of an earlier run):
 Prints, per campaign, the programs evaluated, bugs per verdict (under identity: every bug, each with
 its findings, message, program size and standalone outcome, and the false alarms among them; under
 the correct placements: the placement-induced ones),
-the checks an oracle could not make, and each placement's DCE activity and traces not compared.
+the checks an oracle could not make, and each placement's DCE activity as the report words it (the
+programs in which it did otherwise than the reference: changed subsymbols, raised where it returns
+or the reverse, failed beyond it; traces not compared).
 
 Usage: python benchmarks/precision.py [--seed 1] [--time-budget 300] [--jobs 2] [--path jit ...] [--only calibration]
 """
@@ -30,6 +32,12 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fuzzdce.core.model import STOCK  # noqa: E402
+from fuzzdce.running.coverage import activity_lines  # noqa: E402
 
 CAMPAIGNS = {
     "calibration": ("stock", "identity"),
@@ -115,11 +123,10 @@ def report(name: str, placements, summary: dict, folder: str) -> None:
     print(f"  shared bugs (the reference shows them too): {len(summary['bugs']['shared'])}")
     for entry in summary.get("not_checked", []):
         print(f"  not checked: {entry['oracle']} {entry['what']} on {entry['path']}: {entry['times']} times")
-    for p, entry in summary.get("dce_activity", {}).items():
-        print(
-            f"  {p}: changed subsymbols in {entry['programs_changed']}/{entry['programs']} programs; "
-            f"traces not compared in {entry.get('programs_not_compared', 0)} programs"
-        )
+    # In the report's words (``activity_lines``): a program counts where the placement did otherwise
+    # than the reference (changed subsymbols, raised where it returns or the reverse, failed beyond it).
+    for line in activity_lines(summary.get("dce_activity", {}), reference=summary.get("reference", STOCK)):
+        print(f"  {line}")
 
 
 def main() -> None:

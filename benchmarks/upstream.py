@@ -8,7 +8,7 @@ cache). Two parts, each in processes of its own:
 
 1. **The campaign**: ``fuzzdce run --build merged=<bc399d4a3>`` with the parent first on
    ``PYTHONPATH`` (so stock is the parent), every default path, ``--minutes`` of generation. Printed:
-   fuzzdce's report, then the merge's DCE activity against the parent and the bugs by verdict, from
+   fuzzdce's report, then the merge's DCE activity against the parent (in the report's words) and the bugs by verdict, from
    ``OUT/campaign/summary.json``. Every placement-induced bug is the merge's behaviour change (or a
    false alarm): check each by hand (``fuzzdce replay``, ``repro.py``).
 2. **Emulation against the real merge**: ``--compare`` programs drawn once (here, seeded), then
@@ -37,7 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fuzzdce.core.model import STOCK  # noqa: E402
 from fuzzdce.running.builds import materialize_archive  # noqa: E402
+from fuzzdce.running.coverage import activity_lines  # noqa: E402
 
 PARENT, MERGE = "8236d1c97", "bc399d4a3"
 EMULATION = "symcall-fixed"
@@ -96,13 +98,10 @@ def campaign(parent: Path, merge: Path, args, out: Path) -> dict:
     activity = summary.get("dce_activity", {}).get("merged", {})
     print("== the merge's DCE activity against its parent (every path):")
     if activity:
-        print(
-            f"   changed subsymbols in {activity['programs_changed']}/{activity['programs']} programs "
-            f"({100 * activity['fraction_changed']:.0f}%), in {len(activity['symbols'])} symbols; "
-            f"traces not compared in {activity.get('programs_not_compared', 0)} programs"
-        )
-        for s in activity["symbols"][:20]:
-            print(f"     {s['symbol']}@{s['depth']}: removed {s['removed']}, added {s['added']}")
+        # In the report's words (``activity_lines``): a program counts where the merge did otherwise
+        # than its parent (changed subsymbols, raised where it returns or the reverse, failed beyond it).
+        for line in activity_lines({"merged": activity}, limit=20, reference=summary.get("reference", STOCK)):
+            print(f"   {line}")
     print("== bugs by verdict:")
     for verdict, bugs in summary.get("bugs", {}).items():
         print(f"   {verdict}: {len(bugs)}")

@@ -2,11 +2,11 @@
 stand-in campaign. Tests import it as they import ``planted`` and ``conftest`` (tests/ is on the path).
 
 Every violation is made by its oracle's own code (``raises.raised``, ``names.malformed``, the
-outputs, grads and splits oracles' ``check`` on a small outcome) and localised by the evaluator's
-``localise.localised``: each carries the fault production gives it, so a join a test checks is one
-production makes. No test builds a violation of fuzzdce's oracles with no fault
-(tests/test_builders.py checks it): only an oracle registered outside fuzzdce makes none
-(``faults.Stated`` stands in).
+outputs, grads, splits and metadata oracles' ``check`` on a small outcome; dce-sound's as its check
+makes it) and localised by the evaluator's ``localise.localised``: each carries the fault
+production gives it, so a join a test checks is one production makes. No test builds a violation
+of fuzzdce's oracles itself, nor a stand-in evaluator, store or campaign (tests/test_builders.py
+checks it): only an oracle registered outside fuzzdce makes no fault (``faults.Stated`` stands in).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import torch
 
+from fuzzdce.core.faults import dce_fault
 from fuzzdce.core.findings import FindingStore
 from fuzzdce.core.model import EAGER, Call, ErrorInfo, Outcome, Placement, SplitKind, SplitRecord, Violation
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
@@ -25,6 +26,7 @@ from fuzzdce.oracles import ORACLES
 from fuzzdce.oracles import names as names_oracle
 from fuzzdce.oracles import raises as raises_oracle
 from fuzzdce.oracles import splits as splits_oracle
+from fuzzdce.oracles.metadata import Misstated
 from fuzzdce.running.evaluate import Evaluation, Evaluator
 from fuzzdce.running.localise import localised
 from fuzzdce.running.placements import resolve
@@ -101,6 +103,49 @@ def split(
     return violation
 
 
+THUNDER_FUNCTION = "thunder.executors.torch_autograd.ThunderFunction"
+
+
+def flag(path: str = "jit-grad", *, invented: bool = True, marked_by: str | None = None) -> Violation:
+    """The grads oracle's violation of a grad call whose output's ``requires_grad`` differs from
+    eager's: ``invented`` (True where eager's is False) or lost, the output made by Thunder's
+    autograd Function ``marked_by`` (a ``thunder.`` qualname: the fault is marked by it) or by none
+    (not localised)."""
+    label = CallLabel.GRAD
+    thunders = Call(label, output_requires_grad=[invented], output_functions=[marked_by])
+    eagers = Call(label, output_requires_grad=[not invented])
+    (violation,) = ORACLES["grads"].check(
+        Outcome(path, "p", calls={label: thunders}), Outcome(EAGER, "stock", calls={label: eagers})
+    )
+    return violation
+
+
+def misstated(
+    path: str = "jit-symbolic",
+    op: str = "qr",
+    *,
+    stated_by: str = "",
+    attribute: str = "shape",
+    trace: str = "forward",
+    proxy: str = "t1",
+    stated: str = "[2]",
+    actual: str = "[3]",
+) -> Violation:
+    """The metadata oracle's violation of ``op``'s tensor ``proxy``, in a ``trace``, whose
+    ``attribute`` is ``actual`` when it runs and ``stated`` by the trace (by ``stated_by``, the meta
+    function of a prim; "" for a decomposed op)."""
+    found = Misstated(trace, op, proxy, attribute, stated, actual, stated_by)
+    (violation,) = ORACLES["metadata"].check(Outcome(path, "p", misstated=[found]), Outcome(EAGER, "stock"))
+    return violation
+
+
+def unsound(path: str = "jit", wrong: str = "dropped one a kept subsymbol reads") -> Violation:
+    """The dce-sound oracle's violation of a DCE that did ``wrong`` (``faults.UnsoundDce``), with the
+    fault its oracle gives it. Made here as the oracle makes it (its ``check`` needs the placement's
+    recorded DCE calls, which only a run under Thunder makes)."""
+    return Violation("dce-sound", path, f"a DCE {wrong}", "UnsoundDce", key=wrong, fault=dce_fault("dce-sound", wrong))
+
+
 # --- findings ---------------------------------------------------------------------------------------
 
 
@@ -153,9 +198,10 @@ class StandInEvaluator(Evaluator):
 class StandInCampaign:
     """What ``Shrinker`` reads of a campaign, for tests of shrinking and confirming without one: a
     ``store`` whose ``fails`` verdicts are worth shrinking, ``settings`` and ``plan`` as given, and
-    evaluations from ``evaluator`` (stock and rdnp by default), each recorded in ``replays`` as
-    (program, placement names, paths, cache), or from a test's own ``evaluate``. Phase seconds are
-    counted in ``phases.seconds``, log lines kept in ``lines``."""
+    evaluations under stock and ``placements`` (rdnp by default) from ``evaluator``, or from
+    ``evaluate`` (a function standing in for ``Campaign.evaluate`` itself), each recorded in
+    ``replays`` as (program, placement names, paths, cache). Phase seconds are counted in
+    ``phases.seconds``, log lines kept in ``lines``."""
 
     def __init__(
         self,
@@ -166,7 +212,7 @@ class StandInCampaign:
         plan=None,
         evaluator: Evaluator | None = None,
         evaluate=None,
-        placements=None,
+        placements: list[Placement] | None = None,
         seconds_per_program: float = 1.0,
     ):
         self.ledger = SimpleNamespace(store=store, fails=fails)
@@ -178,14 +224,18 @@ class StandInCampaign:
         self.reference = resolve("stock")
         self.placements = [resolve("rdnp")] if placements is None else list(placements)
         self.evaluator = evaluator if evaluator is not None else StandInEvaluator()
-        self.evaluate_instead = evaluate  # a test's own evaluate(program, placements, paths, **options)
+        self.evaluated = evaluate
         self.replays, self.lines = [], []
 
-    def evaluate(self, program, placements, paths, alone=False, cache=True, **options):
-        if self.evaluate_instead is not None:
-            return self.evaluate_instead(program, placements, paths, alone=alone, cache=cache, **options)
-        self.replays.append((program, tuple(p.name for p in placements), tuple(paths), cache))
-        return self.evaluator(program, placements, paths=paths, alone=True, cache=cache)
+    def evaluate(self, program, placements, paths, **options):
+        """As ``Campaign.evaluate`` (``options``: the ``Evaluator``'s ``alone``, ``cache``, ``localise``)."""
+        self.replays.append((program, tuple(p.name for p in placements), tuple(paths), options.get("cache", True)))
+        if self.evaluated is not None:
+            return self.evaluated(program, placements, paths, **options)
+        return self.evaluator(program, placements, paths=paths, **{**options, "alone": True})
+
+    def progress(self):
+        pass
 
     def log(self, line):
         self.lines.append(line)

@@ -1,10 +1,10 @@
 """Findings joined into bugs: by the same exception, and by one minimal program showing them together."""
 
 import pytest
-from builders import malformed, raised, split, wrong_values
+from builders import malformed, raised, split, unsound, wrong_values
 
 from fuzzdce.core.findings import FindingStore
-from fuzzdce.core.model import ErrorInfo, Violation
+from fuzzdce.core.model import ErrorInfo
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.fuzzing.campaign import Campaign
@@ -228,7 +228,6 @@ def test_a_raise_in_torchs_frame_joins_only_a_thunder_fault_that_explains_it():
     about ``mul``, or a DCE that removed what the statement reads (an observer), explains it and
     joins it; a wrong gradient at ``amax`` is another fault, and the two stay two bugs (f6582f4c6f
     and 958def0dcd each held two such faults, the torch raise taken for no fault of its own)."""
-    from fuzzdce.core.faults import dce_fault
     from fuzzdce.oracles.raises import raised as as_violation
 
     refused = as_violation("jit-torchcompile", refused_by_torch_compile("t16 = ltorch.mul(2, t13)", False), " (grad call)")
@@ -246,10 +245,7 @@ def test_a_raise_in_torchs_frame_joins_only_a_thunder_fault_that_explains_it():
 
     assert bugs_beside(wrong_grad("amax")) == [["grads"], ["raises"]]
     assert bugs_beside(wrong_grad("mul")) == [["grads", "raises"]]
-    unsound = Violation(
-        "dce-sound", "jit", "dropped", "UnsoundDce", fault=dce_fault("dce-sound", "dropped one a kept subsymbol reads")
-    )
-    assert bugs_beside(unsound) == [["dce-sound", "raises"]]
+    assert bugs_beside(unsound("jit", "dropped one a kept subsymbol reads")) == [["dce-sound", "raises"]]
 
 
 def test_a_finding_two_faulty_placements_both_show_does_not_join_their_bugs():

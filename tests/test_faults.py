@@ -5,6 +5,8 @@ its text."""
 import json
 
 import pytest
+import torch
+from builders import wrong_values
 
 from fuzzdce.core.faults import (
     Fault,
@@ -29,9 +31,10 @@ from fuzzdce.core.faults import (
     value_fault,
 )
 from fuzzdce.core.joining import cause_key, clash, kept_apart
-from fuzzdce.core.model import ErrorInfo, Violation
+from fuzzdce.core.model import EAGER, Call, CallLabel, ErrorInfo, Outcome, Violation
 from fuzzdce.core.signatures import as_identity, identity_id
 from fuzzdce.core.vocabulary import Verdict
+from fuzzdce.oracles import guards
 
 INDEX_ADD = ErrorInfo(
     "RuntimeError",
@@ -50,6 +53,18 @@ ENGINE = ErrorInfo(
 )
 LOGSUMEXP_NODE = "Failed while running meta for node with name: v3 and target: <built-in method logsumexp of type object at 0x7f>, see exception field"
 FUNCTION = "thunder.executors.torch_autograd.ThunderFunction"
+
+
+def meta_failed(node: str, target: str) -> str:
+    """A split reason's info as thunderfx's splitter words it, for the FX node ``node`` calling ``target``."""
+    return f"Failed while running meta for node with name: {node} and target: {target}, see exception field"
+
+
+def missing_op_support(node: str, op: str, address: str = "0x7fb035be7a60") -> str:
+    """A non-exception split reason's info for the FX node ``node`` calling torch's ``op``."""
+    return f"node with name: {node} and target: <built-in method {op} of type object at {address}> only has an automatic torch fallback in thunder."
+
+
 DIRECTION = "requires_grad True where eager's is False"
 
 # Each kind, made by its constructor, and its text (display only: made from its fields, never read back).
@@ -69,7 +84,7 @@ KINDS = [
     ),
     (
         split_fault("EXCEPTION_META_THUNDER_OP", LOGSUMEXP_NODE, "tuple index out of range")[0],
-        "split | EXCEPTION_META_THUNDER_OP | tuple index out of range",
+        "split | EXCEPTION_META_THUNDER_OP | tuple index out of range | at logsumexp",
     ),
     (
         split_fault("EXCEPTION_PROXY_THUNDER_OP", "target: <built-in method lerp>", "VJP for PrimIDs.LERP is not implemented")[0],
@@ -92,6 +107,7 @@ KINDS = [
         "names | MalformedTrace | unknown proxy <name> is used | in a backward trace",
     ),
     (guard_fault("guards", "shape"), "guards | shape"),
+    (guard_fault("guards", "rank", "hit"), "guards | rank | it hit the cache"),
     (
         dce_fault("dce-sound", "dropped a subsymbol that produces its symbol's output"),
         "dce-sound | UnsoundDce | dropped a subsymbol that produces its symbol's output",
@@ -111,6 +127,10 @@ KINDS = [
     (
         split_change_fault("split-set", "appears", "MISSING_OP_SUPPORT", "node v3 has no lowering", ""),
         "split-set | split appears | MISSING_OP_SUPPORT | node <name> has no lowering | ",
+    ),
+    (
+        split_change_fault("split-set", "appears", "MISSING_OP_SUPPORT", missing_op_support("getitem_1", "ones"), ""),
+        "split-set | split appears | MISSING_OP_SUPPORT | at ones | node only has an automatic torch fallback in thunder. | ",
     ),
     (fault_of(Violation("mine", "jit", "m", "MyError", key="a key of 3 words")), "mine | MyError | a key of <num> words | "),
 ]
@@ -159,8 +179,7 @@ def test_a_localised_value_is_one_fault_on_every_path_and_an_unlocalised_one_is_
 
 
 def test_a_replay_compares_wrong_values_wherever_they_first_differ():
-    at_exp = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit", "exp"), call="plain")
-    unlocalised = Violation("outputs", "jit", "m", "Mismatch", fault=value_fault("outputs", "plain", "jit"), call="plain")
+    at_exp, unlocalised = wrong_values("jit", "exp"), wrong_values("jit")
     assert identity(at_exp) != identity(unlocalised)
     assert identity(at_exp, localised=False) == identity(unlocalised, localised=False)
     lost = flag_fault("grads", "grad", "jit", "requires_grad False where eager's is True", None)
@@ -201,3 +220,71 @@ def test_a_number_proxy_in_a_message_reads_as_its_number():
     # Only Thunder's repr of a number proxy: other brackets, and the words around it, stay.
     other = "start=[IntegerProxy name=i0, value=-2, static=CONSTRAINT.STATIC] is past the end"
     assert split_fault("EXCEPTION_META_THUNDER_OP", node, other)[0].message_words != split_found.message_words
+
+
+def test_a_split_known_by_its_words_is_known_by_its_op_and_not_by_its_program():
+    """No symbol in "tuple index out of range" or in a ``KeyError`` of a proxy's name: the words
+    alone made one fault of every op's split in them (two ops' splits one bug, and a shrink free to
+    slip from one to the other). The op of the node split off tells them apart; the node's name
+    (Dynamo's, by the program), the function's address and the proxy's name do not."""
+
+    def at(node, target, exception="tuple index out of range"):
+        return split_fault("EXCEPTION_META_THUNDER_OP", meta_failed(node, target), exception)[0]
+
+    logsumexp = at("v3", "<built-in method logsumexp of type object at 0x7f48501e7a60>")
+    assert logsumexp.target == "logsumexp"
+    # One op, for one reason, in two programs: one fault.
+    assert logsumexp == at("logsumexp_1", "<built-in method logsumexp of type object at 0x7fab773e7a60>")
+    assert at("v1", "<built-in method exp of type object at 0x7f>", "'t0'") == at("exp", "aten.exp.default", "'f1'")
+    assert at("v1", "zero_", "'t0'") == at("zero__2", "zero_", "'t3'") and at("v1", "zero_", "'t0'").target == "zero_"
+    # Two ops, or one op for two reasons: two faults.
+    assert logsumexp != at("v3", "<built-in method index_select of type object at 0x7f48501e7a60>")
+    assert at("v1", "<built-in method exp of type object at 0x7f>", "'t0'") != at("v1", "<built-in function getitem>", "'t0'")
+    proxy = split_fault(
+        "EXCEPTION_PROXY_THUNDER_OP", meta_failed("v3", "<built-in method logsumexp>"), "tuple index out of range"
+    )[0]
+    assert proxy != logsumexp
+    # A symbol the exception names is where Thunder fails, whichever op's node reached it.
+    lerp, addcmul = (
+        split_fault(
+            "EXCEPTION_META_THUNDER_OP",
+            meta_failed("v2", f"<built-in method {op} of type object>"),
+            "VJP for PrimIDs.LERP is not implemented",
+        )[0]
+        for op in ("lerp", "addcmul")
+    )
+    assert lerp == addcmul and lerp.identity() == addcmul.identity()
+
+
+def test_a_split_that_appears_is_known_by_its_op_and_not_by_its_nodes_name():
+    """``split-set`` keeps a split no exception caused: Dynamo names one op's node "getitem" in one
+    program and "getitem_1" in another (a counted name), which the info's words kept apart."""
+
+    def appears(node, op, address="0x7fb035be7a60"):
+        return split_change_fault("split-set", "appears", "MISSING_OP_SUPPORT", missing_op_support(node, op, address), "None")
+
+    assert appears("getitem", "ones") == appears("getitem_1", "ones", "0x7fc7815e7a60") == appears("v2", "ones")
+    assert appears("v2", "ones").target == "ones"
+    assert appears("v2", "ones") != appears("v2", "zeros")
+
+
+def guard_call_wrong(cache: str, label: CallLabel = CallLabel.GUARD_SHAPE, size: int = 2) -> Fault:
+    """The guards oracle's fault of a guard call ``label`` whose result differs from eager's, on a
+    call that hit the cache or missed it (``cache``), on inputs of ``size`` elements."""
+    plain = Call(CallLabel.PLAIN, outputs=[torch.ones(1)])
+    reference = Outcome(
+        EAGER, "stock", calls={CallLabel.PLAIN: plain}, guard_calls={label: Call(label, outputs=[torch.ones(size)])}
+    )
+    wrong = Call(label, outputs=[torch.zeros(size)], cache=cache)
+    (violation,) = guards.check(Outcome("jit", "p", calls={CallLabel.PLAIN: plain}, guard_calls={label: wrong}), reference)
+    return violation.fault
+
+
+def test_a_guard_call_that_hit_the_cache_and_one_that_compiled_again_are_two_faults():
+    """A wrong result that reused the cached computation is a guard letting it through; one that
+    compiled anew is what Thunder compiled for the new inputs: two places, two faults. The same
+    property and cache in another program is one."""
+    assert guard_call_wrong("hit") != guard_call_wrong("miss")
+    assert guard_call_wrong("hit") == guard_call_wrong("hit", size=3)
+    assert guard_call_wrong("hit") != guard_call_wrong("hit", CallLabel.GUARD_RANK)
+    assert str(guard_call_wrong("miss")) == "guards | shape | it compiled again"

@@ -47,7 +47,7 @@ def test_a_different_frame_path_or_oracle_is_a_different_signature(other):
 
 def test_stock_failing_one_oracle_does_not_mask_a_placement_induced_failure_of_another():
     triaged = triage({"stock": [key_error("t3")], "symcall": [key_error("t5"), wrong_values("jit")], "rdnp": []})
-    verdicts = {v.oracle: (verdict, placements) for verdict, placements, v in triaged.values()}
+    verdicts = {t.violation.oracle: (t.verdict, t.placements) for t in triaged.values()}
     assert verdicts == {"raises": (Verdict.SHARED, ("stock", "symcall")), "outputs": (Verdict.REGRESSION, ("symcall",))}
 
 

@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
+from builders import misstated as misstated_by_metadata
+from builders import wrong_values
 
 from fuzzdce.core.faults import (
     Fault,
     exception_fault,
-    metadata_fault,
     signature,
     split_fault,
     symbol_named,
-    value_fault,
     without_annotations,
 )
 from fuzzdce.core.findings import FindingStore, triage
@@ -52,10 +52,10 @@ def test_the_symbol_a_message_names(text, symbol):
     assert symbol_named(text) == symbol
 
 
-def test_a_split_that_names_no_symbol_is_known_by_its_words_and_sited_at_its_node():
+def test_a_split_that_names_no_symbol_is_known_by_its_words_and_its_nodes_op_and_sited_there():
     info = "Failed while running meta for node with name: v3 and target: <built-in method logsumexp of type object at 0x7f>, see exception field"
     fault, site = split_fault("EXCEPTION_META_THUNDER_OP", info, "tuple index out of range")
-    assert site == "logsumexp" and "tuple index out of range" in str(fault) and "logsumexp" not in str(fault)
+    assert site == fault.target == "logsumexp" and "tuple index out of range" in str(fault) and "v3" not in str(fault)
 
 
 def test_an_exception_is_sited_at_the_outermost_thunder_symbol_and_framed_past_helpers():
@@ -259,10 +259,10 @@ def test_two_placements_showing_one_fault_in_other_words_triage_as_one():
 AUTOMATIC_META = "thunder.torch.meta_adaptor.<locals>.meta_func"
 
 
-def misstated(op: str, message: str = "", stated_by: str = AUTOMATIC_META) -> Violation:
-    """The ``metadata`` oracle's violation: ``op``'s output shape, in a forward trace, stated by ``stated_by``."""
-    fault = metadata_fault("metadata", "forward", op, "shape", stated_by)
-    return Violation("metadata", "jit-symbolic", message or f"{op} misstated", "MisstatedMetadata", fault=fault, site=op)
+def misstated(op: str, **words) -> Violation:
+    """The ``metadata`` oracle's violation (``builders.misstated``): ``op``'s output shape, in a
+    forward trace, stated by the adaptor of ops Thunder registers automatically."""
+    return misstated_by_metadata("jit-symbolic", op, stated_by=AUTOMATIC_META, **words)
 
 
 def program_of(*ops: str, shape=(2, 3)) -> Program:
@@ -275,10 +275,10 @@ def test_one_meta_functions_misstatements_of_two_ops_are_two_bugs_and_one_ops_in
     states every op Thunder registers automatically: two bugs. ``qr``'s in another program (other
     shapes, other words) is the same finding of the same bug."""
     store = FindingStore()
-    qr, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr", "qr defines t1 with shape [1, 1, 0, 3]"), program_of("qr"))
+    qr, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr", proxy="t1", actual="[1, 1, 0, 3]"), program_of("qr"))
     store.add(Verdict.SHARED, ("stock",), misstated("multi_margin_loss"), program_of("multi_margin_loss"))
     again, _ = store.add(
-        Verdict.SHARED, ("stock",), misstated("qr", "qr defines t4 with shape [2, 5]"), program_of("abs", "qr", shape=(5,))
+        Verdict.SHARED, ("stock",), misstated("qr", proxy="t4", actual="[2, 5]"), program_of("abs", "qr", shape=(5,))
     )
     assert again is qr and qr.count == 2
     bugs = store.bugs()
@@ -291,10 +291,7 @@ def test_a_failure_shown_beside_two_ops_misstatements_joins_one_of_them_never_bo
     ``greater`` (an op traced from the misstated tensor) is one bug; another settled program
     showing ``multi_margin_loss``'s misstatement beside the same wrong value does not glue the two
     misstatements into it (the shrinker's link neither): a bug holds one op's misstatements."""
-    wrong = Violation(
-        "outputs", "jit-symbolic", "values differ", "Mismatch", fault=value_fault("outputs", "plain", "jit-symbolic", "greater"),
-        site="greater", call="plain",
-    )  # fmt: skip
+    wrong = wrong_values("jit-symbolic", "greater")
     store = FindingStore()
     with_qr, with_loss = program_of("qr", "greater"), program_of("multi_margin_loss", "greater")
     qr, _ = store.add(Verdict.SHARED, ("stock",), misstated("qr"), with_qr)

@@ -5,12 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import malformed, raised, wrong_values
 
 from fuzzdce.cli import main
 from fuzzdce.core.errors import UsageError
-from fuzzdce.core.faults import Fault, Stated, exception_fault, value_fault
+from fuzzdce.core.faults import Fault, value_fault
 from fuzzdce.core.joining import cause_key, cause_text
-from fuzzdce.core.model import ErrorInfo
+from fuzzdce.core.model import Violation
 from fuzzdce.core.signatures import identity_id, short_id
 from fuzzdce.core.vocabulary import Verdict
 from fuzzdce.results.issue import issue_markdown
@@ -28,21 +29,18 @@ S2_CAUSE = cause_text(Verdict.REGRESSION, ("symcall",), value_fault("outputs", "
 S2_ID = identity_id(cause_key(Verdict.REGRESSION, ("symcall",), value_fault("outputs", "", "thunderfx")))
 
 
-def member(signature, count, path="jit", oracle="outputs", **extra):
-    """A member with its fault as data, as a campaign records it: for wrong outputs a wrong value not
-    localised, for another oracle the fault it states (which keeps nothing apart)."""
-    fault = value_fault(oracle, "", path) if oracle == "outputs" else Stated(oracle, "", "", "")
-    return {"id": short_id(signature), "signature": signature, "path": path, "oracle": oracle, "message": f"{oracle} on {path}",
-            "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", "fault_data": fault.to_json(),
-            **extra}  # fmt: skip
+def member(signature, count, violation: Violation | None = None, **extra):
+    """A member of ``violation`` (its oracle's, ``builders``; by default wrong outputs on jit, not
+    localised) with its fault as data, as a campaign records it."""
+    v = violation if violation is not None else wrong_values("jit")
+    return {"id": short_id(signature), "signature": signature, "path": v.path, "oracle": v.oracle, "message": f"{v.oracle} on {v.path}",
+            "count": count, "n_ops": 1, "confirmed": True, "known": None, "why": "", "error_type": v.error_type,
+            "frame": v.frame, "site": v.site, "fault_data": v.fault.to_json(), **extra}  # fmt: skip
 
 
 def raised_member(signature, error_type, path="jit", frame="thunder/core/symbol.py:__call__"):
-    """A member for Thunder raising ``error_type`` at ``frame``, with its fault as data, as a campaign records it."""
-    fault, site = exception_fault(ErrorInfo(error_type, "went wrong", frame, ""))
-    return member(
-        signature, 1, path=path, oracle="raises", error_type=error_type, frame=frame, fault_data=fault.to_json(), site=site
-    )
+    """A member for Thunder raising ``error_type`` at ``frame``, as a campaign records it."""
+    return member(signature, 1, raised(path, error_type, "went wrong", frame))
 
 
 def cause_of(m) -> tuple:
@@ -119,14 +117,14 @@ def shards(tmp_path):
         tmp_path / "a",
         run_summary("7:0/2", 10, 100.0, timeline=[{"seconds": 0.0, "programs": 0, "bugs": 0}, {"seconds": 50.0, "programs": 10, "bugs": 2}],
                     memory={"processes": [{"process": "lane 0", "peak_rss_mb": 100.0}], "recycled": {"workers": 1}}),
-        [bug("K1", [member("S1", 3), member("S2", 2, path="thunderfx")], program=TWO_OPS, first_seen_seconds=40.0),
-         bug("KA", [member("SA", 1, oracle="grads")], verdict="shared", first_seen_seconds=45.0)],
+        [bug("K1", [member("S1", 3), member("S2", 2, wrong_values("thunderfx"))], program=TWO_OPS, first_seen_seconds=40.0),
+         bug("KA", [member("SA", 1, wrong_values("jit-grad", oracle="grads", call="grad"))], verdict="shared", first_seen_seconds=45.0)],
     )  # fmt: skip
     b = write_folder(
         tmp_path / "b",
         run_summary("7:1/2", 20, 120.0, timeline=[{"seconds": 30.0, "programs": 20, "bugs": 1}],
                     memory={"processes": [{"process": "lane 0", "peak_rss_mb": 50.0}], "recycled": {"workers": 2}}),
-        [bug("K2", [member("S2", 4, path="thunderfx"), member("S3", 1, path="jit-grad")], first_seen_seconds=10.0)],
+        [bug("K2", [member("S2", 4, wrong_values("thunderfx")), member("S3", 1, wrong_values("jit-grad"))], first_seen_seconds=10.0)],
     )  # fmt: skip
     return a, b
 
@@ -210,7 +208,7 @@ def test_bugs_of_two_faulty_placements_stay_apart_though_a_member_shows_under_bo
     """Run a joined a finding that symcall and a planted fault both show into symcall's bug, run b
     into the planted fault's: merge joins each run's bug with one of them, never all three, and a
     joined bug is under the placements every record of it lists."""
-    both = member("S-both", 1, path="thunderfx", oracle="splits")
+    both = member("S-both", 1, malformed("thunderfx"))
     a = write_folder(tmp_path / "a", run_summary("1:0/1", 5, 10.0), [bug("KS", [member("S-sym", 1), both])])
     b = write_folder(
         tmp_path / "b", run_summary("2:0/1", 5, 10.0),

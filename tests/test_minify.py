@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from builders import StandInEvaluator, raised, wrong_values
+from builders import THUNDER_FUNCTION, StandInEvaluator, flag, raised, wrong_values
 
-from fuzzdce.core.faults import flag_fault, value_fault
-from fuzzdce.core.model import EAGER, STOCK, Outcome, Violation
+from fuzzdce.core.model import EAGER, STOCK, Outcome
 from fuzzdce.core.program import Domain, Program, Ref, Step, TensorInput
 from fuzzdce.core.program_source import input_spec, inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing.minify import Criterion, Failure, Minifier, run_minify
@@ -212,9 +211,8 @@ def test_minify_reads_the_first_differing_op_from_the_one_localisation():
     assert Failure(Criterion.SAME, found).first_op == "add" and asked[-1] == "add"
     assert first_differs_at(wrong) is None and Failure(Criterion.SAME, wrong).first_op is None  # not localised
     assert first_differs_at(raised("jit", "RuntimeError", "x", symbol="add")) is None  # no wrong value
-    marked = Violation(
-        "grads", "jit", "x", "RequiresGradMismatch", fault=flag_fault("grads", "grad", "jit", "invented", "F"), site="F"
-    )
+    marked = flag("jit", marked_by=THUNDER_FUNCTION)
+    assert marked.fault.marked_by == THUNDER_FUNCTION
     assert first_differs_at(marked) is None  # a flag a Function marked: no op to blame
 
 
@@ -245,13 +243,7 @@ def shows_wrong(program: Program, wrong: set[int]) -> bool:
     return any(producer.get(o) in through for o in program.outputs)
 
 
-WRONG = Violation(
-    "grads",
-    "jit-grad",
-    "grad call grad[0]: Tensor-likes are not close!",
-    "Mismatch",
-    fault=value_fault("grads", "grad", "jit-grad"),
-)
+WRONG = wrong_values("jit-grad", oracle="grads", call="grad")
 
 
 def test_a_flag_lost_early_and_shown_late_in_a_program_of_several_outputs_is_localised_at_its_op():

@@ -10,11 +10,11 @@ from collections import Counter
 
 import pytest
 import torch
-from builders import StandInEvaluator, raised
+from builders import StandInEvaluator, raised, wrong_values
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from fuzzdce.cli import main
-from fuzzdce.core.model import STOCK, Violation
+from fuzzdce.core.model import STOCK
 from fuzzdce.core.program_source import inputs_of_make_inputs, parse_function, program_of_function
 from fuzzdce.fuzzing.campaign import Campaign
 from fuzzdce.fuzzing.config import CampaignConfig
@@ -288,7 +288,7 @@ def test_a_wrong_value_is_sited_at_the_op_called_whatever_drew_the_step():
     from fuzzdce.core.program import Program, Ref, Step, TensorInput
     from fuzzdce.running.localise import localised
 
-    wrong = Violation("outputs", "jit", "not close", "AssertionError", fault=value_fault("outputs", "", "jit"))
+    wrong = wrong_values("jit")
     sites = set()
     for op in ("opinfo:torch.Tensor.arcsin", "arcsin"):
         program = Program(

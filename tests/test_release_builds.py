@@ -59,9 +59,9 @@ def test_thunder_025_differentiates_through_an_integer_cast_and_026_does_not(thu
         evaluations = evaluator(CAST_THEN_ADD, [resolve(thunder_025)], paths=["jit-grad"], timeout=120.0)
     finally:
         evaluator.close()
-    found = {(v.oracle, verdict, placements) for verdict, placements, v in triage(violations_of(evaluations)).values()}
+    found = {(t.violation.oracle, t.verdict, t.placements) for t in triage(violations_of(evaluations)).values()}
     assert found == {("grads", Verdict.REGRESSION, ("0.2.5",))}, found
-    assert not any(verdict == Verdict.SHARED for verdict, _, _ in triage(violations_of(evaluations)).values())
+    assert not any(t.verdict == Verdict.SHARED for t in triage(violations_of(evaluations)).values())
     assert evaluations[STOCK].violations == []
 
 

@@ -6,10 +6,9 @@ same bug ids. Merge joins the members' stored identities by the campaign's one r
 from pathlib import Path
 
 import pytest
-from builders import chain, split, store_of, wrong_values
+from builders import chain, malformed, split, store_of, wrong_values
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed
-from fuzzdce.core.faults import Stated
 from fuzzdce.core.findings import FindingStore, triage
 from fuzzdce.core.model import ErrorInfo, Violation
 from fuzzdce.core.program import Program
@@ -29,7 +28,13 @@ def program(*ops: str, seed: int = 1) -> Program:
 def store_of_units(units) -> FindingStore:
     """A campaign's store of ``units`` (program, violations by placement), each program taken as a
     finished shrink's result (the hand-written programs are minimal)."""
-    return store_of(*((*triaged, prog, True) for prog, by_placement in units for triaged in triage(by_placement).values()))
+    return store_of(
+        *(
+            (t.verdict, t.placements, t.violation, prog, True)
+            for prog, by_placement in units
+            for t in triage(by_placement).values()
+        )
+    )
 
 
 def partition(bugs) -> dict[str, frozenset[str]]:
@@ -113,7 +118,7 @@ def test_two_shards_merged_make_the_campaigns_bugs(tmp_path):
 # compares: the shards' stores folded into one (``FindingStore.merge``, as a campaign folds its lanes')
 # and joined, against ``fuzzdce merge`` of the records each shard wrote.
 
-NAMES = Violation("names", "jit", "a name is unbound", "NameError", fault=Stated("names", "NameError", "unbound", ""))
+NAMES = malformed("jit", "a name is unbound")
 
 
 def decided(placement: str, symbol: str) -> Bisection:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from builders import wrong_values as wrong_outputs
 
 from fuzzdce.core.model import Placement
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
@@ -111,13 +112,11 @@ def test_a_long_programs_wrong_value_is_localised_in_few_prefix_runs(steps, wron
     """A chain of ``steps`` ops, wrong from step ``wrong_from`` on: localised at that step, by
     bisection past ``SCANNED_STEPS`` (about log2 of its steps prefix runs, not one per step), by one
     run per step up to it below."""
-    from fuzzdce.core.faults import value_fault
-    from fuzzdce.core.model import Violation
     from fuzzdce.running.localise import SCANNED_STEPS, first_wrong
 
     chain = tuple(Step("add", "torch.add({0}, 1)", (Ref(i),)) for i in range(steps))
     program = Program((TensorInput((2,)),), chain, (steps,))
-    wrong = Violation("outputs", "jit", "not close", "AssertionError", fault=value_fault("outputs", "", "jit"))
+    wrong = wrong_outputs("jit")
     asked = []
 
     def run(prefix):

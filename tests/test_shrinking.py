@@ -259,16 +259,16 @@ def test_the_work_waiting_counts_each_decision_to_shrink_once_under_one_placemen
         (("p",), malformed("thunderfx", "amax"), program("exp", seed=3), None),
     )
     assert len(store.bugs()) == 3
-    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
-    shrinker = Shrinker(SimpleNamespace(ledger=ledger))
+    shrinker = Shrinker(StandInCampaign(store, fails=lambda verdict: verdict == Verdict.REGRESSION))
     assert shrinker.waiting_seconds(3.0, 0.5) == 3 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
     shrinker.shrunk_decisions.add(first.identity)  # its shrink is done: its causes wait for nothing
     assert shrinker.waiting_seconds(3.0, 0.5) == 2 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
-    campaign = SimpleNamespace(
-        ledger=ledger,
+    campaign = StandInCampaign(
+        store,
+        fails=lambda verdict: verdict == Verdict.REGRESSION,
         settings=SimpleNamespace(output=SimpleNamespace(confirm=True)),
-        stats=SimpleNamespace(seconds_per_program=2.0),
         plan=TimePlan(1000, time.time()),
+        seconds_per_program=2.0,
     )
     assert Shrinker(campaign).confirm_reserve() == 3 * 2.0
 
@@ -285,8 +285,8 @@ def test_the_work_waiting_counts_each_decision_of_several_placements():
         )
     )
     assert len(store.bugs()) == 7 and len(store.causes()) == 21
-    ledger = SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION)
-    assert Shrinker(SimpleNamespace(ledger=ledger)).waiting_seconds(3.0, 0.5) == 7 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
+    regressions = StandInCampaign(store, fails=lambda verdict: verdict == Verdict.REGRESSION)
+    assert Shrinker(regressions).waiting_seconds(3.0, 0.5) == 7 * (3.0 + SHRINK_STEP_COMPILES * 0.5)
 
 
 def test_shrinking_works_per_decision_ten_causes_of_one_decision_are_one_shrink():
@@ -298,15 +298,12 @@ def test_shrinking_works_per_decision_ten_causes_of_one_decision_are_one_shrink(
         (("p",), malformed("thunderfx", "amin"), program("exp", seed=2), second),
         (("p",), malformed("thunderfx", "amax"), program("exp", seed=3), None),
     )
-    campaign = SimpleNamespace(
-        ledger=SimpleNamespace(store=store, fails=lambda verdict: verdict == Verdict.REGRESSION),
+    campaign = StandInCampaign(
+        store,
+        fails=lambda verdict: verdict == Verdict.REGRESSION,
         settings=SimpleNamespace(shrinking=ShrinkingSettings(), output=SimpleNamespace(confirm=False)),
         plan=TimePlan(1000, time.time()),
-        driver=SimpleNamespace(stopped=False),
-        spent=False,
-        reference=resolve("stock"),
         placements=[],
-        progress=lambda: None,
     )
     shrinker, shrunk = Shrinker(campaign), []
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import thunder
 from builders import malformed, wrong_values
+from builders import raised as raised_by_thunder
 
 from fuzzdce.core.decisions import Bisection, Edit, Removed, describe
-from fuzzdce.core.faults import exception_fault
 from fuzzdce.core.findings import FindingStore, triage
-from fuzzdce.core.model import STOCK, ErrorInfo, Violation
+from fuzzdce.core.model import STOCK
 from fuzzdce.core.program import Program, Ref, Step, TensorInput
 from fuzzdce.core.vocabulary import Standing, Verdict
 from fuzzdce.fuzzing.campaign import Campaign
@@ -37,12 +37,7 @@ def unknown_proxy(path="jit"):
 
 
 def raised(path="jit"):
-    fault, site = exception_fault(
-        ErrorInfo("RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__", "")
-    )
-    return Violation(
-        "raises", path, "RuntimeError: planted", "RuntimeError", "thunder/core/symbol.py:__call__", fault=fault, site=site
-    )
+    return raised_by_thunder(path, "RuntimeError", "planted: DCE of neg cannot handle it", "thunder/core/symbol.py:__call__")
 
 
 def wrong(path="jit"):
@@ -58,10 +53,14 @@ def test_a_failure_hidden_behind_a_raise_of_the_thunder_under_test_is_masked_and
     assert triaged["names"].verdict == Verdict.MASKED and triaged["raises"].verdict == Verdict.REGRESSION
     store = FindingStore()
     for t in triaged.values():
-        store.add(*t, NEG, masked_by=t.masked_by, unclean=t.unclean)
+        store.add(t.verdict, t.placements, t.violation, NEG, masked_by=t.masked_by, unclean=t.unclean)
     masked = next(b for b in store.bugs() if b.verdict == Verdict.MASKED)
     regression = next(b for b in store.bugs() if b.verdict == Verdict.REGRESSION)
     assert [m.bug for m in masked.masked_by] == [regression.id]
+    # The masking failure is a typed record: who shows it and its finding, read by name.
+    (masker,) = masked.smallest.masked_by
+    assert masker.placements == ("symcall",) and masker.finding == regression.smallest.identity
+    assert [m.placements for m in masked.masked_by] == [("symcall",)]
     record = BugRecord.of(masked, thunders={STOCK: "thunder", "symcall": "thunder, patched"})
     assert record.standing == Standing.MASKED
     assert f"masked by bug {regression.id} under symcall" in "\n".join(gone_lines(record))
@@ -81,7 +80,7 @@ def test_precision_a_raise_on_another_path_or_a_failure_the_reference_shares_mas
 def test_a_failure_gone_where_the_path_still_fails_is_fixed_only_by_a_named_edit():
     store = FindingStore()
     for t in verdicts({STOCK: [unknown_proxy(), wrong()], "symcall": [wrong()]}).values():
-        store.add(*t, NEG, masked_by=t.masked_by, unclean=t.unclean)
+        store.add(t.verdict, t.placements, t.violation, NEG, masked_by=t.masked_by, unclean=t.unclean)
     (gone,) = [b for b in store.bugs() if b.verdict == Verdict.FIXED]
     thunders = {STOCK: "thunder", "symcall": "thunder, patched"}
     assert BugRecord.of(gone, thunders=thunders).standing == Standing.UNEXPLAINED
@@ -178,7 +177,7 @@ def test_a_thunderfx_split_of_the_placement_masks_the_failure(stock_fails_in_a_d
     names = [t for t in triaged if t.violation.oracle == "names"]
     assert names and all(t.verdict == Verdict.MASKED for t in names), [(t.verdict, t.violation.oracle) for t in triaged]
     (split,) = [t for t in triaged if t.violation.oracle == "splits"]
-    assert split.verdict == Verdict.REGRESSION and all(t.masked_by[0][2][1] == "splits" for t in names)
+    assert split.verdict == Verdict.REGRESSION and all(t.masked_by[0].violation.oracle == "splits" for t in names)
 
 
 @pytest.fixture
@@ -210,4 +209,4 @@ def test_a_triaged_failure_keeps_what_masked_it_through_pickling():
 
     (t,) = [t for t in triage({STOCK: [unknown_proxy()], "symcall": [raised()]}).values() if t.verdict == Verdict.MASKED]
     again = pickle.loads(pickle.dumps(t))
-    assert tuple(again) == tuple(t) and again.masked_by == t.masked_by and dataclasses.is_dataclass(again.violation)
+    assert again == t and again.masked_by == t.masked_by and dataclasses.is_dataclass(again.violation)

@@ -13,17 +13,19 @@ frozen dataclass per kind, each made by one constructor below, which the oracles
   autograd) is known by its words and that symbol instead, never by the engine's frame, which
   every such error shares;
 - ``Split`` (``split_fault``): a thunderfx split's reason type and the symbol its exception names,
-  or, when it names none, the exception's words without names, numbers or annotations;
+  or, when it names none, the exception's words without names, numbers or annotations and the op
+  of the FX node split off (``target_op``; never the node's name, which is the program's);
 - ``WrongValue`` (``value_fault``: ``outputs``, ``mutations``, ``exact``) and ``Flag``
   (``flag_fault``: a ``requires_grad`` of ``grads``): the oracle, the call and the op of the first
   statement whose value is wrong, found by evaluating prefixes of the program (``running.localise``);
   until then, "not localised" on its path;
-- ``Malformed`` (``names``), ``GuardProperty`` (``guards``), ``UnsoundDce`` (``dce-sound``: what
+- ``Malformed`` (``names``), ``GuardProperty`` (``guards``: the property varied, and whether the
+  call hit the cache or compiled again), ``UnsoundDce`` (``dce-sound``: what
   the DCE did wrong, never the symbol it did it in), ``Misstatement`` (``metadata``: the op whose
   tensor's shape, dtype, device or requires_grad a trace states otherwise than it runs, and the
   meta function that stated it);
 - ``JobFailed`` (``crash``, ``timeout``), ``NotFixedPoint`` (``idempotent``), ``AcceptedRejected``
-  (``rejects``), ``SplitChanged`` (``split-set``);
+  (``rejects``), ``SplitChanged`` (``split-set``: the node's op, never its name);
 - ``Stated`` (``fault_of``, for an oracle registered outside fuzzdce that makes none): its oracle
   and the key it states.
 
@@ -65,8 +67,14 @@ _SYMBOL_PATTERNS = (
     re.compile(r"<(?:built-in )?(?:method|function) ([A-Za-z_][A-Za-z0-9_]*)"),
     re.compile(r"\baten(?:\.|::)([A-Za-z_][A-Za-z0-9_]*)"),
 )
-# An FX node's target in a split reason's info: the op the split hit.
-_TARGET = re.compile(r"target:\s*(.*?)(?:,\s*see exception|$)")
+# An FX node's target in a split reason's info (``node.target``, after the node's own name): a
+# function's repr ("<built-in method logsumexp of type object at 0x7f>", "<function softmax at 0x7f>",
+# "<built-in function getitem>"), an op overload ("aten.add.Tensor"), or a method call's name ("zero_").
+_TARGET = re.compile(r"target:\s*(<[^>]*>|[^\s,]+)")
+# The node the info names, by its name and target: Dynamo names a node by the program's local or
+# by its op with a counter ("v3", "getitem", "getitem_1"), which says which program it is in.
+_NODE = re.compile(r"node with name:\s*\S+ and target:\s*(?:<[^>]*>|[^\s,]+)")
+_BARE_NAME = re.compile(r"[A-Za-z_]\w*")
 
 NOT_LOCALISED = "not localised"
 
@@ -83,6 +91,22 @@ def symbol_named(text: str) -> str:
         if match:
             return match.group(1).lower()
     return ""
+
+
+def target_op(info: str) -> str:
+    """The op of the FX node a thunderfx split reason's ``info`` names (lower case, without its
+    namespace, address or the node's name), or "" when it names none."""
+    match = _TARGET.search(info)
+    if not match:
+        return ""
+    target = match.group(1)
+    return symbol_named(target) or (target.lower() if _BARE_NAME.fullmatch(target) else words(target))
+
+
+def without_node(info: str) -> str:
+    """A split reason's ``info`` with the node it names (its name and target) said as "node": what
+    it says of the node, whichever program's node it is."""
+    return _NODE.sub("node", info)
 
 
 # A tuple or list of numbers once ``normalise`` made each "<num>": a shape, a dims list. Its length
@@ -265,7 +289,16 @@ class Raised(Fault):
 @dataclass(frozen=True, eq=False)
 class Split(Fault):
     """thunderfx split a graph because Thunder raised on a node: the reason type and the symbol the
-    exception names, or its words when it names none."""
+    exception names, or, when it names none, its words and the op of the node split off (``target``).
+
+    Words say what went wrong, not where, and a split keeps no frame to say it: "tuple index out
+    of range" was ``logsumexp``'s squeeze of a 0-d tensor and ``index_select``'s take of one, and a
+    ``KeyError`` of a proxy's name is raised wherever a name went missing. So a split known by its
+    words is known by its op as well (as ``joining.words_site`` labels it): one op's split for one
+    reason, in any program, is one fault, and two ops' are two. A symbol the exception names is
+    where Thunder fails, whichever op reached it ("VJP for PrimIDs.INDEX_ADD" under any op that
+    decomposes to it): the node's op is then no part of the fault. Never the node's name, which
+    Dynamo gives by the program ("v3", "getitem_1")."""
 
     KIND: ClassVar[str] = "split"
     stops_the_run: ClassVar[bool] = True
@@ -273,15 +306,19 @@ class Split(Fault):
     reason: str
     symbol: str
     message_words: str = ""
+    target: str = ""  # the op of the FX node split off (``target_op``)
 
     def identity(self) -> Identity:
-        return (self.KIND, self.reason, self.symbol, "" if self.symbol else self.message_words)
+        if self.symbol:
+            return (self.KIND, self.reason, self.symbol, "", "")
+        return (self.KIND, self.reason, "", self.message_words, self.target)
 
     def names(self, site: str) -> bool:
         return bool(site) and site == self.symbol
 
     def parts(self) -> tuple[str, ...]:
-        return (self.KIND, self.reason, self.symbol or self.message_words)
+        at = (f"at {self.target}",) if self.target and not self.symbol else ()
+        return (self.KIND, self.reason, self.symbol or self.message_words, *at)
 
 
 @dataclass(frozen=True, eq=False)
@@ -375,18 +412,24 @@ class Malformed(Fault):
 
 @dataclass(frozen=True, eq=False)
 class GuardProperty(Fault):
-    """A second call on inputs the prologue must tell apart differs from eager's: the property varied."""
+    """A second call on inputs the prologue must tell apart differs from eager's: the property
+    varied, and whether the call reused the cached computation (``cache``: "hit", a guard let it
+    through, or symbolic values reused it by design and it is wrong for them) or compiled anew
+    ("miss": the guard worked, and what Thunder compiled for the new inputs is wrong). Those are
+    two faults in two places (the prologue, the computation), whatever op shows them."""
 
     KIND: ClassVar[str] = "guard"
 
     oracle: str
     property: str
+    cache: str = ""  # "hit", "miss", or "" where the compiled function does not say (``Call.cache``)
 
     def identity(self) -> Identity:
-        return (self.KIND, self.oracle, self.property)
+        return (self.KIND, self.oracle, self.property, self.cache)
 
     def parts(self) -> tuple[str, ...]:
-        return (self.oracle, self.property)
+        cache = {"hit": ("it hit the cache",), "miss": ("it compiled again",)}.get(self.cache, ())
+        return (self.oracle, self.property, *cache)
 
 
 @dataclass(frozen=True, eq=False)
@@ -495,18 +538,21 @@ class AcceptedRejected(Fault):
 @dataclass(frozen=True, eq=False)
 class SplitChanged(Fault):
     """A thunderfx split that no exception caused appears or disappears against stock
-    (``split-set``): which, the reason type, and the words of its info and exception."""
+    (``split-set``): which, the reason type, the op of the FX node split off, and the words of
+    its info and exception. Not the node's name: Dynamo names a node by the program ("getitem" in
+    one, "getitem_1" in another), and one op's split in two programs is one fault."""
 
     KIND: ClassVar[str] = "split set"
 
     oracle: str
     change: str  # "appears" or "disappears"
     reason: str
-    info_words: str
+    info_words: str  # what the info says of the node (``without_node``), in words
     exception_words: str
+    target: str = ""  # the op of the FX node split off (``target_op``)
 
     def identity(self) -> Identity:
-        return (self.KIND, self.oracle, self.change, self.reason, self.info_words, self.exception_words)
+        return (self.KIND, self.oracle, self.change, self.reason, self.target, self.info_words, self.exception_words)
 
     @property
     def stops_the_run(self) -> bool:  # type: ignore[override]
@@ -514,7 +560,8 @@ class SplitChanged(Fault):
         return self.change == "appears"
 
     def parts(self) -> tuple[str, ...]:
-        return (self.oracle, f"split {self.change}", self.reason, self.info_words, self.exception_words)
+        at = (f"at {self.target}",) if self.target else ()
+        return (self.oracle, f"split {self.change}", self.reason, *at, self.info_words, self.exception_words)
 
 
 @dataclass(frozen=True, eq=False)
@@ -564,10 +611,10 @@ def exception_fault(error: ErrorInfo) -> tuple[Raised, str]:
 
 def split_fault(reason_type: str, info: str, exception: str) -> tuple[Split, str]:
     """(fault, site) of a thunderfx split: the reason type and the symbol its exception names,
-    or its words when it names none; the site falls back on the FX node's target."""
+    or its words and the FX node's op when it names none (``Split``); the site falls back on that op."""
     named = symbol_named(without_annotations(exception))
-    target = _TARGET.search(info)
-    return Split(reason_type, named, message_words=words(exception)), named or (symbol_named(target.group(1)) if target else "")
+    op = target_op(info)
+    return Split(reason_type, named, message_words=words(exception), target=op), named or op
 
 
 def value_fault(oracle: str, call: str, path: str, op: str | None = None) -> WrongValue:
@@ -587,9 +634,10 @@ def malformation_fault(oracle: str, problem: str, trace: str) -> Malformed:
     return Malformed(oracle, words(problem), trace)
 
 
-def guard_fault(oracle: str, property_varied: str) -> GuardProperty:
-    """A guard's property that, varied, makes Thunder differ from eager."""
-    return GuardProperty(oracle, property_varied)
+def guard_fault(oracle: str, property_varied: str, cache: str = "") -> GuardProperty:
+    """A guard's property that, varied, makes Thunder differ from eager, on a call that hit the
+    cache or missed it (``cache``: "" where unknown)."""
+    return GuardProperty(oracle, property_varied, cache)
 
 
 def dce_fault(oracle: str, wrong: str) -> UnsoundDce:
@@ -619,8 +667,9 @@ def rejection_fault(oracle: str, exception: str, message: str) -> AcceptedReject
 
 
 def split_change_fault(oracle: str, change: str, reason: str, info: str, exception: str) -> SplitChanged:
-    """A split (not an exception's) that appears or disappears: its reason type, info and exception in words."""
-    return SplitChanged(oracle, change, reason, words(info), words(exception))
+    """A split (not an exception's) that appears or disappears: its reason type, the op of the FX
+    node split off, and its info (without the node's name) and exception in words."""
+    return SplitChanged(oracle, change, reason, words(without_node(info)), words(exception), target=target_op(info))
 
 
 def stated_fault(violation: Violation) -> Stated:

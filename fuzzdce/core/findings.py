@@ -21,8 +21,8 @@ show the other (``FindingStore.link``), and each finding's ``joining.join_keys``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fuzzdce.core.decisions import identity_text
 from fuzzdce.core.faults import Fault, Identity, fault_of, identity, signature
@@ -109,30 +109,35 @@ def bug_order(bug) -> tuple:
     return (VERDICTS.index(bug.verdict), not bug.reportable, bool(getattr(bug, "needs_nonfinite", False)), bug.id)
 
 
-class _Shown(NamedTuple):
+@dataclass(frozen=True)
+class MaskedBy:
+    """A failure of a Thunder's under test that masked the reference's on its path (``masked_or_gone``):
+    its verdict, the placements showing it and one violation of it, as triaged on that program."""
+
+    verdict: Verdict
+    placements: tuple[str, ...]
+    violation: Violation
+
+    @property
+    def finding(self) -> Identity:
+        """Its finding's identity (``finding_identity``): what the store holds it by."""
+        return finding_identity(self.verdict, self.placements, identity(self.violation))
+
+
+@dataclass(frozen=True)
+class Triaged:
+    """One failure of a program (a violation identity), triaged: what the reference does with it,
+    who shows it and one violation of it. Of a failure the reference alone shows, also what the
+    Thunders under test did on its path instead (``masked_or_gone``): ``masked_by``, their own
+    failures there that stop the run (it is then ``Verdict.MASKED``), and ``unclean``, those that
+    still fail that path another way that stops nothing (the reference's other failures, a wrong
+    value): gone there, fixed only once an edit of theirs is named for it."""
+
     verdict: Verdict
     placements: tuple[str, ...]  # the placements showing it, the reference first, the others in the order given
     violation: Violation  # one of them, as an example
-
-
-class Triaged(_Shown):
-    """One failure of a program (a violation identity), triaged: what the reference does with it and who shows
-    it (it unpacks as those three). Of a failure the reference alone shows, also what the Thunders
-    under test did on its path instead (``masked_or_gone``): ``masked_by``, the finding identities
-    of their own failures there that stop the run (it is then ``Verdict.MASKED``), and ``unclean``,
-    those that still fail that path another way that stops nothing (the reference's other
-    failures, a wrong value): gone there, fixed only once an edit of theirs is named for it."""
-
-    masked_by: tuple[Identity, ...]
-    unclean: tuple[str, ...]
-
-    def __new__(cls, verdict, placements, violation, masked_by=(), unclean=()) -> Triaged:
-        made = super().__new__(cls, verdict, placements, violation)
-        made.masked_by, made.unclean = tuple(masked_by), tuple(unclean)
-        return made
-
-    def __getnewargs__(self):  # pickled (lanes send what settled programs show) with its extras
-        return (*self, self.masked_by, self.unclean)
+    masked_by: tuple[MaskedBy, ...] = ()
+    unclean: tuple[str, ...] = ()
 
 
 def verdict_of(names: Sequence[str], reference: str, evaluated: int) -> Verdict:
@@ -175,8 +180,8 @@ def masked_or_gone(
     (``Verdict.FIXED``) judged by what each Thunder under test did on its path instead: one that
     failed there in a way of its own (no failure of the reference's) that stops the run (a raise,
     a split: ``Fault.stops_the_run``) hid it, and it is ``Verdict.MASKED``, naming those failures'
-    findings; one that still failed there otherwise is ``unclean`` (the failure went, and only a
-    named edit of its says why). A Thunder that ran the path with no violation fixed it."""
+    findings (``MaskedBy``); one that still failed there otherwise is ``unclean`` (the failure went,
+    and only a named edit of its says why). A Thunder that ran the path with no violation fixed it."""
     violations = {name: list(vs) for name, vs in violations_by_placement.items()}
     reference_keys = {identity(v) for v in violations.get(reference, ())}
     judged = dict(triaged)
@@ -184,7 +189,7 @@ def masked_or_gone(
         if t.verdict != Verdict.FIXED:
             continue
         path = t.violation.path
-        masked_by: list[Identity] = []
+        masked_by: dict[Identity, MaskedBy] = {}  # by finding identity: one masking finding once
         unclean: list[str] = []
         for name, shown in violations.items():
             if name == reference:
@@ -193,13 +198,14 @@ def masked_or_gone(
             stopping = [v for v in on_path if identity(v) not in reference_keys and fault_of(v).stops_the_run]
             for v in stopping:
                 own = triaged[identity(v)]
-                masked_by.append(finding_identity(own.verdict, own.placements, identity(own.violation)))
+                masker = MaskedBy(own.verdict, own.placements, own.violation)
+                masked_by.setdefault(masker.finding, masker)
             if on_path and not stopping:
                 unclean.append(name)
         if masked_by:
-            judged[k] = Triaged(Verdict.MASKED, t.placements, t.violation, masked_by=tuple(dict.fromkeys(masked_by)))
+            judged[k] = replace(t, verdict=Verdict.MASKED, masked_by=tuple(masked_by.values()))
         elif unclean:
-            judged[k] = Triaged(t.verdict, t.placements, t.violation, unclean=tuple(unclean))
+            judged[k] = replace(t, unclean=tuple(unclean))
     return judged
 
 
@@ -227,11 +233,11 @@ class Finding:
     # (``core.decisions.Bisection``, made by ``running.decisions``), once made: what the bug is known
     # by. Always made on ``program``: dropped when a smaller program replaces it (``FindingStore.add``).
     decision: Any = None
-    # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the finding
-    # identities of the Thunders' under test own failures that masked it (``Verdict.MASKED``), the
+    # Of a failure the reference alone shows (``Triaged``, as triaged on ``program``): the Thunders'
+    # under test own failures that masked it (``MaskedBy``; ``Verdict.MASKED``), the
     # Thunders under test that still failed its path otherwise, and, for each patch placement under
     # test, the bisection naming its edit without which the failure comes back (``Bisection.fixes``).
-    masked_by: tuple = ()
+    masked_by: tuple[MaskedBy, ...] = ()
     unclean: tuple[str, ...] = ()
     fixed_by: tuple = ()
 
@@ -470,7 +476,7 @@ class FindingStore:
         seconds: float | None = None,
         choices: tuple | None = None,
         weights: object = None,
-        masked_by: Sequence[Identity] = (),
+        masked_by: Sequence[MaskedBy] = (),
         unclean: Sequence[str] = (),
     ) -> tuple[Finding, AddResult]:
         """Record one occurrence, ``seconds`` into the campaign (with what masked it, or where it
@@ -523,17 +529,16 @@ class FindingStore:
         for bug in bugs:
             masking = {}
             for f in bug.members:
-                for known_by in f.masked_by:
-                    masker = self.findings.get(known_by)
+                for masker in f.masked_by:
+                    known_by, shown = masker.finding, masker.violation
                     by = of_finding.get(known_by)
                     failure = (
-                        f"{masker.violation.oracle} on {masker.violation.path}: {masker.violation.message.splitlines()[0][:200]}"
-                        if masker is not None and masker.violation.message
+                        f"{shown.oracle} on {shown.path}: {shown.message.splitlines()[0][:200]}"
+                        if shown.message
                         else identity_text(known_by)[:200]
                     )
-                    placements = tuple(known_by[1]) if isinstance(known_by, tuple) and len(known_by) > 1 else ()
                     masking.setdefault(
-                        known_by, Masking(by.id if by is not None else "", placements, failure, identity_id(known_by))
+                        known_by, Masking(by.id if by is not None else "", masker.placements, failure, identity_id(known_by))
                     )
             bug.masked_by = tuple(masking.values())
         return sorted(bugs, key=bug_order)

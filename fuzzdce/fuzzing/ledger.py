@@ -179,7 +179,9 @@ class Ledger:
             if only is not None and known_by not in only:
                 continue
             finding, change = self.store.add(
-                *triaged,
+                triaged.verdict,
+                triaged.placements,
+                triaged.violation,
                 program,
                 seconds=self.clock(),
                 choices=choices,

@@ -99,7 +99,8 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
         if reason:
             cache = {"hit": " (it hit the cache)", "miss": " (it compiled again)"}.get(call.cache, "")
             message = f"{label.property_varied} varied{cache}: {reason}"
-            # Its fault: the property varied (a guard fault shows on every op reading it).
+            # Its fault: the property varied (a guard fault shows on every op reading it), and
+            # whether a cached computation ran (a guard let it through) or a new one is wrong.
             violations.append(
                 Violation(
                     ORACLE_NAME,
@@ -107,7 +108,7 @@ def check(outcome: Outcome, reference: Outcome, stock: Outcome | None = None) ->
                     message,
                     "GuardMismatch",
                     key=KEY,
-                    fault=guard_fault(ORACLE_NAME, label.property_varied),
+                    fault=guard_fault(ORACLE_NAME, label.property_varied, call.cache),
                 )
             )
     return violations
