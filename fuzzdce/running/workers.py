@@ -18,8 +18,10 @@ and Thunder before its first job: seconds of CPU, paid again by every child that
 (recycled, timed out, crashed). *Forked from a forkserver*, it starts from a process of
 multiprocessing's that imported the modules its jobs need (``preload``) once, and is otherwise the
 same fresh child: its own limits, its own crash. A child forks only where that is safe
-(``child_context``): the forkserver must never have started a thread or CUDA, and it imported its
-modules under the environment its parent has now.
+(``child_context``): the forkserver must never have run a parallel op (a child would find torch's
+OpenMP threads gone, and hang in its first one) nor touched CUDA, and it imported its modules
+under the environment its parent has now. The forkserver lives as long as the process that started it
+(one per process: each lane has its own), resident beside its children.
 
 Memory is limited one of two ways. A child that runs CPU paths only gets an address-space limit
 (``RLIMIT_AS``): running past it raises ``MemoryError`` inside the job, a ``crash``. CUDA cannot
@@ -234,8 +236,8 @@ def child_context(preload: tuple[str, ...]) -> multiprocessing.context.BaseConte
     do), which initialises the CUDA driver, and a child forked after that cannot use CUDA. Spawned
     where this process's environment differs from the forkserver's at its start, or a child asks
     for other modules than those it imported. The forkserver imports ``preload`` on the path a
-    Python started in this environment has (multiprocessing does not pass it this process's
-    ``sys.path`` before 3.12): so ``preload`` names installed libraries only, and the child imports
+    Python started in this environment has (Python 3.11's forkserver does not take this process's
+    ``sys.path``): so ``preload`` names installed libraries only, and the child imports
     the rest (fuzzdce's modules, a test's planted placement) on its parent's ``sys.path``."""
     global _forkserver_started
     if not preload or may_use_cuda():
