@@ -1,15 +1,23 @@
-"""A hung, crashing or memory-hungry job becomes a JobFailure and the worker carries on."""
+"""A hung, crashing or memory-hungry job becomes a JobFailure and the worker carries on, in a
+spawned child and in one forked from a forkserver that imported torch and Thunder."""
+
+import os
 
 import pytest
 from worker_jobs import run
 
 from fuzzdce.core.model import FailureKind
+from fuzzdce.running import workers
+from fuzzdce.running.sandbox import CHILD_MODULES
 from fuzzdce.running.workers import JobFailure, Worker
 
 
-@pytest.fixture
-def worker():
-    with Worker(run, memory_limit_mb=8192) as w:
+# A forked child's forkserver imports torch and Thunder once per test process: slow.
+@pytest.fixture(params=[(), pytest.param(CHILD_MODULES, marks=pytest.mark.slow)], ids=["spawned", "forked"])
+def worker(request):
+    with Worker(run, memory_limit_mb=8192, preload=request.param) as w:
+        w.start_ahead()
+        assert w.child.start_method == ("forkserver" if request.param else "spawn")
         yield w
 
 
@@ -87,3 +95,66 @@ def test_what_a_worker_prints_never_reaches_the_parents_stdout(capfd):
         assert worker.submit(("print", "from the child"), timeout=30) == "printed"
     out, err = capfd.readouterr()
     assert "from the child" not in out and "from the child (fd 1)" in err
+
+
+# --- children forked from a forkserver ---------------------------------------------------------------
+
+
+def forked_worker(**limits) -> Worker:
+    worker = Worker(run, preload=CHILD_MODULES, **limits)
+    worker.start_ahead()
+    assert worker.child.start_method == "forkserver"
+    return worker
+
+
+@pytest.mark.slow
+def test_a_forked_child_runs_parallel_ops():
+    """A forkserver that had started torch's intra-op (OpenMP) threads would hand its children a
+    pool without its threads: a parallel op would hang. Two children in turn, each on 4 threads."""
+    with forked_worker(recycle_jobs=2) as worker:
+        for _ in range(2):
+            command, _ = worker.submit(("parent", None), timeout=60)
+            assert "forkserver" in command
+            assert worker.submit(("matmul", 4), timeout=60) == 4
+        assert worker.recycled == 2 and worker.restarts == 0
+
+
+@pytest.mark.slow
+def test_a_forked_child_takes_on_its_parents_environment_and_stderr_as_they_are_when_it_starts(monkeypatch, tmp_path):
+    """The forkserver keeps what its parent had when it started; a child gets its parent's now."""
+    with forked_worker() as worker:
+        worker.submit(("echo", None), timeout=60)  # the forkserver runs
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "set after the forkserver started")
+    log = tmp_path / "stderr"
+    saved = os.dup(2)
+    try:
+        with open(log, "w") as stderr:
+            os.dup2(stderr.fileno(), 2)
+        with forked_worker() as worker:
+            assert worker.submit(("environ", "PYTEST_CURRENT_TEST"), timeout=60) == "set after the forkserver started"
+            assert worker.submit(("print", "from the child"), timeout=60) == "printed"
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    assert "from the child (fd 1)" in log.read_text()
+
+
+@pytest.mark.slow
+def test_a_variable_set_after_the_forkserver_started_gives_a_spawned_child_that_sees_it(monkeypatch):
+    """torch or Thunder may read it on import, which the forkserver did before it was set."""
+    with forked_worker() as worker:
+        worker.submit(("echo", None), timeout=60)
+    monkeypatch.setenv("FUZZDCE_SET_AFTER_THE_FORKSERVER", "1")
+    with Worker(run, preload=CHILD_MODULES) as worker:
+        worker.start_ahead()
+        assert worker.child.start_method == "spawn"
+        assert worker.submit(("environ", "FUZZDCE_SET_AFTER_THE_FORKSERVER"), timeout=60) == "1"
+
+
+def test_a_machine_with_cuda_spawns_every_child(monkeypatch):
+    """A forkserver's imports would initialise the CUDA driver, which its children could not use."""
+    monkeypatch.setattr(workers, "may_use_cuda", lambda: True)
+    with Worker(run, preload=CHILD_MODULES, uses_device=False) as worker:
+        worker.start_ahead()
+        assert worker.child.start_method == "spawn"
+        assert worker.submit(("echo", 1), timeout=30) == 1

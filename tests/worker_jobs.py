@@ -36,6 +36,19 @@ def run(job):
         raise DeviceLost(value)
     if kind == "pid":
         return os.getpid()
+    if kind == "matmul":  # an op that runs on ``value`` intra-op threads: torch's pool starts here
+        import torch
+
+        torch.set_num_threads(value)
+        a = torch.ones(1024, 1024)
+        assert bool(((a @ a) == 1024).all())
+        return torch.get_num_threads()
+    if kind == "parent":  # the process this child was started from: its command line and thread count
+        parent = f"/proc/{os.getppid()}"
+        with open(f"{parent}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(), len(os.listdir(f"{parent}/task"))
+    if kind == "environ":
+        return os.environ.get(value)
     if kind == "hold":  # allocate ``value`` MB, write every page (so it is resident), keep it
         HELD.append(b"x" * (value << 20))
         return os.getpid()

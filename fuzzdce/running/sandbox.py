@@ -17,6 +17,10 @@ from fuzzdce.running.evaluate import Job, LocalJobs, PathResult
 from fuzzdce.running.memory import ProcessMemory
 from fuzzdce.running.workers import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RECYCLE_JOBS, DEFAULT_RECYCLE_RSS_MB, GRACE_SECONDS, Worker
 
+# What every job's child imports, which a child forked from a forkserver finds imported
+# (``workers.child_context``: installed libraries only; fuzzdce's own modules it imports itself).
+CHILD_MODULES = ("torch", "thunder", "thunder.dynamo")
+
 # How long past its limit the parent waits for a job cut at a campaign's time budget (``Job.cut``)
 # before it ends the child, where an uncut job gets ``GRACE_SECONDS``: a compile hung in C at the
 # budget's end overran it by the whole grace.
@@ -65,6 +69,7 @@ class SandboxedJobs:
             name=name,
             log=log,
             uses_device=uses_device,
+            preload=CHILD_MODULES,
         )
         self.worker.waiting = waiting  # told about every second while a job runs (a lane's progress)
 

@@ -13,6 +13,16 @@ The protocol, child to parent, one reply per job: ``(ReplyStatus.OK, result, pea
 ``(FailureKind.CRASH, why)`` when the job ran out of memory, ``(FailureKind.HARNESS, why)`` when
 an exception escaped the job (fuzzdce's own error). A child that dies or stops answering is a crash or a timeout, seen by the parent.
 
+A ``Worker``'s child starts one of two ways. *Spawned*, it is a fresh Python that imports torch
+and Thunder before its first job: seconds of CPU, paid again by every child that replaces one
+(recycled, timed out, crashed). *Forked from a forkserver*, it starts from a process of
+multiprocessing's that imported the modules its jobs need (``preload``) once, and is otherwise the
+same fresh child: its own limits, its own crash. A child forks only where that is safe
+(``child_context``): the forkserver must never have run a parallel op (a child would find torch's
+OpenMP threads gone, and hang in its first one) nor touched CUDA, and it imported its modules
+under the environment its parent has now. The forkserver lives as long as the process that started it
+(one per process: each lane has its own), resident beside its children.
+
 Memory is limited one of two ways. A child that runs CPU paths only gets an address-space limit
 (``RLIMIT_AS``): running past it raises ``MemoryError`` inside the job, a ``crash``. CUDA cannot
 start under such a limit (it maps far more address space than it uses: ``cudaGetDeviceCount()``
@@ -30,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.reduction
 import os
 import pickle
 import select
@@ -39,6 +50,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, BinaryIO, Protocol
 
@@ -129,10 +141,22 @@ def serve(
         send(reply_to(job, handle, explain))
 
 
-def _child_main(connection, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
+def _child_main(
+    connection, target: Callable[[Any], Any], memory_limit_mb: int | None, stderr: int, environment: dict[str, str]
+) -> None:
     """A ``Worker``'s child: ``target(job)`` for each job on the pipe. Its stdout becomes its stderr:
     what a job prints past Python's capture (``path_running.captured_output``; a C++ library's printf)
-    must not land in the report, the parent's stdout."""
+    must not land in the report, the parent's stdout.
+
+    ``stderr`` and ``environment`` are the parent's as they are at the child's start. A spawned child
+    has them already; a forked one has its forkserver's, which were its parent's when the forkserver
+    started (a test's captured stderr since gone, a variable since set), and takes these on."""
+    if os.environ != environment:
+        os.environ.clear()
+        os.environ.update(environment)
+    if stderr != 2:
+        os.dup2(stderr, 2)
+        os.close(stderr)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -177,13 +201,77 @@ class Child(Protocol):
     def stop(self) -> None: ...
 
 
-class SpawnedChild:
-    """A ``multiprocessing`` (spawn) child of this Python running ``target(job)`` over a pipe."""
+# Variables a process sets while it runs and nothing reads on import: pytest's name of the test
+# running, and the cache folder torch's inductor writes into the environment on its first compile
+# (for its own subprocesses; it reads it when it compiles). A forked child still takes on its
+# parent's values (``_child_main``), so a change of these alone needs no spawned child.
+VOLATILE_ENVIRONMENT = frozenset({"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR"})
 
-    def __init__(self, target: Callable[[Any], Any], memory_limit_mb: int | None) -> None:
-        context = multiprocessing.get_context("spawn")
+
+@dataclass(frozen=True)
+class ForkServerStart:
+    """What the modules a forkserver imported depend on, as they were when it started: a child
+    forks from it only while its parent's are the same (an environment variable read on import,
+    by torch or Thunder, would otherwise differ from a spawned child's)."""
+
+    preload: tuple[str, ...]
+    environment: frozenset[tuple[str, str]]
+
+    @classmethod
+    def now(cls, preload: tuple[str, ...]) -> ForkServerStart:
+        environment = frozenset((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENVIRONMENT)
+        return cls(tuple(preload), environment)
+
+
+# What this process's forkserver (multiprocessing keeps one per process) started with, once a
+# child asked for it.
+_forkserver_started: ForkServerStart | None = None
+
+
+def child_context(preload: tuple[str, ...]) -> multiprocessing.context.BaseContext:
+    """How a child whose jobs import ``preload`` starts: forked from this process's forkserver,
+    which imports ``preload`` once, where that is safe; else spawned.
+
+    Spawned where the machine has CUDA: the forkserver's imports ask torch for devices (Thunder's
+    do), which initialises the CUDA driver, and a child forked after that cannot use CUDA. Spawned
+    where this process's environment differs from the forkserver's at its start, or a child asks
+    for other modules than those it imported. The forkserver imports ``preload`` on the path a
+    Python started in this environment has (Python 3.11's forkserver does not take this process's
+    ``sys.path``): so ``preload`` names installed libraries only, and the child imports
+    the rest (fuzzdce's modules, a test's planted placement) on its parent's ``sys.path``."""
+    global _forkserver_started
+    if not preload or may_use_cuda():
+        return multiprocessing.get_context("spawn")
+    now = ForkServerStart.now(preload)
+    context = multiprocessing.get_context("forkserver")
+    if _forkserver_started is None:
+        context.set_forkserver_preload(list(preload))
+        _forkserver_started = now
+    return context if now == _forkserver_started else multiprocessing.get_context("spawn")
+
+
+class ParentStderr:
+    """This process's standard error as it is when a child starts, sent to the child (as a file
+    descriptor of its own: ``_child_main`` makes it the child's fd 2)."""
+
+    def __reduce__(self):
+        return _detached, (multiprocessing.reduction.DupFd(2),)
+
+
+def _detached(duplicate) -> int:
+    return duplicate.detach()
+
+
+class SpawnedChild:
+    """A ``multiprocessing`` child of this Python running ``target(job)`` over a pipe: spawned, or
+    forked from a forkserver that imported ``preload`` (``child_context``)."""
+
+    def __init__(self, target: Callable[[Any], Any], memory_limit_mb: int | None, preload: tuple[str, ...] = ()) -> None:
+        context = child_context(preload)
+        self.start_method = context.get_start_method()
         parent, child = context.Pipe()
-        self.process = context.Process(target=_child_main, args=(child, target, memory_limit_mb), daemon=True)
+        args = (child, target, memory_limit_mb, ParentStderr(), dict(os.environ))
+        self.process = context.Process(target=_child_main, args=args, daemon=True)
         self.process.start()
         child.close()
         self.connection = parent
@@ -417,9 +505,10 @@ def memory_limits(memory_limit_mb: int | None, uses_device: bool) -> tuple[int |
 
 
 class Worker(ChildWorker):
-    """A ``ChildWorker`` whose child is a spawned copy of this Python running ``target(job)``,
-    within ``memory_limit_mb``: of address space, or of resident size where it may use CUDA
-    (``uses_device``; None: where this machine has CUDA)."""
+    """A ``ChildWorker`` whose child is a copy of this Python running ``target(job)``, within
+    ``memory_limit_mb``: of address space, or of resident size where it may use CUDA
+    (``uses_device``; None: where this machine has CUDA). ``preload``: the installed modules its
+    jobs import, which a child forked from a forkserver finds imported (``child_context``)."""
 
     def __init__(
         self,
@@ -431,12 +520,13 @@ class Worker(ChildWorker):
         name: str = "worker",
         log: Callable[[str], None] = lambda line: None,
         uses_device: bool | None = None,
+        preload: tuple[str, ...] = (),
     ):
         address_space_mb, resident_mb_limit = memory_limits(
             memory_limit_mb, may_use_cuda() if uses_device is None else uses_device
         )
         super().__init__(
-            lambda: SpawnedChild(target, address_space_mb),
+            lambda: SpawnedChild(target, address_space_mb, preload),
             recycle_jobs=recycle_jobs,
             recycle_rss_mb=recycle_rss_mb,
             name=name,
