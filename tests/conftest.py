@@ -132,3 +132,16 @@ def evaluate_among(program, placement_name, together, paths):
     # a test varying every guarded property (``every_guard``) gets an evaluation made so
     evaluations = _evaluated_together(program, tuple(together), tuple(paths), variants.GUARDS_PER_PROGRAM)
     return {name: evaluations[name] for name in ("stock", placement_name)}
+
+
+def asked_for(request, name: str) -> tuple:
+    """The values of parameter ``name`` that this run's items of the requesting test function take,
+    in collection order: a test parametrized by placement evaluates together the placements this run
+    asks for (``evaluate_among``), and the fast subset, which leaves the slow ones out, only its own."""
+    return tuple(
+        dict.fromkeys(
+            item.callspec.params[name]
+            for item in request.session.items
+            if getattr(item, "function", None) is request.function and hasattr(item, "callspec") and name in item.callspec.params
+        )
+    )

@@ -5,7 +5,7 @@ oracle; the correct placements show nothing."""
 import dataclasses
 
 import pytest
-from conftest import evaluate_under
+from conftest import asked_for, evaluate_among, evaluate_under
 from hypothesis import HealthCheck, given, settings
 
 from fuzzdce.core.model import CallLabel
@@ -56,8 +56,17 @@ def every_guard(monkeypatch):
     monkeypatch.setattr(variants, "GUARDS_PER_PROGRAM", None)
 
 
+IGNORING_DONT_DCE = "planted:symcall_ignoring_dont_dce"
+STRUCTURAL_PATHS = ["jit", "jit-grad", "jit-symbolic", "thunderfx"]
+
+
+def under_ignoring_dont_dce(program):
+    """``program`` under stock and ``IGNORING_DONT_DCE`` on ``STRUCTURAL_PATHS``, evaluated once for the tests below."""
+    return evaluate_among(program, IGNORING_DONT_DCE, (IGNORING_DONT_DCE,), paths=STRUCTURAL_PATHS)
+
+
 def test_prologue_traces_are_recorded_on_jit_and_thunderfx_paths():
-    evaluation = evaluate_under(SIN, "stock", paths=["jit", "thunderfx"])["stock"]
+    evaluation = under_ignoring_dont_dce(SIN)["stock"]
     for path in ("jit", "thunderfx"):
         labels = [label for label, _ in evaluation.outcomes[path].traces]
         assert any(" prologue " in label for label in labels) and any(" forward " in label for label in labels), labels
@@ -65,8 +74,8 @@ def test_prologue_traces_are_recorded_on_jit_and_thunderfx_paths():
 
 @pytest.mark.parametrize("program", [SIN, TIMES_NUMBER], ids=["sin", "times number"])
 def test_a_dce_ignoring_dont_dce_in_the_prologue_is_caught_structurally_with_every_call_right(program):
-    fault = "planted:symcall_ignoring_dont_dce"
-    evaluation = evaluate_under(program, fault, paths=["jit", "jit-grad", "jit-symbolic", "thunderfx"])[fault]
+    fault = IGNORING_DONT_DCE
+    evaluation = under_ignoring_dont_dce(program)[fault]
     unsound = oracle_hits(evaluation, "dce-sound")
     assert unsound and all("DONT_DCE" in v.key and " prologue " in v.message for v in unsound), evaluation.violations
     assert {v.oracle for v in evaluation.violations} == {"dce-sound"}, evaluation.violations
@@ -94,8 +103,8 @@ def test_a_prologue_without_its_number_checks_is_caught_by_guards_through_a_wron
     [SIN, TIMES_NUMBER, pytest.param(DIV_STRING, marks=pytest.mark.slow)],
     ids=["sin", "times number", "div by string mode"],
 )
-def test_correct_placements_show_nothing_in_prologues_or_guard_calls(placement, program, every_guard):
-    evaluations = evaluate_under(program, placement, paths=[*GUARDED_PATHS, "thunderfx"])
+def test_correct_placements_show_nothing_in_prologues_or_guard_calls(request, placement, program, every_guard):
+    evaluations = evaluate_among(program, placement, asked_for(request, "placement"), paths=[*GUARDED_PATHS, "thunderfx"])
     assert evaluations[placement].violations == [] and evaluations["stock"].violations == []
     assert all(not o.dce_activity for o in evaluations[placement].outcomes.values() if placement == "identity")
 

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import evaluate_under
+from conftest import evaluate_among, evaluate_under
 from sample_programs import DEAD_CODE_PROGRAM
 
 from fuzzdce.core.model import Call, CallLabel, ErrorInfo, JobFailure, Outcome
@@ -40,32 +40,46 @@ def test_stock_is_silent_on_a_program_mutating_its_input():
     assert evaluate_under(MUTATING, "stock", paths=["jit", "jit-symbolic"])["stock"].violations == []
 
 
-@pytest.mark.parametrize(
-    "placement, program, path, oracle",
-    [
-        ("planted:colliding_names", PROGRAM, "jit", "names"),
-        ("planted:add_computes_sub", PROGRAM, "jit", "outputs"),
-        ("planted:failing_splitter", PROGRAM, "thunderfx", "splits"),
-        ("planted:exp_unsupported_in_splitter", PROGRAM, "thunderfx", "split-set"),
-        ("planted:cos_grad_flipped", PROGRAM, "jit-grad", "grads"),
-        ("planted:cos_grad_flipped", PROGRAM, "thunderfx", "grads"),
-        ("planted:inplace_made_functional", MUTATING, "jit", "mutations"),
-        ("planted:lazy_dce", PROGRAM, "jit", "idempotent"),
-        ("planted:cos_states_float64", PROGRAM, "jit", "metadata"),
-    ],
-)
+PLANTED = [
+    ("planted:colliding_names", PROGRAM, "jit", "names"),
+    ("planted:add_computes_sub", PROGRAM, "jit", "outputs"),
+    ("planted:failing_splitter", PROGRAM, "thunderfx", "splits"),
+    ("planted:exp_unsupported_in_splitter", PROGRAM, "thunderfx", "split-set"),
+    ("planted:cos_grad_flipped", PROGRAM, "jit-grad", "grads"),
+    ("planted:cos_grad_flipped", PROGRAM, "thunderfx", "grads"),
+    ("planted:inplace_made_functional", MUTATING, "jit", "mutations"),
+    ("planted:lazy_dce", PROGRAM, "jit", "idempotent"),
+    ("planted:cos_states_float64", PROGRAM, "jit", "metadata"),
+]
+ONLY_ITS_ORACLE = ["planted:exp_unsupported_in_splitter", "planted:lazy_dce", "planted:cos_grad_flipped"]
+
+
+def only_its_oracles_path(placement):
+    return "thunderfx" if "splitter" in placement else "jit-grad"
+
+
+def together_on(program, path):
+    """The planted faults the tests below evaluate ``program`` under on ``path``: evaluated together
+    (``evaluate_among``), stock compiles each program once per path for all of them."""
+    planted = [p for p, prog, pa, _ in PLANTED if prog is program and pa == path]
+    if program is PROGRAM:
+        planted += [p for p in ONLY_ITS_ORACLE if only_its_oracles_path(p) == path]
+    return tuple(dict.fromkeys(planted))
+
+
+@pytest.mark.parametrize("placement, program, path, oracle", PLANTED)
 def test_planted_fault_is_caught(placement, program, path, oracle):
-    evaluations = evaluate_under(program, placement, paths=[path])
+    evaluations = evaluate_among(program, placement, together_on(program, path), paths=[path])
     baseline, evaluation = evaluations["stock"], evaluations[placement]
     assert oracle in oracles_hit(evaluation, path), evaluation.violations
     assert oracle not in oracles_hit(baseline), baseline.violations
 
 
-@pytest.mark.parametrize("placement", ["planted:exp_unsupported_in_splitter", "planted:lazy_dce", "planted:cos_grad_flipped"])
+@pytest.mark.parametrize("placement", ONLY_ITS_ORACLE)
 def test_planted_fault_is_caught_by_its_oracle_only(placement):
     """A split without an exception is no exception split; a fixed-point failure is no malformed trace."""
-    path = "thunderfx" if "splitter" in placement else "jit-grad"
-    hit = oracles_hit(evaluate_under(PROGRAM, placement, paths=[path])[placement])
+    path = only_its_oracles_path(placement)
+    hit = oracles_hit(evaluate_among(PROGRAM, placement, together_on(PROGRAM, path), paths=[path])[placement])
     assert len(hit) == 1, hit
 
 

@@ -112,26 +112,25 @@ from fuzzdce.running.path_running import run_path
 from fuzzdce.running.placements import resolve
 
 stock = resolve("stock")
-path = sys.argv[1]
-run_path(path, DEAD_CODE_PROGRAM, stock)  # warm: imports and first-compile costs
-start = time.perf_counter()
-run_path(path, DEAD_CODE_PROGRAM, stock)
-full = time.perf_counter() - start
-for i in range(20):
-    limit = full * (i + 1) / 21
-    outcome = run_path(path, DEAD_CODE_PROGRAM, stock, timeout=limit)
-    print(json.dumps([limit, outcome.failure and outcome.failure.kind, outcome.error and outcome.error.type, outcome.seconds]))
-print(json.dumps(["full", full]))
+for path in sys.argv[1:]:
+    run_path(path, DEAD_CODE_PROGRAM, stock)  # warm: imports and first-compile costs
+    start = time.perf_counter()
+    run_path(path, DEAD_CODE_PROGRAM, stock)
+    full = time.perf_counter() - start
+    for i in range(20):
+        limit = full * (i + 1) / 21
+        outcome = run_path(path, DEAD_CODE_PROGRAM, stock, timeout=limit)
+        row = [limit, outcome.failure and outcome.failure.kind, outcome.error and outcome.error.type, outcome.seconds]
+        print(json.dumps([path, *row]), flush=True)
+    print(json.dumps([path, "full", full]), flush=True)
 """
+LIMITED_PATHS = ["thunderfx", "jit-grad"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", ["thunderfx", "jit-grad"])
-def test_time_limits_at_every_depth_of_a_compile_never_abort_or_hang(path):
-    """20 limits spread over one compile-and-call, in one process: each run ends as a timeout (or
-    completes, when the limit struck after its last safe point), none raises anything else, none
-    runs on for long, and the process survives all of them (a limit raised wherever the alarm
-    struck aborted it, inside Dynamo's fake-tensor code, about one run in three)."""
+@pytest.fixture(scope="module")
+def limits_at_every_depth():
+    """The child's run of ``LIMITS_AT_EVERY_DEPTH`` on each of ``LIMITED_PATHS``, one after the other
+    in one process (one import of torch and Thunder for both): its exit code, stderr, and its rows by path."""
     import json
     import os
     import subprocess
@@ -140,16 +139,36 @@ def test_time_limits_at_every_depth_of_a_compile_never_abort_or_hang(path):
     tests = os.path.dirname(__file__)
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, *sys.path])}
     done = subprocess.run(
-        [sys.executable, "-c", LIMITS_AT_EVERY_DEPTH, path], capture_output=True, text=True, env=environment, timeout=600
+        [sys.executable, "-c", LIMITS_AT_EVERY_DEPTH, *LIMITED_PATHS],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
-    *runs, (_, full) = rows
+    rows: dict[str, list] = {path: [] for path in LIMITED_PATHS}
+    for line in done.stdout.splitlines():
+        if line.startswith("["):
+            path, *row = json.loads(line)
+            rows[path].append(row)
+    return done, rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", LIMITED_PATHS)
+def test_time_limits_at_every_depth_of_a_compile_never_abort_or_hang(path, limits_at_every_depth):
+    """20 limits spread over one compile-and-call, in one process: each run ends as a timeout (or
+    completes, when the limit struck after its last safe point), none raises anything else, none
+    runs on for long, and the process survives all of them (a limit raised wherever the alarm
+    struck aborted it, inside Dynamo's fake-tensor code, about one run in three)."""
+    done, rows = limits_at_every_depth
+    assert rows[path] and rows[path][-1][0] == "full", done.stderr[-3000:]
+    *runs, (_, full) = rows[path]
     assert len(runs) == 20
     for limit, failure, error, seconds in runs:
         assert failure in ("timeout", None) and error is None, (limit, failure, error)
         assert seconds < limit + 10 * full + 5, f"a limit of {limit:.3f} s ran {seconds:.1f} s"
     assert sum(failure == "timeout" for _, failure, _, _ in runs) >= 10
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from textwrap import indent
 
 import pytest
 import torch
@@ -85,17 +86,32 @@ def observed(folder: Path, placements, program, paths, **settings):
     return campaign, campaign.ledger.bugs()
 
 
+# Printed by a script's process where fuzzdce could be imported once the script had imported
+# torch and Thunder and run (``run_without_fuzzdce``).
+FUZZDCE_IMPORTABLE = "fuzzdce could be imported where the script ran"
+AFTER_THE_SCRIPT = f"""
+import importlib.util, sys
+if importlib.util.find_spec("fuzzdce") is not None or "fuzzdce" in sys.modules:
+    print({FUZZDCE_IMPORTABLE!r}, file=sys.stderr)
+"""
+
+
 def run_without_fuzzdce(script: Path, *, plant: str = "", pytest_it: bool = False) -> subprocess.CompletedProcess:
     """``script`` in a process where fuzzdce cannot be imported: ``python -S``, site-packages on the
-    path for torch and Thunder; ``plant``: a module run first (a Thunder carrying a fault)."""
+    path for torch and Thunder; ``plant``: a module run first (a Thunder carrying a fault). Run as a
+    script, its process then checks that fuzzdce cannot be imported there, torch and Thunder
+    imported by the script (whether it passed or failed)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
     env["PYTHONPATH"] = sysconfig.get_paths()["purelib"]
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # fuzzdce's pytest plugin is an entry point
     if pytest_it:
         command = [sys.executable, "-S", "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
     else:
-        command = [sys.executable, "-S", "-c", f"{plant}\nimport runpy\nrunpy.run_path({str(script)!r}, run_name='__main__')"]
-    return subprocess.run(command, cwd=script.parent, env=env, capture_output=True, text=True, timeout=600)
+        run = f"import runpy\ntry:\n    runpy.run_path({str(script)!r}, run_name='__main__')\nfinally:\n{indent(AFTER_THE_SCRIPT, '    ')}"
+        command = [sys.executable, "-S", "-c", f"{plant}\n{run}"]
+    done = subprocess.run(command, cwd=script.parent, env=env, capture_output=True, text=True, timeout=600)
+    assert FUZZDCE_IMPORTABLE not in done.stderr, done.stderr[-3000:]
+    return done
 
 
 @pytest.fixture(scope="module")
@@ -122,10 +138,16 @@ def written_script(folder: Path, bug, tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_fuzzdce_cannot_be_imported_where_scripts_run(tmp_path):
+    """Each script run as a script is followed, in its process, by a check that fuzzdce cannot be
+    imported there (``run_without_fuzzdce``, in the script tests below): a process of its own here
+    would import torch and Thunder once more. That check fails where fuzzdce can be imported."""
     probe = tmp_path / "probe.py"
-    probe.write_text("import torch, thunder\ntry:\n    import fuzzdce\nexcept ImportError:\n    print('no fuzzdce')\n")
-    run = run_without_fuzzdce(probe)
-    assert run.returncode == 0 and "no fuzzdce" in run.stdout, run.stderr[-2000:]
+    probe.write_text("import sys\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # fuzzdce importable: the check must say so
+    check = f"import runpy\nrunpy.run_path({str(probe)!r})\n{AFTER_THE_SCRIPT}"
+    done = subprocess.run([sys.executable, "-S", "-c", check], env=env, capture_output=True, text=True, timeout=120)
+    assert FUZZDCE_IMPORTABLE in done.stderr, done.stderr[-2000:]
 
 
 @pytest.mark.slow

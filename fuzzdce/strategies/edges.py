@@ -30,6 +30,7 @@ from fuzzdce.strategies.spec import Edges, OpSpec, Point
 EDGE_MODES = ("domain", "mixed", "only")
 
 
+@functools.cache
 def edge_modes(count: int) -> st.SearchStrategy[tuple[str, ...]]:
     """For each of ``count`` inputs, how its values meet its readers' edges: ``domain`` (not at all),
     ``mixed`` (half its elements among the points) or ``only`` (all of them: values tie). One

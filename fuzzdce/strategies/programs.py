@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
@@ -91,11 +92,25 @@ def index_choice() -> st.SearchStrategy[int]:
     return st.integers(0, INDEX_RANGE)
 
 
+# The draws below are made several times per program: each strategy is made once (``functools.cache``).
+# Hypothesis validates a strategy object on its first draw, through every strategy it wraps; made
+# anew per draw, that validation was about a third of a program's drawing time. The values drawn
+# are the same either way.
+
+
+@functools.cache
 def keep_going(p_stop_in_4: int = 1) -> st.SearchStrategy[bool]:
     """The "continue?" draw before each optional element; shrinks to False (stop)."""
     return st.integers(0, 3).map(lambda k: k >= p_stop_in_4)
 
 
+@functools.cache
+def stops_one_in(stop_in: int) -> st.SearchStrategy[bool]:
+    """The "continue?" draw of a program that stops one time in ``stop_in``; shrinks to False (stop)."""
+    return st.integers(0, stop_in - 1).map(lambda k: k >= 1)
+
+
+@functools.cache
 def rarely(k: int = 4) -> st.SearchStrategy[bool]:
     """True one time in ``k``; shrinks to False."""
     return st.integers(0, k - 1).map(lambda i: i == k - 1)
@@ -116,8 +131,8 @@ def tensor_inputs(
     dtypes, value domains, layouts (transposed or strided views) and whether a grad call makes
     them require grad drawn per input; sometimes a
     Python number, and a string from one of ``strings`` (the catalog's string choices)."""
-    dtype_choice = st.sampled_from(dtypes) if weights is None else weighted(dtypes, weights.dtypes)
-    domain_choice = st.sampled_from(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
+    dtype_choice = sampled(tuple(dtypes)) if weights is None else weighted(dtypes, weights.dtypes)
+    domain_choice = sampled(INPUT_DOMAINS) if weights is None else weighted(INPUT_DOMAINS, weights.domains)
     inputs = draw(independent_inputs(max_inputs, dtype_choice, domain_choice, max_side, max_dims))
     # One program in four gets one more input, a view of the first (inputs aliasing one another).
     if draw(rarely()):
@@ -141,6 +156,7 @@ NUMBER_VALUES = {
 }
 
 
+@functools.cache
 def number_inputs() -> st.SearchStrategy[NumberInput]:
     """One Python number input: its type drawn first (shrinks towards int), then its value."""
     return st.sampled_from(tuple(NUMBER_VALUES)).flatmap(NUMBER_VALUES.get).map(NumberInput)
@@ -161,9 +177,7 @@ def string_inputs(choices: tuple[tuple[str, ...], ...]) -> st.SearchStrategy[Str
 def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, max_dims):
     n = draw(st.integers(1, max_inputs))
     min_side = 0 if draw(rarely()) else 1  # size-0 dims in one program in four
-    shapes = draw(
-        hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
-    ).input_shapes
+    shapes = draw(broadcastable_shapes(n, max_dims, min_side, max_side)).input_shapes
     first_dtype = draw(dtype_choice)
     # Half the later inputs share the first's dtype: matmul, linear, conv need equal dtypes.
     return tuple(
@@ -179,6 +193,16 @@ def independent_inputs(draw, max_inputs, dtype_choice, domain_choice, max_side, 
         )
         for k, shape in enumerate(shapes)
     )
+
+
+@functools.cache
+def sampled(options: tuple) -> st.SearchStrategy:
+    return st.sampled_from(options)
+
+
+@functools.cache
+def broadcastable_shapes(n: int, max_dims: int, min_side: int, max_side: int) -> st.SearchStrategy:
+    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
 
 def integral_domain(dtype: str, domain: str) -> Domain:
@@ -349,15 +373,23 @@ def op_choice(catalog: tuple[OpSpec, ...]) -> st.SearchStrategy[OpSpec]:
     Both draws have fixed bounds (the op index is folded into its family), so changing the
     family while shrinking never misaligns the draws that follow.
     """
-    families = list(by_family(catalog).values())
-    return st.tuples(st.integers(0, len(families) - 1), index_choice()).map(
-        lambda fk: families[fk[0]][fk[1] % len(families[fk[0]])]
-    )
+    known = _OP_CHOICES.get(id(catalog))
+    if known is None or known[0] is not catalog:
+        families = list(by_family(catalog).values())
+        choice = st.tuples(st.integers(0, len(families) - 1), index_choice()).map(
+            lambda fk: families[fk[0]][fk[1] % len(families[fk[0]])]
+        )
+        known = _OP_CHOICES[id(catalog)] = (catalog, choice)
+    return known[1]
+
+
+_OP_CHOICES: dict[int, tuple[tuple[OpSpec, ...], st.SearchStrategy[OpSpec]]] = {}
 
 
 # --- OpInfo steps (``strategies.opinfo``) -------------------------------------------------------------
 
 
+@functools.cache
 def chance(rate: float) -> st.SearchStrategy[bool]:
     """True in a share ``rate`` of draws (in hundredths); shrinks to False."""
     percent = round(100 * min(max(rate, 0.0), 1.0))
@@ -496,7 +528,7 @@ def op_block(
     to yes; always in the ``last`` block): then its operands. Returns None to stop, else
     ``(spec, step or None)``, ``spec`` the pending plan for an OpInfo step.
     """
-    if not draw(keep_going() if stop_in == 4 else st.integers(0, stop_in - 1).map(lambda k: k >= 1)) and ask_to_continue:
+    if not draw(keep_going() if stop_in == 4 else stops_one_in(stop_in)) and ask_to_continue:
         return None
     if pending is not None and (draw(st.integers(0, 2)) == 0 or last):
         return pending, draw(opinfo_step(pending, metas))

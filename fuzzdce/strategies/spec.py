@@ -18,6 +18,7 @@ The entries themselves live in ``ops_*.py`` modules by family; ``catalog.CATALOG
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -270,11 +271,17 @@ class OpSpec:
 # --- parameter rules shared by the op modules -------------------------------------------------------
 
 
+# A rule's strategies are made once per set of arguments (``functools.cache``): Hypothesis validates
+# a strategy object on its first draw, and one made anew per draw was validated every time.
+
+
+@functools.cache
 def small_floats() -> st.SearchStrategy[float]:
     """Python scalars that keep values in a comparable range (no inf, no NaN)."""
     return st.sampled_from([1.0, 2.0, 0.5, -1.0, -2.5, 3.0])
 
 
+@functools.cache
 def one_of_range(low: int, high: int) -> st.SearchStrategy[int]:
     """An integer in [low, high], drawn from a fixed range and folded in (shrinks towards ``low``).
 
@@ -292,6 +299,7 @@ def choose(options: Sequence[T]) -> st.SearchStrategy[T]:
     return one_of_range(0, len(options) - 1).map(options.__getitem__)
 
 
+@functools.cache
 def permutation_of(n: int) -> st.SearchStrategy[tuple[int, ...]]:
     """A permutation of ``range(n)`` from one fixed-range draw (its Lehmer code); the identity when shrunk."""
 
@@ -307,7 +315,11 @@ def permutation_of(n: int) -> st.SearchStrategy[tuple[int, ...]]:
 
 def dim(x: Meta) -> st.SearchStrategy[int]:
     """A valid dimension index of ``x`` (0-dim tensors accept -1 and 0), 0 when shrunk."""
-    n = max(x.ndim, 1)
+    return dim_of_rank(max(x.ndim, 1))
+
+
+@functools.cache
+def dim_of_rank(n: int) -> st.SearchStrategy[int]:
     return one_of_range(0, 2 * n - 1).map(lambda k: k if k < n else k - 2 * n)
 
 
