@@ -17,7 +17,9 @@ from fuzzdce.running.workers import JobFailure, Worker
 def worker(request):
     with Worker(run, memory_limit_mb=8192, preload=request.param) as w:
         w.start_ahead()
-        assert w.child.start_method == ("forkserver" if request.param else "spawn")
+        assert w.child.start_method == ("forkserver" if request.param else "spawn"), workers.forkserver_differences(
+            request.param
+        )
         yield w
 
 
@@ -103,8 +105,22 @@ def test_what_a_worker_prints_never_reaches_the_parents_stdout(capfd):
 def forked_worker(**limits) -> Worker:
     worker = Worker(run, preload=CHILD_MODULES, **limits)
     worker.start_ahead()
-    assert worker.child.start_method == "forkserver"
+    assert worker.child.start_method == "forkserver", workers.forkserver_differences(CHILD_MODULES)
     return worker
+
+
+@pytest.mark.slow
+def test_what_inductor_writes_into_the_environment_as_it_compiles_keeps_children_forked():
+    """torch.compile writes variables into its own process's environment (a cache folder, an
+    address); nothing reads them on import, so a test process or campaign that compiled with
+    inductor before its next child still forks it."""
+    import torch
+
+    with forked_worker() as worker:
+        worker.submit(("echo", None), timeout=60)  # the forkserver runs
+    torch.compile(lambda x: x.sin() + 1)(torch.ones(3))
+    with forked_worker() as worker:
+        assert worker.submit(("echo", 1), timeout=60) == 1
 
 
 @pytest.mark.slow

@@ -202,10 +202,14 @@ class Child(Protocol):
 
 
 # Variables a process sets while it runs and nothing reads on import: pytest's name of the test
-# running, and the cache folder torch's inductor writes into the environment on its first compile
-# (for its own subprocesses; it reads it when it compiles). A forked child still takes on its
-# parent's values (``_child_main``), so a change of these alone needs no spawned child.
-VOLATILE_ENVIRONMENT = frozenset({"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR"})
+# running; the cache folder torch's inductor writes into the environment on its first compile
+# (for its own subprocesses; it reads it when it compiles); and the address inductor writes before
+# each library it loads, for that library to read (an address in the writing process: a child
+# writes its own before it loads one). A forked child still takes on its parent's values
+# (``_child_main``), so a change of these alone needs no spawned child.
+VOLATILE_ENVIRONMENT = frozenset(
+    {"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"}
+)
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,19 @@ class ForkServerStart:
     def now(cls, preload: tuple[str, ...]) -> ForkServerStart:
         environment = frozenset((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENVIRONMENT)
         return cls(tuple(preload), environment)
+
+    def differences(self, other: ForkServerStart) -> list[str]:
+        """What differs from ``other``: the preload, and each variable set, changed or unset."""
+        changed = sorted({k for k, _ in self.environment ^ other.environment})
+        return (["preload"] if self.preload != other.preload else []) + changed
+
+
+def forkserver_differences(preload: tuple[str, ...]) -> list[str] | None:
+    """Why a child importing ``preload`` would not fork from this process's forkserver now: the
+    variables (or "preload") that differ from its start; None before it started."""
+    if _forkserver_started is None:
+        return None
+    return ForkServerStart.now(preload).differences(_forkserver_started)
 
 
 # What this process's forkserver (multiprocessing keeps one per process) started with, once a
