@@ -3,6 +3,7 @@ the bug known by it. Planted wrong placements (``planted_dce``) each name their 
 correct one none; the seed's program names the raise on ``ltorch.add`` and not the ``prims.ne`` removal."""
 
 import dataclasses
+import json
 
 import pytest
 from builders import StandInCampaign, raised, split, store_of
@@ -395,6 +396,43 @@ def timing_out(calls):
         return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), outcomes={paths[0]: outcome})}
 
     return evaluate
+
+
+def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_and_the_decision_named():
+    """The prefixes name the culprit; the run of every call but it mixes the placement's calls with
+    unpatched Thunder's as no prefix does, and may not finish (thunderfx: the placement's raise in
+    Thunder's compile after the splitter's check passed). Its answer is unknown, and says so; the
+    decision stands, and is the bug's identity."""
+    from fuzzdce.core.decisions import Check
+    from fuzzdce.core.model import JobFailure, Outcome
+    from fuzzdce.core.vocabulary import FailureKind
+    from fuzzdce.running.decisions import Calls
+    from fuzzdce.running.evaluate import Evaluation
+
+    def edit(index):
+        return Edit(index, "Symbol.__call__", "raise", "Symbol.__call__", before=f"t{index} = ltorch.f(a)", error_type="RuntimeError",
+                    error_kind="RuntimeError", error_message="planted", error_frame="planted.py:f")
+
+    def evaluate(program, placements, paths, **options):
+        (under,) = placements
+        gating = under.gating
+        outcome = Outcome(paths[0], under.name, seconds=1.0, gated_calls=2)
+        if gating.calls is Calls.ALL_BUT:
+            outcome.failure = JobFailure(FailureKind.TIMEOUT, "no result within 10 s")
+        outcome.edits = [edit(i) for i in (0, 1) if gating.observes(i)]
+        shown = [RAISE] if gating.applies(1) and outcome.failure is None else []
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
+
+    found = bisect_failure(evaluate, ONE, resolve(RAISES_ON_BROADCAST), RAISE)
+    assert found.finished and found.culprit.index == 1 and found.alone is True and found.without is None, found
+    assert found.unanswered == ((Check.WITHOUT, "timeout: no result within 10 s"),)
+    assert found.identity is not None
+    said = describe(found)
+    assert (
+        "Whether the failure goes with that one call done as unpatched Thunder does it is not known: its run did not finish "
+        "(timeout: no result within 10 s)." in said
+    ), said
+    assert Bisection.from_json(json.loads(json.dumps(found.to_json()))) == found
 
 
 def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_path():

@@ -24,6 +24,7 @@ Its words (``describe``, ``summary``) are made from the data, never read back.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -124,6 +125,22 @@ class Edit:
         return Edit(**values)
 
 
+class Check(enum.Enum):
+    """A check a bisection makes of the culprit its prefixes named, each one gated run."""
+
+    ALONE = "alone"  # the culprit's call alone done as the placement does it: does the failure show?
+    WITHOUT = "without"  # every call but the culprit's: does the failure go?
+    NARROWED = "narrowed"  # one of the culprit's removals alone: which one fails?
+
+
+# Each check's question, in the words that say it went unanswered.
+CHECK_QUESTIONS = {
+    Check.ALONE: "Whether that call alone fails",
+    Check.WITHOUT: "Whether the failure goes with that one call done as unpatched Thunder does it",
+    Check.NARROWED: "Which of that call's removals alone fails",
+}
+
+
 @dataclass(frozen=True)
 class Bisection:
     """What bisecting one failure under ``placement`` found: every edit of the failing run, the
@@ -149,6 +166,9 @@ class Bisection:
     # and the culprit is the edit that makes it go (without it, it comes back). Never a bug's
     # identity: what a bug of the reference's failure is known by stays its failure.
     fixes: bool = False
+    # The checks of the culprit whose run did not finish, each with why (the job's failure): their
+    # answers (``alone``, ``without``, ``narrowed``) are unknown, the culprit stays named.
+    unanswered: tuple[tuple[Check, str], ...] = ()
 
     @property
     def names_an_edit(self) -> bool:
@@ -191,6 +211,7 @@ class Bisection:
         data["edits"] = [e.to_json() for e in self.edits]
         data["culprit"] = self.culprit.to_json() if self.culprit is not None else None
         data["narrowed"] = asdict(self.narrowed) if self.narrowed is not None else None
+        data["unanswered"] = [[check.value, why] for check, why in self.unanswered]
         return data
 
     @staticmethod
@@ -199,6 +220,7 @@ class Bisection:
         values["edits"] = tuple(Edit.from_json(e) for e in data.get("edits", ()))
         values["culprit"] = Edit.from_json(data["culprit"]) if data.get("culprit") else None
         values["narrowed"] = Removed.from_json(data["narrowed"]) if data.get("narrowed") else None
+        values["unanswered"] = tuple((Check(check), why) for check, why in data.get("unanswered", ()))
         return Bisection(**values)
 
 
@@ -304,6 +326,7 @@ def describe(bisection: Bisection, oracles: Mapping[str, Oracle] | None = None) 
             lines.append(still + f"{again} later call{'s make' if again != 1 else ' makes'} the same decision.")
         else:
             lines.append(still + "a later edit causes it too.")
+    lines += [f"{CHECK_QUESTIONS[check]} is not known: its run did not finish ({why})." for check, why in b.unanswered]
     others = _others_words(b, c)
     if others is not None:
         lines.append(others)

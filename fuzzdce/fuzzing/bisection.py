@@ -50,7 +50,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 
-from fuzzdce.core.decisions import Bisection, Edit
+from fuzzdce.core.decisions import Bisection, Check, Edit
 from fuzzdce.core.faults import identity
 from fuzzdce.core.findings import program_text
 from fuzzdce.core.model import JobFailure, Placement, Violation
@@ -124,19 +124,38 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         else:
             low = middle
     culprit = observed.get(edits[high].index, edits[high])
-    alone_shown, alone_edits = fails(Gating.only_call(culprit.index))
+    # The culprit is named by the prefixes. A check of it whose run does not finish leaves that
+    # answer unknown (None) and says so, and the decision stands: these runs mix the placement's
+    # calls with unpatched Thunder's in orders no prefix makes (the placement's call in a compile,
+    # unpatched Thunder's in the check thunderfx's splitter made before it), and Thunder can be far
+    # slower there than on any prefix.
+    unanswered: dict[Check, str] = {}
+
+    def checked(check: Check, gating: Gating) -> tuple[bool | None, list[Edit]]:
+        try:
+            return fails(gating)
+        except Unfinished as e:
+            unanswered[check] = f"{e.failure.kind}: {e.failure.message}"
+            return None, []
+
+    alone_shown, alone_edits = checked(Check.ALONE, Gating.only_call(culprit.index))
     same_call = any(e.index == culprit.index and e.before == culprit.before for e in alone_edits)
     alone = alone_shown if same_call else None
-    without = not fails(Gating.all_but(culprit.index))[0] if len(edits) > 1 else True
+    without = True
+    if len(edits) > 1:
+        still_shown = checked(Check.WITHOUT, Gating.all_but(culprit.index))[0]
+        without = None if still_shown is None else not still_shown
     narrowed = None
     if alone and len({r.head for r in culprit.removed}) > 1:
         # Live removals first: removing a dead one alone can break what the live one fed.
         kinds = {r.key(): r for r in sorted(culprit.removed, key=lambda r: not r.reasons) if r.where}
         for removed in list(kinds.values())[:MAX_NARROWING_RUNS]:
-            if fails(Gating.narrowed(culprit.index, removed.where))[0]:
+            if checked(Check.NARROWED, Gating.narrowed(culprit.index, removed.where))[0]:
                 narrowed = removed
                 break
-    return result(tuple(edits), culprit, alone=alone, without=without, runs=runs, narrowed=narrowed)
+    return result(
+        tuple(edits), culprit, alone=alone, without=without, runs=runs, narrowed=narrowed, unanswered=tuple(unanswered.items())
+    )
 
 
 # --- a failing program's gated runs, through an evaluator ------------------------------------------
