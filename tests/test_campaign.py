@@ -14,13 +14,15 @@ from fuzzdce.fuzzing.config import CampaignConfig
 def symcall_run():
     # Catalog programs only: the symcall split is met where a DCE acts on the catalog's patterns, and a
     # campaign with no time budget shrinks every cause OpInfo programs find in stock Thunder too (at
-    # three OpInfo programs in four, seed 0 ran for 15 minutes).
+    # three OpInfo programs in four, seed 0 ran for 15 minutes). What stock shows too is left as
+    # generation found it (confirmed all the same): these tests are of what a placement breaks.
     config = CampaignConfig.of(
         ("stock", "rdnp", "symcall", "symcall-fixed"),
         ("thunderfx", "thunderfx-dynamic"),
         max_examples=12,
         seed=0,
         opinfo_rate=0.0,
+        shrink_baseline=False,
     )
     campaign = Campaign(config, log=lambda line: None)
     campaign.run()
@@ -121,23 +123,14 @@ def run_in_a_fresh_process(argv):
 
 @pytest.mark.slow
 def test_known_file_suppresses_what_was_filed_and_run_exits_0(planted_run, tmp_path):
+    """Each regression pasted from summary.json with a reason is known on the rerun: exit 0. (An
+    entry naming a bug by its id alone matches as its signature does: test_bugs, test_findings.)"""
     argv, _, folder, summary = planted_run
     known = tmp_path / "known.json"
     known.write_text(json.dumps([dict(b, reason="filed upstream") for b in summary["bugs"]["regression"]]))
     rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
     assert rerun.returncode == 0, rerun.stdout[-3000:]
     assert "regressions (the reference passes), new: 0 bugs" in rerun.stdout
-
-
-@pytest.mark.slow
-def test_a_known_file_of_bug_ids_suppresses_their_bugs(planted_run, tmp_path):
-    """A bug is known by its identity (its id): a known file of the run's bug ids exits 0."""
-    argv, _, folder, summary = planted_run
-    known = tmp_path / "known.json"
-    bugs = summary["bugs"]["regression"]
-    known.write_text(json.dumps([{"signature": b["id"], "reason": "filed upstream"} for b in bugs]))
-    rerun = run_in_a_fresh_process(argv + ["--known", str(known)])
-    assert rerun.returncode == 0, rerun.stdout[-3000:]
 
 
 @pytest.mark.slow

@@ -410,8 +410,17 @@ def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_a
     from fuzzdce.running.evaluate import Evaluation
 
     def edit(index):
-        return Edit(index, "Symbol.__call__", "raise", "Symbol.__call__", before=f"t{index} = ltorch.f(a)", error_type="RuntimeError",
-                    error_kind="RuntimeError", error_message="planted", error_frame="planted.py:f")
+        return Edit(
+            index,
+            "Symbol.__call__",
+            "raise",
+            "Symbol.__call__",
+            before=f"t{index} = ltorch.f(a)",
+            error_type="RuntimeError",
+            error_kind="RuntimeError",
+            error_message="planted",
+            error_frame="planted.py:f",
+        )
 
     def evaluate(program, placements, paths, **options):
         (under,) = placements

@@ -17,9 +17,7 @@ from fuzzdce.running.workers import JobFailure, Worker
 def worker(request):
     with Worker(run, memory_limit_mb=8192, preload=request.param) as w:
         w.start_ahead()
-        assert w.child.start_method == ("forkserver" if request.param else "spawn"), workers.forkserver_differences(
-            request.param
-        )
+        assert w.child.start_method == ("forkserver" if request.param else "spawn"), workers.forkserver_differences(request.param)
         yield w
 
 

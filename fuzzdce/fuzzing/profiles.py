@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from fuzzdce.core.errors import UsageError
@@ -24,10 +24,14 @@ DATABASE_ENV = "FUZZDCE_DATABASE"
 DEFAULT_DATABASE_DIR = os.path.join(".hypothesis", "examples")
 
 # Compiles take a fraction of a second and programs vary in size: timing checks only add noise.
+# No explain phase: it runs a failing test's shrunk example again many times over (a compile in
+# every placement and path each time) to comment which lines always ran; fuzzdce's reproducer and
+# its decision say what the failure needs.
 _COMMON = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
     print_blob=True,
+    phases=[phase for phase in Phase if phase is not Phase.explain],
 )
 
 PROFILE_EXAMPLES = {"ci": 30, "dev": 60, "nightly": 5000}

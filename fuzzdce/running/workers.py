@@ -207,9 +207,7 @@ class Child(Protocol):
 # each library it loads, for that library to read (an address in the writing process: a child
 # writes its own before it loads one). A forked child still takes on its parent's values
 # (``_child_main``), so a change of these alone needs no spawned child.
-VOLATILE_ENVIRONMENT = frozenset(
-    {"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"}
-)
+VOLATILE_ENVIRONMENT = frozenset({"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
 
 
 @dataclass(frozen=True)
