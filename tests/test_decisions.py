@@ -444,6 +444,52 @@ def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_a
     assert Bisection.from_json(json.loads(json.dumps(found.to_json()))) == found
 
 
+def two_raises_the_second_failing():
+    """A stand-in evaluate whose recording run finds two raises (calls 0 and 1, made in different
+    frames) and whose failure shows where call 1 is done as the placement does it; and the gatings
+    it was asked for."""
+    from fuzzdce.core.model import Outcome
+    from fuzzdce.running.evaluate import Evaluation
+
+    asked = []
+
+    def edit(index):
+        return Edit(index, "Symbol.__call__", "raise", "Symbol.__call__", before=f"t{index} = ltorch.f(a)", error_type="RuntimeError",
+                    error_kind="RuntimeError", error_message="planted", error_frame=f"planted.py:f{index}")
+
+    def evaluate(program, placements, paths, **options):
+        (under,) = placements
+        asked.append(under.gating)
+        outcome = Outcome(paths[0], under.name, seconds=1.0, gated_calls=2)
+        outcome.edits = [edit(i) for i in (0, 1) if under.gating.observes(i)]
+        shown = [RAISE] if under.gating.applies(1) else []
+        return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
+
+    return evaluate, edit, asked
+
+
+def test_a_cause_of_a_decision_already_known_is_decided_in_two_runs():
+    """A decision an earlier cause was bisected to is tried first: the recording run, then the
+    first call making it, alone; the failure shows, so the search ends there and the cause is
+    known by that decision (its bug joins the earlier one's)."""
+    evaluate, edit, asked = two_raises_the_second_failing()
+    placement = resolve(RAISES_ON_BROADCAST)
+    known = {(placement.name, *edit(1).key())}
+    found = bisect_failure(evaluate, ONE, placement, RAISE, known=known)
+    assert found.known and found.runs == 2 and found.culprit.index == 1 and found.alone, found
+    assert found.identity in known
+    assert asked == [decisions.Gating.recording(), decisions.Gating.only_call(1)]
+    assert describe(found)[-1].endswith("2 runs on jit; the decision of an earlier cause, tried alone first)"), describe(found)
+
+
+def test_a_known_decision_that_alone_does_not_fail_leaves_the_whole_search_to_name_the_culprit():
+    evaluate, edit, asked = two_raises_the_second_failing()
+    placement = resolve(RAISES_ON_BROADCAST)
+    found = bisect_failure(evaluate, ONE, placement, RAISE, known={(placement.name, *edit(0).key())})
+    assert not found.known and found.culprit.index == 1 and found.alone and found.without, found
+    assert asked[:2] == [decisions.Gating.recording(), decisions.Gating.only_call(0)] and decisions.Gating.first(0) in asked
+
+
 def test_a_program_whose_gated_run_did_not_finish_is_not_bisected_again_on_that_path():
     """A hang costs its job's whole limit: the second cause of that program and path is not
     bisected there (it says why), a cause on another program is."""
@@ -488,15 +534,19 @@ def test_the_causes_a_program_shows_on_one_path_share_their_gated_runs():
         asked.append(paths[0])
         (under,) = placements
         outcome = Outcome(paths[0], under.name, seconds=1.0, edits=[Edit(0, "Symbol.__call__", "raise")], gated_calls=1)
-        shown = [RAISE, other, SPLIT]
+        shown = [RAISE, other, SPLIT] if under.gating.applies(0) else []
         return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
 
     store = regressions_of((RAISE, ONE, None), (other, ONE, None), (SPLIT, ONE, None))
     placements = [dataclasses.replace(resolve(RAISES_ON_BROADCAST), name="p")]
     campaign = StandInCampaign(store, evaluate=evaluate, placements=placements, plan=TimePlan(600, time.time()))
     Shrinker(campaign).decide_found(list(store))
-    assert asked.count("jit") == asked.count("thunderfx") > 1, asked
-    assert all(f.decision is not None and f.decision.runs == asked.count("jit") for f in store), [f.decision for f in store]
+    first, second, on_thunderfx = (next(f.decision for f in store if f.violation == v) for v in (RAISE, other, SPLIT))
+    # The first cause's whole search; the second cause's decision, known by then, is tried first
+    # from the same runs (none asked again); the thunderfx cause tries it in runs of its own.
+    assert not first.known and asked.count("jit") == first.runs > 2, (asked, first)
+    assert second.known and second.runs == 2 and second.identity == first.identity, second
+    assert on_thunderfx.known and asked.count("thunderfx") == on_thunderfx.runs == 2, (asked, on_thunderfx)
     assert campaign.phases.seconds[Phase.DECIDING] > 0
 
 

@@ -169,6 +169,9 @@ class Bisection:
     # The checks of the culprit whose run did not finish, each with why (the job's failure): their
     # answers (``alone``, ``without``, ``narrowed``) are unknown, the culprit stays named.
     unanswered: tuple[tuple[Check, str], ...] = ()
+    # The culprit makes a decision an earlier cause was bisected to, and was tried alone first: the
+    # search stopped there (``without`` not checked; the earlier cause's bisection checked it).
+    known: bool = False
 
     @property
     def names_an_edit(self) -> bool:
@@ -332,7 +335,8 @@ def describe(bisection: Bisection, oracles: Mapping[str, Oracle] | None = None) 
         lines.append(others)
     if b.identity is None and b.alone is not False and c.decisions > 1:
         lines.append(f"That one call makes {c.decisions} decisions at once: the bug keeps its failure's identity.")
-    lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'})")
+    tried = "; the decision of an earlier cause, tried alone first" if b.known else ""
+    lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'}{tried})")
     return lines
 
 

@@ -34,6 +34,11 @@ without which the failure goes: ``log2(edits)`` runs, and its checks, one run ea
 - a culprit that removed several subsymbols is narrowed to the removal that alone fails
   (``narrowed``, at most ``MAX_NARROWING_RUNS`` runs).
 
+A decision already known (``known``: the identities earlier causes of the campaign were bisected
+to) is tried first: after the recording run, the first edit making a known decision is run alone,
+and where the failure shows the search ends there (``Bisection.known``): two runs, not the whole
+search, and the cause joins that decision's bug at once. Else the search runs as above.
+
 ``bisect_failure`` runs it for a failure the placement shows (what the campaign's shrinker and
 ``fuzzdce bisect`` call); ``bisect_fix`` the other way, for the reference's failure that a
 placement does not show (the edit with which it goes). A failure is matched unlocalised
@@ -48,7 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from fuzzdce.core.decisions import Bisection, Check, Edit
 from fuzzdce.core.faults import identity
@@ -70,10 +75,19 @@ MAX_NARROWING_RUNS = 6
 # --- the search ----------------------------------------------------------------------------------
 
 
-def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str = "", fixes: bool = False) -> Bisection:
+def bisect(
+    placement: Placement,
+    run: RunGated,
+    *,
+    path: str = "",
+    oracle: str = "",
+    fixes: bool = False,
+    known: Collection[tuple] = frozenset(),
+) -> Bisection:
     """Bisect ``placement``'s edits to the first without which a failure goes. ``run(gating)`` runs
     the failing program on the failing path under ``gated(placement, gating)`` and says whether the
-    failure shows, the edits observed and the calls made.
+    failure shows, the edits observed and the calls made. ``known``: decisions (``Bisection.identity``)
+    to try first, each edit making one run alone, before the search.
 
     ``fixes``: the other way, for a failure of the reference's (unpatched Thunder's) that the
     placement does not show: the first edit with which it goes, without which it comes back. The
@@ -104,6 +118,31 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         return result(runs=runs, note=f"{flaky} with every call observed (a flaky failure)")
     if not edits:
         return result(runs=runs, note="no call of what the placement replaced did otherwise than unpatched Thunder")
+    # A check of a culprit whose run does not finish leaves that answer unknown (None) and says so,
+    # and the culprit stands: these runs mix the placement's calls with unpatched Thunder's in
+    # orders no prefix makes (the placement's call in a compile, unpatched Thunder's in the check
+    # thunderfx's splitter made before it), and Thunder can be far slower there than on any prefix.
+    unanswered: dict[Check, str] = {}
+
+    def checked(check: Check, gating: Gating) -> tuple[bool | None, list[Edit]]:
+        try:
+            return fails(gating)
+        except Unfinished as e:
+            unanswered[check] = f"{e.failure.kind}: {e.failure.message}"
+            return None, []
+
+    def fails_alone(edit: Edit) -> bool | None:
+        """Does the failure show with ``edit``'s call alone done as the placement does it (None:
+        not known, the run did not finish or did not make that edit)?"""
+        shown, alone_edits = checked(Check.ALONE, Gating.only_call(edit.index))
+        same_call = any(e.index == edit.index and e.before == edit.before for e in alone_edits)
+        return shown if same_call else None
+
+    making_known = next((e for e in edits if not fixes and e.decisions == 1 and (placement.name, *e.key()) in known), None)
+    if making_known is not None:
+        if fails_alone(making_known):
+            return result(tuple(edits), making_known, alone=True, runs=runs, known=True)
+        unanswered.clear()  # the search below asks again of its own culprit
     if fails(Gating.first(0))[0]:
         note = (
             "the failure is gone with no edit applied: unpatched Thunder does not show it here"
@@ -124,23 +163,7 @@ def bisect(placement: Placement, run: RunGated, *, path: str = "", oracle: str =
         else:
             low = middle
     culprit = observed.get(edits[high].index, edits[high])
-    # The culprit is named by the prefixes. A check of it whose run does not finish leaves that
-    # answer unknown (None) and says so, and the decision stands: these runs mix the placement's
-    # calls with unpatched Thunder's in orders no prefix makes (the placement's call in a compile,
-    # unpatched Thunder's in the check thunderfx's splitter made before it), and Thunder can be far
-    # slower there than on any prefix.
-    unanswered: dict[Check, str] = {}
-
-    def checked(check: Check, gating: Gating) -> tuple[bool | None, list[Edit]]:
-        try:
-            return fails(gating)
-        except Unfinished as e:
-            unanswered[check] = f"{e.failure.kind}: {e.failure.message}"
-            return None, []
-
-    alone_shown, alone_edits = checked(Check.ALONE, Gating.only_call(culprit.index))
-    same_call = any(e.index == culprit.index and e.before == culprit.before for e in alone_edits)
-    alone = alone_shown if same_call else None
+    alone = fails_alone(culprit)
     without = True
     if len(edits) > 1:
         still_shown = checked(Check.WITHOUT, Gating.all_but(culprit.index))[0]
@@ -199,7 +222,14 @@ def gated_run(evaluate: Evaluate, program, placement: Placement, target: Violati
     return shown, list(outcome.edits), outcome.gated_calls, outcome.failure, outcome.seconds
 
 
-def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Violation, shared: dict | None = None) -> Bisection:
+def bisect_failure(
+    evaluate: Evaluate,
+    program,
+    placement: Placement,
+    target: Violation,
+    shared: dict | None = None,
+    known: Collection[tuple] = frozenset(),
+) -> Bisection:
     """Bisect ``placement``'s calls on ``program`` to the one without which ``target`` (a failure it
     shows on ``target.path``) goes; the result records the program and path (``Bisection.made_on``).
     A gated run that does not finish (a hang cut at its job's limit, or after the recording run at
@@ -209,7 +239,8 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
     ``shared``: gated runs already made, by (program, placement, path) and gating, for the other
     failures of one program (``Shrinker.decide_found``): a gated run shows every failure of its
     path, so the causes a program shows on one path under one placement share their runs.
-    ``Bisection.runs`` counts the runs the search asked for, shared or not."""
+    ``Bisection.runs`` counts the runs the search asked for, shared or not. ``known``: decisions
+    to try first (``bisect``)."""
     path = target.path
     runs = [0]
     # The evaluate of the later runs: within ``gated_run_limit`` once the recording run has taken its time.
@@ -232,7 +263,7 @@ def bisect_failure(evaluate: Evaluate, program, placement: Placement, target: Vi
         return shown, edits, calls
 
     try:
-        found = bisect(placement, run, path=path, oracle=target.oracle)
+        found = bisect(placement, run, path=path, oracle=target.oracle, known=known)
     except Unfinished as e:
         note = f"a gated run on {path} did not finish ({e.failure.kind}: {e.failure.message})"
         found = Bisection(placement.name, runs=e.runs, note=note, path=path, oracle=target.oracle, finished=False)

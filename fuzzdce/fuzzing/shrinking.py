@@ -409,14 +409,24 @@ class Shrinker:
             why = f"a gated run of its program on {on[1]} did not finish before"
             bisection = self.undecided(smallest, placement, why, finished=False)
         else:
+            known = self.known_decisions(placement.name)
             with self.campaign.phases.timed(Phase.DECIDING):
-                bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation, shared)
+                bisection = bisect_failure(self.campaign.evaluate, smallest.program, placement, smallest.violation, shared, known)
             if not bisection.finished:
                 self.unfinished.add(on)
         self.seconds[key] += time.perf_counter() - started
         for finding in self.store.causes()[key]:
             if finding.program == smallest.program and finding.decision is None:
                 finding.decision = bisection
+
+    def known_decisions(self, placement: str) -> set[tuple]:
+        """The decisions ``placement``'s causes were bisected to so far: a new cause tries each
+        first (``bisection.bisect``), so causes of one decision join in two runs."""
+        return {
+            f.decision.identity
+            for f in self.store
+            if f.decision is not None and f.decision.placement == placement and f.decision.identity is not None
+        }
 
     def decide_found(self, findings: list[Finding]) -> None:
         """Decide as found: the causes of ``findings`` (new, or with a smaller program, which dropped
