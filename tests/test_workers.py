@@ -154,15 +154,26 @@ def test_a_forked_child_takes_on_its_parents_environment_and_stderr_as_they_are_
 
 
 @pytest.mark.slow
+def test_a_variable_of_fuzzdces_own_set_after_the_forkserver_started_keeps_children_forked(monkeypatch):
+    """Only fuzzdce reads FUZZDCE_ variables, and a forked child imports fuzzdce itself, under its
+    parent's environment: it sees the value, and no child needs spawning for it."""
+    with forked_worker() as worker:
+        worker.submit(("echo", None), timeout=60)
+    monkeypatch.setenv("FUZZDCE_SET_AFTER_THE_FORKSERVER", "1")
+    with forked_worker() as worker:
+        assert worker.submit(("environ", "FUZZDCE_SET_AFTER_THE_FORKSERVER"), timeout=60) == "1"
+
+
+@pytest.mark.slow
 def test_a_variable_set_after_the_forkserver_started_gives_a_spawned_child_that_sees_it(monkeypatch):
     """torch or Thunder may read it on import, which the forkserver did before it was set."""
     with forked_worker() as worker:
         worker.submit(("echo", None), timeout=60)
-    monkeypatch.setenv("FUZZDCE_SET_AFTER_THE_FORKSERVER", "1")
+    monkeypatch.setenv("TORCH_SET_AFTER_THE_FORKSERVER", "1")
     with Worker(run, preload=CHILD_MODULES) as worker:
         worker.start_ahead()
         assert worker.child.start_method == "spawn"
-        assert worker.submit(("environ", "FUZZDCE_SET_AFTER_THE_FORKSERVER"), timeout=60) == "1"
+        assert worker.submit(("environ", "TORCH_SET_AFTER_THE_FORKSERVER"), timeout=60) == "1"
 
 
 def test_a_machine_with_cuda_spawns_every_child(monkeypatch):

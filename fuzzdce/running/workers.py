@@ -208,6 +208,14 @@ class Child(Protocol):
 # writes its own before it loads one). A forked child still takes on its parent's values
 # (``_child_main``), so a change of these alone needs no spawned child.
 VOLATILE_ENVIRONMENT = frozenset({"PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
+# fuzzdce's own variables: only fuzzdce's modules read them, and a forked child imports those
+# itself, after it took on its parent's environment; the forkserver imports installed libraries only.
+OWN_ENVIRONMENT_PREFIX = "FUZZDCE_"
+
+
+def read_on_import(name: str) -> bool:
+    """May the modules a forkserver imports have read variable ``name`` as they were imported?"""
+    return name not in VOLATILE_ENVIRONMENT and not name.startswith(OWN_ENVIRONMENT_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -221,7 +229,7 @@ class ForkServerStart:
 
     @classmethod
     def now(cls, preload: tuple[str, ...]) -> ForkServerStart:
-        environment = frozenset((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENVIRONMENT)
+        environment = frozenset((k, v) for k, v in os.environ.items() if read_on_import(k))
         return cls(tuple(preload), environment)
 
     def differences(self, other: ForkServerStart) -> list[str]:
