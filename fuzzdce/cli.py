@@ -153,6 +153,11 @@ RUN_FLAGS = (
         metavar="NAME",
         help="draw programs from these catalog entries only (repeatable; default: the whole catalog; `fuzzdce ops` lists them)",
     ), setting="ops", convert=lambda ops: tuple(ops or ())),
+    Flag("--shrink", "scope", dict(
+        choices=["all", "regressions"],
+        help="which bugs to shrink: all, or only regressions (what a placement breaks that the reference passes), "
+        "leaving the failures the reference shares as generation found them (default: all)",
+    ), setting="shrink_baseline", convert=lambda choice: None if choice is None else choice == "all"),
     Flag("--steer", "scope", dict(
         action="store_true",
         help="steer generation to catalog entries, dtypes and value domains not yet drawn and to programs "

@@ -88,7 +88,7 @@ def test_every_finding_is_confirmed_on_replay_and_reproduces_with_the_same_verdi
 def planted_run(tmp_path_factory):
     """``fuzzdce run`` with a fault that breaks every program: its exit code, findings folder, summary."""
     folder = tmp_path_factory.mktemp("run") / "findings"
-    argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit"]
+    argv = ["run", "--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--shrink", "regressions"]
     argv += ["--max-examples", "3", "--seed", "5", "--jobs", "1", "--database", "none", "--findings", str(folder)]
     # In a process of its own, as the reruns below: what the planted fault shows depends on what
     # this process compiled before (Thunder keeps generated code), and they must see the same.

@@ -20,10 +20,11 @@ def test_the_command_line_becomes_the_campaign_it_names(tmp_path):
     args = parser().parse_args(
         ["run", "--path", "jit", "--op", "add", "--seed", "7", "--time-budget", "30", "--timeout", "5",
          "--memory-limit", "4096", "--recycle-jobs", "0", "--findings", str(tmp_path), "--database", "none",
-         "--max-examples", "3", "--steer", "--placement", "stock", "--profile", "ci"]
+         "--max-examples", "3", "--steer", "--placement", "stock", "--profile", "ci", "--shrink", "regressions"]
     )  # fmt: skip
     config = config_from(args)
     assert config.scope.paths == ("jit",) and config.scope.ops == ("add",) and config.scope.steer
+    assert not config.scope.shrink_baseline and config_from(parser().parse_args(["run"])).scope.shrink_baseline
     assert config.scope.placements == ("stock",)
     assert (config.budget.seed, config.budget.time_budget, config.budget.max_examples) == (7, 30, 3)
     assert config.budget.profile == "ci"
