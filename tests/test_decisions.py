@@ -454,8 +454,17 @@ def two_raises_the_second_failing():
     asked = []
 
     def edit(index):
-        return Edit(index, "Symbol.__call__", "raise", "Symbol.__call__", before=f"t{index} = ltorch.f(a)", error_type="RuntimeError",
-                    error_kind="RuntimeError", error_message="planted", error_frame=f"planted.py:f{index}")
+        return Edit(
+            index,
+            "Symbol.__call__",
+            "raise",
+            "Symbol.__call__",
+            before=f"t{index} = ltorch.f(a)",
+            error_type="RuntimeError",
+            error_kind="RuntimeError",
+            error_message="planted",
+            error_frame=f"planted.py:f{index}",
+        )
 
     def evaluate(program, placements, paths, **options):
         (under,) = placements

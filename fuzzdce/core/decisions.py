@@ -336,7 +336,9 @@ def describe(bisection: Bisection, oracles: Mapping[str, Oracle] | None = None) 
     if b.identity is None and b.alone is not False and c.decisions > 1:
         lines.append(f"That one call makes {c.decisions} decisions at once: the bug keeps its failure's identity.")
     tried = "; the decision of an earlier cause, tried alone first" if b.known else ""
-    lines.append(f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'}{tried})")
+    lines.append(
+        f"(bisection: {len(b.edits)} edit{'s' if len(b.edits) != 1 else ''}, {b.runs} runs on {b.path or 'its path'}{tried})"
+    )
     return lines
 
 
