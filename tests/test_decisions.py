@@ -444,10 +444,10 @@ def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_a
     assert Bisection.from_json(json.loads(json.dumps(found.to_json()))) == found
 
 
-def two_raises_the_second_failing():
+def two_raises_the_second_failing(same_frame=False):
     """A stand-in evaluate whose recording run finds two raises (calls 0 and 1, made in different
-    frames) and whose failure shows where call 1 is done as the placement does it; and the gatings
-    it was asked for."""
+    frames, or one frame: one decision) and whose failure shows where call 1 is done as the
+    placement does it; and the gatings it was asked for."""
     from fuzzdce.core.model import Outcome
     from fuzzdce.running.evaluate import Evaluation
 
@@ -463,7 +463,7 @@ def two_raises_the_second_failing():
             error_type="RuntimeError",
             error_kind="RuntimeError",
             error_message="planted",
-            error_frame=f"planted.py:f{index}",
+            error_frame=f"planted.py:f{0 if same_frame else index}",
         )
 
     def evaluate(program, placements, paths, **options):
@@ -489,6 +489,16 @@ def test_a_cause_of_a_decision_already_known_is_decided_in_two_runs():
     assert found.identity in known
     assert asked == [decisions.Gating.recording(), decisions.Gating.only_call(1)]
     assert describe(found)[-1].endswith("2 runs on jit; the decision of an earlier cause, tried alone first)"), describe(found)
+
+
+def test_each_call_making_a_known_decision_is_tried_alone_until_one_shows_the_failure():
+    """Two calls make the known decision (a raise in one frame, at two ops) and the failure needs
+    the second (a split at its op): the first is tried alone, then the second, which shows it."""
+    evaluate, edit, asked = two_raises_the_second_failing(same_frame=True)
+    placement = resolve(RAISES_ON_BROADCAST)
+    found = bisect_failure(evaluate, ONE, placement, RAISE, known={(placement.name, *edit(0).key())})
+    assert found.known and found.runs == 3 and found.culprit.index == 1, found
+    assert asked == [decisions.Gating.recording(), decisions.Gating.only_call(0), decisions.Gating.only_call(1)]
 
 
 def test_a_known_decision_that_alone_does_not_fail_leaves_the_whole_search_to_name_the_culprit():

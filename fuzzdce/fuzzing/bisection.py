@@ -35,9 +35,10 @@ without which the failure goes: ``log2(edits)`` runs, and its checks, one run ea
   (``narrowed``, at most ``MAX_NARROWING_RUNS`` runs).
 
 A decision already known (``known``: the identities earlier causes of the campaign were bisected
-to) is tried first: after the recording run, the first edit making a known decision is run alone,
-and where the failure shows the search ends there (``Bisection.known``): two runs, not the whole
-search, and the cause joins that decision's bug at once. Else the search runs as above.
+to) is tried first: after the recording run, each call making a known decision (up to
+``MAX_KNOWN_TRIES``) is run alone, and where the failure shows the search ends there
+(``Bisection.known``): a few runs, not the whole search, and the cause joins that decision's bug at
+once. Else the search runs as above.
 
 ``bisect_failure`` runs it for a failure the placement shows (what the campaign's shrinker and
 ``fuzzdce bisect`` call); ``bisect_fix`` the other way, for the reference's failure that a
@@ -70,6 +71,8 @@ RunGated = Callable[[Gating], tuple[bool, list[Edit], int]]
 # The most single removals tried, to narrow a culprit that removed several (one run each, one per
 # kind of removal: the same symbol removed for the same reason is one decision).
 MAX_NARROWING_RUNS = 6
+# The most calls making a known decision tried alone before the whole search (one run each).
+MAX_KNOWN_TRIES = 4
 
 
 # --- the search ----------------------------------------------------------------------------------
@@ -138,11 +141,13 @@ def bisect(
         same_call = any(e.index == edit.index and e.before == edit.before for e in alone_edits)
         return shown if same_call else None
 
-    making_known = next((e for e in edits if not fixes and e.decisions == 1 and (placement.name, *e.key()) in known), None)
-    if making_known is not None:
-        if fails_alone(making_known):
-            return result(tuple(edits), making_known, alone=True, runs=runs, known=True)
-        unanswered.clear()  # the search below asks again of its own culprit
+    # Several calls may make a known decision, and the failure may need a later one (the split
+    # at the op whose call raised, not at the first op that raised): each is tried, up to a few.
+    making_known = [e for e in edits if not fixes and e.decisions == 1 and (placement.name, *e.key()) in known]
+    for edit in making_known[:MAX_KNOWN_TRIES]:
+        if fails_alone(edit):
+            return result(tuple(edits), edit, alone=True, runs=runs, known=True)
+    unanswered.clear()  # the search below asks again of its own culprit
     if fails(Gating.first(0))[0]:
         note = (
             "the failure is gone with no edit applied: unpatched Thunder does not show it here"
