@@ -398,6 +398,21 @@ def timing_out(calls):
     return evaluate
 
 
+def raise_edit(index, frame):
+    """Call ``index``'s edit: the placement raised a RuntimeError in ``frame`` where Thunder returned."""
+    return Edit(
+        index,
+        "Symbol.__call__",
+        "raise",
+        "Symbol.__call__",
+        before=f"t{index} = ltorch.f(a)",
+        error_type="RuntimeError",
+        error_kind="RuntimeError",
+        error_message="planted",
+        error_frame=frame,
+    )
+
+
 def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_and_the_decision_named():
     """The prefixes name the culprit; the run of every call but it mixes the placement's calls with
     unpatched Thunder's as no prefix does, and may not finish (thunderfx: the placement's raise in
@@ -410,17 +425,7 @@ def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_a
     from fuzzdce.running.evaluate import Evaluation
 
     def edit(index):
-        return Edit(
-            index,
-            "Symbol.__call__",
-            "raise",
-            "Symbol.__call__",
-            before=f"t{index} = ltorch.f(a)",
-            error_type="RuntimeError",
-            error_kind="RuntimeError",
-            error_message="planted",
-            error_frame="planted.py:f",
-        )
+        return raise_edit(index, "planted.py:f")
 
     def evaluate(program, placements, paths, **options):
         (under,) = placements
@@ -454,17 +459,7 @@ def two_raises_the_second_failing(same_frame=False):
     asked = []
 
     def edit(index):
-        return Edit(
-            index,
-            "Symbol.__call__",
-            "raise",
-            "Symbol.__call__",
-            before=f"t{index} = ltorch.f(a)",
-            error_type="RuntimeError",
-            error_kind="RuntimeError",
-            error_message="planted",
-            error_frame=f"planted.py:f{0 if same_frame else index}",
-        )
+        return raise_edit(index, f"planted.py:f{0 if same_frame else index}")
 
     def evaluate(program, placements, paths, **options):
         (under,) = placements
