@@ -54,18 +54,8 @@ def induced(findings: Path) -> set[str]:
 
 
 # What stock shows too is left unshrunk: these tests are of the regressions a database keeps.
-COMMON = [
-    "--placement",
-    "stock",
-    "--placement",
-    "planted:colliding_names",
-    "--path",
-    "jit",
-    "--profile",
-    "dev",
-    "--shrink",
-    "regressions",
-]
+COMMON = ["--placement", "stock", "--placement", "planted:colliding_names", "--path", "jit", "--profile", "dev",
+          "--shrink", "regressions"]  # fmt: skip
 
 
 def test_a_worker_saves_its_failures_in_redis(redis_url, tmp_path):

@@ -424,16 +424,13 @@ def test_a_check_of_the_culprit_that_does_not_finish_leaves_its_answer_unknown_a
     from fuzzdce.running.decisions import Calls
     from fuzzdce.running.evaluate import Evaluation
 
-    def edit(index):
-        return raise_edit(index, "planted.py:f")
-
     def evaluate(program, placements, paths, **options):
         (under,) = placements
         gating = under.gating
         outcome = Outcome(paths[0], under.name, seconds=1.0, gated_calls=2)
         if gating.calls is Calls.ALL_BUT:
             outcome.failure = JobFailure(FailureKind.TIMEOUT, "no result within 10 s")
-        outcome.edits = [edit(i) for i in (0, 1) if gating.observes(i)]
+        outcome.edits = [raise_edit(i, "planted.py:f") for i in (0, 1) if gating.observes(i)]
         shown = [RAISE] if gating.applies(1) and outcome.failure is None else []
         return {under.name: Evaluation(program, under.name, Outcome("eager", "stock"), {paths[0]: outcome}, shown)}
 

@@ -421,7 +421,7 @@ class Shrinker:
 
     def known_decisions(self, placement: str) -> set[tuple]:
         """The decisions ``placement``'s causes were bisected to so far: a new cause tries each
-        first (``bisection.bisect``), so causes of one decision join in two runs."""
+        first (``bisection.bisect``), so a cause of a known decision joins it in a few runs."""
         return {
             f.decision.identity
             for f in self.store
